@@ -1,0 +1,209 @@
+// Every class of configuration error, with the exact message a user sees:
+//   <file>:<line>:<col>: key '<key>': expected <what>, found <what>[; did you mean '<x>'?]
+
+#include <gtest/gtest.h>
+
+#include "core/config/experiment.h"
+#include "core/testing/temp_dir.h"
+
+namespace moebench {
+namespace {
+
+// A catalog with two cache kinds; "lru" takes `capacity_hint` (int) and a list param.
+class FakeCatalog : public ComponentCatalog {
+ public:
+  std::vector<std::string> kinds(const std::string& family) const override {
+    if (family == "cache") return {"lfu", "lru"};
+    return {"none"};
+  }
+  nlohmann::ordered_json resolve(const std::string&, const std::string& kind,
+                                 const cfg::Value& params, const std::string& prefix) const override {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const auto& e : params.entries()) {
+      if (kind == "lru" && e.key == "capacity_hint") {
+        if (!e.value.is_int()) {
+          throw ConfigError(e.value.where(), prefix + ".capacity_hint", "an integer", e.value.describe());
+        }
+        j[e.key] = e.value.as_int();
+        continue;
+      }
+      cfg::throw_unknown_key(e, prefix, {"capacity_hint"});
+    }
+    return j;
+  }
+  bool is_list_param(const std::string&, const std::string&, const std::string&) const override {
+    return false;
+  }
+};
+
+std::string load_error(const std::string& text, const ComponentCatalog* catalog = nullptr) {
+  testing::TempDir dir;
+  try {
+    load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), catalog);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+const char* kHead =
+    "[suite]\nname = \"t\"\n"
+    "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+
+TEST(ConfigErrors, UnknownKeySuggestsClosest) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\nhiden_size = 8\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:7:1: key 'model.hiden_size': expected a known key of [model], "
+            "found unknown key 'hiden_size'; did you mean 'hidden_size'?");
+}
+
+TEST(ConfigErrors, UnknownKeyWithoutPlausibleSuggestion) {
+  const std::string text = std::string(kHead) +
+                           "[workload]\nzzzzzz = 1\n[model]\npreset = \"mixtral-8x7b\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:6:1: key 'workload.zzzzzz': expected a known key of [workload], "
+            "found unknown key 'zzzzzz'");
+}
+
+TEST(ConfigErrors, WrongType) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\ntop_k = \"two\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, 1024], found string \"two\"");
+}
+
+TEST(ConfigErrors, OutOfRange) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n"
+                           "[workload]\nbatch_size = 0\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:8:14: key 'workload.batch_size': expected an integer in [1, 4096], found 0");
+}
+
+TEST(ConfigErrors, OutOfRangeNumberInNestedPresetOverride) {
+  const std::string text = std::string(kHead) +
+                           "cpu.gemm_efficiency = 1.5\n"
+                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:5:23: key 'hardware.cpu.gemm_efficiency': expected a number in (0, 1], found 1.5");
+}
+
+TEST(ConfigErrors, ChoiceTypoSuggests) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\nexpert_dtype = \"int3\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:7:16: key 'model.expert_dtype': expected one of 'bf16', 'fp16', 'int8', "
+            "'int4', found 'int3'; did you mean 'int8'?");
+}
+
+TEST(ConfigErrors, PresetNameTypoSuggestsClosest) {
+  const std::string text = std::string(kHead) + "[model]\npreset = \"mixtrl-8x7b\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string msg = load_error(text);
+  EXPECT_EQ(msg.substr(0, 56), "exp.toml:6:10: key 'model.preset': expected a model pres");
+  EXPECT_NE(msg.find("expected a model preset in configs/models/ (deepseek-v2-lite, deepseek-v2.5, "
+                     "deepseek-v3, mixtral-8x7b, qwen2-57b-a14b, qwen3-235b-a22b, qwen3-30b-a3b)"),
+            std::string::npos);
+  EXPECT_NE(msg.find("found 'mixtrl-8x7b'; did you mean 'mixtral-8x7b'?"), std::string::npos);
+}
+
+TEST(ConfigErrors, MissingPresetFile) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"models/missing.toml\"\n[[strategy]]\nname = \"s\"\n";
+  testing::TempDir dir;
+  try {
+    load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "exp.toml:6:10: key 'model.preset': expected an existing preset file, found no file at '" +
+                  (dir.path() / "models/missing.toml").string() + "'");
+  }
+}
+
+TEST(ConfigErrors, MissingExperimentFile) {
+  testing::TempDir dir;
+  try {
+    load_experiment(dir / "none.toml", ConfigPaths::defaults(), nullptr);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "none.toml").string() + ": expected a readable TOML file, found no such file");
+  }
+}
+
+TEST(ConfigErrors, TomlSyntaxError) {
+  const std::string msg = load_error("[model]\npreset = \"x\n");
+  EXPECT_EQ(msg.substr(0, 13), "exp.toml:2:12");  // the end of the unterminated line
+  EXPECT_NE(msg.find(": expected valid TOML, found a syntax error ("), std::string::npos);
+}
+
+TEST(ConfigErrors, CrossFieldValidationPointsAtKey) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\ntop_k = 9\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, routed_experts = 8], found 9");
+}
+
+TEST(ConfigErrors, MissingRequiredSection) {
+  EXPECT_EQ(load_error("[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n"),
+            "exp.toml:1:1: key 'hardware': expected a [hardware] table (e.g. preset = "
+            "\"hybrimoe-a6000\"), found none");
+}
+
+TEST(ConfigErrors, MissingStrategies) {
+  EXPECT_EQ(load_error(std::string(kHead) + "[model]\npreset = \"mixtral-8x7b\"\n"),
+            "exp.toml:1:1: key 'strategies': expected at least one strategy (strategies = [...] or "
+            "[[strategy]] tables), found none");
+}
+
+TEST(ConfigErrors, UnknownTopLevelTable) {
+  EXPECT_EQ(load_error("[modle]\npreset = \"x\"\n"),
+            "exp.toml:1:2: key 'modle': expected a known key of [], found unknown key 'modle'; did "
+            "you mean 'model'?");
+}
+
+TEST(ConfigErrors, EmptySweepAxis) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n[workload]\nprompt_len = []\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:8:14: key 'workload.prompt_len': expected at least one value for this sweep "
+            "axis, found an empty array");
+}
+
+TEST(ConfigErrors, ComponentKindTypoSuggests) {
+  FakeCatalog cat;
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\ncache = \"lrú\"\n";
+  EXPECT_EQ(load_error(text, &cat),
+            "exp.toml:9:9: key 'strategy.cache': expected a registered cache (lfu, lru), found "
+            "'lrú'; did you mean 'lru'?");
+}
+
+TEST(ConfigErrors, ComponentUnknownParam) {
+  FakeCatalog cat;
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n"
+                           "[strategy.cache]\nkind = \"lru\"\ncapacity_hnt = 2\n";
+  EXPECT_EQ(load_error(text, &cat),
+            "exp.toml:11:1: key 'strategy.cache.capacity_hnt': expected a known key of "
+            "[strategy.cache], found unknown key 'capacity_hnt'; did you mean 'capacity_hint'?");
+}
+
+TEST(ConfigErrors, DuplicateCases) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string msg = load_error(text);
+  EXPECT_EQ(msg.substr(0, 63), "exp.toml:9:1: key 'strategy': expected distinct cases (every co");
+  EXPECT_NE(msg.find("found strategy 's' twice with the same model, hardware and workload"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace moebench

@@ -1,0 +1,500 @@
+#include "core/config/experiment.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+#include "core/config/validate.h"
+#include "core/util/sha256.h"
+
+#ifndef MOEBENCH_SOURCE_DIR
+#define MOEBENCH_SOURCE_DIR "."
+#endif
+
+namespace moebench {
+namespace fs = std::filesystem;
+using cfg::Value;
+
+// ---------------------------------------------------------------- ConfigPaths
+
+ConfigPaths ConfigPaths::defaults() {
+  ConfigPaths p;
+  if (const char* home = std::getenv("MOEBENCH_HOME"); home && *home) {
+    p.roots.push_back(fs::path(home) / "configs");
+  }
+  p.roots.push_back(fs::path(MOEBENCH_SOURCE_DIR) / "configs");
+  p.roots.push_back(fs::path("configs"));
+  return p;
+}
+
+std::optional<fs::path> ConfigPaths::find(const std::string& kind, const std::string& name) const {
+  for (const auto& r : roots) {
+    const fs::path f = r / kind / (name + ".toml");
+    std::error_code ec;
+    if (fs::is_regular_file(f, ec)) return f;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ConfigPaths::list(const std::string& kind) const {
+  std::set<std::string> names;
+  for (const auto& r : roots) {
+    std::error_code ec;
+    const fs::path d = r / kind;
+    if (!fs::is_directory(d, ec)) continue;
+    for (const auto& e : fs::directory_iterator(d, ec)) {
+      if (e.path().extension() == ".toml") names.insert(e.path().stem().string());
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+// ---------------------------------------------------------------- SuiteSpec
+
+const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
+  using S = SuiteSpec;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("suite");
+    s.string("name", &S::name, "Suite name; results go to results/<name>/ (default: file name).")
+        .string("description", &S::description, "What the suite measures.")
+        .string("reproduces", &S::reproduces, "Paper figure or table this suite reproduces.")
+        .choice("backend", &S::backend, {"sim", "real"},
+                "Simulated (deterministic cost model) or real (threads, kernels, CUDA) backend.")
+        .integer("repetitions", &S::repetitions, "Measured repetitions per case.", between(1, 10000))
+        .integer("warmup", &S::warmup, "Unmeasured warm-up repetitions per case.", between(0, 10000))
+        .integer("seed", &S::seed, "Default workload seed for cases that do not set one.", at_least(0))
+        .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.");
+    return s;
+  }();
+  return s;
+}
+
+// ---------------------------------------------------------------- presets
+
+namespace {
+
+bool looks_like_path(const std::string& name) {
+  return name.find('/') != std::string::npos || ends_with(name, ".toml");
+}
+
+std::string singular(const std::string& kind) {
+  if (kind == "models") return "model";
+  if (kind == "strategies") return "strategy";
+  return kind;
+}
+
+fs::path locate_preset(const std::string& kind, const Value& preset_v, const std::string& key,
+                       const ConfigPaths& paths, const fs::path& base_dir) {
+  if (!preset_v.is_string()) {
+    throw ConfigError(preset_v.where(), key, fmt::format("a {} preset name (string)", singular(kind)),
+                      preset_v.describe());
+  }
+  const std::string& name = preset_v.as_string();
+  if (looks_like_path(name)) {
+    const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : base_dir / name;
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+      throw ConfigError(preset_v.where(), key, "an existing preset file",
+                        fmt::format("no file at '{}'", p.string()));
+    }
+    return p;
+  }
+  if (auto p = paths.find(kind, name)) return *p;
+  const auto names = paths.list(kind);
+  throw ConfigError(preset_v.where(), key,
+                    fmt::format("a {} preset in configs/{}/ ({})", singular(kind), kind,
+                                names.empty() ? "none found" : join(names, ", ")),
+                    "'" + name + "'", closest_name(name, names));
+}
+
+Value resolve_preset_depth(const std::string& kind, const Value& section, const std::string& prefix,
+                           const ConfigPaths& paths, const fs::path& base_dir, int depth) {
+  const Value* preset_v = section.find("preset");
+  if (!preset_v) return section;
+  const std::string key = cfg::join_key(prefix, "preset");
+  if (depth > 8) {
+    throw ConfigError(preset_v->where(), key, "a preset chain of at most 8 files",
+                      "a longer chain (a cycle?)");
+  }
+  const fs::path file = locate_preset(kind, *preset_v, key, paths, base_dir);
+  Value base = cfg::load_toml_file(file);
+  base = resolve_preset_depth(kind, base, prefix, paths, file.parent_path(), depth + 1);
+  base.erase("preset");
+  if (!base.find("name")) {
+    base.set("name", Value::string(file.stem().string(), Where{file.string(), 1, 1}));
+  }
+  Value overrides = section;
+  overrides.erase("preset");
+  cfg::merge_into(base, overrides);
+  return base;
+}
+
+}  // namespace
+
+Value resolve_preset(const std::string& kind, const Value& section, const std::string& prefix,
+                     const ConfigPaths& paths, const fs::path& base_dir) {
+  if (!section.is_table()) throw ConfigError(section.where(), prefix, "a table", section.describe());
+  return resolve_preset_depth(kind, section, prefix, paths, base_dir, 0);
+}
+
+ModelSpec parse_model(const Value& v, const std::string& prefix) {
+  ModelSpec m;
+  ModelSpec::schema().parse(v, m, prefix);
+  m.validate(v, prefix);
+  return m;
+}
+
+HardwareProfile parse_hardware(const Value& v, const std::string& prefix) {
+  HardwareProfile h;
+  HardwareProfile::schema().parse(v, h, prefix);
+  h.validate(v, prefix);
+  return h;
+}
+
+namespace {
+
+Value preset_section(const std::string& name_or_path, const std::string& where_name) {
+  Value sec = Value::table(Where{where_name});
+  sec.set("preset", Value::string(name_or_path, Where{where_name}), Where{where_name});
+  return sec;
+}
+
+}  // namespace
+
+ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths) {
+  const Value v = resolve_preset("models", preset_section(name_or_path, "<command line>"), "model",
+                                 paths, fs::current_path());
+  return parse_model(v, "model");
+}
+
+HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths) {
+  const Value v = resolve_preset("hardware", preset_section(name_or_path, "<command line>"),
+                                 "hardware", paths, fs::current_path());
+  return parse_hardware(v, "hardware");
+}
+
+StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
+                           const ComponentCatalog* catalog) {
+  const Value v = resolve_preset("strategies", preset_section(name_or_path, "<command line>"),
+                                 "strategy", paths, fs::current_path());
+  return StrategySpec::parse(v, "strategy", catalog);
+}
+
+// ---------------------------------------------------------------- expansion
+
+namespace {
+
+using Path = std::vector<std::string>;
+using IsList = std::function<bool(const Path&)>;
+
+struct AxisDef {
+  Path path;  // keys inside the section
+  std::vector<Value> values;
+  Where where;
+  std::string label;  // dotted key shown in results ("workload.prompt_len")
+};
+
+bool schema_is_list(const cfg::SchemaInfo* s, const Path& path) {
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    if (!s) return false;
+    s = s->nested(path[i]);
+  }
+  return s && s->is_list_field(path.back());
+}
+
+void collect_axes(const Value& table, Path& path, const IsList& is_list, const std::string& label,
+                  std::vector<AxisDef>& out) {
+  for (const auto& e : table.entries()) {
+    path.push_back(e.key);
+    const std::string key = cfg::join_key(label, e.key);
+    const Value& v = e.value;
+    bool axis = false;
+    if (v.is_array()) {
+      if (!is_list(path)) {
+        axis = true;
+      } else {
+        // A list-valued field: an array of arrays sweeps over lists.
+        axis = !v.items().empty() &&
+               std::all_of(v.items().begin(), v.items().end(), [](const Value& x) { return x.is_array(); });
+      }
+    }
+    if (axis) {
+      if (v.items().empty()) {
+        throw ConfigError(v.where(), key, "at least one value for this sweep axis", "an empty array");
+      }
+      out.push_back(AxisDef{path, v.items(), v.where(), key});
+    } else if (v.is_table()) {
+      collect_axes(v, path, is_list, key, out);
+    }
+    path.pop_back();
+  }
+}
+
+void set_path(Value& root, const Path& path, const Value& v) {
+  Value* t = &root;
+  for (size_t i = 0; i + 1 < path.size(); ++i) t = t->find(path[i]);
+  t->set(path.back(), v);
+}
+
+std::string show_value(const Value& v) {
+  if (v.is_string()) return v.as_string();
+  return v.to_json().dump();
+}
+
+// Enumerates the cartesian product of `axes` (first axis outermost).
+template <class F>
+void for_each_combination(const std::vector<AxisDef>& axes, F&& f) {
+  std::vector<size_t> idx(axes.size(), 0);
+  while (true) {
+    f(idx);
+    size_t k = axes.size();
+    while (k > 0) {
+      --k;
+      if (++idx[k] < axes[k].values.size()) break;
+      idx[k] = 0;
+      if (k == 0) return;
+    }
+    if (axes.empty()) return;
+  }
+}
+
+struct Section {
+  Value table;
+  std::vector<AxisDef> axes;
+};
+
+Section section_of(const Value& root, const std::string& name, const cfg::SchemaInfo& schema) {
+  Section s;
+  if (const Value* v = root.find(name)) {
+    if (!v->is_table()) throw ConfigError(v->where(), name, "a table", v->describe());
+    s.table = *v;
+  } else {
+    s.table = Value::table(root.where());
+  }
+  Path path;
+  collect_axes(s.table, path, [&](const Path& p) { return schema_is_list(&schema, p); }, name, s.axes);
+  return s;
+}
+
+struct StrategyEntry {
+  Value table;  // as written in the experiment (may hold arrays)
+  std::vector<AxisDef> axes;
+};
+
+IsList strategy_is_list(const Value& merged, const ComponentCatalog* catalog) {
+  return [&merged, catalog](const Path& p) -> bool {
+    if (p.empty()) return false;
+    if (p[0] == "residency") return p.size() == 2 && ResidencySpec::schema().is_list_field(p[1]);
+    const auto& fams = component_families();
+    if (std::find(fams.begin(), fams.end(), p[0]) == fams.end()) return false;
+    if (p.size() < 2 || p[1] == "kind" || !catalog) return false;
+    const Value* comp = merged.find(p[0]);
+    if (!comp || !comp->is_table()) return false;
+    const Value* kind = comp->find("kind");
+    if (!kind) return false;
+    const Value& k = kind->is_array() && !kind->items().empty() ? kind->items()[0] : *kind;
+    return k.is_string() && catalog->is_list_param(p[0], k.as_string(), p[1]);
+  };
+}
+
+std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths& paths,
+                                            const fs::path& base_dir,
+                                            const ComponentCatalog* catalog) {
+  std::vector<StrategyEntry> out;
+  auto add = [&](Value t, const std::string& label) {
+    StrategyEntry e;
+    e.table = std::move(t);
+    // Which keys are lists depends on the component kinds, which may come
+    // from the preset: look at the preset merged with the overrides.
+    Value probe = e.table;
+    for (auto& entry : probe.entries()) {
+      if (entry.key == "preset" && entry.value.is_array()) entry.value = entry.value.items().at(0);
+    }
+    const Value merged = resolve_preset("strategies", probe, label, paths, base_dir);
+    Path path;
+    collect_axes(e.table, path, strategy_is_list(merged, catalog), label, e.axes);
+    out.push_back(std::move(e));
+  };
+  for (const auto& e : root.entries()) {
+    if (e.key == "strategies") {
+      if (!e.value.is_array()) {
+        throw ConfigError(e.value.where(), "strategies", "an array of strategy preset names",
+                          e.value.describe());
+      }
+      for (size_t i = 0; i < e.value.items().size(); ++i) {
+        const Value& x = e.value.items()[i];
+        if (!x.is_string()) {
+          throw ConfigError(x.where(), fmt::format("strategies[{}]", i), "a strategy preset name (string)",
+                            x.describe());
+        }
+        Value t = Value::table(x.where());
+        t.set("preset", x, x.where());
+        add(std::move(t), "strategy");
+      }
+    } else if (e.key == "strategy") {
+      const std::vector<Value> tables =
+          e.value.is_array() ? e.value.items() : std::vector<Value>{e.value};
+      for (size_t i = 0; i < tables.size(); ++i) {
+        if (!tables[i].is_table()) {
+          throw ConfigError(tables[i].where(), fmt::format("strategy[{}]", i),
+                            "a table ([[strategy]])", tables[i].describe());
+        }
+        add(tables[i], "strategy");
+      }
+    }
+  }
+  if (out.empty()) {
+    throw ConfigError(root.where(), "strategies",
+                      "at least one strategy (strategies = [...] or [[strategy]] tables)", "none");
+  }
+  return out;
+}
+
+void check_top_level(const Value& root) {
+  static const std::vector<std::string> known = {"suite", "model", "hardware", "workload",
+                                                 "strategies", "strategy"};
+  for (const auto& e : root.entries()) {
+    if (std::find(known.begin(), known.end(), e.key) == known.end()) {
+      cfg::throw_unknown_key(e, "", known);
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
+                  const ConfigPaths& paths, const ComponentCatalog* catalog) {
+  check_top_level(root);
+  Experiment ex;
+  ex.file = file;
+  ex.suite.name = file.stem().string();
+  if (const Value* s = root.find("suite")) {
+    SuiteSpec::schema().parse(*s, ex.suite, "suite");
+  }
+  if (ex.suite.name.empty()) ex.suite.name = "suite";
+  for (char c : ex.suite.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      throw ConfigError(cfg::where_of_key(root.find("suite") ? *root.find("suite") : root, "name"),
+                        "suite.name", "a name of letters, digits, '-', '_' or '.'",
+                        "'" + ex.suite.name + "'");
+    }
+  }
+
+  Section model = section_of(root, "model", ModelSpec::schema());
+  Section hardware = section_of(root, "hardware", HardwareProfile::schema());
+  Section workload = section_of(root, "workload", WorkloadSpec::schema());
+  if (!root.find("model")) {
+    throw ConfigError(root.where(), "model", "a [model] table (e.g. preset = \"mixtral-8x7b\")", "none");
+  }
+  if (!root.find("hardware")) {
+    throw ConfigError(root.where(), "hardware", "a [hardware] table (e.g. preset = \"hybrimoe-a6000\")",
+                      "none");
+  }
+  const std::vector<StrategyEntry> strategies = strategy_entries(root, paths, base_dir, catalog);
+
+  // Non-strategy axes, ordered by where they are written in the file.
+  struct Ref {
+    Section* sec;
+    size_t i;
+  };
+  std::vector<Ref> refs;
+  for (Section* s : {&model, &hardware, &workload}) {
+    for (size_t i = 0; i < s->axes.size(); ++i) refs.push_back({s, i});
+  }
+  std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
+    const Where& wa = a.sec->axes[a.i].where;
+    const Where& wb = b.sec->axes[b.i].where;
+    return std::tie(wa.line, wa.column) < std::tie(wb.line, wb.column);
+  });
+  std::vector<AxisDef> outer;
+  for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
+
+  std::set<std::string> seen;
+  for_each_combination(outer, [&](const std::vector<size_t>& idx) {
+    Section* owners[] = {&model, &hardware, &workload};
+    Value tables[3] = {model.table, hardware.table, workload.table};
+    std::vector<std::pair<std::string, std::string>> axes;
+    for (size_t a = 0; a < outer.size(); ++a) {
+      const Section* owner = refs[a].sec;
+      for (int s = 0; s < 3; ++s) {
+        if (owners[s] == owner) set_path(tables[s], outer[a].path, outer[a].values[idx[a]]);
+      }
+      axes.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
+    }
+    const Value model_v = resolve_preset("models", tables[0], "model", paths, base_dir);
+    const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
+    const ModelSpec m = parse_model(model_v, "model");
+    const HardwareProfile h = parse_hardware(hw_v, "hardware");
+    Value wl_v = tables[2];
+    if (!wl_v.find("seed")) wl_v.set("seed", Value::integer(ex.suite.seed, wl_v.where()));
+    WorkloadSpec w;
+    WorkloadSpec::schema().parse(wl_v, w, "workload");
+    w.validate(wl_v, "workload");
+
+    for (const auto& entry : strategies) {
+      for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
+        Value st = entry.table;
+        auto case_axes = axes;
+        for (size_t a = 0; a < entry.axes.size(); ++a) {
+          set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
+          case_axes.emplace_back(entry.axes[a].label, show_value(entry.axes[a].values[sidx[a]]));
+        }
+        const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
+        Case c;
+        c.model = m;
+        c.hardware = h;
+        c.workload = w;
+        c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
+        c.backend = ex.suite.backend;
+        c.repetitions = ex.suite.repetitions;
+        c.warmup = ex.suite.warmup;
+        c.timeline = ex.suite.timeline;
+        c.axes = std::move(case_axes);
+        c.base_dir = base_dir;
+        nlohmann::ordered_json cj;
+        cj["backend"] = c.backend;
+        cj["repetitions"] = c.repetitions;
+        cj["warmup"] = c.warmup;
+        cj["model"] = m.to_json();
+        cj["hardware"] = h.to_json();
+        cj["workload"] = w.to_json();
+        cj["strategy"] = c.strategy.to_json(catalog);
+        c.id = sha256_hex(cj.dump()).substr(0, 16);
+        c.config = std::move(cj);
+        c.index = ex.cases.size();
+        if (!seen.insert(c.id).second) {
+          throw ConfigError(st_v.where(), "strategy",
+                            "distinct cases (every combination must differ)",
+                            fmt::format("strategy '{}' twice with the same model, hardware and "
+                                        "workload (case {})",
+                                        c.strategy.name, c.id));
+        }
+        ex.cases.push_back(std::move(c));
+      });
+    }
+  });
+  return ex;
+}
+
+}  // namespace
+
+Experiment load_experiment(const fs::path& file, const ConfigPaths& paths,
+                           const ComponentCatalog* catalog) {
+  const Value root = cfg::load_toml_file(file);
+  fs::path base = file.parent_path();
+  if (base.empty()) base = ".";
+  return expand(root, file, base, paths, catalog);
+}
+
+Experiment load_experiment_text(const std::string& text, const std::string& name,
+                                const fs::path& base_dir, const ConfigPaths& paths,
+                                const ComponentCatalog* catalog) {
+  const Value root = cfg::parse_toml(text, name);
+  return expand(root, fs::path(name), base_dir, paths, catalog);
+}
+
+}  // namespace moebench

@@ -1,0 +1,104 @@
+#pragma once
+// Experiment files (suites/*.toml): which model, hardware, workload and
+// strategies to run, and over which sweep axes.
+//
+//   [suite]      name, backend, repetitions, warmup, seed, ...
+//   [model]      preset = "mixtral-8x7b"   plus any ModelSpec key as an override
+//   [hardware]   preset = "hybrimoe-a6000" plus overrides
+//   [workload]   WorkloadSpec keys
+//   strategies = ["all-cpu", "gpu-ondemand"]        and/or
+//   [[strategy]] preset = "hybrimoe"  plus overrides (residency.*, components)
+//
+// Any scalar key written as an array becomes a sweep axis; the cartesian
+// product of all axes is run (llama-bench style), with the first axis in the
+// file outermost and the strategies innermost, so every strategy runs on
+// exactly the same model, hardware and workload next to each other.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/hardware_profile.h"
+#include "core/config/model_spec.h"
+#include "core/config/strategy_spec.h"
+#include "core/config/workload_spec.h"
+
+namespace moebench {
+
+// Where presets are looked up: each root holds models/, hardware/, strategies/.
+struct ConfigPaths {
+  std::vector<std::filesystem::path> roots;
+
+  // $MOEBENCH_HOME/configs, then the source tree's configs/, then ./configs.
+  static ConfigPaths defaults();
+  std::optional<std::filesystem::path> find(const std::string& kind, const std::string& name) const;
+  // Preset names of a kind, sorted, without duplicates.
+  std::vector<std::string> list(const std::string& kind) const;
+};
+
+struct SuiteSpec {
+  std::string name;
+  std::string description;
+  std::string reproduces;        // e.g. "HybriMoE Table III"
+  std::string backend = "sim";   // "sim" | "real"
+  int64_t repetitions = 1;
+  int64_t warmup = 0;
+  int64_t seed = 1;              // default workload seed
+  bool timeline = false;         // write a Chrome-trace timeline per case
+  static const cfg::Schema<SuiteSpec>& schema();
+};
+
+// One point of the sweep, fully resolved.
+struct Case {
+  std::string id;    // first 16 hex digits of SHA-256 of the resolved config
+  size_t index = 0;  // position in expansion order
+  ModelSpec model;
+  HardwareProfile hardware;
+  WorkloadSpec workload;
+  StrategySpec strategy;
+  std::string backend;
+  int64_t repetitions = 1;
+  int64_t warmup = 0;
+  bool timeline = false;
+  std::vector<std::pair<std::string, std::string>> axes;  // sweep coordinates ("workload.prompt_len", "128")
+  nlohmann::ordered_json config;  // {backend, repetitions, warmup, model, hardware, workload, strategy}
+  std::filesystem::path base_dir; // directory of the experiment file (relative paths)
+};
+
+struct Experiment {
+  std::filesystem::path file;
+  SuiteSpec suite;
+  std::vector<Case> cases;
+};
+
+// Loads, expands and resolves an experiment file. Every error is a
+// ConfigError with file, line, column and key.
+Experiment load_experiment(const std::filesystem::path& file, const ConfigPaths& paths,
+                           const ComponentCatalog* catalog);
+// Same from TOML text (tests, embedded defaults); `name` is used in messages.
+Experiment load_experiment_text(const std::string& text, const std::string& name,
+                                const std::filesystem::path& base_dir, const ConfigPaths& paths,
+                                const ComponentCatalog* catalog);
+
+// Resolves one section that may say `preset = "<name>"` (kind is "models",
+// "hardware" or "strategies"): the preset file, with the section's other
+// keys merged on top. Presets may themselves name a parent preset.
+cfg::Value resolve_preset(const std::string& kind, const cfg::Value& section,
+                          const std::string& prefix, const ConfigPaths& paths,
+                          const std::filesystem::path& base_dir);
+
+// Loads a preset by name (tools, tests).
+ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths);
+HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths);
+StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
+                           const ComponentCatalog* catalog);
+
+// Parses an already-resolved section.
+ModelSpec parse_model(const cfg::Value& v, const std::string& prefix);
+HardwareProfile parse_hardware(const cfg::Value& v, const std::string& prefix);
+
+}  // namespace moebench

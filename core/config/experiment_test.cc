@@ -1,0 +1,124 @@
+#include "core/config/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include "core/testing/temp_dir.h"
+
+namespace moebench {
+namespace {
+
+Experiment load(const std::string& text, const testing::TempDir& dir) {
+  return load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+}
+
+const char* kBase =
+    "[suite]\nname = \"t\"\nseed = 7\n"
+    "[model]\npreset = \"mixtral-8x7b\"\n"
+    "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+
+TEST(Experiment, PresetWithOverride) {
+  testing::TempDir dir;
+  const Experiment ex = load(std::string(kBase) +
+                                 "[workload]\nprompt_len = 32\n"
+                                 "[[strategy]]\nname = \"a\"\n",
+                             dir);
+  ASSERT_EQ(ex.cases.size(), 1u);
+  const Case& c = ex.cases[0];
+  EXPECT_EQ(ex.suite.name, "t");
+  EXPECT_EQ(c.model.name, "mixtral-8x7b");
+  EXPECT_EQ(c.hardware.cpu.cores, 10);
+  EXPECT_EQ(c.workload.prompt_len, 32);
+  EXPECT_EQ(c.workload.seed, 7);  // from [suite] seed
+  EXPECT_EQ(c.id.size(), 16u);
+  EXPECT_EQ(c.config["model"]["top_k"], 2);
+}
+
+TEST(Experiment, SweepIsCartesianProductInFileOrderStrategiesInnermost) {
+  testing::TempDir dir;
+  const Experiment ex = load(
+      "[suite]\nname = \"t\"\n"
+      "[workload]\nprompt_len = [32, 128]\n"
+      "[model]\npreset = [\"mixtral-8x7b\", \"deepseek-v2-lite\"]\nexpert_dtype = \"int4\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[[strategy]]\nname = \"a\"\n"
+      "[[strategy]]\nname = \"b\"\nresidency.cache_ratio = [0.25, 0.5]\n",
+      dir);
+  ASSERT_EQ(ex.cases.size(), 2u * 2u * 3u);
+  std::vector<std::string> got;
+  for (const auto& c : ex.cases) {
+    got.push_back(std::to_string(c.workload.prompt_len) + "/" + c.model.name + "/" + c.strategy.name +
+                  "/" + std::to_string(c.strategy.residency.cache_ratio));
+    EXPECT_EQ(c.model.expert_dtype, WeightDtype::kInt4);
+  }
+  EXPECT_EQ(got.front(), "32/mixtral-8x7b/a/0.000000");
+  EXPECT_EQ(got[1], "32/mixtral-8x7b/b/0.250000");
+  EXPECT_EQ(got[2], "32/mixtral-8x7b/b/0.500000");
+  EXPECT_EQ(got[3], "32/deepseek-v2-lite/a/0.000000");
+  EXPECT_EQ(got[6], "128/mixtral-8x7b/a/0.000000");
+  EXPECT_EQ(ex.cases[2].axes,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"workload.prompt_len", "32"},
+                {"model.preset", "mixtral-8x7b"},
+                {"strategy.residency.cache_ratio", "0.5"}}));
+  // Case ids are distinct and positions are recorded.
+  for (size_t i = 0; i < ex.cases.size(); ++i) EXPECT_EQ(ex.cases[i].index, i);
+}
+
+TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
+  testing::TempDir dir;
+  const auto a = load(std::string(kBase) + "[[strategy]]\nname = \"a\"\n", dir);
+  // Same case written differently (explicit default, other suite name).
+  const auto b = load(
+      "[suite]\nname = \"other\"\nseed = 7\n[model]\npreset = \"mixtral-8x7b\"\ntop_k = 2\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\nname = \"a\"\n",
+      dir);
+  EXPECT_EQ(a.cases[0].id, b.cases[0].id);
+  const auto c = load(std::string(kBase) + "[workload]\nseed = 8\n[[strategy]]\nname = \"a\"\n", dir);
+  EXPECT_NE(a.cases[0].id, c.cases[0].id);
+}
+
+TEST(Experiment, ListFieldIsAValueNotAnAxis) {
+  testing::TempDir dir;
+  const Experiment ex = load(std::string(kBase) +
+                                 "[[hardware.table]]\nlane = \"cpu-expert\"\ntokens = [1, 2]\n"
+                                 "time_us = [10, 20]\n[[strategy]]\nname = \"a\"\n",
+                             dir);
+  ASSERT_EQ(ex.cases.size(), 1u);
+  ASSERT_EQ(ex.cases[0].hardware.tables.size(), 1u);
+  EXPECT_EQ(ex.cases[0].hardware.tables[0].tokens, (std::vector<double>{1, 2}));
+}
+
+TEST(Experiment, LocalPresetFileAndInheritance) {
+  testing::TempDir dir;
+  dir.write("my/small.toml",
+            "preset = \"mixtral-8x7b\"\nname = \"small-mixtral\"\nnum_layers = 4\n");
+  const Experiment ex = load(
+      "[model]\npreset = \"my/small.toml\"\nhidden_size = 1024\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\nname = \"a\"\n",
+      dir);
+  EXPECT_EQ(ex.cases[0].model.name, "small-mixtral");
+  EXPECT_EQ(ex.cases[0].model.num_layers, 4);
+  EXPECT_EQ(ex.cases[0].model.hidden_size, 1024);
+  EXPECT_EQ(ex.cases[0].model.routed_experts, 8);  // inherited from mixtral-8x7b
+}
+
+TEST(Experiment, DescribeListsEveryModelField) {
+  const auto docs = ModelSpec::schema().docs();
+  EXPECT_GT(docs.size(), 30u);
+  for (const auto& d : docs) {
+    EXPECT_FALSE(d.doc.empty()) << d.key;
+    EXPECT_FALSE(d.type.empty()) << d.key;
+  }
+  const auto hw = HardwareProfile::schema().docs();
+  bool found = false;
+  for (const auto& d : hw) {
+    if (d.key == "cpu.mem_bw_gbps") {
+      found = true;
+      EXPECT_EQ(d.unit, "GB/s");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace moebench

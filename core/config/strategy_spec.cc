@@ -1,0 +1,169 @@
+#include "core/config/strategy_spec.h"
+
+#include <cmath>
+
+#include "core/config/validate.h"
+
+namespace moebench {
+
+int64_t ResidencySpec::slots(int64_t experts) const {
+  if (slots_per_layer >= 0) return std::min(slots_per_layer, experts);
+  return std::min<int64_t>(experts, static_cast<int64_t>(std::floor(cache_ratio * double(experts) + 1e-9)));
+}
+
+const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
+  using S = ResidencySpec;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("strategy.residency");
+    s.number("cache_ratio", &S::cache_ratio,
+             "Fraction of each layer's routed experts the GPU may hold (floor(ratio * E) slots).",
+             fraction())
+        .integer("slots_per_layer", &S::slots_per_layer,
+                 "GPU expert slots per MoE layer; >= 0 overrides cache_ratio.", at_least(-1), "experts")
+        .choice("pool", &S::pool, {"per-layer", "global"},
+                "Capacity per layer, or one pool of layers x slots shared by all layers.")
+        .boolean("pin_active_token", &S::pin_active_token,
+                 "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
+        .boolean("admit_on_demand", &S::admit_on_demand,
+                 "Experts loaded on demand are admitted to the cache (else used once and dropped).")
+        .choice("link_order", &S::link_order, {"demand-first", "fifo"},
+                "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
+        .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,
+                 "Queued prefetches whose target layer has already started are dropped.");
+    return s;
+  }();
+  return s;
+}
+
+const std::vector<std::string>& StrategySpec::top_level_keys() {
+  static const std::vector<std::string> k = {"preset", "name", "description", "system",
+                                             "variant", "source", "residency"};
+  return k;
+}
+
+ComponentSpec& StrategySpec::component(const std::string& family) {
+  if (family == "placement") return placement;
+  if (family == "assigner") return assigner;
+  if (family == "cache") return cache;
+  if (family == "prefetcher") return prefetcher;
+  if (family == "predictor") return predictor;
+  if (family == "deferral") return deferral;
+  throw InternalError("unknown component family " + family);
+}
+
+const ComponentSpec& StrategySpec::component(const std::string& family) const {
+  return const_cast<StrategySpec*>(this)->component(family);
+}
+
+namespace {
+
+std::vector<std::string> all_strategy_keys() {
+  std::vector<std::string> keys = StrategySpec::top_level_keys();
+  for (const auto& f : component_families()) keys.push_back(f);
+  return keys;
+}
+
+ComponentSpec parse_component(const std::string& family, const cfg::Value::Entry& e,
+                              const std::string& prefix, const ComponentCatalog* catalog) {
+  ComponentSpec c;
+  const std::string key = cfg::join_key(prefix, family);
+  c.where = e.value.where();
+  const cfg::Value* kind_v = nullptr;
+  if (e.value.is_string()) {
+    kind_v = &e.value;
+    c.params = cfg::Value::table(e.value.where());
+  } else if (e.value.is_table()) {
+    kind_v = e.value.find("kind");
+    if (!kind_v) {
+      throw ConfigError(e.value.where(), cfg::join_key(key, "kind"), "a component kind (string)",
+                        "no value");
+    }
+    c.params = e.value;
+    c.params.erase("kind");
+  } else {
+    throw ConfigError(e.value.where(), key, "a component kind (string) or a table with 'kind'",
+                      e.value.describe());
+  }
+  const std::string kind_key = e.value.is_string() ? key : cfg::join_key(key, "kind");
+  if (!kind_v->is_string()) {
+    throw ConfigError(kind_v->where(), kind_key, "a component kind (string)", kind_v->describe());
+  }
+  c.kind = kind_v->as_string();
+  if (catalog) {
+    const auto kinds = catalog->kinds(family);
+    bool known = false;
+    for (const auto& k : kinds) known = known || k == c.kind;
+    if (!known) {
+      throw ConfigError(kind_v->where(), kind_key,
+                        fmt::format("a registered {} ({})", family, join(kinds, ", ")),
+                        "'" + c.kind + "'", closest_name(c.kind, kinds));
+    }
+    catalog->resolve(family, c.kind, c.params, key);  // throws on bad params
+  }
+  return c;
+}
+
+}  // namespace
+
+StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
+                                 const ComponentCatalog* catalog) {
+  if (!v.is_table()) throw ConfigError(v.where(), prefix, "a table", v.describe());
+  StrategySpec s;
+  for (const auto& e : v.entries()) {
+    const std::string key = cfg::join_key(prefix, e.key);
+    auto str = [&](std::string& out) {
+      if (!e.value.is_string()) throw ConfigError(e.value.where(), key, "a string", e.value.describe());
+      out = e.value.as_string();
+    };
+    if (e.key == "preset") continue;
+    if (e.key == "name") { str(s.name); continue; }
+    if (e.key == "description") { str(s.description); continue; }
+    if (e.key == "system") { str(s.system); continue; }
+    if (e.key == "source") { str(s.source); continue; }
+    if (e.key == "variant") {
+      str(s.variant);
+      const std::vector<std::string> allowed = {"paper", "code", "ablation", "oracle", "baseline", "user"};
+      if (std::find(allowed.begin(), allowed.end(), s.variant) == allowed.end()) {
+        throw ConfigError(e.value.where(), key, "one of " + join(allowed, ", ", true),
+                          "'" + s.variant + "'", closest_name(s.variant, allowed));
+      }
+      continue;
+    }
+    if (e.key == "residency") {
+      ResidencySpec::schema().parse(e.value, s.residency, key);
+      continue;
+    }
+    bool is_component = false;
+    for (const auto& f : component_families()) {
+      if (f == e.key) {
+        s.component(f) = parse_component(f, e, prefix, catalog);
+        is_component = true;
+      }
+    }
+    if (!is_component) cfg::throw_unknown_key(e, prefix, all_strategy_keys());
+  }
+  cfg::require_key(v, prefix, "name", !s.name.empty(), "a strategy name (string)", "no value");
+  return s;
+}
+
+nlohmann::ordered_json StrategySpec::to_json(const ComponentCatalog* catalog) const {
+  nlohmann::ordered_json j;
+  j["name"] = name;
+  j["description"] = description;
+  j["system"] = system;
+  j["variant"] = variant;
+  j["source"] = source;
+  j["residency"] = ResidencySpec::schema().to_json(residency);
+  for (const auto& f : component_families()) {
+    const ComponentSpec& c = component(f);
+    nlohmann::ordered_json cj;
+    cj["kind"] = c.kind;
+    cj["params"] = catalog ? catalog->resolve(f, c.kind, c.params, "strategy." + f)
+                           : c.params.to_json();
+    j[f] = cj;
+  }
+  return j;
+}
+
+}  // namespace moebench

@@ -1,0 +1,89 @@
+#pragma once
+// StrategySpec: a named composition of policy components (ARCHITECTURE.md
+// section 3) plus the residency settings the core enforces for it.
+//
+// A component is written either as a name (`cache = "lru"`) or as a table
+// (`[cache] kind = "mrs"  alpha = 0.5`). Which kinds exist and which params
+// each accepts is known to the component registry; the loader asks it
+// through the ComponentCatalog interface so that typos in a kind or a param
+// are reported at load time with the file, line and a suggestion.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/schema.h"
+
+namespace moebench {
+
+// The six plug-in points, in the order the engine consults them.
+inline const std::vector<std::string>& component_families() {
+  static const std::vector<std::string> f = {"placement", "assigner",  "cache",
+                                             "prefetcher", "predictor", "deferral"};
+  return f;
+}
+
+struct ComponentSpec {
+  std::string kind = "none";
+  cfg::Value params;  // the component's table without "kind"
+  Where where;        // where the component is written
+};
+
+// Core-owned residency settings ("things no paper specifies" are parameters
+// here, and each preset says which it uses; see analysis/METRICS.md).
+struct ResidencySpec {
+  double cache_ratio = 0.0;        // fraction of each layer's routed experts the GPU may hold
+  int64_t slots_per_layer = -1;    // >= 0 overrides cache_ratio
+  std::string pool = "per-layer";  // "per-layer": C slots per layer; "global": one pool of L*C slots
+  bool pin_active_token = false;   // experts of the token in flight cannot be evicted
+  bool admit_on_demand = true;     // experts loaded on demand enter the cache
+  std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
+  bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed
+
+  // Slots per layer for a model with `experts` routed experts per layer.
+  int64_t slots(int64_t experts) const;
+  static const cfg::Schema<ResidencySpec>& schema();
+};
+
+// Implemented by the policy registry.
+class ComponentCatalog {
+ public:
+  virtual ~ComponentCatalog() = default;
+  // Registered kinds of a family, e.g. kinds("cache") = {"belady", "lfu", ...}.
+  virtual std::vector<std::string> kinds(const std::string& family) const = 0;
+  // Validates `params` for family/kind (throws ConfigError naming `prefix`
+  // keys) and returns the fully resolved params, defaults included.
+  virtual nlohmann::ordered_json resolve(const std::string& family, const std::string& kind,
+                                         const cfg::Value& params,
+                                         const std::string& prefix) const = 0;
+  // True when `key` is a list-valued param (an array there is not a sweep axis).
+  virtual bool is_list_param(const std::string& family, const std::string& kind,
+                             const std::string& key) const = 0;
+};
+
+struct StrategySpec {
+  std::string name;
+  std::string description;
+  std::string system;            // "ktransformers", "hybrimoe", "smoe", "dali", "classic", "oracle", "user"
+  std::string variant = "paper"; // "paper" | "code" | "ablation" | "oracle" | "baseline"
+  std::string source;            // paper section / code reference
+  ResidencySpec residency;
+  ComponentSpec placement, assigner, cache, prefetcher, predictor, deferral;
+
+  ComponentSpec& component(const std::string& family);
+  const ComponentSpec& component(const std::string& family) const;
+
+  // Parses a strategy table (after preset merging). With a catalog, every
+  // component kind and param is checked.
+  static StrategySpec parse(const cfg::Value& v, const std::string& prefix,
+                            const ComponentCatalog* catalog);
+  // Resolved JSON: identity, residency and each component with its full params.
+  nlohmann::ordered_json to_json(const ComponentCatalog* catalog) const;
+
+  // Keys a strategy table may hold besides the components.
+  static const std::vector<std::string>& top_level_keys();
+};
+
+}  // namespace moebench

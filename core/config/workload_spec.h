@@ -1,0 +1,33 @@
+#pragma once
+// WorkloadSpec: which tokens flow through the model. Either a routing trace
+// file or the seeded synthetic generator; plus the sequence lengths and the
+// batch. Every strategy in a suite sees exactly the same workload.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/schema.h"
+
+namespace moebench {
+
+struct WorkloadSpec {
+  std::string kind = "synthetic";  // "synthetic" | "trace"
+  std::string generator = "auto";  // synthetic preset; "auto" = the model family's
+  std::string trace;               // trace file (kind = "trace"), relative to the experiment file
+  int64_t seed = 1;
+  int64_t sequences = 1;           // sequences in the run
+  int64_t prompt_len = 64;         // prefill tokens per sequence
+  int64_t decode_len = 64;         // generated tokens per sequence
+  int64_t batch_size = 1;          // sequences decoded together
+  int64_t h_trace = 256;           // gate-input width of generated traces
+  int64_t calibration_sequences = 8;  // for predictors/profiles; drawn with a different seed
+  std::string dataset;             // label only (e.g. the paper's dataset name)
+
+  void validate(const cfg::Value& src, const std::string& prefix) const;
+  static const cfg::Schema<WorkloadSpec>& schema();
+  nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
+};
+
+}  // namespace moebench

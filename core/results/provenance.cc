@@ -1,0 +1,144 @@
+#include "core/results/provenance.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "core/util/cpu_info.h"
+#include "core/util/strings.h"
+#include "kernels/cuda/gpu_query.h"
+
+#ifndef MOEBENCH_SOURCE_DIR
+#define MOEBENCH_SOURCE_DIR "."
+#endif
+#ifndef MOEBENCH_GIT_COMMIT
+#define MOEBENCH_GIT_COMMIT "unknown"
+#endif
+#ifndef MOEBENCH_BUILD_TYPE
+#define MOEBENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef MOEBENCH_VERSION
+#define MOEBENCH_VERSION "0.0.0"
+#endif
+
+namespace moebench {
+namespace {
+
+// Runs a shell command and returns its stdout (trimmed); "" on failure.
+std::string run_capture(const std::string& cmd, bool* ok = nullptr) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    if (ok) *ok = false;
+    return out;
+  }
+  std::array<char, 256> buf{};
+  while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int rc = ::pclose(p);
+  if (ok) *ok = rc == 0;
+  return trim(out);
+}
+
+std::string format_cuda_version(int v) {
+  if (v <= 0) return "";
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
+
+std::string format_time(const char* f) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, f, &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string utc_now_iso() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
+std::string utc_now_stamp() { return format_time("%Y%m%dT%H%M%SZ"); }
+
+Provenance collect_provenance(const std::vector<std::string>& argv) {
+  Provenance p;
+  p.moebench_version = MOEBENCH_VERSION;
+  p.build_commit = MOEBENCH_GIT_COMMIT;
+  p.build_type = MOEBENCH_BUILD_TYPE;
+#if defined(__clang__)
+  p.compiler = fmt::format("clang {}", __clang_version__);
+#elif defined(__GNUC__)
+  p.compiler = fmt::format("gcc {}", __VERSION__);
+#else
+  p.compiler = "unknown";
+#endif
+  const std::string src = MOEBENCH_SOURCE_DIR;
+  bool ok = false;
+  p.git_commit = run_capture(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", src), &ok);
+  if (!ok || p.git_commit.empty()) {
+    p.git_commit = "unknown";
+  } else {
+    const std::string status =
+        run_capture(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", src));
+    p.git_dirty = !status.empty();
+  }
+  const dnnl_version_t* v = dnnl_version();
+  p.onednn_version = fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+
+  const GpuQuery q = query_gpus();
+  p.cuda_compiled = q.cuda_compiled;
+  p.cuda_compiled_version = format_cuda_version(q.cuda_compiled_version);
+  p.cuda_runtime_version = format_cuda_version(q.cuda_runtime_version);
+  p.cuda_driver_version = format_cuda_version(q.cuda_driver_version);
+  p.gpus = nlohmann::ordered_json::array();
+  for (const auto& g : q.gpus) {
+    nlohmann::ordered_json j;
+    j["index"] = g.index;
+    j["name"] = g.name;
+    j["sm"] = fmt::format("{}.{}", g.sm_major, g.sm_minor);
+    j["mem_bytes"] = g.mem_bytes;
+    j["sm_count"] = g.sm_count;
+    p.gpus.push_back(j);
+  }
+  p.gpu_note = q.note;
+
+  const CpuInfo& c = cpu_info();
+  p.cpu_model = c.model;
+  p.cpu_flags = c.flag_names();
+  p.logical_cpus = c.logical_cpus;
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) == 0) p.hostname = host;
+  p.utc_time = utc_now_iso();
+  p.command_line = join(argv, " ");
+  return p;
+}
+
+nlohmann::ordered_json Provenance::to_json() const {
+  nlohmann::ordered_json j;
+  j["moebench_version"] = moebench_version;
+  j["git_commit"] = git_commit;
+  j["git_dirty"] = git_dirty;
+  j["build_commit"] = build_commit;
+  j["build_type"] = build_type;
+  j["compiler"] = compiler;
+  j["onednn_version"] = onednn_version;
+  j["cuda_compiled"] = cuda_compiled;
+  j["cuda_compiled_version"] = cuda_compiled_version;
+  j["cuda_runtime_version"] = cuda_runtime_version;
+  j["cuda_driver_version"] = cuda_driver_version;
+  j["cpu_model"] = cpu_model;
+  j["cpu_flags"] = cpu_flags;
+  j["logical_cpus"] = logical_cpus;
+  j["gpus"] = gpus;
+  j["gpu_note"] = gpu_note;
+  j["hostname"] = hostname;
+  j["utc_time"] = utc_time;
+  j["command_line"] = command_line;
+  return j;
+}
+
+}  // namespace moebench

@@ -1,0 +1,47 @@
+#pragma once
+// A run directory: results/<suite>/<run-id>/ with
+//   manifest.json   provenance, suite, every case's resolved config, status
+//   cases/<id>.json one file per finished case (all its repetitions)
+//   runs.jsonl      one row per case and repetition
+//   runs.csv        the same rows
+//   timelines/      optional Chrome-trace files
+// Every file is written atomically. runs.jsonl/runs.csv are regenerated from
+// cases/ after each finished case, so a run killed at any instant loses at
+// most the case in progress, and `run_suite --resume` finishes the rest
+// without redoing or duplicating anything.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results/records.h"
+
+namespace moebench {
+
+class RunDirectory {
+ public:
+  explicit RunDirectory(std::filesystem::path dir);
+
+  const std::filesystem::path& path() const { return dir_; }
+  // Creates the directory (and cases/), removing temporaries left by killed writers.
+  void prepare();
+
+  void write_manifest(const nlohmann::ordered_json& manifest) const;
+  bool has_manifest() const;
+  nlohmann::ordered_json read_manifest() const;
+
+  // Cases already finished: case id -> the stored case object.
+  std::map<std::string, nlohmann::ordered_json> finished_cases() const;
+  void write_case(const std::string& case_id, const nlohmann::ordered_json& c) const;
+
+  // Rewrites runs.jsonl and runs.csv from `rows` (fixed columns first).
+  void write_runs(const std::vector<Column>& fixed, const std::vector<RunRecord>& rows) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace moebench

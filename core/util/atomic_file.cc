@@ -1,0 +1,158 @@
+#include "core/util/atomic_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+#include "core/util/strings.h"
+
+namespace moebench {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<uint64_t> g_counter{0};
+
+[[noreturn]] void fail(const fs::path& path, std::string_view what) {
+  throw Error(fmt::format("{}: expected to be able to {}, found: {}", path.string(), what,
+                          std::strerror(errno)));
+}
+
+void fsync_dir(const fs::path& dir) {
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
+    ::close(dfd);
+  }
+}
+
+void ensure_parent(const fs::path& path) {
+  const fs::path parent = path.parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) {
+    throw Error(fmt::format("{}: expected to be able to create directory, found: {}",
+                            parent.string(), ec.message()));
+  }
+}
+
+}  // namespace
+
+fs::path temporary_path_for(const fs::path& path) {
+  return fs::path(path.string() + fmt::format(".tmp.{}.{}", ::getpid(), g_counter++));
+}
+
+AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
+  ensure_parent(path_);
+  tmp_ = temporary_path_for(path_);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(tmp_, "create a file");
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+  }
+}
+
+void AtomicFileWriter::write(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail(tmp_, "write");
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    written_ += static_cast<uint64_t>(w);
+  }
+}
+
+void AtomicFileWriter::pwrite(uint64_t offset, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail(tmp_, "write");
+    }
+    p += w;
+    offset += static_cast<uint64_t>(w);
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  if (committed_) throw InternalError("AtomicFileWriter::commit called twice for " + path_.string());
+  if (::fsync(fd_) != 0) fail(tmp_, "flush to disk");
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    fail(tmp_, "close");
+  }
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail(path_, "rename into place");
+  committed_ = true;
+  fsync_dir(path_.parent_path());
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  AtomicFileWriter w(path);
+  w.write(content);
+  w.commit();
+}
+
+int remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return 0;
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto pos = name.rfind(".tmp.");
+    if (pos == std::string::npos) continue;
+    const auto parts = split(std::string_view(name).substr(pos + 5), '.');
+    if (parts.size() != 2) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(parts[0].c_str(), &end, 10);
+    if (end == parts[0].c_str() || *end != '\0' || pid <= 0) continue;
+    const bool alive = ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+    if (alive && pid != ::getpid()) continue;
+    if (pid == ::getpid()) continue;  // our own writers are still open
+    std::error_code rec;
+    if (fs::remove(entry.path(), rec)) ++removed;
+  }
+  return removed;
+}
+
+std::string read_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw Error(fmt::format("{}: expected a readable file, found no such file", path.string()));
+  }
+  if (fs::is_directory(path, ec)) {
+    throw Error(fmt::format("{}: expected a readable file, found a directory", path.string()));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                            std::strerror(errno)));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace moebench

@@ -1,0 +1,215 @@
+#include "kernels/cpu/probe.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/util/cpu_info.h"
+
+namespace moebench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Runs f(thread_index) on n threads started together; returns the wall time
+// of the slowest.
+template <class F>
+double run_parallel(int n, F&& f) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < n; ++i) {
+    ts.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      f(i);
+    });
+  }
+  while (ready.load() < n) {
+  }
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& t : ts) t.join();
+  return seconds_since(t0);
+}
+
+// ---- memory bandwidth: sum of a large array, vectorised by the compiler.
+__attribute__((noinline)) double sum_floats(const float* p, size_t n) {
+  float acc[16] = {0};
+  for (size_t i = 0; i + 16 <= n; i += 16) {
+    for (int j = 0; j < 16; ++j) acc[j] += p[i + j];
+  }
+  double s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
+// ---- FMA peaks. Ten independent accumulators hide the FMA latency.
+__attribute__((target("avx512f"))) double fma_avx512(int64_t iters) {
+  __m512 a[10];
+  const __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+  for (int i = 0; i < 10; ++i) a[i] = _mm512_set1_ps(float(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 10; ++i) a[i] = _mm512_fmadd_ps(a[i], x, y);
+  }
+  __m512 s = a[0];
+  for (int i = 1; i < 10; ++i) s = _mm512_add_ps(s, a[i]);
+  float out[16];
+  _mm512_storeu_ps(out, s);
+  double r = 0;
+  for (float v : out) r += v;
+  return r;
+}
+constexpr double kFlopsPerIterAvx512 = 10 * 16 * 2;
+
+__attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
+  __m256 a[10];
+  const __m256 x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
+  for (int i = 0; i < 10; ++i) a[i] = _mm256_set1_ps(float(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 10; ++i) a[i] = _mm256_fmadd_ps(a[i], x, y);
+  }
+  float out[8];
+  __m256 s = a[0];
+  for (int i = 1; i < 10; ++i) s = _mm256_add_ps(s, a[i]);
+  _mm256_storeu_ps(out, s);
+  double r = 0;
+  for (float v : out) r += v;
+  return r;
+}
+constexpr double kFlopsPerIterAvx2 = 10 * 8 * 2;
+
+// vdpbf16ps: 32 bf16 products summed into 16 fp32 lanes = 64 FLOP per instruction.
+__attribute__((target("avx512f,avx512bf16"))) double dot_bf16(int64_t iters) {
+  __m512 a[10];
+  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3f80);
+  for (int i = 0; i < 10; ++i) a[i] = _mm512_setzero_ps();
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 10; ++i) a[i] = _mm512_dpbf16_ps(a[i], x, y);
+  }
+  __m512 s = a[0];
+  for (int i = 1; i < 10; ++i) s = _mm512_add_ps(s, a[i]);
+  float out[16];
+  _mm512_storeu_ps(out, s);
+  double r = 0;
+  for (float v : out) r += v;
+  return r;
+}
+constexpr double kFlopsPerIterBf16 = 10 * 64;
+
+// vpdpbusd: 64 u8 x s8 products summed into 16 int32 lanes = 128 ops per instruction.
+__attribute__((target("avx512f,avx512vnni"))) double dot_int8(int64_t iters) {
+  __m512i a[10];
+  const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(1);
+  for (int i = 0; i < 10; ++i) a[i] = _mm512_setzero_si512();
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 10; ++i) a[i] = _mm512_dpbusd_epi32(a[i], x, y);
+  }
+  __m512i s = a[0];
+  for (int i = 1; i < 10; ++i) s = _mm512_add_epi32(s, a[i]);
+  int32_t out[16];
+  _mm512_storeu_si512(out, s);
+  double r = 0;
+  for (int32_t v : out) r += v;
+  return r;
+}
+constexpr double kOpsPerIterInt8 = 10 * 128;
+
+template <class K>
+double peak(int threads, int repeats, K kernel, double per_iter) {
+  const int64_t iters = 20'000'000;
+  std::atomic<double> sink{0};
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double t = run_parallel(threads, [&](int) { sink.store(kernel(iters)); });
+    best = std::max(best, per_iter * double(iters) * threads / t / 1e9);
+  }
+  return best;
+}
+
+double measure_dispatch_us(int repeats) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool has_task = false, done = false, stop = false;
+  std::thread worker([&] {
+    std::unique_lock<std::mutex> lk(m);
+    while (true) {
+      cv.wait(lk, [&] { return has_task || stop; });
+      if (stop) return;
+      has_task = false;
+      done = true;
+      cv.notify_all();
+    }
+  });
+  std::vector<double> samples;
+  const int n = 2000 * std::max(1, repeats);
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    std::unique_lock<std::mutex> lk(m);
+    has_task = true;
+    done = false;
+    cv.notify_all();
+    cv.wait(lk, [&] { return done; });
+    samples.push_back(seconds_since(t0) * 1e6);
+  }
+  {
+    std::lock_guard<std::mutex> lk(m);
+    stop = true;
+  }
+  cv.notify_all();
+  worker.join();
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+ProbeResult run_probe(const ProbeOptions& opt) {
+  const CpuInfo& cpu = cpu_info();
+  ProbeResult r;
+  r.threads = opt.threads > 0 ? opt.threads : std::max(1, cpu.logical_cpus);
+
+  // Bandwidth: each thread sums its own slice (first touched by itself).
+  const size_t total = static_cast<size_t>(opt.bandwidth_gib * 1024 * 1024 * 1024) / sizeof(float);
+  const size_t per = total / size_t(r.threads) / 16 * 16;
+  std::vector<float*> bufs(r.threads);
+  run_parallel(r.threads, [&](int i) {
+    bufs[i] = static_cast<float*>(std::aligned_alloc(64, per * sizeof(float)));
+    for (size_t k = 0; k < per; ++k) bufs[i][k] = 1.0f;
+  });
+  std::atomic<double> sink{0};
+  for (int rep = 0; rep < opt.repeats; ++rep) {
+    const double t = run_parallel(r.threads, [&](int i) { sink.store(sum_floats(bufs[i], per)); });
+    r.read_bw_gbps = std::max(r.read_bw_gbps, double(per * sizeof(float)) * r.threads / t / 1e9);
+  }
+  for (float* b : bufs) std::free(b);
+
+  if (cpu.avx512f) {
+    r.fp32_isa = "avx512f";
+    r.fp32_gflops = peak(r.threads, opt.repeats, fma_avx512, kFlopsPerIterAvx512);
+  } else if (cpu.avx2 && cpu.fma) {
+    r.fp32_isa = "avx2+fma";
+    r.fp32_gflops = peak(r.threads, opt.repeats, fma_avx2, kFlopsPerIterAvx2);
+  } else {
+    r.fp32_isa = "scalar";
+  }
+  if (cpu.avx512_bf16) r.bf16_gflops = peak(r.threads, opt.repeats, dot_bf16, kFlopsPerIterBf16);
+  if (cpu.avx512_vnni) r.int8_gops = peak(r.threads, opt.repeats, dot_int8, kOpsPerIterInt8);
+  r.dispatch_us = measure_dispatch_us(opt.repeats);
+  return r;
+}
+
+}  // namespace moebench

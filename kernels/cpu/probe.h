@@ -1,0 +1,32 @@
+#pragma once
+// Measures the ceilings of this machine's CPU that a HardwareProfile needs:
+// sustained memory read bandwidth, peak FMA throughput per instruction set,
+// and the cost of handing a task to a worker thread. `moebench probe`
+// prints the results as a [cpu] section for configs/hardware/.
+//
+// Each kernel is compiled for its ISA with a target attribute and run only
+// when cpu_info() says the ISA is usable, so the binary stays portable.
+
+#include <string>
+
+namespace moebench {
+
+struct ProbeOptions {
+  int threads = 0;               // 0 = all CPUs this process may use
+  double bandwidth_gib = 1.0;    // buffer size for the bandwidth test
+  int repeats = 5;               // best-of
+};
+
+struct ProbeResult {
+  int threads = 0;
+  double read_bw_gbps = 0;       // all threads, sustained read (decimal GB/s)
+  double fp32_gflops = 0;        // FMA peak, all threads
+  std::string fp32_isa;          // "avx512f", "avx2+fma" or "scalar"
+  double bf16_gflops = 0;        // 0 when the CPU has no bf16 dot product
+  double int8_gops = 0;          // 0 when the CPU has no int8 dot product (VNNI)
+  double dispatch_us = 0;        // median round trip: hand a task to a thread and wait for it
+};
+
+ProbeResult run_probe(const ProbeOptions& opt);
+
+}  // namespace moebench

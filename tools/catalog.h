@@ -1,0 +1,10 @@
+#pragma once
+// The process-wide component registry with every built-in component.
+
+#include "core/policy/registry.h"
+
+namespace moebench::tools {
+
+const Registry& component_catalog();
+
+}  // namespace moebench::tools

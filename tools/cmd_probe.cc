@@ -1,0 +1,40 @@
+// moebench probe: measures this CPU and prints a [cpu] section.
+
+#include <fmt/format.h>
+
+#include "core/results/provenance.h"
+#include "core/util/cpu_info.h"
+#include "kernels/cpu/probe.h"
+#include "tools/commands.h"
+
+namespace moebench::tools {
+
+void add_probe_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "probe", "Measure this CPU (memory bandwidth, FMA peaks, task dispatch) and print a [cpu] "
+               "section for configs/hardware/");
+  static ProbeOptions opt;
+  cmd->add_option("--threads", opt.threads, "Threads (0 = all usable CPUs)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--gib", opt.bandwidth_gib, "Bandwidth buffer size in GiB")->check(CLI::Range(0.05, 64.0));
+  cmd->add_option("--repeats", opt.repeats, "Best of N")->check(CLI::Range(1, 100));
+  cmd->callback([] {
+    const ProbeResult r = run_probe(opt);
+    const CpuInfo& c = cpu_info();
+    fmt::print("# measured by `moebench probe --threads {} --gib {} --repeats {}` on {}\n", r.threads,
+               opt.bandwidth_gib, opt.repeats, utc_now_iso());
+    fmt::print("# cpu flags: {}\n", fmt::join(c.flag_names(), " "));
+    fmt::print("[cpu]\n");
+    fmt::print("model = \"{}\"\n", c.model);
+    fmt::print("cores = {}\nthreads = {}\n", r.threads, r.threads);
+    fmt::print("mem_bw_gbps = {:.1f}        # [measured] sustained read, all threads\n", r.read_bw_gbps);
+    fmt::print("peak_gflops_fp32 = {:.1f}   # [measured] {} FMA, all threads\n", r.fp32_gflops, r.fp32_isa);
+    fmt::print("peak_gflops_bf16 = {:.1f}   # [measured] avx512_bf16 vdpbf16ps (0 = not available)\n",
+               r.bf16_gflops);
+    fmt::print("peak_gflops_int8 = {:.1f}   # [measured] avx512_vnni vpdpbusd (0 = not available)\n",
+               r.int8_gops);
+    fmt::print("task_overhead_us = {:.2f}   # [measured] median hand-off round trip to a worker thread\n",
+               r.dispatch_us);
+  });
+}
+
+}  // namespace moebench::tools

@@ -1,0 +1,13 @@
+#pragma once
+// Subcommands of build/bin/moebench. Each group registers its CLI11
+// subcommands and returns; errors the user causes are thrown as
+// moebench::Error and reported by main() as one line with exit status 2.
+
+#include <CLI/CLI.hpp>
+
+namespace moebench::tools {
+
+void add_config_commands(CLI::App& app);
+void add_probe_command(CLI::App& app);
+
+}  // namespace moebench::tools

@@ -1,0 +1,27 @@
+// build/bin/moebench: the harness's multi-tool (config, probe, trace, predictor, ...).
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "core/util/error.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"moebench: benchmark harness for hybrid CPU/GPU inference of MoE models"};
+  app.require_subcommand(1);
+  moebench::tools::add_config_commands(app);
+  moebench::tools::add_probe_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const moebench::Error& e) {
+    fmt::print(stderr, "moebench: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "moebench: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}
