@@ -1,13 +1,9 @@
 #include "tools/catalog.h"
 
+#include "baselines/register.h"
+
 namespace moebench::tools {
 
-const Registry& component_catalog() {
-  static const Registry r = [] {
-    Registry reg;
-    return reg;
-  }();
-  return r;
-}
+const Registry& component_catalog() { return builtin_registry(); }
 
 }  // namespace moebench::tools

@@ -73,7 +73,7 @@ TEST(ConfigErrors, WrongType) {
                            "[model]\npreset = \"mixtral-8x7b\"\ntop_k = \"two\"\n"
                            "[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(text),
-            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, 1024], found string \"two\"");
+            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, 64], found string \"two\"");
 }
 
 TEST(ConfigErrors, OutOfRange) {

@@ -82,6 +82,7 @@ bool looks_like_path(const std::string& name) {
 std::string singular(const std::string& kind) {
   if (kind == "models") return "model";
   if (kind == "strategies") return "strategy";
+  if (kind == "workloads") return "synthetic workload";
   return kind;
 }
 
@@ -303,8 +304,27 @@ std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths
                                             const fs::path& base_dir,
                                             const ComponentCatalog* catalog) {
   std::vector<StrategyEntry> out;
+  // [strategy_defaults]: keys every strategy of the file gets unless it sets
+  // them itself (above the preset, below the strategy's own overrides).
+  const Value* defaults = root.find("strategy_defaults");
+  if (defaults) {
+    if (!defaults->is_table()) {
+      throw ConfigError(defaults->where(), "strategy_defaults", "a table of strategy keys", defaults->describe());
+    }
+    for (const char* k : {"preset", "name"}) {
+      if (const auto* e = defaults->find_entry(k)) {
+        throw ConfigError(e->key_where, std::string("strategy_defaults.") + k,
+                          "keys shared by every strategy (not its preset or name)", e->value.describe());
+      }
+    }
+  }
   auto add = [&](Value t, const std::string& label) {
     StrategyEntry e;
+    if (defaults) {
+      Value merged = *defaults;
+      cfg::merge_into(merged, t);
+      t = std::move(merged);
+    }
     e.table = std::move(t);
     // Which keys are lists depends on the component kinds, which may come
     // from the preset: look at the preset merged with the overrides.
@@ -354,7 +374,7 @@ std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths
 
 void check_top_level(const Value& root) {
   static const std::vector<std::string> known = {"suite", "model", "hardware", "workload",
-                                                 "strategies", "strategy"};
+                                                 "strategies", "strategy", "strategy_defaults"};
   for (const auto& e : root.entries()) {
     if (std::find(known.begin(), known.end(), e.key) == known.end()) {
       cfg::throw_unknown_key(e, "", known);
@@ -456,9 +476,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
         c.axes = std::move(case_axes);
         c.base_dir = base_dir;
         nlohmann::ordered_json cj;
-        cj["backend"] = c.backend;
-        cj["repetitions"] = c.repetitions;
-        cj["warmup"] = c.warmup;
+        cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup}};
         cj["model"] = m.to_json();
         cj["hardware"] = h.to_json();
         cj["workload"] = w.to_json();

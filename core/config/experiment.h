@@ -65,7 +65,7 @@ struct Case {
   int64_t warmup = 0;
   bool timeline = false;
   std::vector<std::pair<std::string, std::string>> axes;  // sweep coordinates ("workload.prompt_len", "128")
-  nlohmann::ordered_json config;  // {backend, repetitions, warmup, model, hardware, workload, strategy}
+  nlohmann::ordered_json config;  // {run: {backend, repetitions, warmup}, model, hardware, workload, strategy}
   std::filesystem::path base_dir; // directory of the experiment file (relative paths)
 };
 

@@ -64,6 +64,28 @@ TEST(Experiment, SweepIsCartesianProductInFileOrderStrategiesInnermost) {
   for (size_t i = 0; i < ex.cases.size(); ++i) EXPECT_EQ(ex.cases[i].index, i);
 }
 
+TEST(Experiment, StrategyDefaultsApplyUnlessAStrategySetsTheKey) {
+  testing::TempDir dir;
+  const Experiment ex = load(std::string("strategies = [\"all-cpu\"]\n") + kBase +
+                                 "[strategy_defaults]\nresidency.slots_per_layer = 2\nresidency.pool = \"global\"\n"
+                                 "[[strategy]]\npreset = \"gpu-ondemand\"\nresidency.slots_per_layer = [3, 4]\n",
+                             dir);
+  ASSERT_EQ(ex.cases.size(), 3u);
+  EXPECT_EQ(ex.cases[0].strategy.name, "all-cpu");
+  EXPECT_EQ(ex.cases[0].strategy.residency.slots_per_layer, 2);
+  EXPECT_EQ(ex.cases[0].strategy.residency.pool, "global");
+  EXPECT_EQ(ex.cases[1].strategy.residency.slots_per_layer, 3);  // its own sweep wins
+  EXPECT_EQ(ex.cases[2].strategy.residency.slots_per_layer, 4);
+  EXPECT_EQ(ex.cases[2].strategy.residency.pool, "global");
+  // A preset name in the defaults is an error that points at it.
+  try {
+    load(std::string("strategies = [\"all-cpu\"]\n") + kBase + "[strategy_defaults]\npreset = \"x\"\n", dir);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy_defaults.preset"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
   testing::TempDir dir;
   const auto a = load(std::string(kBase) + "[[strategy]]\nname = \"a\"\n", dir);

@@ -62,7 +62,10 @@ const cfg::Schema<GpuSpec>& gpu_schema() {
                 "Fraction of peak reached by expert matmuls when compute-bound.",
                 open_closed_unit())
         .number("kernel_launch_us", &S::kernel_launch_us, "Launch overhead per GPU task.",
-                non_negative(), "us");
+                non_negative(), "us")
+        .integer("layer_kernels", &S::layer_kernels,
+                 "Kernel launches of one layer's attention, norms and router (each costs kernel_launch_us).",
+                 between(0, 1000));
     return s;
   }();
   return s;

@@ -42,6 +42,7 @@ struct GpuSpec {
   double peak_tflops_int8 = 0;
   double gemm_efficiency = 0.6;
   double kernel_launch_us = 0;  // per expert / per op launch
+  int64_t layer_kernels = 8;    // kernel launches of one layer's non-MoE work
 };
 
 struct LinkSpec {

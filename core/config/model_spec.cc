@@ -107,7 +107,7 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
         .integer("hidden_size", &S::hidden_size, "Hidden (model) dimension.", between(1, 1 << 20), "elements")
         .integer("vocab_size", &S::vocab_size, "Vocabulary size (embedding and lm head).", between(0, 1 << 24), "tokens")
         .integer("routed_experts", &S::routed_experts, "Routed experts per MoE layer.", between(1, 65536))
-        .integer("top_k", &S::top_k, "Routed experts activated per token.", between(1, 1024))
+        .integer("top_k", &S::top_k, "Routed experts activated per token.", between(1, 64))
         .enumeration<RoutingFunction>(
             "routing", &S::routing,
             {{"softmax-topk", RoutingFunction::kSoftmaxTopK},

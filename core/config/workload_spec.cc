@@ -13,6 +13,8 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .string("generator", &S::generator,
                 "Synthetic generator preset (\"auto\" = the model family's preset).")
         .string("trace", &S::trace, "Trace file for kind = \"trace\" (relative to the experiment file).")
+        .string("calibration_trace", &S::calibration_trace,
+                "kind = \"trace\": a separate trace for components that calibrate (placement profiles, predictors).")
         .integer("seed", &S::seed, "Seed of the synthetic generator.", at_least(0))
         .integer("sequences", &S::sequences, "Sequences in the run.", between(1, 1 << 20))
         .integer("prompt_len", &S::prompt_len, "Prefill tokens per sequence.", between(0, 1 << 20), "tokens")

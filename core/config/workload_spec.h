@@ -16,6 +16,7 @@ struct WorkloadSpec {
   std::string kind = "synthetic";  // "synthetic" | "trace"
   std::string generator = "auto";  // synthetic preset; "auto" = the model family's
   std::string trace;               // trace file (kind = "trace"), relative to the experiment file
+  std::string calibration_trace;   // kind = "trace": calibration workload for components that need one
   int64_t seed = 1;
   int64_t sequences = 1;           // sequences in the run
   int64_t prompt_len = 64;         // prefill tokens per sequence

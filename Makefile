@@ -1,0 +1,49 @@
+# moebench: the two set-up commands of the README, and helpers.
+#   make run    install what is missing, build, run the default suite (suites/smoke.toml)
+#               on the simulated backend, write results/ and its figures
+#   make test   install what is missing, build, run every C++ and Python test
+# Other targets: build, bench, report, clean.
+
+BUILD      ?= build
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_TYPE ?= Release
+SUITE      ?= suites/smoke.toml
+CMAKE_ARGS ?=
+
+.PHONY: all deps build test run bench report clean
+
+all: build
+
+# Installs missing Debian packages and records which Python to use.
+$(BUILD)/.deps: scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	@./scripts/install-deps.sh | tail -n 1 > $(BUILD)/.python.tmp && mv $(BUILD)/.python.tmp $(BUILD)/.python
+	@touch $@
+
+deps: $(BUILD)/.deps
+
+PY = $(shell sed -n 's/^PYTHON=//p' $(BUILD)/.python 2>/dev/null || echo /usr/bin/python3)
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && MOEBENCH_HOME=$(CURDIR) ctest --output-on-failure -j $(JOBS) -LE gpu
+	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench \
+	  $(PY) -m pytest -q -p no:cacheprovider workloads/python analysis
+
+run: build
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite $(SUITE)
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/smoke.py --results results
+
+bench: build
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_trace
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_engine
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_decisions
+
+report: build
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,2 @@
+// deferral = "none": every expert's output is combined in its own layer.
+#include "baselines/common/components.h"

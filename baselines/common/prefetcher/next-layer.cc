@@ -1,0 +1,53 @@
+// prefetcher = "next-layer": after layer l's gate, the predictor's top
+// `size` experts of layer l + distance (by predicted workload) that are not
+// cached are loaded: DALI's residual-based prefetching (predictor
+// "residual"), AdapMoE's next-layer gate prefetch (predictor "gate-reuse",
+// size 2), perfect prefetching (predictor "oracle").
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "baselines/common/components.h"
+#include "core/util/error.h"
+
+namespace moebench {
+
+const cfg::Schema<NextLayerPrefetcher::Params>& NextLayerPrefetcher::Params::schema() {
+  static const cfg::Schema<Params> s = [] {
+    cfg::Schema<Params> s("strategy.prefetcher");
+    s.integer("size", &Params::size, "Experts loaded per layer (DALI: Mixtral 1, DeepSeek-V2-Lite and Qwen 4).",
+              cfg::at_least(0))
+        .integer("distance", &Params::distance, "How many layers ahead.", cfg::at_least(1))
+        .boolean("decode_only", &Params::decode_only, "Prefetch in decode steps only.");
+    return s;
+  }();
+  return s;
+}
+
+void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) {
+  const int32_t target = ctx.layer + int32_t(p_.distance);
+  if (target >= ctx.moe_layers || p_.size <= 0 || !ctx.cost->has_gpu()) return;
+  if (p_.decode_only && ctx.phase != Phase::kDecode) return;
+  if (!predictor_) {
+    throw Error(fmt::format("prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
+  }
+  scores_.assign(size_t(ctx.experts), 0.0f);
+  predictor_->predict(ctx, target, 0, scores_);
+  order_.clear();
+  for (int32_t e = 0; e < ctx.experts; ++e) {
+    if (scores_[e] > 0 && !ctx.residency->cached(target, e)) order_.push_back(e);
+  }
+  const size_t n = std::min<size_t>(size_t(p_.size), order_.size());
+  std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(), [&](int32_t a, int32_t b) {
+    return scores_[a] != scores_[b] ? scores_[a] > scores_[b] : a < b;
+  });
+  for (size_t i = 0; i < n; ++i) out.push_back({target, order_[i], 0});
+}
+
+double NextLayerPrefetcher::predict_gpu_ns(const Context& ctx) const {
+  if (!predictor_ || p_.size <= 0 || ctx.layer + p_.distance >= ctx.moe_layers) return 0.0;
+  if (p_.decode_only && ctx.phase != Phase::kDecode) return 0.0;
+  return predictor_->gpu_ns(*ctx.cost, ctx.routing->tokens());
+}
+
+}  // namespace moebench

@@ -1,0 +1,63 @@
+// cache = "dali-window": DALI's workload-aware cache replacement (Algorithm 2).
+#include <algorithm>
+
+#include "baselines/dali/components.h"
+
+namespace moebench {
+
+const cfg::Schema<DaliWindowCache::Params>& DaliWindowCache::Params::schema() {
+  static const cfg::Schema<Params> s = [] {
+    cfg::Schema<Params> s("strategy.cache");
+    s.integer("w_size", &Params::w_size, "Window length in steps (tokens of a batch).", cfg::at_least(1))
+        .integer("u_size", &Params::u_size, "Experts swapped per window end (Mixtral: 1, Qwen/DeepSeek: 8).",
+                 cfg::at_least(0));
+    return s;
+  }();
+  return s;
+}
+
+void DaliWindowCache::reset(const CacheSetup& s) {
+  setup_ = s;
+  score_.assign(size_t(s.layers) * size_t(s.experts), 0);
+  steps_.assign(size_t(s.layers), 0);
+}
+
+void DaliWindowCache::on_gate(const Context& ctx) {
+  for (const auto& a : ctx.active) score_[size_t(ctx.layer) * setup_.experts + a.expert] += a.tokens;
+}
+
+size_t DaliWindowCache::victim(std::span<const SlotRef> c, SlotRef, const Context&) {
+  size_t best = 0;
+  auto key = [&](size_t i) {
+    return std::make_tuple(score_[size_t(c[i].layer) * setup_.experts + c[i].expert], c[i].layer, c[i].expert);
+  };
+  for (size_t i = 1; i < c.size(); ++i) {
+    if (key(i) < key(best)) best = i;
+  }
+  return best;
+}
+
+void DaliWindowCache::after_layer(const Context& ctx, std::vector<Swap>& out) {
+  const int32_t l = ctx.layer;
+  if (++steps_[l] % p_.w_size != 0) return;
+  const int32_t E = setup_.experts;
+  int64_t* s = &score_[size_t(l) * E];
+  std::vector<int32_t> in, res;
+  for (int32_t e = 0; e < E; ++e) {
+    if (!ctx.residency->cached(l, e)) {
+      if (s[e] > 0) in.push_back(e);
+    } else if (ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e)) {
+      res.push_back(e);
+    }
+  }
+  // Highest-scoring outsiders, lowest-scoring residents (ties: lower id).
+  std::stable_sort(in.begin(), in.end(), [&](int32_t a, int32_t b) { return s[a] > s[b]; });
+  std::stable_sort(res.begin(), res.end(), [&](int32_t a, int32_t b) { return s[a] < s[b]; });
+  const size_t u = std::min({size_t(p_.u_size), in.size(), res.size()});
+  for (size_t i = 0; i < u; ++i) {
+    if (s[in[i]] > s[res[i]]) out.push_back({SlotRef{l, res[i]}, SlotRef{l, in[i]}});
+  }
+  std::fill(s, s + E, 0);
+}
+
+}  // namespace moebench

@@ -1,0 +1,142 @@
+// DALI: Algorithm 1 (greedy) on a hand-made layer, the exact assignment
+// against brute force, and Algorithm 2 (window cache) step by step.
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "baselines/dali/components.h"
+#include "core/engine/residency.h"
+
+namespace moebench {
+namespace {
+
+AssignItem item(int32_t e, double gpu, double cpu, bool cached = false) {
+  AssignItem it;
+  it.expert = e;
+  it.gpu = gpu;
+  it.cpu = cpu;
+  it.cached = cached;
+  return it;
+}
+
+TEST(DaliGreedy, Algorithm1OnAHandMadeLayer) {
+  AssignProblem p;
+  // (t_gpu, t_cpu): e0 (1, 10), e1 (5, 6), e2 (8, 2), e3 (3, 3).
+  p.items = {item(0, 1, 10), item(1, 5, 6), item(2, 8, 2), item(3, 3, 3)};
+  // By |t_gpu - t_cpu|: e0 (9), e2 (6), e1 (1), e3 (0).
+  // e0: 0+1 <= 0+10 -> GPU (1); e2: 1+8 <= 0+2? no -> CPU (2);
+  // e1: 1+5 <= 2+6 -> GPU (6); e3: 6+3 <= 2+3? no -> CPU (5).
+  const auto a = greedy_assign(p);
+  EXPECT_EQ(a, (std::vector<uint8_t>{1, 1, 0, 0}));
+  EXPECT_DOUBLE_EQ(assign_cost(p, a), 6.0);
+}
+
+TEST(DaliGreedy, PlanOrdersResidentFirstThenLoads) {
+  AssignProblem p;
+  p.items = {item(4, 2, 9, false), item(7, 1, 9, true), item(9, 3, 1, false)};
+  LayerPlan out;
+  to_layer_plan(p, {1, 1, 0}, 2, out);
+  EXPECT_EQ(out.gpu, (std::vector<int32_t>{7, 4}));
+  EXPECT_EQ(out.load, (std::vector<int32_t>{4}));
+  EXPECT_EQ(out.cpu, (std::vector<int32_t>{9}));
+  EXPECT_EQ(out.staging_buffers, 2);
+}
+
+double brute_force(const AssignProblem& p) {
+  const size_t n = p.items.size();
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask) {
+    std::vector<uint8_t> a(n);
+    int64_t loads = 0;
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = (mask >> i) & 1;
+      loads += a[i] && !p.items[i].cached;
+    }
+    if (p.max_gpu_loads >= 0 && loads > p.max_gpu_loads) continue;
+    best = std::min(best, assign_cost(p, a));
+  }
+  return best;
+}
+
+TEST(DaliOpt, EqualsBruteForceAndGreedyIsNeverBetter) {
+  std::mt19937_64 rng(7);
+  int cases = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    AssignProblem p;
+    const int n = 1 + int(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      const double g = double(1 + rng() % 50), c = double(1 + rng() % 50);
+      p.items.push_back(item(i, g, c, rng() % 3 == 0));
+    }
+    p.cpu_warmup = double(rng() % 3 == 0 ? rng() % 20 : 0);
+    p.max_gpu_loads = rng() % 4 == 0 ? int64_t(rng() % 3) : -1;
+    bool proven = false;
+    const auto opt = optimal_assign(p, 100000000, &proven);
+    ASSERT_TRUE(proven);
+    const double bf = brute_force(p);
+    EXPECT_DOUBLE_EQ(assign_cost(p, opt), bf) << "trial " << trial;
+    const auto gr = greedy_assign(p);
+    EXPECT_GE(assign_cost(p, gr), bf) << "trial " << trial;
+    int64_t loads = 0;
+    for (int i = 0; i < n; ++i) loads += opt[i] && !p.items[i].cached;
+    if (p.max_gpu_loads >= 0) {
+      EXPECT_LE(loads, p.max_gpu_loads);
+    }
+    ++cases;
+  }
+  EXPECT_EQ(cases, 400);
+}
+
+TEST(DaliOpt, NodeLimitReturnsTheBestFoundUnproven) {
+  AssignProblem p;
+  for (int i = 0; i < 24; ++i) p.items.push_back(item(i, 10.0 + (i % 5), 11.0 + (i % 7)));
+  bool proven = true;
+  const auto a = optimal_assign(p, 5, &proven);
+  EXPECT_FALSE(proven);
+  EXPECT_LE(assign_cost(p, a), assign_cost(p, greedy_assign(p)));  // never worse than the greedy start
+}
+
+// Algorithm 2 driven by hand: 1 layer, 6 experts, 2 slots holding e0, e1.
+TEST(DaliWindow, Algorithm2SwapsAtWindowEndsAndResetsScores) {
+  Residency res(1, 6, 2, false);
+  res.place(0, 0);
+  res.place(0, 1);
+  DaliWindowCache::Params pp;
+  pp.w_size = 2;
+  pp.u_size = 1;
+  DaliWindowCache c(pp);
+  c.reset(CacheSetup{1, 6, 2, false});
+  Context ctx;
+  ctx.layer = 0;
+  ctx.experts = 6;
+  ctx.moe_layers = 1;
+  ctx.residency = &res;
+  auto step = [&](std::vector<ActiveExpert> act) {
+    ctx.active = act;
+    c.on_gate(ctx);
+    std::vector<CachePolicy::Swap> sw;
+    c.after_layer(ctx, sw);
+    return sw;
+  };
+  // Window 1: e3 gets 3 + 2 tokens, e0 1, e1 none.
+  EXPECT_TRUE(step({{0, 1, 1.0f, 0}, {3, 3, 1.0f, 0}}).empty());
+  auto sw = step({{3, 2, 1.0f, 0}, {4, 1, 1.0f, 0}});
+  ASSERT_EQ(sw.size(), 1u);  // u_size = 1: best outsider e3 (5) replaces the worst resident e1 (0)
+  EXPECT_EQ(sw[0].incoming.expert, 3);
+  EXPECT_EQ(sw[0].outgoing.expert, 1);
+  res.evict(0, 1);
+  res.place(0, 3);
+  // Window 2 (scores reset): e0 4, e3 3, e5 2: no outsider beats the worst resident (e3, 3).
+  EXPECT_TRUE(step({{0, 4, 1.0f, 0}, {3, 1, 1.0f, 0}}).empty());
+  EXPECT_TRUE(step({{3, 2, 1.0f, 0}, {5, 2, 1.0f, 0}}).empty());
+  // Window 3: e5 5 beats e0 (1).
+  EXPECT_TRUE(step({{0, 1, 1.0f, 0}, {5, 3, 1.0f, 0}, {3, 2, 1.0f, 0}}).empty());
+  sw = step({{5, 2, 1.0f, 0}, {3, 1, 1.0f, 0}});
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].incoming.expert, 5);
+  EXPECT_EQ(sw[0].outgoing.expert, 0);
+}
+
+}  // namespace
+}  // namespace moebench

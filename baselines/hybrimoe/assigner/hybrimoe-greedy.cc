@@ -1,0 +1,39 @@
+// assigner = "hybrimoe-greedy": the public code's assignment. Decode: one
+// greedy two-ended pass (greedy_two_ended). Prefill: every expert on the GPU
+// with on-demand loads (prefill = "gpu-ondemand", the code), or the same
+// greedy pass (prefill = "greedy").
+#include "baselines/hybrimoe/components.h"
+
+namespace moebench {
+
+const cfg::Schema<HybriMoeGreedyAssigner::Params>& HybriMoeGreedyAssigner::Params::schema() {
+  static const cfg::Schema<Params> s = [] {
+    cfg::Schema<Params> s("strategy.assigner");
+    s.choice("prefill", &Params::prefill, {"gpu-ondemand", "greedy"},
+             "Prefill: every expert on the GPU with misses loaded (the code), or the decode rule.");
+    return s;
+  }();
+  return s;
+}
+
+void HybriMoeGreedyAssigner::plan(const Context& ctx, LayerPlan& out) {
+  if (ctx.phase == Phase::kPrefill && p_.prefill == "gpu-ondemand" && ctx.cost->has_gpu()) {
+    for (const auto& a : ctx.active) {
+      if (ctx.residency->cached(ctx.layer, a.expert)) out.gpu.push_back(a.expert);
+    }
+    for (const auto& a : ctx.active) {
+      if (!ctx.residency->cached(ctx.layer, a.expert)) {
+        out.gpu.push_back(a.expert);
+        out.load.push_back(a.expert);
+      }
+    }
+    return;
+  }
+  const CostModelSched costs(*ctx.cost);
+  const SchedPlan p = greedy_two_ended(sched_experts(ctx, ctx.active), costs, sched_start(ctx), ctx.cost->has_gpu());
+  out.gpu = p.gpu;
+  out.cpu = p.cpu;
+  out.load = p.load;
+}
+
+}  // namespace moebench

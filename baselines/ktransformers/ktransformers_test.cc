@@ -1,0 +1,145 @@
+// KTransformers' Expert Deferral: which experts each rule defers, the
+// n_deferred heuristic, and the deferral equations end to end (which layer
+// receives which expert's output).
+
+#include <gtest/gtest.h>
+
+#include "baselines/ktransformers/components.h"
+#include "core/engine/testing.h"
+
+namespace moebench {
+namespace {
+
+constexpr double us = 1000.0;
+
+// Two tokens (batch of 2 sequences), 8 experts, top-4, one layer of three.
+struct BatchHook {
+  ModelSpec model = testing::tiny_model(3, 8, 4);
+  HardwareProfile hw = testing::round_hardware();
+  CostModel cost{model, hw};
+  Residency res{3, 8, 1, false};
+  MemoryTraceSource src;
+  std::unique_ptr<RunRouting> run;
+  std::unique_ptr<StepRouting> step;
+  std::vector<ActiveExpert> active;
+  Context ctx;
+  static MemoryTraceSource make() {
+    TraceInfo info;
+    info.model_name = "tiny";
+    info.moe_layers = 3;
+    info.routing.experts = 8;
+    info.routing.top_k = 4;
+    info.sequences = {{0, 1}, {0, 1}};
+    MemoryTraceSource s(info);
+    // Token A ranks 0,1,2,3; token B ranks 2,4,5,0.
+    const std::vector<std::vector<int32_t>> tokens = {{0, 1, 2, 3}, {2, 4, 5, 0}};
+    for (size_t q = 0; q < tokens.size(); ++q) {
+      TokenRecord r;
+      for (int l = 0; l < 3; ++l) {
+        r.ids.insert(r.ids.end(), tokens[q].begin(), tokens[q].end());
+        r.weights.insert(r.weights.end(), {0.4f, 0.3f, 0.2f, 0.1f});
+      }
+      s.add(int64_t(q), r);
+    }
+    return s;
+  }
+  BatchHook() : src(make()) {
+    run = std::make_unique<RunRouting>(src, 0);
+    step = std::make_unique<StepRouting>(*run, Phase::kDecode);
+    step->add(0, 0);
+    step->add(1, 0);
+    step->reveal(0);
+    // best ranks: e0 0, e1 1, e2 0, e3 3, e4 1, e5 2
+    active = {{0, 2, 0.5f, 0}, {1, 1, 0.3f, 1}, {2, 2, 0.6f, 0}, {3, 1, 0.1f, 3}, {4, 1, 0.3f, 1}, {5, 1, 0.2f, 2}};
+    ctx.phase = Phase::kDecode;
+    ctx.layer = 0;
+    ctx.moe_layers = 3;
+    ctx.experts = 8;
+    ctx.top_k = 4;
+    ctx.routing = step.get();
+    ctx.active = active;
+    ctx.residency = &res;
+    ctx.cost = &cost;
+    ctx.layer_nonmoe_ns = 1 * us;
+  }
+};
+
+std::vector<int32_t> choose(const std::string& rule, int64_t n, BatchHook& h) {
+  ExpertDeferral::Params p;
+  p.rule = rule;
+  p.n_deferred = n;
+  ExpertDeferral d(p);
+  std::vector<int32_t> out;
+  d.choose(h.ctx, out);
+  return out;
+}
+
+TEST(ExpertDeferral, RankAndUnionProtectDifferOnABatch) {
+  BatchHook h;
+  // n_deferred = 2: protected band is each token's top-2 ranks.
+  // union-protect: protected {0,1} u {2,4}; deferred: every other activated expert: 3, 5.
+  EXPECT_EQ(choose("union-protect", 2, h), (std::vector<int32_t>{3, 5}));
+  // rank: the 2 experts with the worst best-rank outside the band: e3 (3), e5 (2).
+  EXPECT_EQ(choose("rank", 2, h), (std::vector<int32_t>{3, 5}));
+  // n_deferred = 3 is capped at k - min_immediate = 2; with n = 1 the band is the top-3:
+  // union-protect defers what no token ranks in its top-3: e3 only; rank defers 1 expert: e3.
+  EXPECT_EQ(choose("union-protect", 1, h), (std::vector<int32_t>{3}));
+  EXPECT_EQ(choose("rank", 1, h), (std::vector<int32_t>{3}));
+  EXPECT_EQ(choose("rank", 3, h), choose("rank", 2, h));
+}
+
+TEST(ExpertDeferral, RankDefersAtMostNWhenUnionDefersMore) {
+  BatchHook h;
+  // A third token's worth of spread: mark e1 and e4 (best rank 1) as rank-2 experts.
+  h.active[1].best_rank = 2;
+  h.active[4].best_rank = 3;
+  // rank with n = 2: candidates outside the top-2 band: e3 (3), e4 (3), e5 (2), e1 (2); the 2 worst: e4, e3
+  // (ties on rank broken by the smaller combine weight: e3 0.1 before e4 0.3).
+  EXPECT_EQ(choose("rank", 2, h), (std::vector<int32_t>{3, 4}));
+}
+
+TEST(ExpertDeferral, ResidentExpertsAreNeverDeferred) {
+  BatchHook h;
+  h.res.place(0, 3);
+  EXPECT_EQ(choose("union-protect", 2, h), (std::vector<int32_t>{5}));
+}
+
+TEST(ExpertDeferral, HeuristicPicksTheSmallestCountThatFillsTheWindow) {
+  BatchHook h;
+  ExpertDeferral::Params p;
+  ExpertDeferral d(p);
+  // Window: next layer's non-MoE 1 us; one CPU expert costs 10 us -> 1 deferred.
+  EXPECT_EQ(d.count_for(h.ctx), 1);
+  h.ctx.layer_nonmoe_ns = 15 * us;  // two experts (20 us) needed
+  EXPECT_EQ(d.count_for(h.ctx), 2);
+  h.ctx.layer_nonmoe_ns = 100 * us;  // never filled: capped at k - 2
+  EXPECT_EQ(d.count_for(h.ctx), 2);
+}
+
+// O_k = I_k + S_k + R_{k-1}^def + R_k^imm: layer l's deferred expert runs on
+// the CPU during layer l+1's attention and is combined at layer l+1's
+// output; the last layer defers nothing.
+TEST(ExpertDeferral, DeferredOutputJoinsTheNextLayer) {
+  auto s = testing::strategy("all-cpu");
+  s.deferral = testing::component("expert-deferral");
+  s.deferral.params = cfg::parse_toml("n_deferred = 1\nmin_immediate = 1\n", "<test>");
+  const auto src = testing::routing(3, 4, 2, {{{0, 1}, {2, 3}, {0, 1}}});
+  const auto r = testing::run(testing::tiny_model(3), testing::round_hardware(), s, src);
+  const auto def = testing::tasks(r, Lane::kCpu, TaskKind::kDeferredExpert);
+  const auto att = testing::tasks(r, Lane::kGpu, TaskKind::kAttention);
+  ASSERT_EQ(def.size(), 2u);
+  // Layer 0 defers its rank-1 expert 1 [11, 21] while layer 1's attention runs [11, 12];
+  // layer 1 defers expert 3; layer 2 (last) defers nothing.
+  EXPECT_EQ(def[0].layer, 0);
+  EXPECT_EQ(def[0].expert, 1);
+  EXPECT_DOUBLE_EQ(def[0].start_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(att[1].start_ns, 11 * us);
+  EXPECT_EQ(def[1].layer, 1);
+  EXPECT_EQ(def[1].expert, 3);
+  // Layer 2's attention waits for layer 1's immediate output (31) and layer 0's deferred one (21).
+  EXPECT_DOUBLE_EQ(att[2].start_ns, 31 * us);
+  EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.061);
+}
+
+}  // namespace
+}  // namespace moebench

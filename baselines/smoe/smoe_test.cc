@@ -1,0 +1,181 @@
+// SMoE: fixed-N versus adaptive replacement counts, the cache filled from
+// prefill frequencies, the prefill CPU-vs-GPU rule, and the GPU waiting for
+// its layer's pending cache update.
+
+#include <gtest/gtest.h>
+
+#include "baselines/smoe/components.h"
+#include "core/engine/testing.h"
+
+namespace moebench {
+namespace {
+
+// A predictor returning fixed scores.
+class FixedPredictor : public Predictor {
+ public:
+  explicit FixedPredictor(std::vector<float> s) : s_(std::move(s)) {}
+  void predict(const Context&, int32_t, int64_t, std::span<float> scores) override {
+    for (size_t i = 0; i < s_.size(); ++i) scores[i] += s_[i];
+  }
+
+ private:
+  std::vector<float> s_;
+};
+
+struct Hook {
+  ModelSpec model = testing::tiny_model(1, 8, 4);
+  HardwareProfile hw = testing::round_hardware();
+  CostModel cost{model, hw};
+  Residency res{1, 8, 4, false};
+  TraceInfo info;
+  std::unique_ptr<MemoryTraceSource> src;
+  std::unique_ptr<RunRouting> run;
+  std::unique_ptr<StepRouting> step;
+  Context ctx;
+  Hook() {
+    src = std::make_unique<MemoryTraceSource>(testing::routing(1, 8, 4, {{{0, 1, 2, 3}}}));
+    run = std::make_unique<RunRouting>(*src, 0);
+    step = std::make_unique<StepRouting>(*run, Phase::kDecode);
+    step->add(0, 0);
+    step->reveal(0);
+    ctx.phase = Phase::kDecode;
+    ctx.layer = 0;
+    ctx.moe_layers = 1;
+    ctx.experts = 8;
+    ctx.top_k = 4;
+    ctx.routing = step.get();
+    ctx.residency = &res;
+    ctx.cost = &cost;
+  }
+};
+
+std::vector<std::pair<int32_t, int64_t>> requests(const std::vector<PrefetchRequest>& r) {
+  std::vector<std::pair<int32_t, int64_t>> v;
+  for (const auto& x : r) v.push_back({x.expert, x.target_step_offset});
+  return v;
+}
+
+TEST(SmoeTokenWise, FixedNVersusAdaptiveReplacementCounts) {
+  // Predicted top-4 by score: e2 (cached), e5, e6, e7; e0, e1 cached, not predicted.
+  Hook h;
+  h.res.place(0, 2);
+  h.res.place(0, 0);
+  h.res.place(0, 1);
+  FixedPredictor pred({0.1f, 0.2f, 0.9f, 0.0f, 0.0f, 0.8f, 0.7f, 0.6f});
+  for (const std::string mode : {"fixed-N", "adaptive"}) {
+    TokenWisePrefetcher::Params p;
+    p.n = 2;
+    p.mode = mode;
+    TokenWisePrefetcher tw(p);
+    tw.set_predictor(&pred);
+    std::vector<PrefetchRequest> out;
+    tw.after_gpu_experts(h.ctx, out);
+    if (mode == "fixed-N") {
+      // The cached prediction e2 is held; the two best uncached predictions move: e5, e6.
+      EXPECT_EQ(requests(out), (std::vector<std::pair<int32_t, int64_t>>{{2, 1}, {5, 1}, {6, 1}}));
+    } else {
+      // Only the top-2 predictions (e2, e5) are considered: one expert moves.
+      EXPECT_EQ(requests(out), (std::vector<std::pair<int32_t, int64_t>>{{2, 1}, {5, 1}}));
+    }
+  }
+}
+
+TEST(SmoeTokenWise, NothingInPrefill) {
+  Hook h;
+  h.ctx.phase = Phase::kPrefill;
+  FixedPredictor pred(std::vector<float>(8, 1.0f));
+  TokenWisePrefetcher tw(TokenWisePrefetcher::Params{});
+  tw.set_predictor(&pred);
+  std::vector<PrefetchRequest> out;
+  tw.after_gpu_experts(h.ctx, out);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(SmoeCache, FilledFromPrefillFrequenciesAfterPrefill) {
+  Hook h;
+  h.res.place(0, 6);  // one resident expert that the prefill never used
+  SmoeLfuCache::Params p;
+  SmoeLfuCache c(p);
+  c.reset(CacheSetup{1, 8, 4, false});
+  h.ctx.phase = Phase::kPrefill;
+  std::vector<ActiveExpert> act = {{0, 5, 1.0f, 0}, {1, 1, 1.0f, 0}, {3, 9, 1.0f, 0}, {4, 2, 1.0f, 0}, {7, 4, 1.0f, 0}};
+  h.ctx.active = act;
+  c.on_gate(h.ctx);
+  std::vector<CachePolicy::Swap> sw;
+  c.after_step(h.ctx, sw);
+  // 4 slots, 1 used by e6: three free slots take e3 (9), e0 (5), e7 (4); e4 (2) replaces e6.
+  ASSERT_EQ(sw.size(), 4u);
+  EXPECT_EQ(sw[0].incoming.expert, 3);
+  EXPECT_EQ(sw[0].outgoing.layer, -1);
+  EXPECT_EQ(sw[1].incoming.expert, 0);
+  EXPECT_EQ(sw[2].incoming.expert, 7);
+  EXPECT_EQ(sw[3].incoming.expert, 4);
+  EXPECT_EQ(sw[3].outgoing.expert, 6);
+  // Decode steps never refill.
+  h.ctx.phase = Phase::kDecode;
+  sw.clear();
+  c.after_step(h.ctx, sw);
+  EXPECT_TRUE(sw.empty());
+}
+
+TEST(SmoeAssigner, PrefillRuleAndDecodeByResidency) {
+  // Round hardware: CPU 10 us per token (table 1, 2, 4 tokens), GPU 2 us, copy 5 us.
+  Hook h;
+  h.res.place(0, 1);
+  SmoeAssigner::Params p;
+  SmoeAssigner a(p);
+  std::vector<ActiveExpert> act = {{0, 1, 1.0f, 0}, {1, 1, 1.0f, 0}, {2, 4, 1.0f, 0}};
+  h.ctx.active = act;
+  h.ctx.phase = Phase::kPrefill;
+  LayerPlan plan;
+  a.plan(h.ctx, plan);
+  // e0: CPU 10 > GPU 2 + copy 5 -> GPU, loaded; e1 cached: 10 > 2 -> GPU; e2: 40 > 7 -> GPU, loaded.
+  // Cached first, then loaded by load (e2 before e0).
+  EXPECT_EQ(plan.gpu, (std::vector<int32_t>{1, 2, 0}));
+  EXPECT_EQ(plan.load, (std::vector<int32_t>{2, 0}));
+  EXPECT_EQ(plan.staging_buffers, 2);
+  plan.clear();
+  h.ctx.phase = Phase::kDecode;
+  a.plan(h.ctx, plan);
+  EXPECT_EQ(plan.gpu, (std::vector<int32_t>{1}));
+  EXPECT_EQ(plan.cpu, (std::vector<int32_t>{0, 2}));
+  EXPECT_TRUE(plan.load.empty());
+  EXPECT_TRUE(plan.wait_layer_transfers);
+}
+
+// The GPU waits for a copy into its layer that it does not even use.
+class OneShotPrefetch : public Prefetcher {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.prefetcher";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit OneShotPrefetch(const Params&) {}
+  void after_step(const Context& ctx, std::vector<PrefetchRequest>& out) override {
+    if (ctx.step == 0) out.push_back({1, 3, 1});  // expert 3 of layer 1, for the next step
+  }
+};
+
+TEST(SmoeEngine, GpuWaitsForTheLayersPendingCacheUpdate) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Prefetcher, OneShotPrefetch>("prefetcher", "one-shot", "test");
+  const ModelSpec m = testing::tiny_model(2, 4, 1);
+  // Step 0 and 1: layer 0 uses e0, layer 1 uses e1 (cached from the start).
+  const auto src = testing::routing(2, 4, 1, {{{0}, {1}}, {{0}, {1}}});
+  StrategySpec s = testing::strategy("smoe", "lru", "uniform", 2);
+  s.prefetcher = testing::component("one-shot");
+  s.residency.admit_on_demand = false;
+  const auto r = testing::run(m, testing::round_hardware(), s, src, true, &reg);
+  // Step 0: layer 0 [0,1] att, e0 GPU [1,3]; layer 1 att [3,4], e1 [4,6]; end 6.
+  // After step 0 the copy of (1, 3) starts at 6 and ends at 11 (the lm head costs nothing).
+  // Step 1: layer 0 att [6,7], e0 [7,9]; layer 1 att [9,10]; e1 waits for the copy: [11,13].
+  const auto gpu = testing::tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
+  ASSERT_EQ(gpu.size(), 4u);
+  EXPECT_DOUBLE_EQ(gpu[3].start_ns, 11000.0);
+  EXPECT_DOUBLE_EQ(gpu[3].end_ns, 13000.0);
+  EXPECT_NEAR(r.metrics.bd_wait_cache_ns, 1000.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace moebench

@@ -1,0 +1,147 @@
+#include "core/engine/cost_model.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+namespace {
+constexpr double kNsPerUs = 1e3;
+// GB/s = 1e9 bytes/s = 1 byte/ns; GFLOP/s = 1 FLOP/ns; TFLOP/s = 1e3 FLOP/ns.
+double ns_for_bytes(double bytes, double gbps) { return gbps > 0 ? bytes / gbps : 0.0; }
+}  // namespace
+
+CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_(model), hw_(hw) {
+  expert_bytes_ = model.expert_bytes();
+  cpu_table_ = table("cpu-expert");
+  gpu_table_ = table("gpu-expert");
+  h2d_table_ = table("h2d-expert");
+  layer_table_ = table("gpu-layer");
+}
+
+const CostTable* CostModel::table(const std::string& lane) const {
+  for (const auto& t : hw_.tables) {
+    if (t.lane != lane) continue;
+    if (!t.model.empty() && t.model != "*" && t.model != model_.name) continue;
+    if (!t.dtype.empty() && t.dtype != "*" && t.dtype != to_string(model_.expert_dtype)) continue;
+    return &t;
+  }
+  return nullptr;
+}
+
+double CostModel::lookup_ns(const CostTable& t, double tokens) const {
+  const auto& x = t.tokens;
+  const auto& y = t.time_us;
+  if (tokens <= x.front()) {
+    if (tokens < x.front()) ++clamped_;
+    return y.front() * kNsPerUs;
+  }
+  if (tokens >= x.back()) {
+    if (tokens > x.back()) ++clamped_;
+    return y.back() * kNsPerUs;
+  }
+  const auto it = std::upper_bound(x.begin(), x.end(), tokens);
+  const size_t i = size_t(it - x.begin());
+  const double f = (tokens - x[i - 1]) / (x[i] - x[i - 1]);
+  return (y[i - 1] + f * (y[i] - y[i - 1])) * kNsPerUs;
+}
+
+double CostModel::cpu_peak_gflops(WeightDtype d) const {
+  const CpuSpec& c = hw_.cpu;
+  switch (d) {
+    case WeightDtype::kBf16: return c.peak_gflops_bf16 > 0 ? c.peak_gflops_bf16 : c.peak_gflops_fp32;
+    case WeightDtype::kFp16: return c.peak_gflops_fp32;
+    case WeightDtype::kInt8:
+    case WeightDtype::kInt4: return c.peak_gflops_int8 > 0 ? c.peak_gflops_int8 : c.peak_gflops_fp32;
+  }
+  return c.peak_gflops_fp32;
+}
+
+double CostModel::gpu_peak_tflops(WeightDtype d) const {
+  // int4 weights are dequantised and multiplied in bf16 (Marlin-style); int8 uses int8 tensor cores.
+  if (d == WeightDtype::kInt8 && hw_.gpu.peak_tflops_int8 > 0) return hw_.gpu.peak_tflops_int8;
+  return hw_.gpu.peak_tflops_bf16;
+}
+
+double CostModel::cpu_roofline_ns(double bytes, double flops, WeightDtype d) const {
+  const double mem = ns_for_bytes(bytes, hw_.cpu.mem_bw_gbps);
+  const double comp = flops / (cpu_peak_gflops(d) * hw_.cpu.gemm_efficiency);
+  return std::max(mem, comp);
+}
+
+double CostModel::gpu_roofline_ns(double bytes, double flops, WeightDtype d, double launches) const {
+  if (!hw_.has_gpu()) return cpu_roofline_ns(bytes, flops, d);
+  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps);
+  const double comp = flops / (gpu_peak_tflops(d) * 1e3 * hw_.gpu.gemm_efficiency);
+  return launches * hw_.gpu.kernel_launch_us * kNsPerUs + std::max(mem, comp);
+}
+
+double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
+  double t;
+  if (cpu_table_) {
+    t = lookup_ns(*cpu_table_, double(tokens));
+  } else {
+    const double flops = double(model_.expert_flops_per_token()) * double(tokens);
+    t = hw_.cpu.task_overhead_us * kNsPerUs + cpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype);
+  }
+  if (first_in_layer) t += hw_.cpu.first_task_warmup_us * kNsPerUs;
+  return t;
+}
+
+double CostModel::gpu_expert_ns(int64_t tokens) const {
+  if (gpu_table_) return lookup_ns(*gpu_table_, double(tokens));
+  const double flops = double(model_.expert_flops_per_token()) * double(tokens);
+  return gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0);
+}
+
+double CostModel::h2d_expert_ns() const {
+  if (h2d_table_) return lookup_ns(*h2d_table_, 1.0);
+  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps);
+}
+
+double CostModel::gpu_shared_ns(int64_t tokens) const {
+  if (model_.shared_experts == 0 || tokens == 0) return 0.0;
+  const double flops = double(model_.shared_flops_per_token()) * double(tokens);
+  return gpu_roofline_ns(double(model_.shared_bytes()), flops, model_.expert_dtype, 1.0);
+}
+
+double CostModel::gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const {
+  if (in <= 0 || out <= 0 || tokens <= 0) return 0.0;
+  const double bytes = double(in) * double(out) * 2.0 + double(tokens) * double(in + out) * 2.0;
+  const double flops = 2.0 * double(in) * double(out) * double(tokens);
+  return gpu_roofline_ns(bytes, flops, WeightDtype::kBf16, 1.0);
+}
+
+double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const {
+  if (layer_table_) return lookup_ns(*layer_table_, double(tokens));
+  const double weights = double(model_.matrix_bytes(model_.attention_params() + model_.gate_params(),
+                                                     model_.dense_dtype));
+  const double kv = double(sequences) * double(context) * double(model_.kv_bytes_per_token());
+  const double flops = double(tokens) * double(model_.attention_flops_per_token(context));
+  return gpu_roofline_ns(weights + kv, flops, model_.dense_dtype, double(hw_.gpu.layer_kernels));
+}
+
+double CostModel::dense_ffn_ns(int64_t tokens) const {
+  const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));
+  const double flops = 2.0 * double(model_.dense_ffn_params()) * double(tokens);
+  return gpu_roofline_ns(bytes, flops, model_.dense_dtype, 1.0);
+}
+
+double CostModel::lm_head_ns(int64_t tokens) const {
+  const double params = double(model_.vocab_size) * double(model_.hidden_size);
+  return gpu_roofline_ns(double(model_.matrix_bytes(int64_t(params), model_.dense_dtype)),
+                         2.0 * params * double(tokens), model_.dense_dtype, 1.0);
+}
+
+double CostModel::d2h_activations_ns(int64_t tokens) const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps);
+}
+
+double CostModel::h2d_activations_ns(int64_t tokens) const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps);
+}
+
+}  // namespace moebench

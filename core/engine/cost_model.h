@@ -1,0 +1,83 @@
+#pragma once
+// The simulated backend's cost model: how long each task takes on the
+// hardware profile's lanes, in nanoseconds.
+//
+// Roofline formulas, each a documented function of the ModelSpec and
+// HardwareProfile (docs/COST_MODEL.md):
+//   cpu expert   = task_overhead + max(bytes / cpu_bw, flops / (cpu_peak(dtype) * eff))
+//                  (+ first_task_warmup for a layer's first CPU expert)
+//   gpu expert   = launch + max(bytes / hbm_bw, flops / (gpu_peak(dtype) * eff))
+//   h2d expert   = link_latency + bytes / h2d_bw
+//   gpu layer    = layer_kernels * launch + max(weight+KV bytes / hbm_bw, flops / (peak * eff))
+// where bytes are the expert's bytes in its storage format (scales included)
+// and flops count the tokens routed to it. A measured table (hardware
+// [[table]]) for a lane replaces the formula: linear interpolation in
+// tokens inside the table, the nearest end point outside it (counted in
+// clamped_lookups(), never extrapolated silently).
+//
+// On a machine without a GPU the non-MoE work runs on the CPU (same
+// roofline with the CPU's numbers).
+
+#include <cstdint>
+#include <string>
+
+#include "core/config/hardware_profile.h"
+#include "core/config/model_spec.h"
+
+namespace moebench {
+
+class CostModel {
+ public:
+  CostModel(const ModelSpec& model, const HardwareProfile& hw);
+
+  // Routed expert with `tokens` routed to it (tokens >= 1).
+  double cpu_expert_ns(int64_t tokens, bool first_in_layer) const;
+  double gpu_expert_ns(int64_t tokens) const;
+  double h2d_expert_ns() const;
+  // All shared experts of a layer for `tokens` tokens (0 when the model has none).
+  double gpu_shared_ns(int64_t tokens) const;
+  // Attention, norms and router of one layer: `tokens` new tokens, in
+  // `sequences` sequences, each new token attending to `context` tokens (a
+  // prefill passes the mean, half its prompt) whose KV entries are read.
+  double layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const;
+  // The FFN of a dense (non-MoE) layer.
+  double dense_ffn_ns(int64_t tokens) const;
+  // A small bf16 matrix [out x in] applied to `tokens` vectors on the GPU
+  // (one kernel launch): the cost of a predictor's linear layer or of extra
+  // router evaluations.
+  double gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const;
+  // The lm head and sampling for `tokens` tokens.
+  double lm_head_ns(int64_t tokens) const;
+  // Hidden states of `tokens` tokens crossing the link (to the CPU and back).
+  double d2h_activations_ns(int64_t tokens) const;
+  double h2d_activations_ns(int64_t tokens) const;
+
+  int64_t expert_bytes() const { return expert_bytes_; }
+  int64_t activation_bytes(int64_t tokens) const { return tokens * model_.hidden_size * 2; }
+  bool has_gpu() const { return hw_.has_gpu(); }
+  // Table lookups outside a table's token range (answered with the end point).
+  int64_t clamped_lookups() const { return clamped_; }
+
+  const ModelSpec& model() const { return model_; }
+  const HardwareProfile& hardware() const { return hw_; }
+
+ private:
+  double cpu_peak_gflops(WeightDtype d) const;
+  double gpu_peak_tflops(WeightDtype d) const;
+  // Measured table for `lane` applicable to this model and dtype, or nullptr.
+  const CostTable* table(const std::string& lane) const;
+  double lookup_ns(const CostTable& t, double tokens) const;
+  double gpu_roofline_ns(double bytes, double flops, WeightDtype d, double launches) const;
+  double cpu_roofline_ns(double bytes, double flops, WeightDtype d) const;
+
+  const ModelSpec& model_;
+  const HardwareProfile& hw_;
+  int64_t expert_bytes_ = 0;
+  const CostTable* cpu_table_ = nullptr;
+  const CostTable* gpu_table_ = nullptr;
+  const CostTable* h2d_table_ = nullptr;
+  const CostTable* layer_table_ = nullptr;
+  mutable int64_t clamped_ = 0;
+};
+
+}  // namespace moebench

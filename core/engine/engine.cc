@@ -1,0 +1,1085 @@
+#include "core/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+// ---------------------------------------------------------------- strategy
+
+StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Registry& registry) {
+  StrategyInstance s;
+  s.name = spec.name;
+  s.residency = spec.residency;
+  s.placement = registry.make<Placement>("placement", spec.placement, "strategy.placement");
+  s.assigner = registry.make<Assigner>("assigner", spec.assigner, "strategy.assigner");
+  s.cache = registry.make<CachePolicy>("cache", spec.cache, "strategy.cache");
+  s.prefetcher = registry.make<Prefetcher>("prefetcher", spec.prefetcher, "strategy.prefetcher");
+  s.predictor = registry.make<Predictor>("predictor", spec.predictor, "strategy.predictor");
+  s.deferral = registry.make<Deferral>("deferral", spec.deferral, "strategy.deferral");
+  return s;
+}
+
+Needs StrategyInstance::needs(const ModelSpec& m) const {
+  Needs n;
+  for (const PolicyComponent* c : std::initializer_list<const PolicyComponent*>{
+           placement.get(), assigner.get(), cache.get(), prefetcher.get(), predictor.get(), deferral.get()}) {
+    const Needs x = c->needs(m);
+    n.top_p = std::max(n.top_p, x.top_p);
+    n.gate_inputs = n.gate_inputs || x.gate_inputs;
+    n.calibration = n.calibration || x.calibration;
+    n.future = n.future || x.future;
+  }
+  return n;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kFamPlacement = 0, kFamAssigner = 1, kFamCache = 2, kFamPrefetcher = 3, kFamPredictor = 4,
+              kFamDeferral = 5;
+
+// Handed to the prefetcher in place of the strategy's predictor: times each
+// prediction separately. Predictions stand for GPU work of the simulated
+// system (router or predictor matmuls, charged in simulated time through
+// Predictor::gpu_ns), so their host time is reported as its own family and
+// not as the prefetcher's decision time.
+class TimedPredictor final : public Predictor {
+ public:
+  TimedPredictor(Predictor* inner, const bool* sample, double* fam_ns, double* nested_ns)
+      : inner_(inner), sample_(sample), fam_ns_(fam_ns), nested_ns_(nested_ns) {
+    set_name(inner->name());
+  }
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override {
+    if (!*sample_) {
+      inner_->predict(ctx, target, offset, scores);
+      return;
+    }
+    const auto t0 = Clock::now();
+    inner_->predict(ctx, target, offset, scores);
+    const double dt = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    *fam_ns_ += dt;
+    *nested_ns_ += dt;
+  }
+  std::vector<double> layer_quality() const override { return inner_->layer_quality(); }
+  double gpu_ns(const CostModel& c, int64_t tokens) const override { return inner_->gpu_ns(c, tokens); }
+
+ private:
+  Predictor* inner_;
+  const bool* sample_;
+  double* fam_ns_;
+  double* nested_ns_;
+};
+
+struct StepPlan {
+  Phase phase;
+  int64_t batch;
+  int64_t decode_step;  // -1 for prefill
+  std::vector<std::pair<int64_t, int64_t>> tokens;  // (sequence, position)
+};
+
+class Simulator : public FutureView {
+ public:
+  Simulator(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
+            StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
+            const EngineOptions& opt)
+      : model_(model),
+        hw_(hw),
+        workload_(workload),
+        st_(st),
+        source_(source),
+        calib_(calib),
+        opt_(opt),
+        cost_(model, hw),
+        needs_(st.needs(model)),
+        run_(source, needs_.top_p),
+        step_(run_, Phase::kPrefill),
+        link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
+        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
+             st.residency.pool == "global") {
+    L_ = int32_t(run_.layers());
+    E_ = int32_t(run_.experts());
+    k_ = int32_t(run_.top_k());
+    if (L_ != model.moe_layers() || E_ != model.routed_experts || k_ != model.top_k) {
+      throw Error(fmt::format(
+          "workload: expected routing of {} ({} MoE layers, {} experts, top-{}), found a workload with {} "
+          "layers, {} experts, top-{} (model '{}')",
+          model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
+          source.info().model_name));
+    }
+  }
+
+  SimulationResult run();
+
+  // FutureView
+  int64_t next_use(int32_t layer, int32_t expert) const override;
+  std::span<const ActiveExpert> active(int64_t offset, int32_t layer) const override;
+
+ private:
+  // -------- setup
+  void plan_steps();
+  void check_memory();
+  void place();
+  void setup_gate_stream();
+  // -------- per step
+  void run_step(int64_t s);
+  void run_moe_layer(int32_t l);
+  void compute_active(int32_t l, std::vector<ActiveExpert>* out) const;
+  // -------- helpers
+  Context context(int32_t layer, double now) const;
+  template <class F>
+  void timed(int fam, F&& f);
+  FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
+  Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
+  double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer, int32_t expert,
+                double* start = nullptr);
+  void advance_link(double now);
+  // Frees a slot for (layer, expert) by asking the cache policy; returns the
+  // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
+  // lists experts of `layer` that must not be evicted.
+  SlotRef make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned);
+  // Issues a transfer of (layer, expert); returns its id.
+  int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
+               int64_t target_step, int32_t target_layer);
+  void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
+  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook);
+  [[noreturn]] void bad_decision(const std::string& family, const std::string& what) const;
+
+  const ModelSpec& model_;
+  const HardwareProfile& hw_;
+  const WorkloadSpec& workload_;
+  StrategyInstance& st_;
+  const TraceSource& source_;
+  const CalibrationData* calib_;
+  EngineOptions opt_;
+  CostModel cost_;
+  Needs needs_;
+  RunRouting run_;
+  StepRouting step_;
+  Link link_;
+  Residency res_;
+  FifoLane gpu_, cpu_, d2h_, act_;
+  int32_t L_ = 0, E_ = 0, k_ = 0;
+
+  std::vector<StepPlan> steps_;
+  int64_t cur_step_ = 0;
+  int64_t step_sequences_ = 0, step_context_ = 0;
+  double step_nonmoe_ns_ = 0;
+  double step_start_ns_ = 0;
+  double layer_ready_ns_ = 0;   // when the next layer's attention may start
+  double deferred_done_ns_ = -1;  // deferred CPU work of the previous layer (-1: none)
+  std::vector<std::vector<ActiveExpert>> active_;  // this step, per MoE layer
+  std::vector<int32_t> workload_scratch_, rank_scratch_, touched_;
+  std::vector<float> weight_scratch_;
+  // Per-layer scratch indexed by expert.
+  std::vector<int32_t> tokens_of_;
+  std::vector<int64_t> xfer_of_;
+  std::vector<double> compute_end_of_;
+  std::vector<int32_t> pins_, keep_, computed_this_layer_;
+  std::vector<ActiveExpert> immediate_;
+  std::vector<PrefetchRequest> gate_prefetches_;
+  std::vector<double> staging_ring_;
+
+  // Oracle look-ahead: steps in which each (layer, expert) is active.
+  std::vector<std::vector<int64_t>> uses_;  // [L*E]
+  mutable std::vector<std::vector<ActiveExpert>> future_active_;
+  mutable int64_t future_step_ = -1;
+  mutable int32_t future_layer_ = -1;
+  int32_t cur_layer_ = 0;
+
+  // Gate inputs streamed per sequence.
+  std::vector<std::unique_ptr<SequenceReader>> gate_readers_;
+  std::vector<int64_t> gate_pos_;
+  TokenRecord gate_rec_;
+
+  // Prefetch bookkeeping: the step a prefetch that brought (layer, expert)
+  // targeted, until it is judged at that layer's gate (-1: none).
+  std::vector<int64_t> prefetch_of_;  // [L*E] target step or -1
+  Context hook_ctx_;                  // the current layer's context, reused by evictions and loads
+
+  RunMetrics m_;
+  std::vector<TaskRecord> timeline_;
+  int64_t task_seq_ = 0;
+  int64_t decision_counter_ = 0;
+  bool sample_ = false;
+  double nested_ns_ = 0;  // predictor time inside the current timed() call
+  std::unique_ptr<TimedPredictor> timed_predictor_;
+  std::vector<SlotRef> cand_;
+  LayerPlan plan_;
+  std::vector<int32_t> deferred_;
+  std::vector<PrefetchRequest> prefetch_reqs_;
+  std::vector<CachePolicy::Swap> swaps_;
+  std::vector<int32_t> pinned_now_;
+  std::vector<int64_t> completed_;
+  std::vector<uint8_t> mark_;  // [E] scratch
+  std::vector<uint32_t> keep_stamp_;  // [E] make_room's kept experts, stamped with keep_epoch_
+  uint32_t keep_epoch_ = 0;
+};
+
+// ---------------------------------------------------------------- setup
+
+void Simulator::plan_steps() {
+  const int64_t S = run_.sequences();
+  const int64_t B = std::min<int64_t>(workload_.batch_size, S);
+  int64_t batch = 0;
+  for (int64_t b0 = 0; b0 < S; b0 += B, ++batch) {
+    const int64_t b1 = std::min(S, b0 + B);
+    StepPlan pre{Phase::kPrefill, batch, -1, {}};
+    int64_t max_decode = 0;
+    for (int64_t s = b0; s < b1; ++s) {
+      for (int64_t p = 0; p < run_.sequence(s).prompt_len; ++p) pre.tokens.push_back({s, p});
+      max_decode = std::max(max_decode, run_.sequence(s).decode_len);
+    }
+    if (!pre.tokens.empty()) steps_.push_back(std::move(pre));
+    for (int64_t d = 0; d < max_decode; ++d) {
+      StepPlan dec{Phase::kDecode, batch, d, {}};
+      for (int64_t s = b0; s < b1; ++s) {
+        if (d < run_.sequence(s).decode_len) dec.tokens.push_back({s, run_.sequence(s).prompt_len + d});
+      }
+      steps_.push_back(std::move(dec));
+    }
+  }
+  if (needs_.future) {
+    uses_.assign(size_t(L_) * size_t(E_), {});
+    for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
+      for (int32_t l = 0; l < L_; ++l) {
+        for (const auto& [seq, pos] : steps_[s].tokens) {
+          const int32_t* ids = run_.ids(run_.token(seq, pos), l);
+          for (int32_t j = 0; j < k_; ++j) {
+            auto& u = uses_[size_t(l) * E_ + ids[j]];
+            if (u.empty() || u.back() != s) u.push_back(s);
+          }
+        }
+      }
+    }
+  }
+}
+
+void Simulator::check_memory() {
+  const int64_t slots = res_.slots_per_layer() * L_;
+  m_.gpu_cache_slots = slots;
+  const int64_t B = std::min<int64_t>(workload_.batch_size, run_.sequences());
+  int64_t max_len = 0;
+  for (int64_t s = 0; s < run_.sequences(); ++s) max_len = std::max(max_len, run_.sequence(s).tokens());
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double weights = double(model_.non_expert_bytes()) / gib;
+  const double cache = double(slots) * double(model_.expert_bytes()) / gib;
+  const double kv = double(B) * double(max_len) * double(model_.num_layers) * double(model_.kv_bytes_per_token()) / gib;
+  const double total = weights + cache + kv + hw_.gpu.runtime_reserved_gib;
+  m_.gpu_mem_required_gib = total;
+  if (!hw_.has_gpu()) {
+    if (slots > 0) {
+      throw Error(fmt::format("strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
+                              "found {} slots per layer",
+                              st_.name, hw_.name, res_.slots_per_layer()));
+    }
+    return;
+  }
+  if (total > hw_.gpu.mem_gib) {
+    throw Error(fmt::format(
+        "case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found {:.1f} GiB needed: "
+        "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, {}) + KV cache {:.1f} "
+        "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller dense_dtype/expert_dtype",
+        hw_.gpu.mem_gib, hw_.gpu.model, total, weights, to_string(model_.dense_dtype), cache, slots,
+        double(model_.expert_bytes()) / (1024.0 * 1024.0), to_string(model_.expert_dtype), kv,
+        hw_.gpu.runtime_reserved_gib));
+  }
+}
+
+void Simulator::place() {
+  PlacementContext pc;
+  pc.model = &model_;
+  pc.cost = &cost_;
+  pc.slots_per_layer = res_.slots_per_layer();
+  pc.global_pool = res_.global_pool();
+  pc.calibration = calib_;
+  pc.future = needs_.future ? this : nullptr;
+  std::vector<SlotRef> out;
+  const auto t0 = Clock::now();
+  st_.placement->place(pc, out);
+  m_.decision_ns[kFamPlacement] = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  for (const auto& s : out) {
+    if (s.layer < 0 || s.layer >= L_ || s.expert < 0 || s.expert >= E_) {
+      bad_decision("placement", fmt::format("placed expert {} of layer {} (model has {} layers of {} experts)",
+                                            s.expert, s.layer, L_, E_));
+    }
+    if (res_.cached(s.layer, s.expert)) {
+      bad_decision("placement", fmt::format("placed expert {} of layer {} twice", s.expert, s.layer));
+    }
+    if (!res_.has_room(s.layer)) {
+      bad_decision("placement", fmt::format("placed more experts than the cache holds ({} slots{})",
+                                            res_.capacity(s.layer), res_.global_pool() ? " in the global pool" : " per layer"));
+    }
+    res_.place(s.layer, s.expert);
+  }
+  CacheSetup cs{L_, E_, res_.slots_per_layer(), res_.global_pool()};
+  st_.cache->reset(cs);
+  Context ctx = context(0, 0);
+  hook_ctx_ = ctx;
+  for (const auto& s : out) st_.cache->on_insert(s.layer, s.expert, ctx);
+}
+
+void Simulator::setup_gate_stream() {
+  if (!needs_.gate_inputs) return;
+  if (source_.info().h_trace <= 0 || !source_.gate_weights()) {
+    throw Error(fmt::format("strategy '{}': expected a workload with gate inputs and gate weights (a "
+                            "predictor uses them), found a trace without them",
+                            st_.name));
+  }
+  gate_readers_.resize(run_.sequences());
+  gate_pos_.assign(run_.sequences(), 0);
+}
+
+// ---------------------------------------------------------------- helpers
+
+[[noreturn]] void Simulator::bad_decision(const std::string& family, const std::string& what) const {
+  const ComponentSpec* spec = nullptr;
+  std::string kind;
+  if (family == "placement") kind = st_.placement->name();
+  if (family == "assigner") kind = st_.assigner->name();
+  if (family == "cache") kind = st_.cache->name();
+  if (family == "prefetcher") kind = st_.prefetcher->name();
+  if (family == "deferral") kind = st_.deferral->name();
+  (void)spec;
+  throw InternalError(fmt::format("strategy '{}': {} '{}' made an invalid decision at step {}: {}", st_.name,
+                                  family, kind, cur_step_, what));
+}
+
+Context Simulator::context(int32_t layer, double now) const {
+  Context c;
+  const bool have_step = cur_step_ < int64_t(steps_.size());
+  c.phase = have_step ? steps_[cur_step_].phase : Phase::kDecode;
+  c.step = cur_step_;
+  c.decode_step = have_step ? steps_[cur_step_].decode_step : -1;
+  c.layer = layer;
+  c.moe_layers = L_;
+  c.experts = E_;
+  c.top_k = k_;
+  c.now_ns = now;
+  c.routing = &step_;
+  if (layer >= 0 && layer < int32_t(active_.size())) c.active = active_[layer];
+  c.residency = &res_;
+  c.cost = &cost_;
+  c.lanes = {const_cast<Simulator*>(this)->gpu_lane().free_ns(), cpu_.free_ns(), link_.free_ns()};
+  c.layer_nonmoe_ns = step_nonmoe_ns_;
+  c.gates = source_.gate_weights();
+  c.calibration = calib_;
+  c.future = needs_.future ? this : nullptr;
+  return c;
+}
+
+template <class F>
+void Simulator::timed(int fam, F&& f) {
+  if (!sample_) {
+    f();
+    return;
+  }
+  const double nested0 = nested_ns_;
+  const auto t0 = Clock::now();
+  f();
+  const double dt = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  m_.decision_ns[fam] += dt - (nested_ns_ - nested0);  // predictions are timed on their own
+}
+
+double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
+                         int32_t expert, double* start) {
+  double end;
+  const double s = lane.submit(ready, dur, &end);
+  if (start) *start = s;
+  if (opt_.timeline && dur > 0) timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert});
+  return end;
+}
+
+void Simulator::advance_link(double now) {
+  completed_.clear();
+  link_.advance(now, &completed_);
+  for (int64_t id : completed_) {
+    const Transfer& t = link_.get(id);
+    if (!t.staging && res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == id) {
+      res_.complete(t.layer, t.expert);
+    }
+    if (opt_.timeline) timeline_.push_back({Lane::kH2D, t.kind, t.start_ns, t.end_ns, task_seq_++, t.step, t.layer, t.expert});
+  }
+}
+
+SlotRef Simulator::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned) {
+  if (res_.has_room(layer)) return SlotRef{-2, -2};  // free slot, nothing evicted
+  res_.candidates(layer, &cand_);
+  // In a walk over the layer's GPU order, an expert already computed in this
+  // layer may give up its slot even while its own copy is still counted as
+  // in flight: the next copy into that slot waits for the computation.
+  for (int32_t e : computed_this_layer_) {
+    if (res_.in_flight(layer, e) && !res_.pinned(layer, e)) cand_.push_back({layer, e});
+  }
+  // Experts of `layer` the caller keeps are not offered (a stamp per expert
+  // instead of pinning and unpinning each one).
+  if (!extra_pinned.empty()) {
+    if (++keep_epoch_ == 0) {
+      std::fill(keep_stamp_.begin(), keep_stamp_.end(), 0u);
+      keep_epoch_ = 1;
+    }
+    for (int32_t e : extra_pinned) keep_stamp_[e] = keep_epoch_;
+    size_t w = 0;
+    for (const SlotRef& c : cand_) {
+      if (c.layer != layer || keep_stamp_[c.expert] != keep_epoch_) cand_[w++] = c;
+    }
+    cand_.resize(w);
+  }
+  if (cand_.empty()) return SlotRef{-1, -1};
+  size_t v = 0;
+  Context& ctx = hook_ctx_;
+  ctx.now_ns = now;
+  timed(kFamCache, [&] { v = st_.cache->victim(cand_, SlotRef{layer, expert}, ctx); });
+  if (v >= cand_.size()) {
+    bad_decision("cache", fmt::format("victim index {} of {} candidates", v, cand_.size()));
+  }
+  const SlotRef out = cand_[v];
+  res_.evict(out.layer, out.expert);
+  st_.cache->on_evict(out.layer, out.expert, ctx);
+  prefetch_of_[size_t(out.layer) * E_ + out.expert] = -1;
+  return out;
+}
+
+int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
+                        int64_t target_step, int32_t target_layer) {
+  Transfer t;
+  t.layer = layer;
+  t.expert = expert;
+  t.kind = kind;
+  t.issue_ns = issue;
+  t.earliest_ns = earliest;
+  t.duration_ns = cost_.h2d_expert_ns();
+  t.staging = staging;
+  t.step = cur_step_;
+  t.target_step = target_step;
+  t.target_layer = target_layer;
+  size_t pos = 0;
+  const int64_t id = link_.issue(t, &pos);
+  // Issuing may move the transfers queued behind it: refresh their end times
+  // in residency.
+  const auto& queue = link_.queue();
+  for (size_t i = pos + 1; i < queue.size(); ++i) {
+    const int64_t q = queue[i];
+    const Transfer& x = link_.get(q);
+    if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
+      res_.update_transfer_end(x.layer, x.expert, x.end_ns);
+    }
+  }
+  if (!staging) {
+    res_.begin_transfer(layer, expert, id, link_.get(id).end_ns);
+    hook_ctx_.now_ns = issue;
+    st_.cache->on_insert(layer, expert, hook_ctx_);
+  }
+  m_.h2d_bytes += cost_.expert_bytes();
+  switch (kind) {
+    case TaskKind::kDemandLoad: ++m_.demand_loads; break;
+    case TaskKind::kPrefetchLoad: ++m_.prefetch_loads; break;
+    default: ++m_.swap_loads; break;
+  }
+  if (staging) ++m_.staging_loads;
+  return id;
+}
+
+void Simulator::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
+  for (const auto& r : reqs) {
+    if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ || r.target_step_offset < 0) {
+      bad_decision("prefetcher", fmt::format("requested expert {} of layer {} (step offset {})", r.expert, r.layer,
+                                             r.target_step_offset));
+    }
+    if (res_.cached(r.layer, r.expert)) continue;  // already there or on its way
+    // The experts the current layer uses stay; so do the other requests' targets.
+    pinned_now_.clear();
+    for (const auto& q : reqs) {
+      if (q.layer == r.layer && res_.resident(q.layer, q.expert)) pinned_now_.push_back(q.expert);
+    }
+    const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_);
+    if (freed.layer == -1) continue;  // nothing may be evicted: drop the request
+    load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false, cur_step_ + r.target_step_offset, r.layer);
+    prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
+  }
+}
+
+void Simulator::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook) {
+  for (const auto& s : swaps) {
+    const SlotRef in = s.incoming, out = s.outgoing;
+    if (in.layer < 0 || in.layer >= L_ || in.expert < 0 || in.expert >= E_) {
+      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {}", hook, in.expert, in.layer));
+    }
+    if (res_.cached(in.layer, in.expert)) continue;
+    if (out.layer >= 0) {
+      if (!res_.resident(out.layer, out.expert) || res_.pinned(out.layer, out.expert)) {
+        bad_decision("cache", fmt::format("{} swap evicts expert {} of layer {}, which is not resident and unpinned",
+                                          hook, out.expert, out.layer));
+      }
+      if (!res_.global_pool() && out.layer != in.layer) {
+        bad_decision("cache", fmt::format("{} swap moves a slot from layer {} to layer {} in a per-layer pool", hook,
+                                          out.layer, in.layer));
+      }
+      Context ctx = context(out.layer, now);
+      res_.evict(out.layer, out.expert);
+      st_.cache->on_evict(out.layer, out.expert, ctx);
+      prefetch_of_[size_t(out.layer) * E_ + out.expert] = -1;
+    } else if (!res_.has_room(in.layer)) {
+      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {} without evicting, but the pool is full",
+                                        hook, in.expert, in.layer));
+    }
+    load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1);
+  }
+}
+
+// ---------------------------------------------------------------- oracle view
+
+int64_t Simulator::next_use(int32_t layer, int32_t expert) const {
+  const auto& u = uses_[size_t(layer) * E_ + expert];
+  // The current step still counts for layers after the current one.
+  const int64_t from = layer > cur_layer_ ? cur_step_ : cur_step_ + 1;
+  const auto it = std::lower_bound(u.begin(), u.end(), from);
+  return it == u.end() ? std::numeric_limits<int64_t>::max() / 4 : *it - cur_step_;
+}
+
+std::span<const ActiveExpert> Simulator::active(int64_t offset, int32_t layer) const {
+  const int64_t s = cur_step_ + offset;
+  if (s < 0 || s >= int64_t(steps_.size()) || layer < 0 || layer >= L_) return {};
+  if (future_step_ != s) {
+    future_active_.assign(L_, {});
+    future_step_ = s;
+  }
+  auto& out = future_active_[layer];
+  if (out.empty()) {
+    std::vector<int32_t> work(E_, 0), best(E_, k_);
+    std::vector<float> wsum(E_, 0);
+    for (const auto& [seq, pos] : steps_[s].tokens) {
+      const int64_t t = run_.token(seq, pos);
+      const int32_t* ids = run_.ids(t, layer);
+      const float* w = run_.weights(t, layer);
+      for (int32_t j = 0; j < k_; ++j) {
+        ++work[ids[j]];
+        wsum[ids[j]] += w[j];
+        best[ids[j]] = std::min(best[ids[j]], j);
+      }
+    }
+    for (int32_t e = 0; e < E_; ++e) {
+      if (work[e] > 0) out.push_back({e, work[e], wsum[e], best[e]});
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- run
+
+void Simulator::compute_active(int32_t l, std::vector<ActiveExpert>* out) const {
+  out->clear();
+  auto& work = const_cast<std::vector<int32_t>&>(workload_scratch_);
+  auto& best = const_cast<std::vector<int32_t>&>(rank_scratch_);
+  auto& wsum = const_cast<std::vector<float>&>(weight_scratch_);
+  auto& touched = const_cast<std::vector<int32_t>&>(touched_);
+  touched.clear();
+  for (int64_t t = 0; t < step_.tokens(); ++t) {
+    const int32_t* ids = step_.ids(t, l);
+    const float* w = step_.weights(t, l);
+    for (int32_t j = 0; j < k_; ++j) {
+      const int32_t e = ids[j];
+      if (work[e] == 0) {
+        touched.push_back(e);
+        best[e] = j;
+      }
+      ++work[e];
+      wsum[e] += w[j];
+      best[e] = std::min(best[e], j);
+    }
+  }
+  std::sort(touched.begin(), touched.end());
+  for (int32_t e : touched) {
+    out->push_back({e, work[e], wsum[e], best[e]});
+    work[e] = 0;
+    wsum[e] = 0;
+  }
+}
+
+SimulationResult Simulator::run() {
+  plan_steps();
+  check_memory();
+  workload_scratch_.assign(E_, 0);
+  rank_scratch_.assign(E_, 0);
+  weight_scratch_.assign(E_, 0);
+  mark_.assign(E_, 0);
+  keep_stamp_.assign(E_, 0u);
+  prefetch_of_.assign(size_t(L_) * E_, -1);
+  m_.decode_layer_accesses.assign(L_, 0);
+  m_.decode_layer_hits.assign(L_, 0);
+  active_.assign(L_, {});
+  tokens_of_.assign(E_, 0);
+  xfer_of_.assign(E_, -1);
+  compute_end_of_.assign(E_, -1.0);
+  place();
+  if (st_.predictor) st_.predictor->prepare(model_, calib_, source_.gate_weights());
+  if (st_.predictor) {
+    timed_predictor_ = std::make_unique<TimedPredictor>(st_.predictor.get(), &sample_,
+                                                        &m_.decision_ns[kFamPredictor], &nested_ns_);
+  }
+  st_.prefetcher->set_predictor(timed_predictor_.get());
+  setup_gate_stream();
+
+  double prefill_ns = 0, decode_ns = 0;
+  for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
+    cur_step_ = s;
+    const double t0 = gpu_lane().free_ns();
+    run_step(s);
+    const double dt = gpu_lane().free_ns() - t0;
+    const StepPlan& sp = steps_[s];
+    if (sp.phase == Phase::kPrefill) {
+      prefill_ns += dt;
+      m_.prefill_tokens += int64_t(sp.tokens.size());
+      m_.ttft_ms.push_back(dt / 1e6);
+    } else {
+      decode_ns += dt;
+      m_.decode_tokens += int64_t(sp.tokens.size());
+      m_.tbt_ms.push_back(dt / 1e6);
+      // A batch with no prompt still has a first token: its first decode step.
+      if (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch)) m_.ttft_ms.push_back(dt / 1e6);
+    }
+  }
+  // Let queued transfers finish for the lane accounting.
+  advance_link(kInf);
+  m_.prefill_time_s = prefill_ns / 1e9;
+  m_.decode_time_s = decode_ns / 1e9;
+  m_.makespan_ns = std::max({gpu_.free_ns(), cpu_.free_ns(), link_.free_ns()});
+  m_.total_time_s = m_.makespan_ns / 1e9;
+  m_.busy_ns[0] = link_.busy_ns();
+  m_.busy_ns[1] = gpu_.busy_ns();
+  m_.busy_ns[2] = cpu_.busy_ns();
+  m_.busy_ns[3] = d2h_.busy_ns();
+  m_.busy_ns[4] = act_.busy_ns();
+  m_.cost_table_clamps = cost_.clamped_lookups();
+  SimulationResult r;
+  r.metrics = std::move(m_);
+  if (opt_.timeline) {
+    std::stable_sort(timeline_.begin(), timeline_.end(), [](const TaskRecord& a, const TaskRecord& b) {
+      return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);
+    });
+    r.timeline = std::move(timeline_);
+  }
+  return r;
+}
+
+void Simulator::run_step(int64_t s) {
+  const StepPlan& sp = steps_[s];
+  step_.reset(sp.phase);
+  for (const auto& [seq, pos] : sp.tokens) step_.add(seq, pos);
+  if (needs_.gate_inputs) {
+    const int64_t H = source_.info().h_trace;
+    auto& g = step_.gate_storage(H);
+    g.resize(size_t(step_.tokens()) * L_ * H);
+    for (int64_t t = 0; t < step_.tokens(); ++t) {
+      const int64_t seq = step_.seq(t), pos = step_.pos(t);
+      if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput);
+      while (gate_pos_[seq] <= pos) {
+        if (!gate_readers_[seq]->next(gate_rec_)) throw InternalError("gate input stream ended early");
+        ++gate_pos_[seq];
+      }
+      std::copy(gate_rec_.gate_input.begin(), gate_rec_.gate_input.end(), g.begin() + t * L_ * H);
+    }
+  }
+  const int64_t n = step_.tokens();
+  step_sequences_ = 0;
+  {
+    int64_t last = -1;
+    for (const auto& tk : sp.tokens) {
+      if (tk.first != last) ++step_sequences_;
+      last = tk.first;
+    }
+  }
+  step_context_ = 0;
+  if (sp.phase == Phase::kPrefill) {
+    // Causal attention: each prompt token attends to half the prompt on average.
+    step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
+  } else {
+    for (const auto& tk : sp.tokens) step_context_ = std::max(step_context_, tk.second + 1);
+  }
+  step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
+  step_start_ns_ = gpu_lane().free_ns();
+  layer_ready_ns_ = step_start_ns_;
+  deferred_done_ns_ = -1;
+  const double nonmoe = step_nonmoe_ns_;
+  int32_t moe = 0;
+  for (int64_t li = 0; li < model_.num_layers; ++li) {
+    if (li < model_.first_dense_layers) {
+      const double a = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, nonmoe, -1, -1);
+      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a, cost_.dense_ffn_ns(n), -1, -1);
+      continue;
+    }
+    cur_layer_ = moe;
+    run_moe_layer(moe++);
+  }
+  // The last layer's deferred work (if any) is part of the step.
+  if (deferred_done_ns_ >= 0) layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
+  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, cost_.lm_head_ns(n), -1, -1);
+  const double end = gpu_lane().free_ns();
+  advance_link(end);
+  cur_layer_ = L_;
+  step_.reveal(L_ - 1);
+  Context ctx = context(L_ - 1, end);
+  hook_ctx_ = ctx;
+  prefetch_reqs_.clear();
+  swaps_.clear();
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_step(ctx, prefetch_reqs_); });
+  timed(kFamCache, [&] { st_.cache->after_step(ctx, swaps_); });
+  issue_prefetches(prefetch_reqs_, end);
+  issue_swaps(swaps_, end, "after_step");
+}
+
+void Simulator::run_moe_layer(int32_t l) {
+  const StepPlan& sp = steps_[cur_step_];
+  const bool decode = sp.phase == Phase::kDecode;
+  const int ph = decode ? 1 : 0;
+  const int64_t n = step_.tokens();
+  sample_ = opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
+  if (sample_) ++m_.decision_samples;
+
+  // 1. attention, norms and router.
+  double att_start;
+  const double att = step_nonmoe_ns_;
+  const double t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, &att_start);
+  if (decode) m_.bd_attention_ns += att;
+
+  // 2. transfers completed by the gate; routing revealed; hits.
+  advance_link(t_gate);
+  step_.reveal(l);
+  auto& active = active_[l];
+  compute_active(l, &active);
+  for (const auto& a : active) {
+    const bool cached = res_.resident(l, a.expert);
+    m_.expert_accesses[ph] += 1;
+    m_.token_accesses[ph] += a.tokens;
+    if (cached) {
+      m_.expert_hits[ph] += 1;
+      m_.token_hits[ph] += a.tokens;
+    }
+    if (decode) {
+      m_.decode_layer_accesses[l] += a.tokens;
+      if (cached) m_.decode_layer_hits[l] += a.tokens;
+    }
+  }
+  // Judge prefetches that targeted this (step, layer).
+  for (int32_t e : res_.holders(l)) {
+    int64_t& target = prefetch_of_[size_t(l) * E_ + e];
+    if (target < 0 || target > cur_step_) continue;
+    const auto it = std::lower_bound(active.begin(), active.end(), e,
+                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
+    if (target == cur_step_ && it != active.end() && it->expert == e) {
+      ++m_.prefetch_useful;
+      if (res_.in_flight(l, e)) ++m_.prefetch_late;
+      if (decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
+    }
+    target = -1;
+  }
+
+  hook_ctx_ = context(l, t_gate);
+  Context ctx = hook_ctx_;
+  timed(kFamCache, [&] {
+    st_.cache->on_gate(ctx);
+    for (const auto& a : active) {
+      if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
+    }
+  });
+
+  // 3. prefetch requests (issued after this layer's own loads), deferral, plan.
+  prefetch_reqs_.clear();
+  step_.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gate(ctx, prefetch_reqs_); });
+  gate_prefetches_ = prefetch_reqs_;
+  const double predict = st_.prefetcher->predict_gpu_ns(ctx);
+
+  deferred_.clear();
+  if (decode && l + 1 < L_) {
+    step_.set_reader(&st_.deferral->name());
+    timed(kFamDeferral, [&] { st_.deferral->choose(ctx, deferred_); });
+  }
+  std::fill(mark_.begin(), mark_.end(), 0);
+  for (const auto& a : active) mark_[a.expert] = 1;
+  for (int32_t e : deferred_) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision("deferral", fmt::format("deferred expert {} of layer {}, which is not activated (or twice)", e, l));
+    }
+    mark_[e] = 2;
+  }
+  if (!deferred_.empty()) {
+    immediate_.clear();
+    for (const auto& a : active) {
+      if (mark_[a.expert] == 1) immediate_.push_back(a);
+    }
+    ctx.active = immediate_;
+  }
+  plan_.clear();
+  step_.set_reader(&st_.assigner->name());
+  timed(kFamAssigner, [&] { st_.assigner->plan(ctx, plan_); });
+  step_.set_reader(nullptr);
+
+  // Validate the plan.
+  for (int32_t e : plan_.gpu) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision("assigner", fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
+                                           "is planned twice",
+                                           l, e));
+    }
+    mark_[e] = 3;
+  }
+  for (int32_t e : plan_.cpu) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision("assigner", fmt::format("layer {}: CPU expert {} is not an activated, non-deferred expert or "
+                                           "is planned twice",
+                                           l, e));
+    }
+    mark_[e] = 4;
+  }
+  for (const auto& a : active) {
+    if (mark_[a.expert] == 1) {
+      bad_decision("assigner", fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU", l, a.expert));
+    }
+  }
+  if (!plan_.gpu.empty() && !hw_.has_gpu()) {
+    throw Error(fmt::format("strategy '{}': expected a hardware profile with a GPU (its assigner '{}' runs experts "
+                            "on the GPU), found '{}' with none",
+                            st_.name, st_.assigner->name(), hw_.name));
+  }
+  for (int32_t e : plan_.load) {
+    if (e < 0 || e >= E_ || mark_[e] != 3) {
+      bad_decision("assigner", fmt::format("layer {}: loads expert {} which is not a GPU expert (or loads it twice)", l, e));
+    }
+    if (res_.cached(l, e)) {
+      bad_decision("assigner", fmt::format("layer {}: loads expert {} which is already cached", l, e));
+    }
+    mark_[e] = 5;
+  }
+  for (int32_t e : plan_.gpu) {
+    if (mark_[e] == 3 && !res_.cached(l, e)) {
+      bad_decision("assigner", fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it", l, e));
+    }
+  }
+
+  // Workload of each expert in this layer.
+  for (const auto& a : active) tokens_of_[a.expert] = a.tokens;
+
+  // 4. GPU side.
+  double gpu_end = t_gate;
+  if (predict > 0) {
+    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, t_gate, predict, l, -1);
+    if (decode) m_.bd_predict_ns += predict;
+  }
+  const double shared = cost_.gpu_shared_ns(n);
+  if (shared > 0) {
+    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, t_gate, shared, l, -1);
+    if (decode) m_.bd_shared_ns += shared;
+  }
+  pins_.clear();
+  auto pin = [&](int32_t e) {
+    if (res_.cached(l, e) && !res_.pinned(l, e)) {
+      res_.pin(l, e);
+      pins_.push_back(e);
+    }
+  };
+  staging_ring_.clear();
+  auto demand = [&](int32_t e) {
+    bool staging = !st_.residency.admit_on_demand;
+    SlotRef freed{-2, -2};
+    if (!staging) {
+      freed = make_room(l, e, t_gate, keep_);
+      if (freed.layer == -1) staging = true;
+    }
+    double earliest = t_gate;
+    if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
+      earliest = std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
+    }
+    if (staging && plan_.staging_buffers > 0 && int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
+      earliest = std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
+    }
+    xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l);
+    return staging;
+  };
+  double gpu_compute = 0, wait = 0;
+  // SMoE: the GPU experts wait for every copy into this layer's slots that
+  // was in flight at the gate.
+  double barrier = t_gate;
+  if (plan_.wait_layer_transfers && !plan_.gpu.empty()) {
+    for (int32_t e : res_.holders(l)) {
+      if (!res_.in_flight(l, e)) continue;
+      const int64_t xid = res_.transfer(l, e);
+      link_.fix(xid);
+      barrier = std::max(barrier, link_.get(xid).end_ns);
+    }
+  }
+  auto run_gpu_expert = [&](int32_t e, bool staged) {
+    double ready = barrier;
+    int64_t xid = xfer_of_[e];
+    if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
+    if (xid >= 0) {
+      link_.fix(xid);
+      ready = std::max(ready, link_.get(xid).end_ns);
+    }
+    const double free = gpu_lane().free_ns();
+    if (ready > free) wait += ready - std::max(free, t_gate);
+    const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
+    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e);
+    compute_end_of_[e] = gpu_end;
+    computed_this_layer_.push_back(e);
+    if (staged) staging_ring_.push_back(gpu_end);
+    gpu_compute += dur;
+    m_.gpu_expert_tokens += tokens_of_[e];
+  };
+  const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
+  computed_this_layer_.clear();
+  if (!walk) {
+    // Every activated expert keeps its slot; loads go in the assigner's link
+    // order, then the GPU experts run in GPU order.
+    for (const auto& a : active) pin(a.expert);
+    keep_.clear();
+    for (const auto& a : active) keep_.push_back(a.expert);
+    for (int32_t e : plan_.load) demand(e);
+    for (int32_t e : plan_.gpu) run_gpu_expert(e, false);
+    computed_this_layer_.clear();
+    for (int32_t e : plan_.gpu) pin(e);  // loaded ones too, until the layer's hooks are done
+  } else {
+    // Walk the GPU order, loading each expert when its turn comes: an expert
+    // computed earlier in this layer may give its slot to a later one (the
+    // copy then waits for that computation). Loads follow the GPU order.
+    std::fill(mark_.begin(), mark_.end(), 0);
+    for (int32_t e : plan_.load) mark_[e] = 1;
+    for (size_t i = 0; i < plan_.gpu.size(); ++i) {
+      const int32_t e = plan_.gpu[i];
+      bool staged = false;
+      if (mark_[e] == 1) {
+        keep_.clear();
+        if (st_.residency.pin_active_token) {
+          for (const auto& a : active) keep_.push_back(a.expert);
+        } else {
+          keep_.assign(plan_.gpu.begin() + std::ptrdiff_t(i), plan_.gpu.end());
+        }
+        staged = demand(e);
+      }
+      run_gpu_expert(e, staged);
+    }
+    // Until this layer's hooks are done, its GPU experts keep their slots.
+    computed_this_layer_.clear();
+    for (int32_t e : plan_.gpu) pin(e);
+  }
+  if (decode) {
+    m_.bd_gpu_compute_ns += gpu_compute;
+    m_.bd_wait_cache_ns += wait;
+  }
+  for (int32_t e : plan_.gpu) {
+    xfer_of_[e] = -1;
+    compute_end_of_[e] = -1;
+  }
+
+  // 5. CPU side: immediate experts, then deferred ones.
+  double imm_done = -1, def_done = -1;
+  if (!plan_.cpu.empty() || !deferred_.empty()) {
+    const double to_cpu = cost_.d2h_activations_ns(n);
+    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, t_gate, to_cpu, l, -1);
+    m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    if (plan_.serialize) ready = std::max(ready, gpu_end);
+    bool first = true;
+    double cpu_end = ready;
+    for (int32_t e : plan_.cpu) {
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready, cost_.cpu_expert_ns(tokens_of_[e], first), l, e);
+      first = false;
+      m_.cpu_expert_tokens += tokens_of_[e];
+    }
+    if (!plan_.cpu.empty()) {
+      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1);
+      m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    }
+    for (int32_t e : deferred_) {
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready, cost_.cpu_expert_ns(tokens_of_[e], first), l, e);
+      first = false;
+      m_.cpu_expert_tokens += tokens_of_[e];
+      m_.deferred_expert_tokens += tokens_of_[e];
+    }
+    if (!deferred_.empty()) {
+      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1);
+      m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    }
+  }
+  double done = gpu_end;
+  if (imm_done >= 0) done = std::max(done, imm_done);
+  if (deferred_done_ns_ >= 0) done = std::max(done, deferred_done_ns_);  // previous layer's deferred outputs
+  if (decode && imm_done > gpu_end) m_.bd_cpu_other_ns += imm_done - std::max(gpu_end, t_gate);
+  deferred_done_ns_ = def_done;
+  layer_ready_ns_ = done;
+
+  // 6. prefetches queued at the gate, then after the GPU experts; window swaps.
+  issue_prefetches(gate_prefetches_, t_gate);
+  // The layer's GPU experts have finished by gpu_end: later requests (issued
+  // at gpu_end or after) may take their slots.
+  for (int32_t e : pins_) res_.unpin(l, e);
+  pins_.clear();
+  prefetch_reqs_.clear();
+  Context after = context(l, gpu_end);
+  step_.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, prefetch_reqs_); });
+  step_.set_reader(nullptr);
+  issue_prefetches(prefetch_reqs_, gpu_end);
+  swaps_.clear();
+  Context end_ctx = context(l, done);
+  timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
+  issue_swaps(swaps_, done, "after_layer");
+
+  // Queued prefetches for layers that have now started are useless.
+  if (st_.residency.cancel_stale_prefetch) {
+    for (int64_t q : std::vector<int64_t>(link_.queue().begin(), link_.queue().end())) {
+      const Transfer& t = link_.get(q);
+      if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l) continue;
+      if (link_.cancel(q, t_gate)) {
+        ++m_.prefetch_cancelled;
+        if (res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == q) {
+          Context c = context(t.layer, t_gate);
+          res_.evict(t.layer, t.expert);
+          st_.cache->on_evict(t.layer, t.expert, c);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
+                          StrategyInstance& strategy, const TraceSource& source,
+                          const CalibrationData* calibration, const EngineOptions& opt) {
+  Simulator sim(model, hw, workload, strategy, source, calibration, opt);
+  return sim.run();
+}
+
+std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title) {
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (int i = 0; i < kNumLanes; ++i) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
+                      {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+  }
+  for (const auto& t : timeline) {
+    nlohmann::ordered_json args = {{"step", t.step}};
+    if (t.layer >= 0) args["layer"] = t.layer;
+    if (t.expert >= 0) args["expert"] = t.expert;
+    std::string name = to_string(t.kind);
+    if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
+    else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
+    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", 0},
+                      {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
+                      {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
+  }
+  nlohmann::ordered_json j;
+  j["traceEvents"] = events;
+  j["displayTimeUnit"] = "ns";
+  j["otherData"] = {{"title", title}, {"time_unit", "microseconds (simulated clock)"}};
+  return j.dump();
+}
+
+}  // namespace moebench

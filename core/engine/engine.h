@@ -1,0 +1,69 @@
+#pragma once
+// The execution core: runs one strategy over one workload on the simulated
+// clock (ARCHITECTURE.md section 2).
+//
+// Steps: per batch of sequences, one prefill step (all prompt tokens of the
+// batch) then one decode step per generated token. Per step and MoE layer:
+//   1. attention, norms and router on the GPU; the layer's gate ends at t_gate
+//   2. transfers that finished by t_gate complete (event order), routing is
+//      revealed, hits are counted
+//   3. hooks: CachePolicy::on_gate, Prefetcher::after_gate, Deferral::choose,
+//      Assigner::plan (validated)
+//   4. on-demand loads (victims from the CachePolicy), shared experts and GPU
+//      experts on the GPU (each waiting for its weights), CPU experts after
+//      the hidden states reach the CPU, their outputs sent back
+//   5. deferred CPU experts (decode) finish during the next layer and are
+//      combined there; Prefetcher::after_gpu_experts; CachePolicy::after_layer
+// then the lm head; after each step Prefetcher/CachePolicy::after_step.
+// Everything is deterministic: the same inputs give the same metrics on any
+// machine (except the measured decision times).
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine/lanes.h"
+#include "core/engine/metrics.h"
+#include "core/engine/policy.h"
+
+namespace moebench {
+
+// A strategy's components, created from its spec through the registry.
+struct StrategyInstance {
+  std::string name;
+  ResidencySpec residency;
+  std::unique_ptr<Placement> placement;
+  std::unique_ptr<Assigner> assigner;
+  std::unique_ptr<CachePolicy> cache;
+  std::unique_ptr<Prefetcher> prefetcher;
+  std::unique_ptr<Predictor> predictor;
+  std::unique_ptr<Deferral> deferral;
+
+  static StrategyInstance create(const StrategySpec& spec, const Registry& registry);
+  Needs needs(const ModelSpec& m) const;
+};
+
+struct EngineOptions {
+  bool timeline = false;           // record every task (Chrome trace)
+  int decision_sample_every = 32;  // time component calls on every n-th layer (0 = never)
+};
+
+struct SimulationResult {
+  RunMetrics metrics;
+  std::vector<TaskRecord> timeline;  // when requested, in event order
+};
+
+// Runs the case. `source` is the evaluation workload; `calibration` builds
+// the calibration workload (disjoint) when a component needs it. Throws
+// moebench::Error for problems the user can fix (a GPU strategy on a
+// machine without one, a configuration that does not fit in GPU memory)
+// and InternalError (naming the component) for invalid decisions.
+SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
+                          StrategyInstance& strategy, const TraceSource& source,
+                          const CalibrationData* calibration, const EngineOptions& opt);
+
+// Chrome trace (Perfetto-compatible) JSON of a timeline: one thread per lane.
+std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title);
+
+}  // namespace moebench

@@ -1,0 +1,228 @@
+// Hand-computed timelines of the execution core on small cases (2 layers,
+// 4 experts): attention 1 us, CPU expert 10 us, GPU expert 2 us, transfer
+// 5 us (see core/engine/testing.h).
+
+#include <gtest/gtest.h>
+
+#include "core/engine/testing.h"
+
+namespace moebench {
+namespace {
+
+using testing::round_hardware;
+using testing::routing;
+using testing::run;
+using testing::strategy;
+using testing::tasks;
+using testing::tiny_model;
+
+constexpr double us = 1000.0;
+
+TEST(EngineTimeline, AllCpuRunsExpertsOneAfterAnother) {
+  // One decode token: layer 0 experts {0, 1}, layer 1 experts {2, 3}.
+  const auto src = routing(2, 4, 2, {{{0, 1}, {2, 3}}});
+  const auto r = run(tiny_model(), round_hardware(), strategy("all-cpu"), src);
+  const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
+  ASSERT_EQ(cpu.size(), 4u);
+  // attention [0,1]; CPU experts [1,11], [11,21]; layer 1 attention [21,22]; experts [22,32], [32,42].
+  EXPECT_DOUBLE_EQ(cpu[0].start_ns, 1 * us);
+  EXPECT_DOUBLE_EQ(cpu[1].end_ns, 21 * us);
+  EXPECT_DOUBLE_EQ(cpu[2].start_ns, 22 * us);
+  EXPECT_DOUBLE_EQ(cpu[3].end_ns, 42 * us);
+  ASSERT_EQ(r.metrics.tbt_ms.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.042);
+  EXPECT_EQ(r.metrics.cpu_expert_tokens, 4);
+  EXPECT_EQ(r.metrics.token_accesses[1], 4);
+  EXPECT_EQ(r.metrics.token_hits[1], 0);
+}
+
+TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
+  // Cache of 2 slots per layer holding experts {0, 1}. The token uses {0, 2}
+  // in layer 0: expert 0 hits, expert 2 is loaded into expert 1's slot (the
+  // LRU victim; 0 is in use). Layer 1 uses {0, 1}: both hit.
+  const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
+  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
+  const auto h2d = tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(h2d.size(), 1u);
+  EXPECT_EQ(h2d[0].expert, 2);
+  EXPECT_DOUBLE_EQ(h2d[0].start_ns, 1 * us);  // issued at the gate
+  EXPECT_DOUBLE_EQ(h2d[0].end_ns, 6 * us);
+  ASSERT_EQ(gpu.size(), 4u);
+  EXPECT_EQ(gpu[0].expert, 0);                 // cached expert first: [1, 3]
+  EXPECT_DOUBLE_EQ(gpu[0].end_ns, 3 * us);
+  EXPECT_EQ(gpu[1].expert, 2);                 // waits for its copy: [6, 8]
+  EXPECT_DOUBLE_EQ(gpu[1].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(gpu[1].end_ns, 8 * us);
+  // Layer 1: attention [8, 9], experts 0 and 1 [9, 11], [11, 13].
+  EXPECT_DOUBLE_EQ(gpu[3].end_ns, 13 * us);
+  EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.013);
+  EXPECT_DOUBLE_EQ(r.metrics.bd_wait_cache_ns, 3 * us);
+  EXPECT_EQ(r.metrics.token_hits[1], 3);
+  EXPECT_EQ(r.metrics.demand_loads, 1);
+}
+
+// A deferral that defers the lowest-ranked expert of every layer (a test
+// stand-in for KTransformers' rules): the mechanism is the core's.
+class DeferLast : public Deferral {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.deferral";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit DeferLast(const Params&) {}
+  void choose(const Context& ctx, std::vector<int32_t>& out) override {
+    for (const auto& a : ctx.active) {
+      if (a.best_rank == ctx.top_k - 1) out.push_back(a.expert);
+    }
+  }
+};
+
+TEST(EngineTimeline, DeferredExpertFinishesDuringTheNextLayer) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Deferral, DeferLast>("deferral", "defer-last", "test");
+  auto s = strategy("all-cpu");
+  s.deferral = testing::component("defer-last");
+  // 3 layers so that layers 0 and 1 may defer (never the last layer).
+  const auto src = routing(3, 4, 2, {{{0, 1}, {2, 3}, {0, 1}}});
+  const auto r = run(tiny_model(3), round_hardware(), s, src, true, &reg);
+  const auto att = tasks(r, Lane::kGpu, TaskKind::kAttention);
+  const auto def = tasks(r, Lane::kCpu, TaskKind::kDeferredExpert);
+  const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
+  ASSERT_EQ(att.size(), 3u);
+  ASSERT_EQ(def.size(), 2u);
+  // Layer 0: attention [0,1]; expert 0 [1,11] immediate; expert 1 deferred [11,21].
+  // Layer 1 starts when the immediate output is back: attention [11,12], overlapping the deferred expert.
+  EXPECT_DOUBLE_EQ(att[1].start_ns, 11 * us);
+  EXPECT_EQ(def[0].expert, 1);
+  EXPECT_DOUBLE_EQ(def[0].start_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(def[0].end_ns, 21 * us);
+  // Layer 1's immediate expert 2 queues behind the deferred one on the CPU: [21, 31];
+  // its deferred expert 3 [31, 41]. Layer 1 combines layer 0's deferred output (21) and its
+  // immediate output (31): layer 2 attention [31, 32].
+  EXPECT_EQ(cpu[1].expert, 2);
+  EXPECT_DOUBLE_EQ(cpu[1].start_ns, 21 * us);
+  EXPECT_DOUBLE_EQ(att[2].start_ns, 31 * us);
+  // Layer 2 (last: no deferral) experts 0, 1 queue behind deferred expert 3: [41,51], [51,61].
+  EXPECT_DOUBLE_EQ(cpu.back().end_ns, 61 * us);
+  EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.061);
+  EXPECT_EQ(r.metrics.deferred_expert_tokens, 2);
+  // Without deferral: 3 layers x (1 + 20) us = 63 us.
+  const auto plain = run(tiny_model(3), round_hardware(), strategy("all-cpu"), src);
+  EXPECT_DOUBLE_EQ(plain.metrics.tbt_ms[0], 0.063);
+}
+
+TEST(EngineTimeline, DeferralIsDecodeOnly) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Deferral, DeferLast>("deferral", "defer-last", "test");
+  auto s = strategy("all-cpu");
+  s.deferral = testing::component("defer-last");
+  // One prompt token (prefill) then one decode token.
+  const auto src = routing(3, 4, 2, {{{0, 1}, {2, 3}, {0, 1}}, {{0, 1}, {2, 3}, {0, 1}}}, 1);
+  const auto r = run(tiny_model(3), round_hardware(), s, src, true, &reg);
+  for (const auto& t : tasks(r, Lane::kCpu, TaskKind::kDeferredExpert)) EXPECT_EQ(t.step, 1);
+  EXPECT_EQ(r.metrics.deferred_expert_tokens, 2);
+}
+
+TEST(EngineTimeline, NoCpuGpuOverlapWhenSerialized) {
+  // Expert 0 cached (GPU, 2 us), expert 1 not (CPU, 10 us). Overlapped: the
+  // layer takes max(2, 10); serialized (llama.cpp): 2 + 10.
+  const auto src = routing(1, 4, 2, {{{0, 1}}});
+  auto overlap = strategy("resident", "none", "uniform", 1);
+  const auto a = run(tiny_model(1), round_hardware(), overlap, src);
+  EXPECT_DOUBLE_EQ(a.metrics.tbt_ms[0], 0.011);  // attention 1 + CPU 10 (GPU 2 hidden)
+  auto ser = overlap;
+  ser.assigner.params.set("serialize", cfg::Value::boolean(true));
+  const auto b = run(tiny_model(1), round_hardware(), ser, src);
+  EXPECT_DOUBLE_EQ(b.metrics.tbt_ms[0], 0.013);  // attention 1 + GPU 2 + CPU 10
+}
+
+TEST(EngineValidation, StrategyNeedingAGpuIsRejectedOnCpuOnlyHardware) {
+  const auto src = routing(1, 4, 2, {{{0, 1}}});
+  try {
+    run(tiny_model(1), round_hardware(false), strategy("gpu-ondemand", "lru", "none", 0), src);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "strategy 'test-gpu-ondemand': expected a hardware profile with a GPU (its assigner 'gpu-ondemand' "
+              "runs experts on the GPU), found 'round' with none");
+  }
+  // all-cpu runs there, with attention on the CPU as well.
+  const auto r = run(tiny_model(1), round_hardware(false), strategy("all-cpu"), src);
+  EXPECT_GT(r.metrics.tbt_ms[0], 0.0);
+}
+
+// An assigner that plans an expert twice: the core rejects it by name.
+class BadAssigner : public Assigner {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.assigner";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit BadAssigner(const Params&) {}
+  void plan(const Context& ctx, LayerPlan& out) override {
+    for (const auto& a : ctx.active) out.cpu.push_back(a.expert);
+    out.cpu.push_back(ctx.active[0].expert);
+  }
+};
+
+TEST(EngineValidation, InvalidPlanNamesTheComponent) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Assigner, BadAssigner>("assigner", "bad", "test");
+  const auto src = routing(1, 4, 2, {{{0, 1}}});
+  try {
+    run(tiny_model(1), round_hardware(), strategy("bad"), src, false, &reg);
+    FAIL();
+  } catch (const InternalError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "strategy 'test-bad': assigner 'bad' made an invalid decision at step 0: layer 0: CPU expert 0 is "
+              "not an activated, non-deferred expert or is planned twice");
+  }
+}
+
+TEST(EngineValidation, ModelAndWorkloadMustAgree) {
+  const auto src = routing(1, 4, 2, {{{0, 1}}});
+  EXPECT_THROW(run(tiny_model(2), round_hardware(), strategy("all-cpu"), src), Error);
+}
+
+TEST(Engine, DeterministicAcrossRuns) {
+  std::vector<std::vector<std::vector<int32_t>>> ids;
+  for (int t = 0; t < 20; ++t) ids.push_back({{t % 4, (t + 1) % 4}, {(t * 3) % 4, (t * 3 + 1) % 4}});
+  const auto src = routing(2, 4, 2, ids);
+  const auto a = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto b = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  auto strip = [](nlohmann::ordered_json j) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it.key().rfind("decision_", 0) == 0) it = j.erase(it);  // measured host times differ
+      else ++it;
+    }
+    return j.dump();
+  };
+  EXPECT_EQ(strip(a.metrics.to_json()), strip(b.metrics.to_json()));
+  ASSERT_EQ(a.timeline.size(), b.timeline.size());
+  for (size_t i = 0; i < a.timeline.size(); ++i) {
+    EXPECT_EQ(a.timeline[i].start_ns, b.timeline[i].start_ns);
+    EXPECT_EQ(a.timeline[i].kind, b.timeline[i].kind);
+  }
+}
+
+TEST(Engine, ChromeTraceLooksLikeAChromeTrace) {
+  const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
+  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto j = nlohmann::json::parse(chrome_trace_json(r.timeline, "t"));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  int complete = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X") {
+      ++complete;
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(complete, int(r.timeline.size()));
+}
+
+}  // namespace
+}  // namespace moebench

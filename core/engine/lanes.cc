@@ -1,0 +1,125 @@
+#include "core/engine/lanes.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+const char* to_string(Lane l) {
+  switch (l) {
+    case Lane::kH2D: return "h2d";
+    case Lane::kGpu: return "gpu";
+    case Lane::kCpu: return "cpu";
+    case Lane::kD2H: return "d2h";
+    case Lane::kActH2D: return "h2d-act";
+  }
+  return "?";
+}
+
+const char* to_string(TaskKind k) {
+  switch (k) {
+    case TaskKind::kAttention: return "attention";
+    case TaskKind::kDenseFfn: return "dense-ffn";
+    case TaskKind::kSharedExperts: return "shared-experts";
+    case TaskKind::kGpuExpert: return "gpu-expert";
+    case TaskKind::kCpuExpert: return "cpu-expert";
+    case TaskKind::kDeferredExpert: return "deferred-expert";
+    case TaskKind::kLmHead: return "lm-head";
+    case TaskKind::kPredict: return "predict";
+    case TaskKind::kActToCpu: return "act-to-cpu";
+    case TaskKind::kActToGpu: return "act-to-gpu";
+    case TaskKind::kDemandLoad: return "demand-load";
+    case TaskKind::kPrefetchLoad: return "prefetch";
+    case TaskKind::kSwapLoad: return "swap-load";
+  }
+  return "?";
+}
+
+int64_t Link::issue(Transfer t, size_t* moved_from) {
+  t.id = base_ + int64_t(all_.size());
+  t.fixed = false;
+  t.done = false;
+  all_.push_back(t);
+  // Where it goes: at the end, or (demand-first) before the first queued
+  // prefetch/swap that has neither started nor been fixed.
+  size_t pos = queue_.size();
+  if (order_ == LinkOrder::kDemandFirst && t.kind == TaskKind::kDemandLoad) {
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const Transfer& q = get(queue_[i]);
+      const bool movable = !q.fixed && q.kind != TaskKind::kDemandLoad && q.start_ns > t.issue_ns;
+      if (movable) {
+        pos = i;
+        break;
+      }
+    }
+  }
+  if (pos == queue_.size()) {
+    queue_.push_back(t.id);
+  } else {
+    queue_.insert(queue_.begin() + std::ptrdiff_t(pos), t.id);
+  }
+  reschedule(pos);
+  if (moved_from) *moved_from = pos;
+  return t.id;
+}
+
+void Link::reschedule(size_t from) {
+  double prev = from == 0 ? committed_free_ : get(queue_[from - 1]).end_ns;
+  for (size_t i = from; i < queue_.size(); ++i) {
+    Transfer& q = get(queue_[i]);
+    q.start_ns = std::max({prev, q.issue_ns, q.earliest_ns});
+    q.end_ns = q.start_ns + q.duration_ns;
+    prev = q.end_ns;
+  }
+}
+
+void Link::fix(int64_t id) {
+  for (int64_t q : queue_) {
+    get(q).fixed = true;
+    if (q == id) return;
+  }
+}
+
+void Link::advance(double now_ns, std::vector<int64_t>* done) {
+  // The queue is in start order and transfers do not overlap, so
+  // completions come out in time order; ties keep queue (sequence) order.
+  while (!queue_.empty()) {
+    Transfer& q = get(queue_.front());
+    if (q.end_ns > now_ns) break;
+    q.done = true;
+    q.fixed = true;
+    committed_free_ = q.end_ns;
+    busy_ += q.duration_ns;
+    if (done) done->push_back(q.id);
+    queue_.pop_front();
+  }
+  // Free completed transfers that nothing queued precedes (the caller has
+  // read the ones it was just told about; keep those until the next call).
+  const int64_t keep_from = queue_.empty() ? count() : queue_.front();
+  const int64_t oldest_reported = done && !done->empty() ? done->front() : keep_from;
+  const int64_t drop_to = std::min(keep_from, oldest_reported);
+  while (base_ < drop_to && !all_.empty() && all_.front().done) {
+    all_.pop_front();
+    ++base_;
+  }
+}
+
+bool Link::cancel(int64_t id, double now_ns) {
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_[i] != id) continue;
+    Transfer& q = get(id);
+    if (q.fixed || q.start_ns <= now_ns) return false;
+    queue_.erase(queue_.begin() + std::ptrdiff_t(i));
+    q.done = true;
+    q.end_ns = q.start_ns = now_ns;
+    q.duration_ns = 0;
+    reschedule(i);
+    return true;
+  }
+  return false;
+}
+
+double Link::free_ns() const { return queue_.empty() ? committed_free_ : get(queue_.back()).end_ns; }
+
+}  // namespace moebench

@@ -1,0 +1,140 @@
+#pragma once
+// Lanes of the simulated machine and the H2D link.
+//
+// GPU, CPU, D2H and the activation-return lane run tasks in the order they
+// are submitted: a task starts at max(lane free, its inputs ready) and its
+// times are fixed when it is submitted. The H2D link carries expert weights
+// and keeps transfers that have not started yet movable: with the
+// "demand-first" order an on-demand load overtakes queued prefetches. A
+// transfer becomes fixed once something depends on it (a GPU task waits for
+// it) or once it has started.
+//
+// Events are ordered by (time, lane priority, sequence number): at equal
+// times a transfer completion (H2D) is applied before a GPU event, so an
+// expert whose copy ends exactly when its layer's gate ends counts as
+// resident. Timelines list tasks in the same order.
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace moebench {
+
+enum class Lane : int { kH2D = 0, kGpu = 1, kCpu = 2, kD2H = 3, kActH2D = 4 };
+inline constexpr int kNumLanes = 5;
+const char* to_string(Lane l);
+// Lower runs first at equal times.
+inline int lane_priority(Lane l) { return static_cast<int>(l); }
+
+enum class TaskKind {
+  kAttention,      // non-MoE work of a layer (attention, norms, router)
+  kDenseFfn,       // FFN of a dense layer
+  kSharedExperts,
+  kGpuExpert,
+  kCpuExpert,
+  kDeferredExpert, // CPU expert whose output is consumed one layer later
+  kLmHead,
+  kPredict,        // a predictor's extra GPU work
+  kActToCpu,       // hidden states to the CPU
+  kActToGpu,       // CPU expert outputs back to the GPU
+  kDemandLoad,     // weights copied because the expert runs on the GPU now
+  kPrefetchLoad,   // weights copied ahead of need
+  kSwapLoad,       // weights copied by a cache policy's swap (window, prefill-end fill)
+};
+const char* to_string(TaskKind k);
+
+struct TaskRecord {
+  Lane lane;
+  TaskKind kind;
+  double start_ns = 0, end_ns = 0;
+  int64_t seq = 0;       // submission order (ties)
+  int64_t step = -1;
+  int32_t layer = -1;    // MoE layer (-1: none)
+  int32_t expert = -1;   // -1: none
+};
+
+// Event order: (time, lane priority, sequence number).
+inline bool event_before(double ta, Lane la, int64_t sa, double tb, Lane lb, int64_t sb) {
+  if (ta != tb) return ta < tb;
+  if (lane_priority(la) != lane_priority(lb)) return lane_priority(la) < lane_priority(lb);
+  return sa < sb;
+}
+
+// A FIFO lane.
+class FifoLane {
+ public:
+  // Starts a task no earlier than `ready_ns`; returns its start.
+  double submit(double ready_ns, double duration_ns, double* end_ns) {
+    const double start = ready_ns > free_ ? ready_ns : free_;
+    free_ = start + duration_ns;
+    busy_ += duration_ns;
+    *end_ns = free_;
+    return start;
+  }
+  double free_ns() const { return free_; }
+  double busy_ns() const { return busy_; }
+
+ private:
+  double free_ = 0, busy_ = 0;
+};
+
+enum class LinkOrder { kDemandFirst, kFifo };
+
+struct Transfer {
+  int64_t id = 0;
+  int32_t layer = -1, expert = -1;
+  TaskKind kind = TaskKind::kDemandLoad;
+  double issue_ns = 0;     // when the host asked for it
+  double earliest_ns = 0;  // cannot start before (e.g. its slot's previous occupant is still computing)
+  double duration_ns = 0;
+  double start_ns = 0, end_ns = 0;
+  bool fixed = false;      // cannot be moved any more
+  bool done = false;       // completion applied
+  bool staging = false;    // goes to a use-once buffer, not into the cache
+  int64_t step = -1;       // step it was issued in
+  int64_t target_step = -1;   // prefetch: the step it is meant for
+  int32_t target_layer = -1;
+};
+
+class Link {
+ public:
+  explicit Link(LinkOrder order) : order_(order) {}
+
+  // Queues a transfer; returns its id. Earlier-queued transfers that have
+  // not started by `t.issue_ns` and are not fixed are moved behind a demand
+  // load when the order is demand-first. `moved_from`, when given, receives
+  // the queue position it was inserted at: the transfers queued after it
+  // are the ones whose times may have changed.
+  int64_t issue(Transfer t, size_t* moved_from = nullptr);
+  // Freezes transfer `id` (and everything queued before it).
+  void fix(int64_t id);
+  // Completes, in event order, every transfer ending at or before now_ns;
+  // appends their ids to `done`.
+  void advance(double now_ns, std::vector<int64_t>* done);
+  // Removes a queued, not-started, unfixed transfer. Returns false if it cannot be cancelled.
+  bool cancel(int64_t id, double now_ns);
+
+  // REQUIRES: the transfer is still queued, or is the most recently completed
+  // ones not yet released (completed transfers are freed as the link advances).
+  const Transfer& get(int64_t id) const { return all_[size_t(id - base_)]; }
+  Transfer& get(int64_t id) { return all_[size_t(id - base_)]; }
+  int64_t count() const { return base_ + int64_t(all_.size()); }
+  // When the link could start a new transfer (after everything queued).
+  double free_ns() const;
+  double busy_ns() const { return busy_; }
+  const std::deque<int64_t>& queue() const { return queue_; }
+
+ private:
+  void reschedule(size_t from);
+
+  LinkOrder order_;
+  std::deque<Transfer> all_;   // transfers with id >= base_
+  int64_t base_ = 0;
+  std::deque<int64_t> queue_;  // not yet completed, in link order
+  double committed_free_ = 0;  // end of the last completed transfer
+  double busy_ = 0;
+};
+
+}  // namespace moebench

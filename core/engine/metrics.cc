@@ -1,0 +1,133 @@
+#include "core/engine/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace moebench {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const double pos = p / 100.0 * double(v.size() - 1);
+  const size_t i = size_t(pos);
+  const double f = pos - double(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+
+namespace {
+
+using J = nlohmann::ordered_json;
+
+J ratio(int64_t a, int64_t b) { return b > 0 ? J(double(a) / double(b)) : J(nullptr); }
+J num(double x) { return std::isfinite(x) ? J(x) : J(nullptr); }
+double mean(const std::vector<double>& v) {
+  return v.empty() ? std::numeric_limits<double>::quiet_NaN()
+                   : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+J per_token_ms(double ns, int64_t tokens) { return tokens > 0 ? J(ns / 1e6 / double(tokens)) : J(nullptr); }
+J util(const RunMetrics& m, int lane) { return m.makespan_ns > 0 ? J(m.busy_ns[lane] / m.makespan_ns) : J(nullptr); }
+J decision(const RunMetrics& m, int fam) {
+  return m.decision_samples > 0 ? J(m.decision_ns[fam] / double(m.decision_samples)) : J(nullptr);
+}
+
+}  // namespace
+
+const std::vector<RunMetrics::Field>& RunMetrics::fields() {
+  static const std::vector<Field> f = {
+      {"ttft_mean_ms", "Time to first token, mean over batches: prefill start to the first token.",
+       [](const RunMetrics& m) { return num(mean(m.ttft_ms)); }},
+      {"ttft_p50_ms", "TTFT median over batches.", [](const RunMetrics& m) { return num(percentile(m.ttft_ms, 50)); }},
+      {"ttft_max_ms", "TTFT maximum over batches.",
+       [](const RunMetrics& m) { return num(m.ttft_ms.empty() ? NAN : *std::max_element(m.ttft_ms.begin(), m.ttft_ms.end())); }},
+      {"tbt_mean_ms", "Time between tokens: duration of a decode step, mean.", [](const RunMetrics& m) { return num(mean(m.tbt_ms)); }},
+      {"tbt_p50_ms", "TBT median.", [](const RunMetrics& m) { return num(percentile(m.tbt_ms, 50)); }},
+      {"tbt_p90_ms", "TBT 90th percentile.", [](const RunMetrics& m) { return num(percentile(m.tbt_ms, 90)); }},
+      {"tbt_p99_ms", "TBT 99th percentile.", [](const RunMetrics& m) { return num(percentile(m.tbt_ms, 99)); }},
+      {"prefill_tokens_per_s", "Prompt tokens / total prefill time.",
+       [](const RunMetrics& m) { return m.prefill_time_s > 0 ? J(double(m.prefill_tokens) / m.prefill_time_s) : J(nullptr); }},
+      {"decode_tokens_per_s", "Generated tokens (all sequences) / total decode time.",
+       [](const RunMetrics& m) { return m.decode_time_s > 0 ? J(double(m.decode_tokens) / m.decode_time_s) : J(nullptr); }},
+      {"prefill_time_s", "Total prefill time.", [](const RunMetrics& m) { return J(m.prefill_time_s); }},
+      {"decode_time_s", "Total decode time.", [](const RunMetrics& m) { return J(m.decode_time_s); }},
+      {"total_time_s", "Whole run (prefill and decode of every batch).", [](const RunMetrics& m) { return J(m.total_time_s); }},
+      {"decode_hit_rate_frac", "Decode: activated (layer, expert) pairs per step cached at the layer's gate / all activated pairs.",
+       [](const RunMetrics& m) { return ratio(m.expert_hits[1], m.expert_accesses[1]); }},
+      {"decode_hit_rate_token_frac", "Decode: (token, layer, expert) activations cached at the gate / all activations.",
+       [](const RunMetrics& m) { return ratio(m.token_hits[1], m.token_accesses[1]); }},
+      {"prefill_hit_rate_frac", "Prefill: as decode_hit_rate_frac.",
+       [](const RunMetrics& m) { return ratio(m.expert_hits[0], m.expert_accesses[0]); }},
+      {"prefill_hit_rate_token_frac", "Prefill: as decode_hit_rate_token_frac.",
+       [](const RunMetrics& m) { return ratio(m.token_hits[0], m.token_accesses[0]); }},
+      {"decode_hit_rate_by_layer_frac", "Decode token-weighted hit rate of each MoE layer (array).",
+       [](const RunMetrics& m) {
+         J a = J::array();
+         for (size_t l = 0; l < m.decode_layer_accesses.size(); ++l) a.push_back(ratio(m.decode_layer_hits[l], m.decode_layer_accesses[l]));
+         return a;
+       }},
+      {"decode_activations", "Decode (token, layer, expert) activations.", [](const RunMetrics& m) { return J(m.token_accesses[1]); }},
+      {"prefetch_loads", "Expert loads issued by the prefetcher.", [](const RunMetrics& m) { return J(m.prefetch_loads); }},
+      {"prefetch_precision_frac", "Prefetches whose expert was activated in the layer and step they targeted / prefetches issued.",
+       [](const RunMetrics& m) { return ratio(m.prefetch_useful, m.prefetch_loads); }},
+      {"prefetch_recall_frac", "Decode activations cached at the gate because of a prefetch for that step / decode activations.",
+       [](const RunMetrics& m) { return ratio(m.prefetch_covered, m.token_accesses[1]); }},
+      {"prefetch_late", "Useful prefetches still in flight at their layer's gate.", [](const RunMetrics& m) { return J(m.prefetch_late); }},
+      {"prefetch_cancelled", "Queued prefetches dropped because their layer had started.", [](const RunMetrics& m) { return J(m.prefetch_cancelled); }},
+      {"demand_loads", "Expert loads because an expert ran on the GPU without being cached.", [](const RunMetrics& m) { return J(m.demand_loads); }},
+      {"swap_loads", "Expert loads requested by the cache policy (window swaps, post-prefill fill).", [](const RunMetrics& m) { return J(m.swap_loads); }},
+      {"staging_loads", "Loads into a use-once buffer (no free slot could be made, or on-demand loads are not admitted).",
+       [](const RunMetrics& m) { return J(m.staging_loads); }},
+      {"h2d_bytes", "Expert weight bytes copied host to device.", [](const RunMetrics& m) { return J(m.h2d_bytes); }},
+      {"activation_bytes", "Hidden-state bytes moved between GPU and CPU for CPU experts (both directions).",
+       [](const RunMetrics& m) { return J(m.d2h_bytes + m.act_h2d_bytes); }},
+      {"gpu_expert_token_frac", "(token, expert) computations run on the GPU / all.",
+       [](const RunMetrics& m) { return ratio(m.gpu_expert_tokens, m.gpu_expert_tokens + m.cpu_expert_tokens); }},
+      {"deferred_expert_token_frac", "(token, expert) computations deferred to the next layer / all.",
+       [](const RunMetrics& m) { return ratio(m.deferred_expert_tokens, m.gpu_expert_tokens + m.cpu_expert_tokens); }},
+      {"gpu_util_frac", "GPU lane busy time / run time.", [](const RunMetrics& m) { return util(m, 1); }},
+      {"cpu_util_frac", "CPU lane busy time / run time.", [](const RunMetrics& m) { return util(m, 2); }},
+      {"h2d_util_frac", "H2D link busy time (expert weights) / run time.", [](const RunMetrics& m) { return util(m, 0); }},
+      {"bd_attention_ms_per_token", "Decode breakdown: non-MoE GPU work per generated token.",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_attention_ns, m.decode_tokens); }},
+      {"bd_predict_ms_per_token", "Decode breakdown: predictor GPU work per token (SMoE predict_time).",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_predict_ns, m.decode_tokens); }},
+      {"bd_gpu_compute_ms_per_token", "Decode breakdown: routed experts on the GPU (SMoE gpu_compute_time).",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_gpu_compute_ns, m.decode_tokens); }},
+      {"bd_wait_cache_ms_per_token", "Decode breakdown: GPU idle waiting for expert weights (SMoE wait_cache_time).",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_wait_cache_ns, m.decode_tokens); }},
+      {"bd_shared_expert_ms_per_token", "Decode breakdown: shared experts (SMoE shared_expert_time).",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_shared_ns, m.decode_tokens); }},
+      {"bd_cpu_other_ms_per_token", "Decode breakdown: CPU expert time not overlapped by the GPU (SMoE cpu_other_time).",
+       [](const RunMetrics& m) { return per_token_ms(m.bd_cpu_other_ns, m.decode_tokens); }},
+      {"decision_placement_ns", "Host time of Placement per MoE layer call (measured).", [](const RunMetrics& m) { return decision(m, 0); }},
+      {"decision_assigner_ns", "Host time of the Assigner per MoE layer and step (measured).", [](const RunMetrics& m) { return decision(m, 1); }},
+      {"decision_cache_ns", "Host time of the CachePolicy per MoE layer and step (measured).", [](const RunMetrics& m) { return decision(m, 2); }},
+      {"decision_prefetcher_ns", "Host time of the Prefetcher per MoE layer and step, predictions excluded (measured).",
+       [](const RunMetrics& m) { return decision(m, 3); }},
+      {"decision_predictor_ns", "Host time of the Predictor's predictions per MoE layer and step (measured; "
+       "the simulated system runs them on the GPU, charged as predict time).",
+       [](const RunMetrics& m) { return decision(m, 4); }},
+      {"decision_deferral_ns", "Host time of Deferral per MoE layer and step (measured).", [](const RunMetrics& m) { return decision(m, 5); }},
+      {"gpu_cache_slots", "Expert slots of the GPU cache (all layers).", [](const RunMetrics& m) { return J(m.gpu_cache_slots); }},
+      {"gpu_mem_required_gib", "Non-expert weights + expert cache + KV cache + runtime reserve.",
+       [](const RunMetrics& m) { return J(m.gpu_mem_required_gib); }},
+      {"cost_table_clamps", "Measured cost-table lookups outside the table's range (answered with its end point).",
+       [](const RunMetrics& m) { return J(m.cost_table_clamps); }},
+  };
+  return f;
+}
+
+std::vector<Column> RunMetrics::columns() {
+  std::vector<Column> c;
+  for (const auto& f : fields()) c.push_back({f.name, f.doc});
+  return c;
+}
+
+nlohmann::ordered_json RunMetrics::to_json() const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& f : fields()) j[f.name] = f.value(*this);
+  return j;
+}
+
+}  // namespace moebench

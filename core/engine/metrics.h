@@ -1,0 +1,71 @@
+#pragma once
+// Metrics of one run. Definitions (with formulas) are in analysis/METRICS.md;
+// the field table below is the single list that result rows, the summary
+// table and METRICS.md's key list are generated from.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results/records.h"
+
+namespace moebench {
+
+struct RunMetrics {
+  // Timing (simulated or measured clock, milliseconds unless stated).
+  std::vector<double> ttft_ms;     // per batch: prefill start to first token
+  std::vector<double> tbt_ms;      // per decode step
+  double prefill_time_s = 0, decode_time_s = 0, total_time_s = 0;
+  int64_t prefill_tokens = 0, decode_tokens = 0;
+
+  // Expert residency at each layer's gate, per phase [0 = prefill, 1 = decode].
+  int64_t expert_accesses[2] = {0, 0};  // activated (layer, expert) pairs per step
+  int64_t expert_hits[2] = {0, 0};
+  int64_t token_accesses[2] = {0, 0};   // (token, layer, expert) activations
+  int64_t token_hits[2] = {0, 0};
+  std::vector<int64_t> decode_layer_accesses, decode_layer_hits;  // token-weighted, per MoE layer
+
+  // Transfers.
+  int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0;
+  int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
+  int64_t prefetch_covered = 0;  // activations cached at the gate thanks to a prefetch for that step
+  int64_t h2d_bytes = 0, d2h_bytes = 0, act_h2d_bytes = 0;
+
+  // Where expert work ran (token-weighted).
+  int64_t gpu_expert_tokens = 0, cpu_expert_tokens = 0, deferred_expert_tokens = 0;
+
+  // Lane busy time (ns) and the run's makespan.
+  double busy_ns[5] = {0, 0, 0, 0, 0};
+  double makespan_ns = 0;
+
+  // Decode breakdown (SMoE Fig. 13), summed over decode steps, ns.
+  double bd_predict_ns = 0, bd_gpu_compute_ns = 0, bd_wait_cache_ns = 0, bd_shared_ns = 0,
+         bd_cpu_other_ns = 0, bd_attention_ns = 0;
+
+  // Host time spent in components (measured on the machine running the
+  // simulation), per family, and how many layer calls were timed.
+  double decision_ns[6] = {0, 0, 0, 0, 0, 0};  // placement, assigner, cache, prefetcher, predictor, deferral
+  int64_t decision_samples = 0;
+
+  int64_t gpu_cache_slots = 0;      // expert slots of the cache
+  double gpu_mem_required_gib = 0;  // non-expert weights + cache + KV cache + runtime reserve
+  int64_t cost_table_clamps = 0;    // measured-table lookups outside their range
+
+  // The table of output columns (name with unit, doc, value).
+  struct Field {
+    std::string name;
+    std::string doc;
+    std::function<nlohmann::ordered_json(const RunMetrics&)> value;
+  };
+  static const std::vector<Field>& fields();
+  static std::vector<Column> columns();
+  nlohmann::ordered_json to_json() const;
+};
+
+// Percentile with linear interpolation (p in [0, 100]); NaN for an empty set.
+double percentile(std::vector<double> v, double p);
+
+}  // namespace moebench

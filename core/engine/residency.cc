@@ -1,0 +1,100 @@
+#include "core/engine/residency.h"
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+Residency::Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool)
+    : layers_(layers), experts_(experts), slots_(slots_per_layer), global_(global_pool) {
+  const size_t n = size_t(layers) * size_t(experts);
+  state_.assign(n, kAbsent);
+  pin_.assign(n, 0);
+  xfer_.assign(n, -1);
+  end_.assign(n, 0.0);
+  pos_.assign(n, -1);
+  holders_.resize(layers);
+}
+
+double Residency::ready_ns(int32_t l, int32_t e) const {
+  switch (state(l, e)) {
+    case kResident: return -std::numeric_limits<double>::infinity();
+    case kInFlight: return end_[idx(l, e)];
+    case kAbsent: return std::numeric_limits<double>::infinity();
+  }
+  return 0;
+}
+
+int64_t Residency::capacity(int32_t) const { return global_ ? int64_t(layers_) * slots_ : slots_; }
+
+int64_t Residency::used(int32_t l) const {
+  return global_ ? used_total_ : int64_t(holders_[l].size());
+}
+
+void Residency::add_holder(int32_t l, int32_t e) {
+  if (!has_room(l)) {
+    throw InternalError(fmt::format("residency: no free slot in layer {} for expert {} ({} of {} used)", l, e,
+                                    used(l), capacity(l)));
+  }
+  pos_[idx(l, e)] = int32_t(holders_[l].size());
+  holders_[l].push_back(e);
+  ++used_total_;
+}
+
+void Residency::remove_holder(int32_t l, int32_t e) {
+  auto& h = holders_[l];
+  const int32_t p = pos_[idx(l, e)];
+  const int32_t last = h.back();
+  h[p] = last;
+  pos_[idx(l, last)] = p;
+  h.pop_back();
+  pos_[idx(l, e)] = -1;
+  --used_total_;
+}
+
+void Residency::place(int32_t l, int32_t e) {
+  if (state(l, e) != kAbsent) return;
+  add_holder(l, e);
+  state_[idx(l, e)] = kResident;
+}
+
+void Residency::begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns) {
+  if (state(l, e) != kAbsent) {
+    throw InternalError(fmt::format("residency: transfer of expert {} of layer {} which is already cached", e, l));
+  }
+  add_holder(l, e);
+  state_[idx(l, e)] = kInFlight;
+  xfer_[idx(l, e)] = xfer;
+  end_[idx(l, e)] = end_ns;
+}
+
+void Residency::update_transfer_end(int32_t l, int32_t e, double end_ns) { end_[idx(l, e)] = end_ns; }
+
+void Residency::complete(int32_t l, int32_t e) {
+  if (state(l, e) == kInFlight) state_[idx(l, e)] = kResident;
+}
+
+void Residency::evict(int32_t l, int32_t e) {
+  if (state(l, e) == kAbsent) return;
+  if (pinned(l, e)) throw InternalError(fmt::format("residency: eviction of pinned expert {} of layer {}", e, l));
+  remove_holder(l, e);
+  state_[idx(l, e)] = kAbsent;
+  xfer_[idx(l, e)] = -1;
+}
+
+void Residency::candidates(int32_t layer, std::vector<SlotRef>* out) const {
+  out->clear();
+  auto scan = [&](int32_t l) {
+    for (int32_t e : holders_[l]) {
+      if (state(l, e) == kResident && pin_[idx(l, e)] == 0) out->push_back({l, e});
+    }
+  };
+  if (global_) {
+    for (int32_t l = 0; l < layers_; ++l) scan(l);
+  } else {
+    scan(layer);
+  }
+}
+
+}  // namespace moebench

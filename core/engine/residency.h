@@ -1,0 +1,95 @@
+#pragma once
+// Which experts' weights are in GPU memory. Owned by the core; components
+// read it through ResidencyView and change it only by returning decisions.
+//
+// Capacity is counted in expert slots (every routed expert of a model has
+// the same size): `slots` per MoE layer, or one global pool of
+// layers x slots shared by all layers. A slot is taken when a transfer into
+// it is issued (the expert is then in flight) and freed on eviction. Pinned
+// experts (being computed, or used by the token in flight when the strategy
+// asks for that) are never offered to a cache policy as victims.
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace moebench {
+
+struct SlotRef {
+  int32_t layer = -1;
+  int32_t expert = -1;
+};
+
+class ResidencyView {
+ public:
+  virtual ~ResidencyView() = default;
+  // Weights are on the GPU and usable now.
+  virtual bool resident(int32_t layer, int32_t expert) const = 0;
+  // A transfer into the GPU is queued or running.
+  virtual bool in_flight(int32_t layer, int32_t expert) const = 0;
+  // resident() || in_flight(): holds a slot.
+  virtual bool cached(int32_t layer, int32_t expert) const = 0;
+  // When the expert becomes usable: -inf if resident, its transfer's current
+  // end if in flight, +inf otherwise.
+  virtual double ready_ns(int32_t layer, int32_t expert) const = 0;
+  // Experts holding a slot in `layer` (resident or in flight), any order.
+  virtual std::span<const int32_t> holders(int32_t layer) const = 0;
+  virtual int64_t capacity(int32_t layer) const = 0;  // per-layer pool: its slots; global: the pool's
+  virtual int64_t used(int32_t layer) const = 0;      // per-layer: that layer's; global: all
+  virtual bool global_pool() const = 0;
+  virtual bool pinned(int32_t layer, int32_t expert) const = 0;
+};
+
+class Residency final : public ResidencyView {
+ public:
+  Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool);
+
+  bool resident(int32_t l, int32_t e) const override { return state(l, e) == kResident; }
+  bool in_flight(int32_t l, int32_t e) const override { return state(l, e) == kInFlight; }
+  bool cached(int32_t l, int32_t e) const override { return state(l, e) != kAbsent; }
+  double ready_ns(int32_t l, int32_t e) const override;
+  std::span<const int32_t> holders(int32_t l) const override { return holders_[l]; }
+  int64_t capacity(int32_t l) const override;
+  int64_t used(int32_t l) const override;
+  bool global_pool() const override { return global_; }
+  bool pinned(int32_t l, int32_t e) const override { return pin_[idx(l, e)] > 0; }
+
+  bool has_room(int32_t l) const { return used(l) < capacity(l); }
+  int64_t total_slots() const { return global_ ? int64_t(layers_) * slots_ : int64_t(layers_) * slots_; }
+  int64_t slots_per_layer() const { return slots_; }
+
+  // --- mutations (engine only) ---
+  void place(int32_t l, int32_t e);                       // resident now (initial placement)
+  void begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns);
+  void update_transfer_end(int32_t l, int32_t e, double end_ns);
+  void complete(int32_t l, int32_t e);                    // in flight -> resident
+  void evict(int32_t l, int32_t e);
+  int64_t transfer(int32_t l, int32_t e) const { return xfer_[idx(l, e)]; }
+  void pin(int32_t l, int32_t e) { ++pin_[idx(l, e)]; }
+  void unpin(int32_t l, int32_t e) { --pin_[idx(l, e)]; }
+
+  // Eviction candidates for making room in `layer`: resident (not in
+  // flight), unpinned experts of that layer's pool (all layers for a global pool).
+  void candidates(int32_t layer, std::vector<SlotRef>* out) const;
+
+ private:
+  enum State : uint8_t { kAbsent = 0, kInFlight = 1, kResident = 2 };
+  size_t idx(int32_t l, int32_t e) const { return size_t(l) * size_t(experts_) + size_t(e); }
+  State state(int32_t l, int32_t e) const { return State(state_[idx(l, e)]); }
+  void add_holder(int32_t l, int32_t e);
+  void remove_holder(int32_t l, int32_t e);
+
+  int32_t layers_, experts_;
+  int64_t slots_;
+  bool global_;
+  int64_t used_total_ = 0;
+  std::vector<uint8_t> state_;
+  std::vector<int32_t> pin_;
+  std::vector<int64_t> xfer_;
+  std::vector<double> end_;
+  std::vector<std::vector<int32_t>> holders_;
+  std::vector<int32_t> pos_;  // position of (l, e) in holders_[l]
+};
+
+}  // namespace moebench

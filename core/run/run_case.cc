@@ -1,0 +1,104 @@
+#include "core/run/run_case.h"
+
+#include <fmt/format.h>
+
+#include "workloads/synthetic/generator.h"
+
+namespace moebench {
+
+namespace {
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& p) {
+  const std::filesystem::path x(p);
+  return x.is_absolute() ? x : base / x;
+}
+
+std::unique_ptr<TraceSource> open_checked(const std::filesystem::path& path, const ModelSpec& m, const char* key) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw Error(fmt::format("workload.{}: expected an existing trace file, found no file at '{}'", key, path.string()));
+  }
+  auto src = open_trace_file(path);
+  const TraceInfo& in = src->info();
+  if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts || in.top_k() != m.top_k) {
+    throw Error(fmt::format("{}: expected a trace of model '{}' ({} MoE layers, {} experts, top-{}), found '{}' "
+                            "({} layers, {} experts, top-{})",
+                            path.string(), m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name,
+                            in.moe_layers, in.experts(), in.top_k()));
+  }
+  return src;
+}
+
+}  // namespace
+
+std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpec& m,
+                                           const std::filesystem::path& base_dir, const ConfigPaths& paths) {
+  if (w.kind == "trace") return open_checked(resolve(base_dir, w.trace), m, "trace");
+  const GeneratorParams p = load_generator(w.generator, m, paths);
+  return std::make_unique<SyntheticSource>(m, p, layout_from_workload(w, false));
+}
+
+WorkloadCalibration::WorkloadCalibration(const WorkloadSpec& w, const ModelSpec& m,
+                                         const std::filesystem::path& base_dir, const ConfigPaths& paths)
+    : w_(w), m_(m), base_(base_dir), paths_(paths) {}
+
+void WorkloadCalibration::load() const {
+  if (src_) return;
+  if (w_.kind == "trace") {
+    if (w_.calibration_trace.empty()) {
+      throw Error("workload.calibration_trace: expected a calibration trace (a component of the strategy "
+                  "calibrates on one, and the evaluation trace must not be reused), found none");
+    }
+    src_ = open_checked(resolve(base_, w_.calibration_trace), m_, "calibration_trace");
+    return;
+  }
+  if (w_.calibration_sequences <= 0) {
+    throw Error("workload.calibration_sequences: expected at least 1 (a component of the strategy calibrates), found 0");
+  }
+  const GeneratorParams p = load_generator(w_.generator, m_, paths_);
+  src_ = std::make_unique<SyntheticSource>(m_, p, layout_from_workload(w_, true));
+}
+
+const TraceSource& WorkloadCalibration::trace() const {
+  load();
+  return *src_;
+}
+
+const CalibrationProfile& WorkloadCalibration::profile() const {
+  if (profile_) return *profile_;
+  load();
+  auto p = std::make_unique<CalibrationProfile>();
+  const TraceInfo& in = src_->info();
+  p->layers = in.moe_layers;
+  p->experts = in.experts();
+  p->counts.assign(p->layers * p->experts, 0);
+  TokenRecord rec;
+  for (int64_t s = 0; s < int64_t(in.sequences.size()); ++s) {
+    auto r = src_->open(s, kIdsWeights);
+    while (r->next(rec)) {
+      ++p->tokens;
+      for (int64_t l = 0; l < p->layers; ++l) {
+        for (int64_t j = 0; j < in.top_k(); ++j) ++p->counts[l * p->experts + rec.ids[l * in.top_k() + j]];
+      }
+    }
+  }
+  profile_ = std::move(p);
+  return *profile_;
+}
+
+CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
+  if (c.backend != "sim") {
+    throw Error(fmt::format("suite.backend: expected \"sim\" (the real backend with CPU/CUDA kernels is not built "
+                            "yet), found \"{}\"",
+                            c.backend));
+  }
+  auto source = make_workload(c.workload, c.model, c.base_dir, paths);
+  WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
+  StrategyInstance st = StrategyInstance::create(c.strategy, registry);
+  CaseRun r;
+  r.backend = c.backend;
+  r.result = simulate(c.model, c.hardware, c.workload, st, *source, &calib, opt);
+  return r;
+}
+
+}  // namespace moebench

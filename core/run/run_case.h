@@ -1,0 +1,43 @@
+#pragma once
+// Runs one resolved case: builds its workload (synthetic generator or trace
+// file), the calibration workload when a component needs one, the strategy's
+// components, and the backend.
+
+#include <memory>
+
+#include "core/config/experiment.h"
+#include "core/engine/engine.h"
+
+namespace moebench {
+
+// The evaluation workload of a case.
+std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpec& m,
+                                           const std::filesystem::path& base_dir, const ConfigPaths& paths);
+
+// Calibration data drawn from a stream disjoint from the evaluation workload
+// (the synthetic generator's calibration stream, or workload.calibration_trace).
+class WorkloadCalibration : public CalibrationData {
+ public:
+  WorkloadCalibration(const WorkloadSpec& w, const ModelSpec& m, const std::filesystem::path& base_dir,
+                      const ConfigPaths& paths);
+  const CalibrationProfile& profile() const override;
+  const TraceSource& trace() const override;
+
+ private:
+  void load() const;
+  WorkloadSpec w_;
+  ModelSpec m_;
+  std::filesystem::path base_;
+  ConfigPaths paths_;
+  mutable std::unique_ptr<TraceSource> src_;
+  mutable std::unique_ptr<CalibrationProfile> profile_;
+};
+
+struct CaseRun {
+  SimulationResult result;
+  std::string backend;
+};
+
+CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt);
+
+}  // namespace moebench

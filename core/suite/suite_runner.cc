@@ -1,0 +1,385 @@
+#include "core/suite/suite_runner.h"
+
+#include <csignal>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/engine/metrics.h"
+#include "core/results/provenance.h"
+#include "core/results/run_dir.h"
+#include "core/run/run_case.h"
+#include "core/util/atomic_file.h"
+#include "core/util/sha256.h"
+
+namespace moebench {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) { g_interrupted.store(true); }
+
+std::string axes_text(const Case& c) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : c.axes) parts.push_back(k + "=" + v);
+  return join(parts, "; ");
+}
+
+std::string experiment_hash(const Experiment& ex) {
+  Sha256 h;
+  for (const auto& c : ex.cases) h.update(c.id);
+  h.update(ex.suite.name);
+  return h.hex_digest().substr(0, 16);
+}
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const int64_t t = int64_t(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60)
+                   : fmt::format("{}:{:02d}", t / 60, t % 60);
+}
+
+}  // namespace
+
+std::vector<Column> result_columns() {
+  std::vector<Column> c = identity_columns();
+  const auto m = RunMetrics::columns();
+  c.insert(c.end(), m.begin(), m.end());
+  return c;
+}
+
+bool case_matches(const Case& c, const std::string& filter) {
+  if (filter.empty()) return true;
+  const auto flat = flatten(c.config);
+  for (const std::string& term : split(filter, ',')) {
+    const std::string t = trim(term);
+    if (t.empty()) continue;
+    const auto eq = t.find('='), tilde = t.find('~');
+    const bool contains = tilde != std::string::npos && (eq == std::string::npos || tilde < eq);
+    const size_t op = contains ? tilde : eq;
+    if (op == std::string::npos || op == 0) {
+      throw Error(fmt::format("--filter: expected terms like key=value or key~text separated by commas, found '{}'", t));
+    }
+    const std::string key = trim(t.substr(0, op)), want = trim(t.substr(op + 1));
+    std::string have;
+    bool found = false;
+    if (auto it = flat.find(key); it != flat.end()) {
+      have = it->is_string() ? it->get<std::string>() : it->dump();
+      found = true;
+    }
+    for (const auto& [k, v] : c.axes) {
+      if (k == key) {
+        have = v;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::vector<std::string> keys;
+      for (auto it = flat.begin(); it != flat.end(); ++it) keys.push_back(it.key());
+      throw Error(fmt::format("--filter: expected a configuration key (e.g. strategy.name, model.name, "
+                              "workload.prompt_len), found '{}'{}",
+                              key, closest_name(key, keys).empty() ? "" : "; did you mean '" + closest_name(key, keys) + "'?"));
+    }
+    if (contains ? have.find(want) == std::string::npos : have != want) return false;
+  }
+  return true;
+}
+
+std::string summary_table(const std::vector<RunRecord>& rows) {
+  struct Col {
+    const char* title;
+    const char* key;
+    int prec;
+  };
+  const Col cols[] = {{"TTFT ms", "ttft_mean_ms", 1},
+                      {"TBT ms", "tbt_mean_ms", 2},
+                      {"prefill tok/s", "prefill_tokens_per_s", 1},
+                      {"decode tok/s", "decode_tokens_per_s", 2},
+                      {"hit (dec)", "decode_hit_rate_token_frac", 3},
+                      {"GPU frac", "gpu_expert_token_frac", 3}};
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> head = {"#", "strategy", "model", "hardware", "axes"};
+  for (const auto& c : cols) head.push_back(c.title);
+  table.push_back(head);
+  std::map<std::string, bool> seen;
+  for (const auto& r : rows) {
+    const std::string id = r.fields.value("case_id", "");
+    if (seen[id]) continue;  // one row per case (repetitions of the sim are identical)
+    seen[id] = true;
+    std::vector<std::string> line = {std::to_string(r.fields.value("case_index", 0)), r.fields.value("strategy", ""),
+                                     r.fields.value("model", ""), r.fields.value("hardware", ""),
+                                     r.fields.value("axes", "")};
+    if (r.fields.value("status", "") != "ok") {
+      line.push_back("error: " + r.fields.value("error", "").substr(0, 60));
+      table.push_back(line);
+      continue;
+    }
+    for (const auto& c : cols) {
+      auto it = r.fields.find(c.key);
+      line.push_back(it == r.fields.end() || it->is_null() ? "-" : fmt::format("{:.{}f}", it->get<double>(), c.prec));
+    }
+    table.push_back(line);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& line : table) {
+    for (size_t i = 0; i < line.size() && i < width.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  }
+  std::string out;
+  for (size_t r = 0; r < table.size(); ++r) {
+    for (size_t i = 0; i < table[r].size(); ++i) {
+      const bool num = i >= 5 || i == 0;
+      out += i ? "  " : "";
+      out += num && r > 0 ? fmt::format("{:>{}}", table[r][i], width[i]) : fmt::format("{:<{}}", table[r][i], width[i]);
+    }
+    out += "\n";
+    if (r == 0) {
+      for (size_t i = 0; i < width.size(); ++i) out += (i ? "  " : "") + std::string(width[i], '-');
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
+  const ConfigPaths paths = ConfigPaths::defaults();
+  Experiment ex = load_experiment(opt.file, paths, &registry);
+  std::vector<const Case*> cases;
+  for (const auto& c : ex.cases) {
+    if (case_matches(c, opt.filter)) cases.push_back(&c);
+  }
+  SuiteOutcome out;
+  out.cases = int64_t(cases.size());
+  if (opt.dry_run) {
+    fmt::print("suite '{}': {} case{} ({} before --filter)\n", ex.suite.name, cases.size(), cases.size() == 1 ? "" : "s",
+               ex.cases.size());
+    for (const Case* c : cases) {
+      fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name, c->hardware.name,
+                 axes_text(*c));
+    }
+    return out;
+  }
+
+  // Run directory.
+  const std::string hash = experiment_hash(ex);
+  fs::path dir = opt.out;
+  const fs::path suite_root = opt.results_root / ex.suite.name;
+  if (dir.empty() && opt.resume) {
+    std::error_code ec;
+    if (fs::is_directory(suite_root, ec)) {
+      std::vector<fs::path> candidates;
+      for (const auto& e : fs::directory_iterator(suite_root, ec)) {
+        if (!e.is_directory()) continue;
+        RunDirectory rd(e.path());
+        if (!rd.has_manifest()) continue;
+        const auto m = rd.read_manifest();
+        if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete") candidates.push_back(e.path());
+      }
+      std::sort(candidates.begin(), candidates.end());
+      if (!candidates.empty()) dir = candidates.back();
+    }
+  }
+  if (dir.empty()) {
+    const std::string base = fmt::format("{}-{}", utc_now_stamp(), hash.substr(0, 8));
+    dir = suite_root / base;
+    std::error_code ec;
+    for (int n = 2; fs::exists(dir, ec); ++n) dir = suite_root / fmt::format("{}-{}", base, n);
+  }
+  RunDirectory run(dir);
+  const bool existed = run.has_manifest();
+  if (existed && !opt.resume) {
+    throw Error(fmt::format("{}: expected an empty run directory (or --resume), found an existing run", dir.string()));
+  }
+  if (existed && run.read_manifest().value("experiment_hash", "") != hash) {
+    throw Error(fmt::format("{}: expected a run of this suite's cases (experiment hash {}), found a run of different "
+                            "cases; the suite file changed since that run",
+                            dir.string(), hash));
+  }
+  run.prepare();
+  out.run_dir = dir;
+  const std::string run_id = dir.filename().string();
+
+  const Provenance prov = collect_provenance(opt.argv);
+  nlohmann::ordered_json manifest;
+  manifest["schema_version"] = kSchemaVersion;
+  manifest["provenance"] = prov.to_json();
+  manifest["suite"] = {{"name", ex.suite.name},
+                       {"file", opt.file.string()},
+                       {"file_sha256", sha256_hex(read_file(opt.file))},
+                       {"description", ex.suite.description},
+                       {"reproduces", ex.suite.reproduces},
+                       {"backend", ex.suite.backend},
+                       {"repetitions", ex.suite.repetitions},
+                       {"warmup", ex.suite.warmup}};
+  manifest["run_id"] = run_id;
+  manifest["experiment_hash"] = hash;
+  manifest["filter"] = opt.filter;
+  manifest["status"] = "running";
+  manifest["started_utc"] = existed ? run.read_manifest().value("started_utc", prov.utc_time) : prov.utc_time;
+  manifest["seeds"] = nlohmann::ordered_json::array();
+  manifest["cases"] = nlohmann::ordered_json::array();
+  std::set<int64_t> seeds;
+  for (const Case* c : cases) {
+    seeds.insert(c->workload.seed);
+    manifest["cases"].push_back({{"case_id", c->id}, {"index", c->index}, {"axes", axes_text(*c)}, {"config", c->config}});
+  }
+  for (int64_t s : seeds) manifest["seeds"].push_back(s);
+  run.write_manifest(manifest);
+
+  // What is left to run.
+  std::map<std::string, nlohmann::ordered_json> done = run.finished_cases();
+  std::vector<const Case*> todo;
+  for (const Case* c : cases) {
+    if (done.count(c->id)) ++out.skipped;
+    else todo.push_back(c);
+  }
+  if (!opt.quiet && out.skipped) fmt::print("resuming {}: {} of {} cases already done\n", dir.string(), out.skipped, cases.size());
+
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> finished{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto rows_of = [&]() {
+    std::vector<RunRecord> rows;
+    for (const Case* c : cases) {
+      auto it = done.find(c->id);
+      if (it == done.end()) continue;
+      for (const auto& r : it->second["rows"]) {
+        RunRecord rec;
+        rec.fields = r;
+        rows.push_back(std::move(rec));
+      }
+    }
+    return rows;
+  };
+  auto handler = std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  g_interrupted.store(false);
+
+  auto worker = [&]() {
+    while (!g_interrupted.load()) {
+      const size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return;
+      const Case& c = *todo[i];
+      nlohmann::ordered_json stored;
+      stored["case_id"] = c.id;
+      stored["index"] = c.index;
+      stored["rows"] = nlohmann::ordered_json::array();
+      const auto c0 = std::chrono::steady_clock::now();
+      std::string error;
+      std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+      std::string timeline;
+      try {
+        EngineOptions eo;
+        for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
+          eo.timeline = (opt.timeline || c.timeline) && rep == c.warmup;
+          const auto r0 = std::chrono::steady_clock::now();
+          CaseRun r = run_case(c, registry, paths, eo);
+          const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+          if (rep < c.warmup) continue;
+          reps.push_back({r.result.metrics.to_json(), wall});
+          if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
+        }
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      auto base_row = [&](int64_t rep) {
+        RunRecord row;
+        auto& f = row.fields;
+        f["suite"] = ex.suite.name;
+        f["run_id"] = run_id;
+        f["case_id"] = c.id;
+        f["case_index"] = c.index;
+        f["repetition"] = rep;
+        f["status"] = error.empty() ? "ok" : "error";
+        f["error"] = error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error);
+        f["backend"] = c.backend;
+        f["model"] = c.model.name;
+        f["hardware"] = c.hardware.name;
+        f["strategy"] = c.strategy.name;
+        f["axes"] = axes_text(c);
+        f["utc_time"] = utc_now_iso();
+        return row;
+      };
+      if (error.empty()) {
+        for (size_t r = 0; r < reps.size(); ++r) {
+          RunRecord row = base_row(int64_t(r));
+          row.fields["wall_time_s"] = reps[r].second;
+          for (auto it = reps[r].first.begin(); it != reps[r].first.end(); ++it) row.fields[it.key()] = it.value();
+          const auto flat = flatten(c.config);
+          for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+          stored["rows"].push_back(row.fields);
+        }
+      } else {
+        RunRecord row = base_row(0);
+        row.fields["wall_time_s"] = wall;
+        const auto flat = flatten(c.config);
+        for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+        stored["rows"].push_back(row.fields);
+      }
+      stored["status"] = error.empty() ? "ok" : "error";
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
+        run.write_case(c.id, stored);
+        done[c.id] = stored;
+        run.write_runs(result_columns(), rows_of());
+        const int64_t n = ++finished;
+        if (!error.empty()) ++out.failed;
+        ++out.ran;
+        if (!opt.quiet) {
+          const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          const double eta = el / double(n) * double(todo.size() - size_t(n));
+          const int64_t total = int64_t(cases.size()), pos = out.skipped + n;
+          if (opt.progress_tty) {
+            fmt::print("\r[{:>{}}/{}] {:5.1f}%  elapsed {}  ETA {}  {:<40.40}", pos, std::to_string(total).size(), total,
+                       100.0 * double(pos) / double(total), fmt_duration(el), fmt_duration(eta),
+                       c.strategy.name + (error.empty() ? "" : " (error)"));
+            std::fflush(stdout);
+          } else {
+            fmt::print("[{}/{}] case {} {} {} {} ({:.2f} s){}\n", pos, total, c.index, c.id, c.strategy.name,
+                       axes_text(c), wall, error.empty() ? "" : "  ERROR: " + error);
+          }
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const int jobs = std::max(1, opt.jobs);
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  std::signal(SIGINT, handler);
+  std::signal(SIGTERM, SIG_DFL);
+  if (opt.progress_tty && !opt.quiet) fmt::print("\n");
+
+  const auto rows = rows_of();
+  run.write_runs(result_columns(), rows);
+  int64_t failed_total = 0;
+  for (const auto& [id, c] : done) failed_total += c.value("status", "") != "ok";
+  const bool interrupted = g_interrupted.load();
+  manifest["status"] = interrupted ? "interrupted" : "complete";
+  manifest["finished_utc"] = utc_now_iso();
+  manifest["counts"] = {{"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
+  run.write_manifest(manifest);
+  if (!opt.quiet) {
+    fmt::print("\n{}", summary_table(rows));
+    fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n", dir.string(), cases.size(),
+               out.ran, out.skipped, failed_total);
+  }
+  out.failed = failed_total;
+  out.exit_code = interrupted ? 130 : failed_total > 0 ? 1 : 0;
+  return out;
+}
+
+}  // namespace moebench

@@ -1,0 +1,171 @@
+#include "core/suite/suite_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "baselines/register.h"
+#include "core/results/run_dir.h"
+#include "core/testing/temp_dir.h"
+#include "core/util/atomic_file.h"
+
+namespace moebench {
+namespace {
+
+// Cases: 3 strategies x `prompts` prompt lengths on Mixtral.
+std::string suite_text(int prompts, int decode, const std::string& extra = "") {
+  std::string p = "[";
+  for (int i = 0; i < prompts; ++i) p += (i ? ", " : "") + std::to_string(8 + 8 * i);
+  p += "]";
+  return "strategies = [\"all-cpu\", \"gpu-ondemand\", \"fiddler\"]\n" + extra +
+         "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\nexpert_dtype = \"int4\"\n"
+         "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nsequences = 1\nprompt_len = " + p +
+         "\ndecode_len = " + std::to_string(decode) + "\n";
+}
+
+SuiteOptions options(const testing::TempDir& dir, const std::string& text) {
+  SuiteOptions o;
+  o.file = dir.write("suite.toml", text);
+  o.results_root = dir / "results";
+  o.quiet = true;
+  return o;
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  for (auto& l : split(s, '\n')) {
+    if (!l.empty()) out.push_back(l);
+  }
+  return out;
+}
+
+TEST(RunSuite, WritesManifestAndMatchingJsonlAndCsv) {
+  testing::TempDir dir;
+  const auto o = run_suite(options(dir, suite_text(2, 4)), builtin_registry());
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(o.cases, 6);
+  EXPECT_EQ(o.ran, 6);
+  RunDirectory run(o.run_dir);
+  const auto m = run.read_manifest();
+  EXPECT_EQ(m["schema_version"], 1);
+  EXPECT_EQ(m["status"], "complete");
+  EXPECT_FALSE(m["provenance"]["git_commit"].get<std::string>().empty());
+  EXPECT_FALSE(m["provenance"]["cpu_model"].get<std::string>().empty());
+  EXPECT_TRUE(m["provenance"].contains("onednn_version"));
+  EXPECT_EQ(m["cases"].size(), 6u);
+  EXPECT_EQ(m["cases"][0]["config"]["model"]["name"], "mixtral-8x7b");
+  EXPECT_EQ(m["seeds"], nlohmann::ordered_json::array({1}));
+  const auto jl = lines(read_file(o.run_dir / "runs.jsonl"));
+  const auto csv = lines(read_file(o.run_dir / "runs.csv"));
+  ASSERT_EQ(jl.size(), 6u);
+  ASSERT_EQ(csv.size(), 7u);  // header + rows
+  // Same columns, same order, in both files; units in the metric names.
+  const auto first = nlohmann::ordered_json::parse(jl[0]);
+  std::vector<std::string> keys;
+  for (auto it = first.begin(); it != first.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(csv[0], join(keys, ","));
+  EXPECT_EQ(keys[0], "suite");
+  for (const std::string k : {"ttft_mean_ms", "tbt_p99_ms", "decode_tokens_per_s", "decode_hit_rate_token_frac",
+                              "h2d_bytes", "model.top_k", "strategy.cache.kind", "workload.prompt_len"}) {
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  }
+}
+
+TEST(RunSuite, FailingCaseIsRecordedAndTheSuiteGoesOn) {
+  testing::TempDir dir;
+  // On a CPU-only profile the GPU strategies fail; all-cpu still runs.
+  std::string text = suite_text(1, 2);
+  text.replace(text.find("hybrimoe-a6000"), std::string("hybrimoe-a6000").size(), "local-cpu");
+  const auto o = run_suite(options(dir, text), builtin_registry());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.failed, 2);
+  std::set<std::string> status;
+  for (const auto& l : lines(read_file(o.run_dir / "runs.jsonl"))) {
+    const auto r = nlohmann::json::parse(l);
+    status.insert(r["strategy"].get<std::string>() + "=" + r["status"].get<std::string>());
+    if (r["status"] == "error") {
+      EXPECT_FALSE(r["error"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(status, (std::set<std::string>{"all-cpu=ok", "fiddler=error", "gpu-ondemand=error"}));
+}
+
+TEST(RunSuite, FilterSelectsCasesAndRejectsUnknownKeys) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(3, 2));
+  o.filter = "strategy.name=fiddler, workload.prompt_len=16";
+  EXPECT_EQ(run_suite(o, builtin_registry()).cases, 1);
+  o.filter = "strategy.nme=fiddler";
+  try {
+    run_suite(o, builtin_registry());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--filter: expected a configuration key (e.g. strategy.name, model.name, workload.prompt_len), found "
+              "'strategy.nme'; did you mean 'strategy.name'?");
+  }
+}
+
+// kill -9 in the middle of a suite, then --resume: every case exactly once.
+TEST(RunSuite, ResumeAfterKillLosesAndDuplicatesNothing) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(12, 64));  // 36 cases
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    run_suite(o, builtin_registry());
+    _exit(0);
+  }
+  // Wait until some cases are committed, then kill without warning.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::filesystem::path run_dir;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    for (const auto& d : std::filesystem::directory_iterator(dir / "results" / "t", ec)) run_dir = d.path();
+    int n = 0;
+    if (!run_dir.empty()) {
+      for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(run_dir / "cases", ec)) ++n;
+    }
+    if (n >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_FALSE(run_dir.empty());
+  o.resume = true;
+  const auto r = run_suite(o, builtin_registry());
+  EXPECT_EQ(r.run_dir, run_dir);  // the interrupted run was found and finished
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.ran + r.skipped, 36);
+  const auto jl = lines(read_file(run_dir / "runs.jsonl"));
+  std::set<std::string> ids;
+  for (const auto& l : jl) ids.insert(nlohmann::json::parse(l)["case_id"].get<std::string>());
+  EXPECT_EQ(jl.size(), 36u);
+  EXPECT_EQ(ids.size(), 36u);
+  EXPECT_EQ(RunDirectory(run_dir).read_manifest()["status"], "complete");
+  // A second --resume finds nothing to do and starts a new run instead.
+  const auto again = run_suite(o, builtin_registry());
+  EXPECT_NE(again.run_dir, run_dir);
+}
+
+TEST(RunSuite, ExistingRunDirectoryNeedsResume) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  const auto first = run_suite(o, builtin_registry());
+  o.out = first.run_dir;
+  EXPECT_THROW(run_suite(o, builtin_registry()), Error);
+  o.resume = true;
+  const auto again = run_suite(o, builtin_registry());
+  EXPECT_EQ(again.ran, 0);
+  EXPECT_EQ(again.skipped, 3);
+}
+
+}  // namespace
+}  // namespace moebench

@@ -1,0 +1,327 @@
+#include "core/trace/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench::st {
+
+namespace {
+constexpr uint64_t kMaxHeader = 100ull << 20;  // same limit as the reference implementation
+
+struct DTypeName {
+  DType d;
+  const char* name;
+  size_t size;
+};
+constexpr DTypeName kDTypes[] = {
+    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},     {DType::kI8, "I8", 1},
+    {DType::kI16, "I16", 2},   {DType::kU16, "U16", 2},   {DType::kF16, "F16", 2},
+    {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4},   {DType::kU32, "U32", 4},
+    {DType::kF32, "F32", 4},   {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},
+    {DType::kU64, "U64", 8},
+};
+
+[[noreturn]] void bad(const std::string& file, const std::string& where, const std::string& expected,
+                      const std::string& found) {
+  throw Error(fmt::format("{}: {}expected {}, found {}", file, where.empty() ? "" : where + ": ",
+                          expected, found));
+}
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+}  // namespace
+
+const char* to_string(DType d) {
+  for (const auto& x : kDTypes) {
+    if (x.d == d) return x.name;
+  }
+  return "?";
+}
+
+size_t dtype_size(DType d) {
+  for (const auto& x : kDTypes) {
+    if (x.d == d) return x.size;
+  }
+  return 0;
+}
+
+bool parse_dtype(const std::string& s, DType* out) {
+  for (const auto& x : kDTypes) {
+    if (s == x.name) {
+      *out = x.d;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t TensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+void parse_header(const std::string& json_text, uint64_t data_size, const std::string& file,
+                  std::vector<TensorInfo>* tensors, std::map<std::string, std::string>* metadata) {
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    bad(file, "header", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
+  }
+  if (!h.is_object()) bad(file, "header", "a JSON object", std::string(h.type_name()));
+  tensors->clear();
+  metadata->clear();
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    const std::string& name = it.key();
+    const nlohmann::json& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object()) bad(file, "__metadata__", "an object of strings", std::string(v.type_name()));
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string()) {
+          bad(file, "__metadata__." + m.key(), "a string", std::string(m.value().type_name()));
+        }
+        (*metadata)[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor '" + name + "'";
+    if (!v.is_object()) bad(file, where, "an object with dtype, shape, data_offsets", std::string(v.type_name()));
+    TensorInfo t;
+    t.name = name;
+    const auto dt = v.find("dtype");
+    if (dt == v.end() || !dt->is_string()) bad(file, where, "a string 'dtype'", "none");
+    if (!parse_dtype(dt->get<std::string>(), &t.dtype)) {
+      bad(file, where, "a safetensors dtype (F32, F16, I32, ...)", "'" + dt->get<std::string>() + "'");
+    }
+    const auto sh = v.find("shape");
+    if (sh == v.end() || !sh->is_array()) bad(file, where, "an array 'shape'", "none");
+    uint64_t numel = 1;
+    for (const auto& d : *sh) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+        bad(file, where + " shape", "non-negative integers", d.dump());
+      }
+      t.shape.push_back(d.get<int64_t>());
+      if (mul_overflows(numel, uint64_t(d.get<int64_t>()), &numel)) {
+        bad(file, where + " shape", "a size that fits in 64 bits", sh->dump());
+      }
+    }
+    const auto off = v.find("data_offsets");
+    if (off == v.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
+        !(*off)[1].is_number_unsigned()) {
+      bad(file, where, "'data_offsets' = [begin, end] (non-negative integers)",
+          off == v.end() ? "none" : off->dump());
+    }
+    t.begin = (*off)[0].get<uint64_t>();
+    t.end = (*off)[1].get<uint64_t>();
+    uint64_t bytes = 0;
+    if (mul_overflows(numel, dtype_size(t.dtype), &bytes)) {
+      bad(file, where, "a byte size that fits in 64 bits", "overflow");
+    }
+    if (t.end < t.begin || t.end - t.begin != bytes) {
+      bad(file, where,
+          fmt::format("data_offsets spanning {} bytes ({} x {})", bytes, numel, to_string(t.dtype)),
+          fmt::format("[{}, {}]", t.begin, t.end));
+    }
+    if (t.end > data_size) {
+      bad(file, where, fmt::format("data inside the file's {} data bytes", data_size),
+          fmt::format("data_offsets ending at {} (truncated file?)", t.end));
+    }
+    tensors->push_back(std::move(t));
+  }
+  // Tensors must tile the data section exactly: no overlap, no hole, no tail.
+  std::vector<const TensorInfo*> sorted;
+  for (const auto& t : *tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t pos = 0;
+  for (const auto* t : sorted) {
+    if (t->begin != pos) {
+      bad(file, "tensor '" + t->name + "'",
+          fmt::format("data starting at byte {} (tensors must be contiguous)", pos),
+          fmt::format("data_offsets starting at {}", t->begin));
+    }
+    pos = t->end;
+  }
+  if (pos != data_size) {
+    bad(file, "data section", fmt::format("{} bytes as the header describes", pos),
+        fmt::format("{} bytes", data_size));
+  }
+}
+
+std::unique_ptr<File> File::open(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) bad(p, "", "a readable safetensors file", std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    bad(p, "", "a regular file", "something else");
+  }
+  const uint64_t size = static_cast<uint64_t>(sb.st_size);
+  if (size < 8) {
+    ::close(fd);
+    bad(p, "", "at least 8 bytes (the header size)", fmt::format("{} bytes", size));
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) bad(p, "", "a file that can be memory-mapped", std::strerror(errno));
+  std::unique_ptr<File> f(new File());
+  f->path_ = p;
+  f->size_ = size;
+  f->base_ = static_cast<const uint8_t*>(m);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | f->base_[i];
+  if (n > kMaxHeader || n > size - 8) {
+    bad(p, "header size", fmt::format("at most {} bytes (file has {} after the size field)",
+                                      std::min<uint64_t>(kMaxHeader, size - 8), size - 8),
+        fmt::format("{} bytes", n));
+  }
+  const std::string header(reinterpret_cast<const char*>(f->base_ + 8), n);
+  parse_header(header, size - 8 - n, p, &f->tensors_, &f->metadata_);
+  f->data_ = f->base_ + 8 + n;
+  return f;
+}
+
+File::~File() {
+  if (base_) ::munmap(const_cast<uint8_t*>(base_), size_);
+}
+
+const TensorInfo* File::find(const std::string& name) const {
+  for (const auto& t : tensors_) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+Writer::Writer(const std::filesystem::path& path, const std::vector<Spec>& tensors,
+               const std::map<std::string, std::string>& metadata)
+    : out_(path) {
+  nlohmann::ordered_json h = nlohmann::ordered_json::object();
+  uint64_t pos = 0;
+  for (const auto& s : tensors) {
+    TensorInfo t;
+    t.name = s.name;
+    t.dtype = s.dtype;
+    t.shape = s.shape;
+    t.begin = pos;
+    t.end = pos + uint64_t(t.numel()) * dtype_size(t.dtype);
+    pos = t.end;
+    h[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
+    tensors_.push_back(t);
+  }
+  if (!metadata.empty()) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : metadata) m[k] = v;
+    h["__metadata__"] = m;
+  }
+  std::string text = h.dump();
+  while ((8 + text.size()) % 64 != 0) text += ' ';
+  uint8_t size_le[8];
+  for (int i = 0; i < 8; ++i) size_le[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
+  out_.write(size_le, 8);
+  out_.write(text);
+  data_start_ = 8 + text.size();
+  written_.assign(tensors_.size(), 0);
+  // Size the file so tensors can be filled in any order.
+  if (pos > 0) {
+    const uint8_t zero = 0;
+    out_.pwrite(data_start_ + pos - 1, &zero, 1);
+  }
+}
+
+const TensorInfo& Writer::tensor(const std::string& name) const {
+  for (const auto& t : tensors_) {
+    if (t.name == name) return t;
+  }
+  throw InternalError("safetensors writer: no tensor " + name);
+}
+
+void Writer::write_at(const std::string& name, uint64_t offset, const void* data, size_t n) {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorInfo& t = tensors_[i];
+    if (t.name != name) continue;
+    if (offset + n > t.end - t.begin) {
+      throw InternalError(fmt::format("safetensors writer: write past the end of {}", name));
+    }
+    out_.pwrite(data_start_ + t.begin + offset, data, n);
+    written_[i] += n;
+    return;
+  }
+  throw InternalError("safetensors writer: no tensor " + name);
+}
+
+void Writer::commit() {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (written_[i] != tensors_[i].end - tensors_[i].begin) {
+      throw InternalError(fmt::format("safetensors writer: tensor {} has {} of {} bytes written",
+                                      tensors_[i].name, written_[i],
+                                      tensors_[i].end - tensors_[i].begin));
+    }
+  }
+  out_.commit();
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int32_t exp = int32_t((x >> 23) & 0xff);
+  uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
+  const int32_t e = exp - 127 + 15;
+  if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // overflow -> inf
+  if (e <= 0) {
+    if (e < -10) return uint16_t(sign);  // underflow -> signed zero
+    mant |= 0x800000u;
+    const uint32_t shift = uint32_t(14 - e);
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u))) ++h;
+    return uint16_t(sign | h);
+  }
+  uint32_t h = (uint32_t(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent: correct
+  return uint16_t(sign | h);
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      x = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+}  // namespace moebench::st

@@ -1,0 +1,164 @@
+#include "core/trace/safetensors.h"
+
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "core/testing/temp_dir.h"
+#include "core/util/error.h"
+
+namespace moebench::st {
+namespace {
+
+TEST(Half, RoundTripsEveryHalfExactly) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = half_to_float(uint16_t(h));
+    if (std::isnan(f)) continue;
+    EXPECT_EQ(float_to_half(f), uint16_t(h)) << h;
+  }
+}
+
+TEST(Half, RoundsToNearestEven) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // halfway to 65536, ties to even = inf
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);  // tie -> even (zero)
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -26)), 0x0001);
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie -> even
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie -> even (up)
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
+}
+
+std::string header_error(const std::string& json, uint64_t data_size) {
+  std::vector<TensorInfo> t;
+  std::map<std::string, std::string> m;
+  try {
+    parse_header(json, data_size, "f.st", &t, &m);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<ok>";
+}
+
+TEST(Header, ValidatesEverySize) {
+  const std::string ok = R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"I16","shape":[4],"data_offsets":[24,32]},"__metadata__":{"k":"v"}})";
+  EXPECT_EQ(header_error(ok, 32), "<ok>");
+  EXPECT_EQ(header_error("[1]", 0), "f.st: header: expected a JSON object, found array");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4),
+            "f.st: tensor 'a': expected a safetensors dtype (F32, F16, I32, ...), found 'F33'");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4),
+            "f.st: tensor 'a': expected data_offsets spanning 8 bytes (2 x F32), found [0, 4]");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
+            "f.st: tensor 'a': expected data inside the file's 4 data bytes, found data_offsets ending at 8 "
+            "(truncated file?)");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+            "f.st: tensor 'a': expected data starting at byte 0 (tensors must be contiguous), found "
+            "data_offsets starting at 4");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+            "f.st: tensor 'b': expected data starting at byte 8 (tensors must be contiguous), found "
+            "data_offsets starting at 4");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 12),
+            "f.st: data section: expected 4 bytes as the header describes, found 12 bytes");
+  EXPECT_EQ(header_error(R"({"__metadata__":{"k":1}})", 0),
+            "f.st: __metadata__.k: expected a string, found number");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4),
+            "f.st: tensor 'a' shape: expected non-negative integers, found -1");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0),
+            "f.st: tensor 'a' shape: expected a size that fits in 64 bits, found [4611686018427387904,4]");
+}
+
+TEST(File, WriterReaderRoundTripAndTruncation) {
+  testing::TempDir dir;
+  const auto p = dir / "t.safetensors";
+  {
+    Writer w(p, {{"x", DType::kF32, {3}}, {"y", DType::kI32, {2}}}, {{"m", "1"}});
+    const float x[3] = {1, 2, 3};
+    const int32_t y[2] = {7, 8};
+    w.write_at("y", 0, y, 8);  // any order
+    w.write_at("x", 4, x + 1, 8);
+    w.write_at("x", 0, x, 4);
+    w.commit();
+  }
+  auto f = File::open(p);
+  EXPECT_EQ(f->metadata().at("m"), "1");
+  ASSERT_NE(f->find("x"), nullptr);
+  float x[3];
+  std::memcpy(x, f->data(*f->find("x")), 12);
+  EXPECT_EQ(x[2], 3.0f);
+  EXPECT_EQ((8 + 0) % 1, 0);
+  // Truncate the data by one byte: rejected before anything is read.
+  const auto size = std::filesystem::file_size(p);
+  std::filesystem::resize_file(p, size - 1);
+  try {
+    File::open(p);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated file?"), std::string::npos) << e.what();
+  }
+  std::filesystem::resize_file(p, 4);
+  EXPECT_THROW(File::open(p), Error);
+}
+
+// Random mutations of a valid header and of whole files: the parser must
+// accept or reject with moebench::Error, never crash or read out of bounds
+// (run under ASan in ci/sanitize).
+TEST(HeaderFuzz, MutatedHeadersNeverCrash) {
+  const std::string base =
+      R"({"topk_ids":{"dtype":"I32","shape":[4,2,2],"data_offsets":[0,64]},"w":{"dtype":"F16","shape":[4,2,2],"data_offsets":[64,96]},"__metadata__":{"format":"moebench-trace","top_k":"2"}})";
+  std::mt19937_64 rng(42);
+  const std::string alphabet = "{}[]\",:0123456789-eE.abcdFIU ";
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s = base;
+    const int edits = 1 + int(rng() % 4);
+    for (int e = 0; e < edits && !s.empty(); ++e) {
+      const size_t pos = rng() % s.size();
+      switch (rng() % 4) {
+        case 0: s[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 1: s.erase(pos, 1 + rng() % 8); break;
+        case 2: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 3: s.insert(pos, std::to_string(rng())); break;
+      }
+    }
+    std::vector<TensorInfo> t;
+    std::map<std::string, std::string> m;
+    try {
+      parse_header(s, 96 + (rng() % 3 == 0 ? rng() % 64 : 0), "fuzz", &t, &m);
+      ++accepted;
+    } catch (const Error&) {
+    }
+  }
+  EXPECT_GT(accepted, 0);  // some mutations (e.g. in metadata strings) stay valid
+}
+
+TEST(HeaderFuzz, MutatedFilesNeverCrash) {
+  testing::TempDir dir;
+  const auto p = dir / "ok.safetensors";
+  {
+    Writer w(p, {{"a", DType::kF32, {8}}, {"b", DType::kI32, {4}}}, {});
+    std::vector<uint8_t> z(48, 1);
+    w.write_at("a", 0, z.data(), 32);
+    w.write_at("b", 0, z.data(), 16);
+    w.commit();
+  }
+  const std::string good = read_file(p);
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string s = good;
+    if (rng() % 2) s.resize(rng() % s.size());
+    const int flips = int(rng() % 3);
+    for (int f = 0; f < flips && !s.empty(); ++f) s[rng() % std::min<size_t>(s.size(), 80)] = char(rng());
+    const auto q = dir / "m.safetensors";
+    write_file_atomic(q, s);
+    try {
+      File::open(q);
+    } catch (const Error&) {
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moebench::st

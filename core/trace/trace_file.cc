@@ -1,0 +1,439 @@
+// Trace files: writer (from any TraceSource) and memory-mapped reader.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/trace/safetensors.h"
+#include "core/trace/trace.h"
+#include "core/util/error.h"
+#include "core/util/strings.h"
+
+namespace moebench {
+
+int64_t TraceInfo::total_tokens() const {
+  int64_t t = 0;
+  for (const auto& s : sequences) t += s.tokens();
+  return t;
+}
+
+int64_t TraceInfo::first_token(int64_t s) const {
+  int64_t t = 0;
+  for (int64_t i = 0; i < s; ++i) t += sequences[i].tokens();
+  return t;
+}
+
+namespace {
+
+std::string routing_name(RoutingFunction r) { return to_string(r); }
+
+bool routing_from_name(const std::string& s, RoutingFunction* out) {
+  for (RoutingFunction r : {RoutingFunction::kSoftmaxTopK, RoutingFunction::kSoftmaxGroupLimited,
+                            RoutingFunction::kSigmoidGroupedBias}) {
+    if (s == to_string(r)) {
+      *out = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------ writer
+
+constexpr int64_t kChunkTokens = 64;
+
+struct Buffers {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+  std::vector<uint16_t> probs;
+  std::vector<int32_t> topp_ids;
+  std::vector<uint16_t> topp_probs;
+  std::vector<uint16_t> gate;
+  int64_t first = 0, count = 0;
+};
+
+}  // namespace
+
+void write_trace(const TraceSource& src, const std::filesystem::path& out,
+                 const TraceWriteOptions& opt) {
+  const TraceInfo& in = src.info();
+  const int64_t T = in.total_tokens(), L = in.moe_layers, k = in.top_k(), E = in.experts();
+  const int64_t S = static_cast<int64_t>(in.sequences.size());
+  const bool want_probs = opt.probs != ProbsStorage::kNone;
+  if (want_probs && in.probs == ProbsStorage::kNone) {
+    throw Error(fmt::format("{}: expected a source with router probabilities to write them, found "
+                            "none (write without probabilities)",
+                            out.string()));
+  }
+  const int64_t P = opt.probs == ProbsStorage::kTopP ? std::min(opt.top_p, E) : 0;
+  if (opt.probs == ProbsStorage::kTopP && P <= 0) {
+    throw Error("trace write: expected top_p >= 1 with top-p probability storage, found 0");
+  }
+  const bool gates = opt.gate_inputs && in.h_trace > 0;
+  const int64_t H = gates ? in.h_trace : 0;
+  const GateWeights* gw = gates ? src.gate_weights() : nullptr;
+
+  std::vector<st::Writer::Spec> specs;
+  specs.push_back({"topk_ids", st::DType::kI32, {T, L, k}});
+  specs.push_back({"topk_weights", st::DType::kF32, {T, L, k}});
+  specs.push_back({"seq_prompt_len", st::DType::kI32, {S}});
+  specs.push_back({"seq_decode_len", st::DType::kI32, {S}});
+  if (opt.probs == ProbsStorage::kTopP) specs.push_back({"router_topp_ids", st::DType::kI32, {T, L, P}});
+  if (gw) {
+    specs.push_back({"gate_weight", st::DType::kF32, {L, E, H}});
+    specs.push_back({"gate_bias", st::DType::kF32, {L, E}});
+    specs.push_back({"selection_bias", st::DType::kF32, {L, E}});
+  }
+  if (opt.probs == ProbsStorage::kFull) specs.push_back({"router_probs", st::DType::kF16, {T, L, E}});
+  if (opt.probs == ProbsStorage::kTopP) specs.push_back({"router_topp_probs", st::DType::kF16, {T, L, P}});
+  if (gates) specs.push_back({"gate_input", st::DType::kF16, {T, L, H}});
+
+  std::map<std::string, std::string> meta;
+  meta["format"] = kTraceFormat;
+  meta["format_version"] = std::to_string(kTraceFormatVersion);
+  meta["model"] = in.model_name;
+  meta["model_hash"] = in.model_hash;
+  meta["moe_layers"] = std::to_string(L);
+  meta["routed_experts"] = std::to_string(E);
+  meta["top_k"] = std::to_string(k);
+  meta["h_trace"] = std::to_string(H);
+  meta["routing"] = routing_name(in.routing.function);
+  meta["n_group"] = std::to_string(in.routing.n_group);
+  meta["topk_group"] = std::to_string(in.routing.topk_group);
+  meta["norm_topk_prob"] = in.routing.norm_topk_prob ? "true" : "false";
+  meta["routed_scaling_factor"] = fmt::format("{}", in.routing.routed_scaling_factor);
+  meta["source"] = in.source;
+
+  st::Writer w(out, specs, meta);
+  {
+    std::vector<int32_t> pl(S), dl(S);
+    for (int64_t s = 0; s < S; ++s) {
+      pl[s] = static_cast<int32_t>(in.sequences[s].prompt_len);
+      dl[s] = static_cast<int32_t>(in.sequences[s].decode_len);
+    }
+    w.write_at("seq_prompt_len", 0, pl.data(), pl.size() * 4);
+    w.write_at("seq_decode_len", 0, dl.data(), dl.size() * 4);
+  }
+  if (gw) {
+    w.write_at("gate_weight", 0, gw->weight.data(), gw->weight.size() * 4);
+    w.write_at("gate_bias", 0, gw->bias.data(), gw->bias.size() * 4);
+    w.write_at("selection_bias", 0, gw->selection_bias.data(), gw->selection_bias.size() * 4);
+  }
+
+  Buffers b;
+  auto flush = [&] {
+    if (b.count == 0) return;
+    const uint64_t lk = uint64_t(L * k);
+    w.write_at("topk_ids", b.first * lk * 4, b.ids.data(), b.ids.size() * 4);
+    w.write_at("topk_weights", b.first * lk * 4, b.weights.data(), b.weights.size() * 4);
+    if (opt.probs == ProbsStorage::kFull) {
+      w.write_at("router_probs", b.first * L * E * 2, b.probs.data(), b.probs.size() * 2);
+    }
+    if (opt.probs == ProbsStorage::kTopP) {
+      w.write_at("router_topp_ids", b.first * L * P * 4, b.topp_ids.data(), b.topp_ids.size() * 4);
+      w.write_at("router_topp_probs", b.first * L * P * 2, b.topp_probs.data(), b.topp_probs.size() * 2);
+    }
+    if (gates) w.write_at("gate_input", b.first * L * H * 2, b.gate.data(), b.gate.size() * 2);
+    b.first += b.count;
+    b.count = 0;
+    b.ids.clear();
+    b.weights.clear();
+    b.probs.clear();
+    b.topp_ids.clear();
+    b.topp_probs.clear();
+    b.gate.clear();
+  };
+
+  const unsigned fields = (want_probs ? kProbs : 0u) | (gates ? kGateInput : 0u);
+  TokenRecord rec;
+  std::vector<int32_t> order(E);
+  for (int64_t s = 0; s < S; ++s) {
+    auto reader = src.open(s, fields);
+    int64_t n = 0;
+    while (reader->next(rec)) {
+      ++n;
+      b.ids.insert(b.ids.end(), rec.ids.begin(), rec.ids.end());
+      b.weights.insert(b.weights.end(), rec.weights.begin(), rec.weights.end());
+      if (opt.probs == ProbsStorage::kFull) {
+        for (float p : rec.probs) b.probs.push_back(st::float_to_half(p));
+      } else if (opt.probs == ProbsStorage::kTopP) {
+        for (int64_t l = 0; l < L; ++l) {
+          const float* p = rec.probs.data() + l * E;
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(), [p](int32_t a, int32_t c) { return p[a] > p[c]; });
+          for (int64_t j = 0; j < P; ++j) {
+            b.topp_ids.push_back(order[j]);
+            b.topp_probs.push_back(st::float_to_half(p[order[j]]));
+          }
+        }
+      }
+      if (gates) {
+        for (float g : rec.gate_input) b.gate.push_back(st::float_to_half(g));
+      }
+      if (++b.count == kChunkTokens) flush();
+    }
+    if (n != in.sequences[s].tokens()) {
+      throw InternalError(fmt::format("trace source yielded {} tokens for sequence {}, expected {}", n, s,
+                                      in.sequences[s].tokens()));
+    }
+  }
+  flush();
+  w.commit();
+}
+
+// ------------------------------------------------------------------ reader
+
+namespace {
+
+class FileTraceSource;
+
+class FileSequenceReader : public SequenceReader {
+ public:
+  FileSequenceReader(const FileTraceSource* src, int64_t seq, unsigned fields);
+  bool next(TokenRecord& out) override;
+
+ private:
+  const FileTraceSource* src_;
+  int64_t seq_, pos_ = 0, first_ = 0, len_ = 0;
+  unsigned fields_;
+};
+
+class FileTraceSource : public TraceSource {
+ public:
+  explicit FileTraceSource(std::unique_ptr<st::File> f) : file_(std::move(f)) { load(); }
+  const TraceInfo& info() const override { return info_; }
+  std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const override {
+    if (seq < 0 || seq >= int64_t(info_.sequences.size())) {
+      throw Error(fmt::format("{}: expected a sequence index in [0, {}), found {}", file_->path(),
+                              info_.sequences.size(), seq));
+    }
+    return std::make_unique<FileSequenceReader>(this, seq, fields);
+  }
+  const GateWeights* gate_weights() const override { return info_.has_gate_weights ? &gates_ : nullptr; }
+
+  const st::File& file() const { return *file_; }
+  const st::TensorInfo* ids_ = nullptr;
+  const st::TensorInfo* weights_ = nullptr;
+  const st::TensorInfo* probs_ = nullptr;
+  const st::TensorInfo* topp_ids_ = nullptr;
+  const st::TensorInfo* topp_probs_ = nullptr;
+  const st::TensorInfo* gate_ = nullptr;
+
+ private:
+  [[noreturn]] void bad(const std::string& what, const std::string& expected, const std::string& found) const {
+    throw Error(fmt::format("{}: {}: expected {}, found {}", file_->path(), what, expected, found));
+  }
+  std::string meta(const std::string& key) const {
+    auto it = file_->metadata().find(key);
+    if (it == file_->metadata().end()) bad("__metadata__." + key, "a value", "none");
+    return it->second;
+  }
+  int64_t meta_int(const std::string& key, int64_t lo) const {
+    const std::string v = meta(key);
+    char* end = nullptr;
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || x < lo) bad("__metadata__." + key, fmt::format("an integer >= {}", lo), "'" + v + "'");
+    return x;
+  }
+  const st::TensorInfo* tensor(const std::string& name, st::DType dt, const std::vector<int64_t>& shape,
+                               bool required) const {
+    const st::TensorInfo* t = file_->find(name);
+    if (!t) {
+      if (required) bad("tensor '" + name + "'", "present", "none");
+      return nullptr;
+    }
+    if (t->dtype != dt) bad("tensor '" + name + "'", std::string("dtype ") + st::to_string(dt),
+                            std::string("dtype ") + st::to_string(t->dtype));
+    if (t->shape != shape) {
+      bad("tensor '" + name + "'", fmt::format("shape [{}]", fmt::join(shape, ", ")),
+          fmt::format("shape [{}]", fmt::join(t->shape, ", ")));
+    }
+    return t;
+  }
+
+  void load() {
+    if (meta("format") != kTraceFormat) bad("__metadata__.format", std::string("'") + kTraceFormat + "'", "'" + meta("format") + "'");
+    if (meta("format_version") != std::to_string(kTraceFormatVersion)) {
+      bad("__metadata__.format_version", fmt::format("'{}'", kTraceFormatVersion), "'" + meta("format_version") + "'");
+    }
+    info_.model_name = meta("model");
+    info_.model_hash = meta("model_hash");
+    info_.source = meta("source");
+    const int64_t L = info_.moe_layers = meta_int("moe_layers", 1);
+    const int64_t E = info_.routing.experts = meta_int("routed_experts", 1);
+    const int64_t k = info_.routing.top_k = meta_int("top_k", 1);
+    if (k > E) bad("__metadata__.top_k", fmt::format("at most routed_experts ({})", E), std::to_string(k));
+    info_.h_trace = meta_int("h_trace", 0);
+    if (!routing_from_name(meta("routing"), &info_.routing.function)) {
+      bad("__metadata__.routing", "a routing function name", "'" + meta("routing") + "'");
+    }
+    info_.routing.n_group = meta_int("n_group", 1);
+    info_.routing.topk_group = meta_int("topk_group", 1);
+    info_.routing.norm_topk_prob = meta("norm_topk_prob") == "true";
+    info_.routing.routed_scaling_factor = std::strtod(meta("routed_scaling_factor").c_str(), nullptr);
+
+    const st::TensorInfo* pl = file_->find("seq_prompt_len");
+    if (!pl) bad("tensor 'seq_prompt_len'", "present", "none");
+    if (pl->shape.size() != 1) bad("tensor 'seq_prompt_len'", "a 1-D tensor", fmt::format("{} dimensions", pl->shape.size()));
+    const int64_t S = pl->shape[0];
+    tensor("seq_prompt_len", st::DType::kI32, {S}, true);
+    const st::TensorInfo* dl = tensor("seq_decode_len", st::DType::kI32, {S}, true);
+    int64_t T = 0;
+    for (int64_t s = 0; s < S; ++s) {
+      int32_t p, d;
+      std::memcpy(&p, file_->data(*pl) + 4 * s, 4);
+      std::memcpy(&d, file_->data(*dl) + 4 * s, 4);
+      if (p < 0 || d < 0) bad(fmt::format("sequence {}", s), "non-negative lengths", fmt::format("prompt {} decode {}", p, d));
+      info_.sequences.push_back({p, d});
+      T += p + d;
+    }
+    ids_ = tensor("topk_ids", st::DType::kI32, {T, L, k}, true);
+    weights_ = tensor("topk_weights", st::DType::kF32, {T, L, k}, true);
+    probs_ = tensor("router_probs", st::DType::kF16, {T, L, E}, false);
+    const st::TensorInfo* tp = file_->find("router_topp_ids");
+    if (tp) {
+      if (tp->shape.size() != 3) bad("tensor 'router_topp_ids'", "shape [T, L, p]", "other");
+      info_.top_p = tp->shape[2];
+      topp_ids_ = tensor("router_topp_ids", st::DType::kI32, {T, L, info_.top_p}, true);
+      topp_probs_ = tensor("router_topp_probs", st::DType::kF16, {T, L, info_.top_p}, true);
+    }
+    info_.probs = probs_ ? ProbsStorage::kFull : topp_ids_ ? ProbsStorage::kTopP : ProbsStorage::kNone;
+    const int64_t H = info_.h_trace;
+    if (H > 0) gate_ = tensor("gate_input", st::DType::kF16, {T, L, H}, true);
+    else if (file_->find("gate_input")) bad("tensor 'gate_input'", "absent when h_trace = 0", "present");
+    if (const st::TensorInfo* gw = file_->find("gate_weight")) {
+      if (H == 0) bad("tensor 'gate_weight'", "gate_input as well (h_trace > 0)", "h_trace = 0");
+      tensor("gate_weight", st::DType::kF32, {L, E, H}, true);
+      const st::TensorInfo* gb = tensor("gate_bias", st::DType::kF32, {L, E}, true);
+      const st::TensorInfo* sb = tensor("selection_bias", st::DType::kF32, {L, E}, true);
+      gates_.layers = L;
+      gates_.experts = E;
+      gates_.h = H;
+      gates_.weight.resize(L * E * H);
+      gates_.bias.resize(L * E);
+      gates_.selection_bias.resize(L * E);
+      std::memcpy(gates_.weight.data(), file_->data(*gw), gates_.weight.size() * 4);
+      std::memcpy(gates_.bias.data(), file_->data(*gb), gates_.bias.size() * 4);
+      std::memcpy(gates_.selection_bias.data(), file_->data(*sb), gates_.selection_bias.size() * 4);
+      for (float x : gates_.weight) {
+        if (!std::isfinite(x)) bad("tensor 'gate_weight'", "finite values", "NaN or infinity");
+      }
+      info_.has_gate_weights = true;
+    }
+    if (info_.routing.function != RoutingFunction::kSoftmaxTopK &&
+        (info_.routing.n_group < 1 || E % info_.routing.n_group != 0)) {
+      bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E), std::to_string(info_.routing.n_group));
+    }
+    // Ids and weights are small: check them all now.
+    const uint8_t* idp = file_->data(*ids_);
+    const uint8_t* wp = file_->data(*weights_);
+    std::vector<int32_t> row(k);
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t l = 0; l < L; ++l) {
+        std::memcpy(row.data(), idp + ((t * L + l) * k) * 4, k * 4);
+        for (int64_t j = 0; j < k; ++j) {
+          if (row[j] < 0 || row[j] >= E) {
+            bad(fmt::format("topk_ids[token {}, layer {}]", t, l), fmt::format("expert ids in [0, {})", E),
+                std::to_string(row[j]));
+          }
+          for (int64_t i = 0; i < j; ++i) {
+            if (row[i] == row[j]) bad(fmt::format("topk_ids[token {}, layer {}]", t, l), "distinct expert ids",
+                                      fmt::format("expert {} twice", row[j]));
+          }
+          float w;
+          std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
+          if (!std::isfinite(w) || w < 0) {
+            bad(fmt::format("topk_weights[token {}, layer {}]", t, l), "finite non-negative weights",
+                fmt::format("{}", w));
+          }
+        }
+      }
+    }
+  }
+
+  std::unique_ptr<st::File> file_;
+  TraceInfo info_;
+  GateWeights gates_;
+};
+
+FileSequenceReader::FileSequenceReader(const FileTraceSource* src, int64_t seq, unsigned fields)
+    : src_(src), seq_(seq), fields_(fields) {
+  first_ = src->info().first_token(seq);
+  len_ = src->info().sequences[seq].tokens();
+}
+
+bool FileSequenceReader::next(TokenRecord& out) {
+  if (pos_ >= len_) return false;
+  const TraceInfo& in = src_->info();
+  const st::File& f = src_->file();
+  const int64_t L = in.moe_layers, k = in.top_k(), E = in.experts(), H = in.h_trace;
+  const int64_t t = first_ + pos_;
+  out.seq = seq_;
+  out.pos = pos_;
+  out.ids.resize(L * k);
+  out.weights.resize(L * k);
+  std::memcpy(out.ids.data(), f.data(*src_->ids_) + t * L * k * 4, L * k * 4);
+  std::memcpy(out.weights.data(), f.data(*src_->weights_) + t * L * k * 4, L * k * 4);
+  auto nan_check = [&](const std::vector<float>& v, const char* what) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i])) {
+        throw Error(fmt::format("{}: {}[token {}, layer {}]: expected numbers, found NaN", f.path(), what, t,
+                                int64_t(i) / (int64_t(v.size()) / L)));
+      }
+    }
+  };
+  out.probs.clear();
+  if ((fields_ & kProbs) && in.probs != ProbsStorage::kNone) {
+    out.probs.assign(L * E, 0.0f);
+    if (src_->probs_) {
+      const uint8_t* p = f.data(*src_->probs_) + t * L * E * 2;
+      for (int64_t i = 0; i < L * E; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        out.probs[i] = st::half_to_float(h);
+      }
+    } else {
+      const int64_t P = in.top_p;
+      const uint8_t* ip = f.data(*src_->topp_ids_) + t * L * P * 4;
+      const uint8_t* pp = f.data(*src_->topp_probs_) + t * L * P * 2;
+      for (int64_t l = 0; l < L; ++l) {
+        for (int64_t j = 0; j < P; ++j) {
+          int32_t id;
+          uint16_t h;
+          std::memcpy(&id, ip + (l * P + j) * 4, 4);
+          std::memcpy(&h, pp + (l * P + j) * 2, 2);
+          if (id < 0 || id >= E) {
+            throw Error(fmt::format("{}: router_topp_ids[token {}, layer {}]: expected expert ids in [0, {}), found {}",
+                                    f.path(), t, l, E, id));
+          }
+          out.probs[l * E + id] = st::half_to_float(h);
+        }
+      }
+    }
+    nan_check(out.probs, "router probabilities");
+  }
+  out.gate_input.clear();
+  if ((fields_ & kGateInput) && H > 0) {
+    out.gate_input.resize(L * H);
+    const uint8_t* g = f.data(*src_->gate_) + t * L * H * 2;
+    for (int64_t i = 0; i < L * H; ++i) {
+      uint16_t h;
+      std::memcpy(&h, g + 2 * i, 2);
+      out.gate_input[i] = st::half_to_float(h);
+    }
+    nan_check(out.gate_input, "gate_input");
+  }
+  ++pos_;
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<TraceSource> open_trace_file(const std::filesystem::path& path) {
+  return std::make_unique<FileTraceSource>(st::File::open(path));
+}
+
+}  // namespace moebench

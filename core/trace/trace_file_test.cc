@@ -1,0 +1,229 @@
+#include <cmath>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "core/testing/temp_dir.h"
+#include "core/trace/memory_source.h"
+#include "core/trace/safetensors.h"
+#include "core/trace/trace.h"
+#include "core/util/error.h"
+
+namespace moebench {
+namespace {
+
+// 2 sequences (2+1 and 1+2 tokens), 2 layers, 4 experts, top-2, H = 4.
+MemoryTraceSource small_source() {
+  TraceInfo info;
+  info.model_name = "tiny";
+  info.model_hash = "h";
+  info.moe_layers = 2;
+  info.h_trace = 4;
+  info.routing.experts = 4;
+  info.routing.top_k = 2;
+  info.probs = ProbsStorage::kFull;
+  info.sequences = {{2, 1}, {1, 2}};
+  info.source = R"({"test":true})";
+  MemoryTraceSource m(info);
+  int n = 0;
+  for (int s = 0; s < 2; ++s) {
+    for (int t = 0; t < 3; ++t, ++n) {
+      TokenRecord r;
+      for (int l = 0; l < 2; ++l) {
+        r.ids.push_back((n + l) % 4);
+        r.ids.push_back((n + l + 1) % 4);
+        r.weights.push_back(0.75f);
+        r.weights.push_back(0.25f);
+        for (int e = 0; e < 4; ++e) r.probs.push_back(e == (n + l) % 4 ? 0.5f : e == (n + l + 1) % 4 ? 0.25f : 0.125f);
+        for (int i = 0; i < 4; ++i) r.gate_input.push_back(0.5f * float(n) - float(i) + 0.25f * float(l));
+      }
+      m.add(s, r);
+    }
+  }
+  GateWeights g;
+  g.layers = 2;
+  g.experts = 4;
+  g.h = 4;
+  for (int i = 0; i < 32; ++i) g.weight.push_back(float(i) * 0.125f);
+  g.bias.assign(8, 0.5f);
+  g.selection_bias.assign(8, 0.0f);
+  m.set_gate_weights(g);
+  return m;
+}
+
+TEST(TraceFile, RoundTripsEveryField) {
+  testing::TempDir dir;
+  const MemoryTraceSource src = small_source();
+  write_trace(src, dir / "t.safetensors", {});
+  auto back = open_trace_file(dir / "t.safetensors");
+  const TraceInfo& in = back->info();
+  EXPECT_EQ(in.model_name, "tiny");
+  EXPECT_EQ(in.moe_layers, 2);
+  EXPECT_EQ(in.experts(), 4);
+  EXPECT_EQ(in.top_k(), 2);
+  EXPECT_EQ(in.h_trace, 4);
+  EXPECT_EQ(in.probs, ProbsStorage::kFull);
+  ASSERT_EQ(in.sequences.size(), 2u);
+  EXPECT_EQ(in.sequences[1].decode_len, 2);
+  EXPECT_EQ(in.source, R"({"test":true})");
+  ASSERT_NE(back->gate_weights(), nullptr);
+  EXPECT_EQ(back->gate_weights()->weight, src.gate_weights()->weight);
+  for (int s = 0; s < 2; ++s) {
+    auto a = src.open(s, kAllFields);
+    auto b = back->open(s, kAllFields);
+    TokenRecord ra, rb;
+    while (a->next(ra)) {
+      ASSERT_TRUE(b->next(rb));
+      EXPECT_EQ(ra.ids, rb.ids);
+      EXPECT_EQ(ra.weights, rb.weights);
+      EXPECT_EQ(ra.probs, rb.probs);            // exactly representable in f16
+      EXPECT_EQ(ra.gate_input, rb.gate_input);  // exactly representable in f16
+      EXPECT_EQ(ra.pos, rb.pos);
+    }
+    EXPECT_FALSE(b->next(rb));
+  }
+}
+
+TEST(TraceFile, TopPStorageKeepsHighestProbabilities) {
+  testing::TempDir dir;
+  const MemoryTraceSource src = small_source();
+  TraceWriteOptions o;
+  o.probs = ProbsStorage::kTopP;
+  o.top_p = 2;
+  o.gate_inputs = false;
+  write_trace(src, dir / "t.safetensors", o);
+  auto back = open_trace_file(dir / "t.safetensors");
+  EXPECT_EQ(back->info().probs, ProbsStorage::kTopP);
+  EXPECT_EQ(back->info().h_trace, 0);
+  EXPECT_EQ(back->gate_weights(), nullptr);
+  auto r = back->open(0, kAllFields);
+  TokenRecord rec;
+  ASSERT_TRUE(r->next(rec));
+  EXPECT_EQ(rec.probs, (std::vector<float>{0.5f, 0.25f, 0, 0, 0, 0.5f, 0.25f, 0}));
+  EXPECT_TRUE(rec.gate_input.empty());
+}
+
+std::string open_error(const std::filesystem::path& p) {
+  try {
+    open_trace_file(p);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<ok>";
+}
+
+// Writes a trace-like file with one tensor replaced.
+void write_variant(const std::filesystem::path& p, const std::string& replace, st::DType dt,
+                   std::vector<int64_t> shape, const std::vector<uint8_t>& bytes,
+                   std::map<std::string, std::string> meta_overrides = {}) {
+  std::map<std::string, std::string> meta = {
+      {"format", "moebench-trace"}, {"format_version", "1"}, {"model", "tiny"}, {"model_hash", "h"},
+      {"moe_layers", "1"},          {"routed_experts", "4"}, {"top_k", "2"},    {"h_trace", "0"},
+      {"routing", "softmax-topk"},  {"n_group", "1"},        {"topk_group", "1"},
+      {"norm_topk_prob", "false"},  {"routed_scaling_factor", "1"}, {"source", "{}"}};
+  for (const auto& [k, v] : meta_overrides) meta[k] = v;
+  std::vector<st::Writer::Spec> specs = {{"topk_ids", st::DType::kI32, {1, 1, 2}},
+                                         {"topk_weights", st::DType::kF32, {1, 1, 2}},
+                                         {"seq_prompt_len", st::DType::kI32, {1}},
+                                         {"seq_decode_len", st::DType::kI32, {1}}};
+  for (auto& s : specs) {
+    if (s.name == replace) {
+      s.dtype = dt;
+      s.shape = shape;
+    }
+  }
+  st::Writer w(p, specs, meta);
+  const int32_t ids[2] = {1, 3};
+  const float wts[2] = {0.6f, 0.4f};
+  const int32_t one = 1, zero = 0;
+  auto put = [&](const std::string& n, const void* d, size_t sz) {
+    w.write_at(n, 0, n == replace ? static_cast<const void*>(bytes.data()) : d,
+               n == replace ? bytes.size() : sz);
+  };
+  put("topk_ids", ids, 8);
+  put("topk_weights", wts, 8);
+  put("seq_prompt_len", &zero, 4);
+  put("seq_decode_len", &one, 4);
+  w.commit();
+}
+
+std::vector<uint8_t> bytes_of(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return {b, b + n};
+}
+
+TEST(TraceFile, RejectsBadFilesWithClearMessages) {
+  testing::TempDir dir;
+  const auto p = dir / "bad.safetensors";
+  const std::string f = p.string();
+
+  write_variant(p, "", st::DType::kF32, {}, {});
+  EXPECT_EQ(open_error(p), "<ok>");
+
+  const int32_t out_of_range[2] = {1, 4};
+  write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 2}, bytes_of(out_of_range, 8));
+  EXPECT_EQ(open_error(p), f + ": topk_ids[token 0, layer 0]: expected expert ids in [0, 4), found 4");
+
+  const int32_t dup[2] = {2, 2};
+  write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 2}, bytes_of(dup, 8));
+  EXPECT_EQ(open_error(p), f + ": topk_ids[token 0, layer 0]: expected distinct expert ids, found expert 2 twice");
+
+  const float nan_w[2] = {0.5f, std::nanf("")};
+  write_variant(p, "topk_weights", st::DType::kF32, {1, 1, 2}, bytes_of(nan_w, 8));
+  EXPECT_EQ(open_error(p), f + ": topk_weights[token 0, layer 0]: expected finite non-negative weights, found nan");
+
+  const float as_float[2] = {1, 3};
+  write_variant(p, "topk_ids", st::DType::kF32, {1, 1, 2}, bytes_of(as_float, 8));
+  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected dtype I32, found dtype F32");
+
+  const int32_t three[3] = {1, 2, 3};
+  write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 3}, bytes_of(three, 12));
+  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [1, 1, 2], found shape [1, 1, 3]");
+
+  const int32_t two = 2;
+  write_variant(p, "seq_decode_len", st::DType::kI32, {1}, bytes_of(&two, 4));
+  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [2, 1, 2], found shape [1, 1, 2]");
+
+  write_variant(p, "", st::DType::kF32, {}, {}, {{"format", "something-else"}});
+  EXPECT_EQ(open_error(p), f + ": __metadata__.format: expected 'moebench-trace', found 'something-else'");
+
+  write_variant(p, "", st::DType::kF32, {}, {}, {{"top_k", "five"}});
+  EXPECT_EQ(open_error(p), f + ": __metadata__.top_k: expected an integer >= 1, found 'five'");
+
+  EXPECT_EQ(open_error(dir / "missing.safetensors"),
+            (dir / "missing.safetensors").string() + ": expected a readable safetensors file, found No such file or directory");
+}
+
+TEST(TraceFile, NaNInLargeTensorReportedWhenRead) {
+  testing::TempDir dir;
+  MemoryTraceSource src = small_source();
+  {
+    // Corrupt one gate input value.
+    TraceInfo info = src.info();
+    MemoryTraceSource bad(info);
+    for (int s = 0; s < 2; ++s) {
+      auto r = src.open(s, kAllFields);
+      TokenRecord rec;
+      while (r->next(rec)) {
+        if (s == 1 && rec.pos == 1) rec.gate_input[5] = std::nanf("");
+        bad.add(s, rec);
+      }
+    }
+    bad.set_gate_weights(*src.gate_weights());
+    write_trace(bad, dir / "n.safetensors", {});
+  }
+  auto t = open_trace_file(dir / "n.safetensors");  // opening is fine: large tensors are not scanned
+  auto r = t->open(1, kAllFields);
+  TokenRecord rec;
+  ASSERT_TRUE(r->next(rec));
+  try {
+    r->next(rec);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "n.safetensors").string() + ": gate_input[token 4, layer 1]: expected numbers, found NaN");
+  }
+}
+
+}  // namespace
+}  // namespace moebench

@@ -1,0 +1,223 @@
+#pragma once
+// Predictors: which experts a later layer (or the next token) will use.
+// One .cc file per predictor, named like its registry key:
+//   gate-reuse      HybriMoE / AdapMoE: layer j's router applied to layer l's gate input
+//   residual        DALI: the same after adding the calibration trace's mean residuals
+//   linear          SMoE: a per-layer linear layer trained to predict the next token
+//   last-iteration  the experts this layer used for the current token (iteration-wise baseline)
+//   frequency       the calibration workload's activation counts (a static profile)
+//   oracle          the true routing (perfect prediction)
+//
+// A prediction is a score per expert, summed over the step's tokens; for
+// the router-based predictors it is the predicted workload (tokens whose
+// predicted top-k holds the expert) plus at most 0.5 of tie-break from the
+// predicted combine weights, so ranking by score ranks by predicted workload
+// first.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "baselines/component_util.h"
+#include "core/trace/routing.h"
+
+namespace moebench {
+
+// Applies one MoE layer's router (from the trace's gate weights) to gate
+// inputs: the routing function of the model (softmax top-k, or sigmoid with
+// selection bias and grouped top-k), bit-identical to how the trace routed.
+class RouterProbe {
+ public:
+  void init(const ModelSpec& model, const GateWeights* gates, const std::string& who);
+  bool ready() const { return gates_ != nullptr; }
+  int64_t h() const { return gates_->h; }
+  int64_t experts() const { return gates_->experts; }
+  int64_t top_k() const { return cfg_.top_k; }
+  // Routes one gate input `x` (h floats) through layer `layer`'s router.
+  void route_one(const float* x, int32_t layer, int32_t* ids, float* weights);
+  // Adds the predicted workload of `n` gate inputs (n x h floats) to scores.
+  void add_workload(const float* x, int64_t n, int32_t layer, std::span<float> scores);
+
+ private:
+  const GateWeights* gates_ = nullptr;
+  RoutingConfig cfg_;
+  RoutingScratch scratch_;
+  std::vector<float> logits_, probs_, w_;
+  std::vector<int32_t> ids_;
+};
+
+// Dense helpers with a fixed summation order (16 partial sums), so every
+// machine computes the same bits.
+float dot(const float* a, const float* b, int64_t n);
+// out[r] = bias[r] + W[r] . x for r < rows (W row-major rows x n).
+void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
+
+// ---------------------------------------------------------------- gate-reuse
+class GateReusePredictor : public Predictor {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.predictor";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit GateReusePredictor(const Params&) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.gate_inputs = true;
+    return n;
+  }
+  void prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  double gpu_ns(const CostModel& c, int64_t tokens) const override;
+
+ private:
+  RouterProbe probe_;
+  int64_t hidden_ = 0;
+};
+
+// ---------------------------------------------------------------- residual
+// res_l = mean over calibration tokens of (gate_input_{l+1} - gate_input_l);
+// layer j is predicted from layer l as gate_j(x_l + res_l + ... + res_{j-1}).
+class ResidualPredictor : public Predictor {
+ public:
+  struct Params {
+    int64_t max_tokens = 4096;  // calibration tokens averaged (0 = all)
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit ResidualPredictor(const Params& p) : p_(p) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.gate_inputs = true;
+    n.calibration = true;
+    return n;
+  }
+  void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  double gpu_ns(const CostModel& c, int64_t tokens) const override;
+  const std::vector<float>& residuals() const { return res_; }
+
+ private:
+  Params p_;
+  RouterProbe probe_;
+  int64_t hidden_ = 0;
+  std::vector<float> res_;  // [L-1][h]
+  std::vector<float> x_;
+};
+
+// Mean residual vectors of a trace (the DALI offline step), [L-1][h].
+std::vector<float> mean_residuals(const TraceSource& src, int64_t max_tokens);
+
+// ---------------------------------------------------------------- linear (SMoE)
+struct LinearModel {
+  int64_t layers = 0, experts = 0, h = 0, top_k = 0;
+  std::vector<float> weight;       // [L][E][h]
+  std::vector<float> bias;         // [L][E]
+  std::vector<double> val_recall;  // [L] validation top-k recall of the kept weights
+  std::vector<double> test_recall; // [L] held-out top-k recall
+  std::vector<int64_t> epochs;     // [L] epochs trained (best epoch + patience, or the cap)
+  int64_t samples = 0;             // (token, next token) pairs used
+  std::string source;              // what it was trained on (JSON text)
+};
+
+struct LinearTrainOptions {
+  double lr = 1e-4;          // Adam learning rate (SMoE)
+  int64_t batch = 32;        // SMoE: 32-64
+  int64_t max_samples = 512; // (t, t+1) pairs per layer ("a few hundred decode samples")
+  int64_t max_epochs = 100;
+  int64_t patience = 10;     // epochs without a better validation recall before stopping
+  int64_t seed = 1;
+  nlohmann::ordered_json to_json() const;
+};
+
+// Trains one linear layer per MoE layer: input the gate input of token t at
+// layer l, label the multi-hot top-k of token t+1 at layer l, binary cross
+// entropy with logits, Adam, an 80/10/10 split of the pairs, early stopping
+// on validation recall. Deterministic (fixed summation order, seeded).
+LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt, bool verbose);
+void save_linear(const LinearModel& m, const std::filesystem::path& path);
+LinearModel load_linear(const std::filesystem::path& path);
+
+class LinearPredictor : public Predictor {
+ public:
+  struct Params {
+    std::string file;           // a trained artefact (moebench predictor train); empty = train now
+    bool cache = true;          // keep trained artefacts under $MOEBENCH_CACHE (default ~/.cache/moebench)
+    double lr = 1e-4;
+    int64_t batch = 32;
+    int64_t max_samples = 512;
+    int64_t max_epochs = 100;
+    int64_t patience = 10;
+    int64_t seed = 1;
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit LinearPredictor(const Params& p) : p_(p) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.gate_inputs = true;
+    n.calibration = p_.file.empty();
+    return n;
+  }
+  void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  std::vector<double> layer_quality() const override { return model_.val_recall; }
+  double gpu_ns(const CostModel& c, int64_t tokens) const override;
+  const LinearModel& model() const { return model_; }
+
+ private:
+  Params p_;
+  LinearModel model_;
+  int64_t hidden_ = 0;
+  std::vector<float> z_;
+};
+
+// ---------------------------------------------------------------- last-iteration
+class LastIterationPredictor : public Predictor {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.predictor";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit LastIterationPredictor(const Params&) {}
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+};
+
+// ---------------------------------------------------------------- frequency
+class FrequencyPredictor : public Predictor {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.predictor";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit FrequencyPredictor(const Params&) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.calibration = true;
+    return n;
+  }
+  void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+
+ private:
+  std::vector<float> freq_;  // [L][E], fraction of calibration tokens
+  int64_t E_ = 0;
+};
+
+// ---------------------------------------------------------------- oracle
+class OraclePredictor : public Predictor {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.predictor";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit OraclePredictor(const Params&) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.future = true;
+    return n;
+  }
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+};
+
+void register_predictors(Registry& r);
+
+}  // namespace moebench

@@ -1,0 +1,30 @@
+// predictor = "gate-reuse": layer j's router applied to layer l's gate input
+// (HybriMoE's impact-driven prefetch, AdapMoE's next-layer prefetch): hidden
+// states of nearby layers are similar thanks to the residual connections.
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+#include "predictors/components.h"
+
+namespace moebench {
+
+void GateReusePredictor::prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) {
+  probe_.init(m, g, name());
+  hidden_ = m.hidden_size;
+}
+
+void GateReusePredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+  if (offset != 0 || target < ctx.layer || target >= ctx.moe_layers) {
+    throw Error(fmt::format("predictor '{}': predicts later layers of the current token, asked for layer {} "
+                            "at step offset {} from layer {}",
+                            name(), target, offset, ctx.layer));
+  }
+  const StepRouting& r = *ctx.routing;
+  for (int64_t t = 0; t < r.tokens(); ++t) probe_.add_workload(r.gate_input(t, ctx.layer), 1, target, scores);
+}
+
+double GateReusePredictor::gpu_ns(const CostModel& c, int64_t tokens) const {
+  return c.gpu_matmul_ns(hidden_, probe_.ready() ? probe_.experts() : 0, tokens);
+}
+
+}  // namespace moebench

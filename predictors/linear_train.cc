@@ -1,0 +1,272 @@
+// Training and storage of SMoE's token-wise linear predictor.
+//
+// Per MoE layer l: input x = gate input of token t at layer l, label y =
+// multi-hot of layer l's top-k at token t+1 of the same sequence. Loss:
+// binary cross entropy with logits, mean over the batch and the experts.
+// Adam (beta 0.9 / 0.999, eps 1e-8). The (t, t+1) pairs are shuffled with a
+// fixed seed and split 80/10/10 into training, validation and test; after
+// every epoch the validation top-k recall is measured and the best weights
+// kept; training stops `patience` epochs after the last improvement.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/trace/safetensors.h"
+#include "core/util/detmath.h"
+#include "core/util/error.h"
+#include "predictors/components.h"
+
+namespace moebench {
+
+nlohmann::ordered_json LinearTrainOptions::to_json() const {
+  return {{"lr", lr},           {"batch", batch},         {"max_samples", max_samples},
+          {"max_epochs", max_epochs}, {"patience", patience}, {"seed", seed}};
+}
+
+namespace {
+
+struct Samples {
+  int64_t n = 0, L = 0, H = 0, k = 0;
+  std::vector<float> x;      // [n][L][H] gate inputs of token t
+  std::vector<int32_t> y;    // [n][L][k] top-k ids of token t+1
+};
+
+// Collects (t, t+1) pairs in sequence order: decode pairs first (what the
+// predictor is used for), then prompt pairs if there are too few.
+Samples collect(const TraceSource& src, int64_t max_samples) {
+  const TraceInfo& in = src.info();
+  Samples s;
+  s.L = in.moe_layers;
+  s.H = in.h_trace;
+  s.k = in.top_k();
+  if (s.H <= 0) {
+    throw Error("predictor linear: expected a calibration trace with gate inputs, found one without (h_trace = 0)");
+  }
+  for (int pass = 0; pass < 2 && s.n < max_samples; ++pass) {
+    for (int64_t q = 0; q < int64_t(in.sequences.size()) && s.n < max_samples; ++q) {
+      const int64_t prompt = in.sequences[q].prompt_len;
+      auto rd = src.open(q, kGateInput);
+      TokenRecord prev, cur;
+      bool have = false;
+      int64_t pos = 0;
+      while (s.n < max_samples && rd->next(cur)) {
+        // Pair (pos - 1, pos); decode pairs have pos >= prompt (pass 0), the rest pass 1.
+        const bool decode_pair = pos >= std::max<int64_t>(prompt, 1);
+        if (have && (pass == 0) == decode_pair) {
+          s.x.insert(s.x.end(), prev.gate_input.begin(), prev.gate_input.end());
+          s.y.insert(s.y.end(), cur.ids.begin(), cur.ids.end());
+          ++s.n;
+        }
+        std::swap(prev, cur);
+        have = true;
+        ++pos;
+      }
+    }
+  }
+  if (s.n < 10) {
+    throw Error(fmt::format("predictor linear: expected at least 10 (token, next token) pairs in the calibration "
+                            "trace, found {}",
+                            s.n));
+  }
+  return s;
+}
+
+double recall_of(const float* W, const float* b, const Samples& s, const std::vector<int64_t>& idx, int64_t l,
+                 int64_t E, std::vector<float>& z, std::vector<int32_t>& top) {
+  if (idx.empty()) return std::nan("");
+  double hit = 0;
+  for (int64_t i : idx) {
+    gemv(W, b, &s.x[(i * s.L + l) * s.H], E, s.H, z.data());
+    top_k_indices(z.data(), E, s.k, nullptr, top.data());
+    const int32_t* y = &s.y[(i * s.L + l) * s.k];
+    for (int64_t a = 0; a < s.k; ++a) {
+      for (int64_t c = 0; c < s.k; ++c) hit += top[a] == y[c];
+    }
+  }
+  return hit / double(idx.size() * s.k);
+}
+
+}  // namespace
+
+LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt, bool verbose) {
+  if (opt.batch < 1 || opt.max_epochs < 1 || opt.max_samples < 10 || !(opt.lr > 0)) {
+    throw Error("predictor linear: expected batch >= 1, max_epochs >= 1, max_samples >= 10 and lr > 0");
+  }
+  const Samples s = collect(calib, opt.max_samples);
+  const int64_t L = s.L, H = s.H, E = calib.info().experts(), k = s.k;
+  LinearModel m;
+  m.layers = L;
+  m.experts = E;
+  m.h = H;
+  m.top_k = k;
+  m.samples = s.n;
+  m.weight.assign(size_t(L * E * H), 0.0f);
+  m.bias.assign(size_t(L * E), 0.0f);
+  m.val_recall.assign(L, 0.0);
+  m.test_recall.assign(L, 0.0);
+  m.epochs.assign(L, 0);
+  nlohmann::ordered_json src = nlohmann::ordered_json::parse(calib.info().source.empty() ? "{}" : calib.info().source,
+                                                             nullptr, false);
+  if (src.is_discarded()) src = calib.info().source;
+  m.source = nlohmann::ordered_json{{"calibration", src}, {"training", opt.to_json()}, {"pairs", s.n}}.dump();
+
+  // Split: shuffle the pair indices with the seed, 80 / 10 / 10.
+  std::vector<int64_t> order(s.n);
+  for (int64_t i = 0; i < s.n; ++i) order[i] = i;
+  uint64_t rng = det::mix(uint64_t(opt.seed), 0x6c696e656172ull);
+  for (int64_t i = s.n - 1; i > 0; --i) std::swap(order[i], order[det::splitmix64(rng) % uint64_t(i + 1)]);
+  const int64_t n_train = std::max<int64_t>(1, s.n * 8 / 10), n_val = std::max<int64_t>(1, s.n / 10);
+  const std::vector<int64_t> train(order.begin(), order.begin() + n_train);
+  const std::vector<int64_t> val(order.begin() + n_train, order.begin() + std::min(s.n, n_train + n_val));
+  const std::vector<int64_t> test(order.begin() + std::min(s.n, n_train + n_val), order.end());
+
+  std::vector<float> z(E), gW(size_t(E * H)), gb(E), mW, vW, mb, vb, bestW, bestb;
+  std::vector<int32_t> top(k);
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  for (int64_t l = 0; l < L; ++l) {
+    float* W = &m.weight[size_t(l * E * H)];
+    float* b = &m.bias[size_t(l * E)];
+    // PyTorch's nn.Linear initialisation: U(-1/sqrt(H), 1/sqrt(H)), seeded per layer.
+    uint64_t init = det::mix(uint64_t(opt.seed), uint64_t(l) + 1);
+    const double a = 1.0 / std::sqrt(double(H));
+    for (int64_t i = 0; i < E * H; ++i) W[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
+    for (int64_t i = 0; i < E; ++i) b[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
+    mW.assign(size_t(E * H), 0.0f);
+    vW.assign(size_t(E * H), 0.0f);
+    mb.assign(E, 0.0f);
+    vb.assign(E, 0.0f);
+    double best = recall_of(W, b, s, val, l, E, z, top);
+    bestW.assign(W, W + E * H);
+    bestb.assign(b, b + E);
+    int64_t since = 0, step = 0, epoch = 0;
+    for (epoch = 1; epoch <= opt.max_epochs && since < opt.patience; ++epoch) {
+      for (int64_t b0 = 0; b0 < n_train; b0 += opt.batch) {
+        const int64_t b1i = std::min(n_train, b0 + opt.batch);
+        const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts
+        std::fill(gW.begin(), gW.end(), 0.0f);
+        std::fill(gb.begin(), gb.end(), 0.0f);
+        for (int64_t j = b0; j < b1i; ++j) {
+          const int64_t i = train[j];
+          const float* x = &s.x[(i * L + l) * H];
+          gemv(W, b, x, E, H, z.data());
+          const int32_t* y = &s.y[(i * L + l) * k];
+          for (int64_t e = 0; e < E; ++e) {
+            float target = 0;
+            for (int64_t c = 0; c < k; ++c) target += y[c] == e ? 1.0f : 0.0f;
+            const float g = (det::sigmoid(z[e]) - target) * inv;
+            gb[e] += g;
+            float* row = &gW[size_t(e * H)];
+            for (int64_t h = 0; h < H; ++h) row[h] += g * x[h];
+          }
+        }
+        ++step;
+        const double c1 = 1.0 - std::pow(b1, double(step)), c2 = 1.0 - std::pow(b2, double(step));
+        auto adam = [&](float* p, const float* g, float* mm, float* vv, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            mm[i] = float(b1 * mm[i] + (1 - b1) * g[i]);
+            vv[i] = float(b2 * vv[i] + (1 - b2) * double(g[i]) * g[i]);
+            const double mh = mm[i] / c1, vh = vv[i] / c2;
+            p[i] = float(p[i] - opt.lr * mh / (std::sqrt(vh) + eps));
+          }
+        };
+        adam(W, gW.data(), mW.data(), vW.data(), E * H);
+        adam(b, gb.data(), mb.data(), vb.data(), E);
+      }
+      const double r = recall_of(W, b, s, val, l, E, z, top);
+      if (r > best) {
+        best = r;
+        since = 0;
+        std::copy(W, W + E * H, bestW.begin());
+        std::copy(b, b + E, bestb.begin());
+      } else {
+        ++since;
+      }
+    }
+    std::copy(bestW.begin(), bestW.end(), W);
+    std::copy(bestb.begin(), bestb.end(), b);
+    m.val_recall[l] = best;
+    m.test_recall[l] = recall_of(W, b, s, test, l, E, z, top);
+    m.epochs[l] = epoch - 1;
+    if (verbose) {
+      fmt::print(stderr, "  layer {:3}: {} epochs, validation recall {:.3f}, test recall {:.3f}\n", l, m.epochs[l],
+                 m.val_recall[l], m.test_recall[l]);
+    }
+  }
+  return m;
+}
+
+void save_linear(const LinearModel& m, const std::filesystem::path& path) {
+  using st::DType;
+  std::vector<st::Writer::Spec> specs = {{"weight", DType::kF32, {m.layers, m.experts, m.h}},
+                                         {"bias", DType::kF32, {m.layers, m.experts}},
+                                         {"val_recall", DType::kF64, {m.layers}},
+                                         {"test_recall", DType::kF64, {m.layers}},
+                                         {"epochs", DType::kI64, {m.layers}}};
+  std::map<std::string, std::string> meta = {{"format", "moebench-linear-predictor"},
+                                             {"version", "1"},
+                                             {"top_k", std::to_string(m.top_k)},
+                                             {"samples", std::to_string(m.samples)},
+                                             {"source", m.source}};
+  st::Writer w(path, specs, meta);
+  w.write_at("weight", 0, m.weight.data(), m.weight.size() * sizeof(float));
+  w.write_at("bias", 0, m.bias.data(), m.bias.size() * sizeof(float));
+  w.write_at("val_recall", 0, m.val_recall.data(), m.val_recall.size() * sizeof(double));
+  w.write_at("test_recall", 0, m.test_recall.data(), m.test_recall.size() * sizeof(double));
+  w.write_at("epochs", 0, m.epochs.data(), m.epochs.size() * sizeof(int64_t));
+  w.commit();
+}
+
+LinearModel load_linear(const std::filesystem::path& path) {
+  auto f = st::File::open(path);
+  const auto& meta = f->metadata();
+  auto it = meta.find("format");
+  if (it == meta.end() || it->second != "moebench-linear-predictor") {
+    throw Error(fmt::format("{}: expected a linear predictor (metadata format = moebench-linear-predictor), found {}",
+                            path.string(), it == meta.end() ? std::string("no format") : "'" + it->second + "'"));
+  }
+  auto need = [&](const char* name, st::DType dt, size_t rank) -> const st::TensorInfo& {
+    const st::TensorInfo* t = f->find(name);
+    if (!t || t->dtype != dt || t->shape.size() != rank) {
+      throw Error(fmt::format("{}: tensor '{}': expected {} of rank {}, found {}", path.string(), name,
+                              st::to_string(dt), rank, t ? "another dtype or shape" : "none"));
+    }
+    return *t;
+  };
+  LinearModel m;
+  const auto& w = need("weight", st::DType::kF32, 3);
+  m.layers = w.shape[0];
+  m.experts = w.shape[1];
+  m.h = w.shape[2];
+  const auto& b = need("bias", st::DType::kF32, 2);
+  const auto& vr = need("val_recall", st::DType::kF64, 1);
+  const auto& tr = need("test_recall", st::DType::kF64, 1);
+  const auto& ep = need("epochs", st::DType::kI64, 1);
+  if (b.shape[0] != m.layers || b.shape[1] != m.experts || vr.shape[0] != m.layers || tr.shape[0] != m.layers ||
+      ep.shape[0] != m.layers) {
+    throw Error(fmt::format("{}: expected bias [{}, {}] and per-layer vectors of {}, found other shapes",
+                            path.string(), m.layers, m.experts, m.layers));
+  }
+  m.weight.resize(w.numel());
+  std::memcpy(m.weight.data(), f->data(w), m.weight.size() * sizeof(float));
+  m.bias.resize(b.numel());
+  std::memcpy(m.bias.data(), f->data(b), m.bias.size() * sizeof(float));
+  m.val_recall.resize(m.layers);
+  std::memcpy(m.val_recall.data(), f->data(vr), m.layers * sizeof(double));
+  m.test_recall.resize(m.layers);
+  std::memcpy(m.test_recall.data(), f->data(tr), m.layers * sizeof(double));
+  m.epochs.resize(m.layers);
+  std::memcpy(m.epochs.data(), f->data(ep), m.layers * sizeof(int64_t));
+  try {
+    m.top_k = std::stoll(meta.at("top_k"));
+    m.samples = std::stoll(meta.at("samples"));
+  } catch (const std::exception&) {
+    throw Error(fmt::format("{}: expected metadata top_k and samples (integers), found them missing or malformed",
+                            path.string()));
+  }
+  if (auto s = meta.find("source"); s != meta.end()) m.source = s->second;
+  return m;
+}
+
+}  // namespace moebench

@@ -1,0 +1,46 @@
+// build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--dry-run]
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "baselines/register.h"
+#include "core/suite/suite_runner.h"
+#include "core/util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"run_suite: run an experiment file (every list-valued key is a sweep axis) and write results/"};
+  moebench::SuiteOptions opt;
+  std::string file, out, results = "results";
+  app.add_option("file", file, "Experiment TOML (suites/*.toml)")->required();
+  app.add_option("--out", out, "Run directory (default results/<suite>/<UTC time>-<hash>)");
+  app.add_option("--results", results, "Results root directory");
+  app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")->check(CLI::Range(1, 256));
+  app.add_flag("--resume", opt.resume, "Finish the latest unfinished run of this suite (or --out DIR)");
+  app.add_option("--filter", opt.filter, "Only cases matching key=value / key~text terms, comma-separated");
+  app.add_flag("--dry-run", opt.dry_run, "List the cases and exit");
+  app.add_flag("--timeline", opt.timeline, "Write a Chrome-trace timeline (Perfetto) for every case");
+  app.add_flag("--quiet,-q", opt.quiet, "No progress or summary output");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  opt.file = file;
+  opt.out = out;
+  opt.results_root = results;
+  opt.progress_tty = ::isatty(STDOUT_FILENO);
+  for (int i = 0; i < argc; ++i) opt.argv.push_back(argv[i]);
+  try {
+    const auto o = moebench::run_suite(opt, moebench::builtin_registry());
+    return o.exit_code;
+  } catch (const moebench::Error& e) {
+    fmt::print(stderr, "run_suite: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "run_suite: internal error: {}\n", e.what());
+    return 3;
+  }
+}

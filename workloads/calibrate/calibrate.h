@@ -1,0 +1,94 @@
+#pragma once
+// Calibration of the synthetic-workload presets on published trace
+// statistics (docs/WORKLOADS.md, "Calibration targets"), never on a
+// strategy's result.
+//
+// `moebench trace fit` fits one family's knobs by coordinate descent on a
+// fixed-seed generated workload (common random numbers keep the objective
+// smooth), writes configs/workloads/<family>.toml and the report
+// docs/calibration.md: for every target, its source, whether it is measured
+// on that family or used as a proxy, the published value or range, the
+// achieved value, and whether it lies in the range.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "workloads/stats/trace_stats.h"
+#include "workloads/synthetic/generator.h"
+
+namespace moebench {
+
+struct CalibrationTarget {
+  std::string id;           // short key, e.g. "cos_raw_mean"
+  std::string statistic;    // what is measured
+  std::string measured_on;  // model the published number comes from
+  std::string source;       // "DALI Table 8", ...
+  std::string published;    // as published ("0.44", "1.08-1.12")
+  double lo = 0, hi = 0;    // accepted range (stated range, or published value +- our tolerance)
+  std::string tolerance_note;  // how lo/hi were derived when the source gives a point value
+  std::vector<std::string> families;  // families it is fitted and checked on
+  std::string direct_family;          // the family it was measured on ("" = none of ours)
+  std::string phase;                  // "geometry" (gate inputs) or "routing"
+  std::function<double(const TraceStats&)> measure;
+};
+
+// Qualitative checks reported next to the targets (not fitted).
+struct CalibrationCheck {
+  std::string id, statistic, source, expectation;
+  std::function<std::pair<bool, std::string>(const TraceStats&)> evaluate;  // (holds, evidence)
+};
+
+const std::vector<CalibrationTarget>& calibration_targets();
+const std::vector<CalibrationCheck>& calibration_checks();
+
+// The model preset each family is fitted and reported on.
+std::string calibration_model(const std::string& family);
+const std::vector<std::string>& calibration_families();
+
+struct FitOptions {
+  int64_t geometry_sequences = 16, geometry_tokens = 96;  // workload for cosine targets
+  int64_t routing_sequences = 256, routing_tokens = 64;   // workload for load/overlap targets
+                                                          // (many sequences: consecutive tokens are correlated)
+  int64_t seed = 20261121;
+  double proxy_weight = 0.5;  // a proxy target (measured on another model) counts half a direct one
+  int64_t max_evals = 300;     // coordinate descent, per phase (geometry, routing)
+  int64_t refine_evals = 200;  // Nelder-Mead refinement after it, per phase
+  bool verbose = false;
+};
+
+struct TargetResult {
+  const CalibrationTarget* target;
+  double achieved = 0;
+  bool within = false;
+};
+
+struct CheckResult {
+  const CalibrationCheck* check;
+  bool holds = false;
+  std::string evidence;
+};
+
+struct FamilyReport {
+  std::string family, model;
+  GeneratorParams params;
+  std::vector<TargetResult> targets;
+  std::vector<CheckResult> checks;
+  int64_t evals = 0;
+  double loss = 0;
+};
+
+// Fits `start` for `family` (knobs listed in the report); returns the fitted
+// parameters with their evaluation.
+FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
+                        const ConfigPaths& paths, const FitOptions& opt);
+// Evaluates parameters without fitting.
+FamilyReport evaluate_family(const std::string& family, const GeneratorParams& params,
+                             const ConfigPaths& paths, const FitOptions& opt);
+
+// TOML text of a fitted preset.
+std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt);
+// Markdown report over families.
+std::string calibration_report(const std::vector<FamilyReport>& reports, const FitOptions& opt);
+
+}  // namespace moebench

@@ -1,0 +1,344 @@
+#include "workloads/stats/trace_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/trace/routing.h"
+
+namespace moebench {
+
+namespace {
+
+const std::vector<std::string>& distance_buckets() {
+  static const std::vector<std::string> b = {"1",     "2",      "3-4",     "5-8", "9-16",
+                                             "17-32", "33-64", "65-128", ">128", "first use"};
+  return b;
+}
+
+int distance_bucket(int64_t d) {
+  if (d <= 1) return 0;
+  if (d == 2) return 1;
+  if (d <= 4) return 2;
+  if (d <= 8) return 3;
+  if (d <= 16) return 4;
+  if (d <= 32) return 5;
+  if (d <= 64) return 6;
+  if (d <= 128) return 7;
+  return 8;
+}
+
+double cosine(const float* a, const float* b, const float* add, int64_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = double(a[i]) + (add ? double(add[i]) : 0.0);
+    const double y = b[i];
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+}
+
+struct SeqState {
+  std::unique_ptr<SequenceReader> reader;
+  TokenRecord rec;
+  bool has_prev = false;
+  std::vector<int32_t> prev_ids;       // [L][k]
+  std::vector<int32_t> prev_ranked;    // [L][R]
+  std::vector<int64_t> last_seen;      // [L][E], -1 = never
+  bool active = true;
+};
+
+}  // namespace
+
+TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
+  const TraceInfo& in = src.info();
+  const int64_t L = in.moe_layers, E = in.experts(), k = in.top_k(), H = in.h_trace;
+  const int64_t S = int64_t(in.sequences.size());
+  const int64_t B = std::max<int64_t>(1, opt.batch);
+  const int64_t R = opt.reuse_ranks > 0 ? std::min(opt.reuse_ranks, E) : std::min(E, 4 * k);
+  TraceStats st;
+  st.sequences = S;
+  st.moe_layers = L;
+  st.experts = E;
+  st.top_k = k;
+  st.has_probs = in.probs != ProbsStorage::kNone;
+  st.has_gate_inputs = H > 0;
+  const unsigned fields = (st.has_probs ? kProbs : 0u) | (st.has_gate_inputs ? kGateInput : 0u);
+
+  st.counts.assign(L, std::vector<int64_t>(E, 0));
+  std::vector<double> overlap_sum(L, 0);
+  int64_t overlap_n = 0;
+  std::vector<int64_t> coact(L > 1 ? (L - 1) * E * E : 0, 0);
+  std::vector<double> cos_sum(std::max<int64_t>(L - 1, 0), 0), res_sum(H > 0 ? (L - 1) * H : 0, 0);
+  int64_t cos_n = 0;
+  std::vector<int64_t> reuse_hits(R, 0);
+  int64_t reuse_n = 0;
+  st.reuse_distance_buckets = distance_buckets();
+  st.reuse_distance_counts.assign(distance_buckets().size(), 0);
+  int64_t persist_hits = 0, persist_n = 0;
+  std::vector<int32_t> transitions(size_t(L) * E * E, 0);  // [l][from][to]
+
+  std::vector<int32_t> ranked(R);
+  std::vector<uint8_t> active(E);
+  std::vector<int64_t> workload(E);
+  std::vector<float> workload_f(E);
+  std::vector<int32_t> top3(3), prev_top3(3);
+  const int64_t wk = std::min<int64_t>(3, E);
+
+  for (int64_t b0 = 0; b0 < S; b0 += B) {
+    std::vector<SeqState> batch;
+    for (int64_t s = b0; s < std::min(S, b0 + B); ++s) {
+      SeqState ss;
+      ss.reader = src.open(s, fields);
+      ss.last_seen.assign(L * E, -1);
+      batch.push_back(std::move(ss));
+    }
+    std::vector<bool> have_prev_top(L, false);
+    std::vector<std::vector<int32_t>> prev_top(L, std::vector<int32_t>(wk));
+    while (true) {
+      bool any = false;
+      std::fill(workload.begin(), workload.end(), 0);
+      std::vector<std::vector<int64_t>> step_load(L, std::vector<int64_t>(E, 0));
+      std::vector<std::vector<double>> step_weight(L, std::vector<double>(E, 0.0));
+      for (auto& ss : batch) {
+        if (!ss.active) continue;
+        if (!ss.reader->next(ss.rec)) {
+          ss.active = false;
+          continue;
+        }
+        any = true;
+        ++st.tokens;
+        const TokenRecord& r = ss.rec;
+        for (int64_t l = 0; l < L; ++l) {
+          const int32_t* ids = &r.ids[l * k];
+          for (int64_t j = 0; j < k; ++j) {
+            ++st.counts[l][ids[j]];
+            ++step_load[l][ids[j]];
+            step_weight[l][ids[j]] += r.weights[l * k + j];
+            int64_t& last = ss.last_seen[l * E + ids[j]];
+            const int bucket = last < 0 ? 9 : distance_bucket(r.pos - last);
+            ++st.reuse_distance_counts[bucket];
+            last = r.pos;
+          }
+          if (ss.has_prev) {
+            const int32_t* p = &ss.prev_ids[l * k];
+            int64_t common = 0;
+            for (int64_t j = 0; j < k; ++j) {
+              for (int64_t i = 0; i < k; ++i) common += ids[j] == p[i];
+            }
+            overlap_sum[l] += double(common) / double(k);
+            if (st.has_probs) {
+              std::fill(active.begin(), active.end(), 0);
+              for (int64_t j = 0; j < k; ++j) active[ids[j]] = 1;
+              const int32_t* pr = &ss.prev_ranked[l * R];
+              for (int64_t q = 0; q < R; ++q) reuse_hits[q] += active[pr[q]];
+            }
+          }
+          if (l + 1 < L) {
+            const int32_t* nx = &r.ids[(l + 1) * k];
+            int64_t* m = &coact[l * E * E];
+            for (int64_t j = 0; j < k; ++j) {
+              for (int64_t i = 0; i < k; ++i) ++m[int64_t(ids[j]) * E + nx[i]];
+            }
+            if (st.has_gate_inputs) {
+              const float* h0 = &r.gate_input[l * H];
+              const float* h1 = &r.gate_input[(l + 1) * H];
+              cos_sum[l] += cosine(h0, h1, nullptr, H);
+              double* rs = &res_sum[l * H];
+              for (int64_t i = 0; i < H; ++i) rs[i] += double(h1[i]) - double(h0[i]);
+            }
+          }
+        }
+        if (ss.has_prev) {
+          overlap_n += 1;
+          if (st.has_probs) reuse_n += L;
+        }
+        if (st.has_gate_inputs && L > 1) ++cos_n;
+        ss.prev_ids = r.ids;
+        if (st.has_probs) {
+          ss.prev_ranked.resize(L * R);
+          for (int64_t l = 0; l < L; ++l) {
+            top_k_indices(&r.probs[l * E], E, R, nullptr, ranked.data());
+            std::copy(ranked.begin(), ranked.end(), ss.prev_ranked.begin() + l * R);
+          }
+        }
+        ss.has_prev = true;
+      }
+      if (!any) break;
+      // High-workload persistence (DALI Fig. 8).
+      for (int64_t l = 0; l < L; ++l) {
+        // Workload = tokens routed; ties broken by the summed routing weights
+        // (a continuous quantity), not by expert id.
+        double wmax = 1e-12;
+        for (int64_t e = 0; e < E; ++e) wmax = std::max(wmax, step_weight[l][e]);
+        for (int64_t e = 0; e < E; ++e) {
+          workload_f[e] = float(double(step_load[l][e]) + 0.5 * step_weight[l][e] / wmax);
+        }
+        top_k_indices(workload_f.data(), E, wk, nullptr, top3.data());
+        if (have_prev_top[l]) {
+          for (int64_t a = 0; a < wk; ++a) {
+            for (int64_t c = 0; c < wk; ++c) {
+              persist_hits += prev_top[l][a] == top3[c];
+              ++transitions[(size_t(l) * E + prev_top[l][a]) * E + top3[c]];
+            }
+          }
+          persist_n += wk;
+        }
+        std::copy(top3.begin(), top3.begin() + wk, prev_top[l].begin());
+        have_prev_top[l] = true;
+      }
+    }
+  }
+
+  st.load_max_over_mean.resize(L);
+  st.load_min_over_mean.resize(L);
+  st.overlap_frac.resize(L);
+  for (int64_t l = 0; l < L; ++l) {
+    const auto& c = st.counts[l];
+    const double mean = double(std::accumulate(c.begin(), c.end(), int64_t(0))) / double(E);
+    st.load_max_over_mean[l] = mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : 0;
+    st.load_min_over_mean[l] = mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : 0;
+    st.overlap_frac[l] = overlap_n > 0 ? overlap_sum[l] / double(overlap_n) : 0;
+  }
+  if (L > 1) {
+    st.coact_top1.resize(L - 1);
+    for (int64_t l = 0; l + 1 < L; ++l) {
+      int64_t best = 0, total = 0;
+      for (int64_t e = 0; e < E; ++e) {
+        const int64_t* row = &coact[(l * E + e) * E];
+        best += *std::max_element(row, row + E);
+        total += st.counts[l][e];
+      }
+      st.coact_top1[l] = total > 0 ? double(best) / double(total) : 0;
+    }
+  }
+  if (st.has_probs && reuse_n > 0) {
+    st.reuse_by_rank.resize(R);
+    for (int64_t q = 0; q < R; ++q) st.reuse_by_rank[q] = double(reuse_hits[q]) / double(reuse_n);
+  }
+  st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : 0;
+  st.high_workload_chance = double(wk) / double(E);
+  {
+    double frac_sum = 0;
+    int64_t layers_counted = 0;
+    for (int64_t l = 0; l < L; ++l) {
+      int64_t rows = 0, diag = 0;
+      for (int64_t e = 0; e < E; ++e) {
+        const int32_t* row = &transitions[(size_t(l) * E + e) * E];
+        int64_t total = 0;
+        int32_t mx = 0;
+        for (int64_t c = 0; c < E; ++c) {
+          total += row[c];
+          mx = std::max(mx, row[c]);
+        }
+        if (total < 10) continue;
+        ++rows;
+        diag += row[e] == mx;
+      }
+      if (rows > 0) {
+        frac_sum += double(diag) / double(rows);
+        ++layers_counted;
+      }
+    }
+    st.high_workload_diagonal_rows = layers_counted ? frac_sum / double(layers_counted) : 0;
+  }
+
+  if (st.has_gate_inputs && L > 1 && cos_n > 0) {
+    st.cos_raw.resize(L - 1);
+    for (int64_t l = 0; l + 1 < L; ++l) st.cos_raw[l] = cos_sum[l] / double(cos_n);
+    // Second pass: cosine after adding this trace's mean residual r_l.
+    std::vector<float> res(res_sum.size());
+    for (size_t i = 0; i < res.size(); ++i) res[i] = float(res_sum[i] / double(cos_n));
+    std::vector<double> corr(L - 1, 0);
+    TokenRecord rec;
+    for (int64_t s = 0; s < S; ++s) {
+      auto reader = src.open(s, kGateInput);
+      while (reader->next(rec)) {
+        for (int64_t l = 0; l + 1 < L; ++l) {
+          corr[l] += cosine(&rec.gate_input[l * H], &rec.gate_input[(l + 1) * H], &res[l * H], H);
+        }
+      }
+    }
+    st.cos_residual.resize(L - 1);
+    for (int64_t l = 0; l + 1 < L; ++l) st.cos_residual[l] = corr[l] / double(cos_n);
+  }
+  return st;
+}
+
+double TraceStats::mean(const std::vector<double>& v) const {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+nlohmann::ordered_json TraceStats::to_json() const {
+  nlohmann::ordered_json j;
+  j["sequences"] = sequences;
+  j["tokens"] = tokens;
+  j["moe_layers"] = moe_layers;
+  j["routed_experts"] = experts;
+  j["top_k"] = top_k;
+  j["summary"] = {
+      {"load_max_over_mean_mean", mean(load_max_over_mean)},
+      {"load_min_over_mean_mean", mean(load_min_over_mean)},
+      {"overlap_frac_mean", mean(overlap_frac)},
+      {"cos_raw_mean", mean(cos_raw)},
+      {"cos_residual_mean", mean(cos_residual)},
+      {"coact_top1_mean", mean(coact_top1)},
+      {"high_workload_persistence", high_workload_persistence},
+      {"high_workload_chance", high_workload_chance},
+      {"high_workload_diagonal_rows", high_workload_diagonal_rows},
+  };
+  j["per_layer"] = {
+      {"load_max_over_mean", load_max_over_mean},
+      {"load_min_over_mean", load_min_over_mean},
+      {"overlap_frac", overlap_frac},
+      {"cos_raw", cos_raw},
+      {"cos_residual", cos_residual},
+      {"coact_top1", coact_top1},
+  };
+  j["reuse_by_rank"] = reuse_by_rank;
+  j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
+  j["popularity"] = counts;
+  return j;
+}
+
+std::string TraceStats::to_text() const {
+  std::string out = fmt::format(
+      "{} sequences, {} tokens, {} MoE layers, {} experts, top-{}\n\n"
+      "layer  load max/mean  load min/mean  overlap/k  cos raw  cos resid  coact top1\n",
+      sequences, tokens, moe_layers, experts, top_k);
+  auto at = [](const std::vector<double>& v, size_t i) {
+    return i < v.size() ? fmt::format("{:9.3f}", v[i]) : std::string("        -");
+  };
+  for (int64_t l = 0; l < moe_layers; ++l) {
+    out += fmt::format("{:5d}  {:13.3f}  {:13.3f}  {:9.3f}  {} {}  {}\n", l, load_max_over_mean[l],
+                       load_min_over_mean[l], overlap_frac[l], at(cos_raw, l), at(cos_residual, l),
+                       at(coact_top1, l));
+  }
+  out += fmt::format(
+      "\nmean   {:13.3f}  {:13.3f}  {:9.3f}  {:9.3f}  {:9.3f}  {:9.3f}\n", mean(load_max_over_mean),
+      mean(load_min_over_mean), mean(overlap_frac), mean(cos_raw), mean(cos_residual), mean(coact_top1));
+  if (!reuse_by_rank.empty()) {
+    out += "\nreuse probability by score rank (rank: P(activated at t+1)):\n";
+    for (size_t q = 0; q < reuse_by_rank.size(); ++q) {
+      out += fmt::format("  {:3d}: {:.3f}{}", q, reuse_by_rank[q], (q + 1) % 8 == 0 ? "\n" : "");
+    }
+    out += "\n";
+  }
+  out += "\nreuse distance (tokens since the same expert was used in the same layer):\n";
+  int64_t total = 0;
+  for (auto c : reuse_distance_counts) total += c;
+  for (size_t i = 0; i < reuse_distance_buckets.size(); ++i) {
+    out += fmt::format("  {:>9}: {:6.2f}%\n", reuse_distance_buckets[i],
+                       total ? 100.0 * double(reuse_distance_counts[i]) / double(total) : 0.0);
+  }
+  out += fmt::format("\nhigh-workload persistence (top-3 by workload stays top-3 next step): {:.3f} (chance {:.3f});\n"
+                     "rows of the top-3 transition heatmap whose diagonal is the largest cell: {:.3f}\n",
+                     high_workload_persistence, high_workload_chance, high_workload_diagonal_rows);
+  return out;
+}
+
+}  // namespace moebench

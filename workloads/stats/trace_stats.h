@@ -1,0 +1,62 @@
+#pragma once
+// Statistics of a routing workload (docs/WORKLOADS.md): the numbers the
+// synthetic generator is calibrated on and the analysis scripts plot
+// (SMoE Fig. 5/6, HybriMoE Fig. 3, DALI Fig. 8 and Table 8).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace/trace.h"
+
+namespace moebench {
+
+struct StatsOptions {
+  int64_t batch = 8;        // sequences grouped for workload statistics (DALI used batch 8)
+  int64_t reuse_ranks = 0;  // score ranks in the reuse curve (0 = min(E, 4k))
+};
+
+struct TraceStats {
+  int64_t sequences = 0, tokens = 0, moe_layers = 0, experts = 0, top_k = 0;
+  bool has_probs = false, has_gate_inputs = false;
+
+  // Per layer l (size L).
+  std::vector<std::vector<int64_t>> counts;  // [L][E] activations over all tokens
+  std::vector<double> load_max_over_mean;    // max_e counts / mean_e counts
+  std::vector<double> load_min_over_mean;
+  std::vector<double> overlap_frac;          // mean |top-k(t) & top-k(t+1)| / k, same sequence
+
+  // Per adjacent pair (l, l+1) (size L-1).
+  std::vector<double> cos_raw;               // mean cos(h_l, h_{l+1})
+  std::vector<double> cos_residual;          // mean cos(h_l + r_l, h_{l+1}), r_l = mean(h_{l+1} - h_l) of this trace
+  std::vector<double> coact_top1;            // mean over activations at l of max_e' P(e' at l+1 | e at l)
+
+  // Reuse probability by score rank at token t (rank 0 = highest score):
+  // P(that expert is activated at t+1 in the same layer). Needs probabilities.
+  std::vector<double> reuse_by_rank;
+
+  // Reuse distance: tokens since the same expert was last activated in the
+  // same layer of the same sequence.
+  std::vector<std::string> reuse_distance_buckets;
+  std::vector<int64_t> reuse_distance_counts;
+
+  // DALI Fig. 8: with sequences grouped in batches, the top-3 experts by
+  // workload (tokens routed; ties broken by summed routing weights) at step
+  // i; fraction that are again top-3 at step i+1, and the chance level 3/E.
+  double high_workload_persistence = 0;
+  double high_workload_chance = 0;
+  // The heatmap of DALI Fig. 8 (top-3 at step i -> top-3 at step i+1, per
+  // layer): fraction of its rows (experts seen at least 10 times) whose
+  // diagonal cell is the row's largest, averaged over layers.
+  double high_workload_diagonal_rows = 0;
+
+  double mean(const std::vector<double>& v) const;
+  nlohmann::ordered_json to_json() const;
+  std::string to_text() const;
+};
+
+TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt = {});
+
+}  // namespace moebench

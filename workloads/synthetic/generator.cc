@@ -1,0 +1,496 @@
+// Compiled with -O3 -ffp-contract=off (see CMakeLists.txt): every float
+// operation is rounded on its own, so vectorised and scalar code paths, and
+// different machines, produce the same bytes.
+
+#include "workloads/synthetic/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/trace/routing.h"
+#include "core/util/detmath.h"
+#include "core/util/error.h"
+#include "core/util/sha256.h"
+
+namespace moebench {
+
+// ---------------------------------------------------------------- params
+
+const cfg::Schema<GeneratorParams>& GeneratorParams::schema() {
+  using S = GeneratorParams;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("generator");
+    s.reserved("preset");
+    s.string("name", &S::name, "Preset name.")
+        .string("family", &S::family, "Model family this preset is fitted to.")
+        .string("description", &S::description, "Free text.")
+        .string("source", &S::source, "How the knobs were obtained.")
+        .integer("structure_seed", &S::structure_seed,
+                 "Seed of the synthetic model (gates, means, mixing, popularity).", at_least(0))
+        .integer("latent_dim", &S::latent_dim, "Dimension r of the latent context.", between(1, 256))
+        .number("rho", &S::rho, "Temporal correlation of the latent context between tokens.",
+                NumRange{0.0, 1.0, false, true})
+        .number("topic", &S::topic, "Per-sequence topic offset, relative to the latent.", non_negative())
+        .number("mean_hidden", &S::mean_hidden,
+                "RMS per coordinate of the gate-invisible residual mean at layer 0.", non_negative())
+        .number("mean_visible", &S::mean_visible,
+                "RMS per coordinate of each layer's gate-visible mean (independent per layer).",
+                non_negative())
+        .number("drift", &S::drift, "RMS per coordinate of each layer's residual drift (invisible half).",
+                non_negative())
+        .number("drift_first", &S::drift_first, "Drift of the first transition (layer 0 -> 1).",
+                non_negative())
+        .number("theta", &S::theta, "Rotation of the mixing per layer.", NumRange{0.0, 1.5707963}, "rad")
+        .number("theta_first", &S::theta_first, "Rotation of the first transition.",
+                NumRange{0.0, 1.5707963}, "rad")
+        .number("noise", &S::noise, "Per-token noise RMS per coordinate.", non_negative())
+        .number("gate_scale", &S::gate_scale, "Logit scale (inverse temperature) of the gates.",
+                positive())
+        .number("skew", &S::skew, "Std of the per-expert popularity bias (logits), deep layers.",
+                non_negative())
+        .number("skew_shallow", &S::skew_shallow,
+                "Popularity-bias std before skew_onset (< 0: same as skew).", NumRange{-1.0})
+        .number("skew_onset", &S::skew_onset,
+                "Depth fraction where the bias starts rising (over a quarter of the depth) to skew.",
+                fraction());
+    return s;
+  }();
+  return s;
+}
+
+double GeneratorParams::skew_at(int64_t l, int64_t L) const {
+  if (skew_shallow < 0) return skew;
+  const double x = L > 1 ? double(l) / double(L - 1) : 1.0;
+  const double ramp = std::clamp((x - skew_onset) / 0.25, 0.0, 1.0);
+  return skew_shallow + (skew - skew_shallow) * ramp;
+}
+
+GeneratorParams load_generator(const std::string& name, const ModelSpec& model,
+                               const ConfigPaths& paths) {
+  std::string preset = name;
+  if (preset == "auto") {
+    if (model.family == "custom") {
+      throw ConfigError(Where{"<workload>"}, "workload.generator",
+                        "a generator preset (the model's family is 'custom', so 'auto' cannot pick one)",
+                        "'auto'");
+    }
+    preset = model.family;
+  }
+  cfg::Value sec = cfg::Value::table(Where{"<workload>"});
+  sec.set("preset", cfg::Value::string(preset, Where{"<workload>"}), Where{"<workload>"});
+  const cfg::Value v = resolve_preset("workloads", sec, "workload.generator", paths, ".");
+  GeneratorParams p;
+  GeneratorParams::schema().parse(v, p, "generator");
+  return p;
+}
+
+SyntheticLayout layout_from_workload(const WorkloadSpec& w, bool calibration) {
+  SyntheticLayout l;
+  const int64_t n = calibration ? w.calibration_sequences : w.sequences;
+  l.sequences.assign(n, SequenceInfo{w.prompt_len, w.decode_len});
+  l.seed = w.seed;
+  l.h_trace = w.h_trace;
+  l.calibration = calibration;
+  return l;
+}
+
+// ---------------------------------------------------------------- structure
+
+struct SyntheticSource::Structure {
+  int64_t L = 0, E = 0, H = 0, Hv = 0, r = 0, blocks = 0;
+  std::vector<float> mean;   // [L][H]: visible half v_l, invisible half m_l
+  std::vector<float> mix;    // [L][r][H]
+  std::vector<float> sign;   // [L][blocks][Hv], +-1
+  std::vector<int32_t> row;  // [L][E]: Hadamard row of expert e in block e / Hv
+  std::vector<float> beta;   // [L][E]
+  std::vector<float> scale;  // [L][E]: gate_scale / sqrt(Hv), equalised per expert (see below)
+  RoutingConfig routing;
+};
+
+namespace {
+
+constexpr uint64_t kStreamVisible = 0x76697369626c65ull;  // "visible"
+constexpr uint64_t kStreamHidden = 0x68696464656eull;     // "hidden"
+constexpr uint64_t kCalibration = 0x63616c6962726174ull;  // "calibrat"
+
+bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+}  // namespace
+
+SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& params,
+                                 SyntheticLayout layout)
+    : params_(params), layout_(std::move(layout)), structure_(std::make_unique<Structure>()) {
+  const int64_t H = layout_.h_trace;
+  if (!is_pow2(H) || H < 32) {
+    throw Error(fmt::format("workload.h_trace: expected a power of two >= 32 (the generator's gates "
+                            "are Hadamard transforms), found {}",
+                            H));
+  }
+  Structure& s = *structure_;
+  s.L = model.moe_layers();
+  s.E = model.routed_experts;
+  s.H = H;
+  s.Hv = H / 2;
+  s.r = params.latent_dim;
+  s.blocks = (s.E + s.Hv - 1) / s.Hv;
+  s.routing = RoutingConfig::from_model(model);
+
+  uint64_t rng = det::mix(uint64_t(params.structure_seed), 0x7374727563747572ull);  // "structur"
+  const int64_t L = s.L, E = s.E, Hv = s.Hv, r = s.r;
+  s.mean.resize(L * H);
+  s.mix.resize(L * r * H);
+  std::vector<double> hidden(H - Hv), A(r * H);
+  for (auto& x : hidden) x = params.mean_hidden * det::normal(rng);
+  const double inv_sqrt_r = 1.0 / std::sqrt(double(r));
+  for (auto& x : A) x = det::normal(rng) * inv_sqrt_r;
+  for (int64_t l = 0; l < L; ++l) {
+    float* mu = &s.mean[l * H];
+    for (int64_t i = 0; i < Hv; ++i) mu[i] = float(params.mean_visible * det::normal(rng));
+    for (int64_t i = Hv; i < H; ++i) mu[i] = float(hidden[i - Hv]);
+    for (int64_t i = 0; i < r * H; ++i) s.mix[l * r * H + i] = float(A[i]);
+    const double dr = l == 0 ? params.drift_first : params.drift;
+    const double th = l == 0 ? params.theta_first : params.theta;
+    for (auto& x : hidden) x += dr * det::normal(rng);
+    const double c = det::cos(th), sn = det::sin(th);
+    for (auto& x : A) x = c * x + sn * det::normal(rng) * inv_sqrt_r;
+  }
+  s.sign.resize(L * s.blocks * Hv);
+  s.row.resize(L * E);
+  s.beta.resize(L * E);
+  std::vector<int32_t> perm(Hv);
+  for (int64_t l = 0; l < L; ++l) {
+    for (int64_t b = 0; b < s.blocks; ++b) {
+      for (int64_t i = 0; i < Hv; ++i) s.sign[(l * s.blocks + b) * Hv + i] = (det::splitmix64(rng) & 1) ? 1.0f : -1.0f;
+      for (int64_t i = 0; i < Hv; ++i) perm[i] = int32_t(i);
+      for (int64_t i = Hv - 1; i > 0; --i) {
+        const int64_t j = int64_t(det::splitmix64(rng) % uint64_t(i + 1));
+        std::swap(perm[i], perm[j]);
+      }
+      for (int64_t e = b * Hv; e < std::min(E, (b + 1) * Hv); ++e) s.row[l * E + e] = perm[e - b * Hv];
+    }
+    const double sk = params.skew_at(l, L);
+    for (int64_t e = 0; e < E; ++e) s.beta[l * E + e] = float(sk * det::normal(rng));
+  }
+  // A random mixing matrix gives each expert's gate row a different share of
+  // the token-dependent signal (|q_e^T A_V| varies by ~35% at r = 16), which
+  // would make experts with more signal win top-k more often. Trained routers
+  // are balanced, so each expert's gate row is rescaled to the same dynamic
+  // variance; popularity then comes only from skew and mean_visible.
+  s.scale.resize(L * E);
+  std::vector<double> norm(E);
+  for (int64_t l = 0; l < L; ++l) {
+    double mean_sq = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      const int64_t b = e / Hv;
+      const uint32_t rw = uint32_t(s.row[l * E + e]);
+      const float* sg = &s.sign[(l * s.blocks + b) * Hv];
+      double sq = 0;
+      for (int64_t j = 0; j < r; ++j) {
+        const float* a = &s.mix[(l * r + j) * H];
+        double dot = 0;
+        for (int64_t i = 0; i < Hv; ++i) {
+          const double had = (__builtin_popcount(rw & uint32_t(i)) & 1) ? -1.0 : 1.0;
+          dot += had * double(sg[i]) * double(a[i]);
+        }
+        sq += dot * dot;
+      }
+      norm[e] = std::sqrt(sq);
+      mean_sq += sq;
+    }
+    const double target = std::sqrt(mean_sq / double(E));
+    const double base = params.gate_scale / std::sqrt(double(Hv));
+    for (int64_t e = 0; e < E; ++e) {
+      s.scale[l * E + e] = float(norm[e] > 0 ? base * target / norm[e] : base);
+    }
+  }
+
+  info_.model_name = model.name;
+  info_.model_hash = model.hash();
+  info_.moe_layers = L;
+  info_.h_trace = H;
+  info_.routing = s.routing;
+  info_.probs = ProbsStorage::kFull;
+  info_.has_gate_weights = true;
+  info_.sequences = layout_.sequences;
+  nlohmann::ordered_json src;
+  src["generator"] = "moebench-synthetic";
+  src["preset"] = params.to_json();
+  src["seed"] = layout_.seed;
+  src["stream"] = layout_.calibration ? "calibration" : "evaluation";
+  info_.source = src.dump();
+}
+
+SyntheticSource::~SyntheticSource() = default;
+
+const GateWeights* SyntheticSource::gate_weights() const {
+  if (gates_) return gates_.get();
+  const Structure& s = *structure_;
+  auto g = std::make_unique<GateWeights>();
+  g->layers = s.L;
+  g->experts = s.E;
+  g->h = s.H;
+  g->weight.assign(s.L * s.E * s.H, 0.0f);
+  g->bias = s.beta;
+  g->selection_bias.assign(s.L * s.E, 0.0f);
+  for (int64_t l = 0; l < s.L; ++l) {
+    for (int64_t e = 0; e < s.E; ++e) {
+      const int64_t b = e / s.Hv;
+      const uint32_t rw = uint32_t(s.row[l * s.E + e]);
+      const float* sg = &s.sign[(l * s.blocks + b) * s.Hv];
+      float* w = &g->weight[(l * s.E + e) * s.H];
+      for (int64_t i = 0; i < s.Hv; ++i) {
+        const float had = (__builtin_popcount(rw & uint32_t(i)) & 1) ? -1.0f : 1.0f;
+        w[i] = s.scale[l * s.E + e] * had * sg[i];
+      }
+    }
+  }
+  gates_ = std::move(g);
+  return gates_.get();
+}
+
+// ---------------------------------------------------------------- streaming
+
+namespace {
+
+// Sixteen independent 32-bit generators (LCG state, lowbias32 output):
+// integer arithmetic only, so the lanes vectorise and are exact everywhere.
+struct LaneRng {
+  uint32_t state[16];
+
+  void seed(uint64_t key) {
+    uint64_t s = key;
+    for (auto& x : state) x = uint32_t(det::splitmix64(s));
+  }
+};
+
+constexpr float kSqrt12 = 3.4641016151377544f;
+
+// 16 uniforms in [0, 1).
+inline void lane_uniforms(LaneRng& rng, float* out) {
+  for (int i = 0; i < 16; ++i) {
+    rng.state[i] = rng.state[i] * 1664525u + 1013904223u + uint32_t(2 * i);
+    uint32_t x = rng.state[i];
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    out[i] = float(x >> 8) * 0x1.0p-24f;
+  }
+}
+
+// The same 16 lanes as one vector (GCC vector extensions: lowered to
+// AVX-512, AVX2 or SSE per clone, elementwise and therefore bit-identical).
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef uint32_t u16 __attribute__((vector_size(64), aligned(4)));
+
+__attribute__((always_inline)) inline v16 lane_uniforms_v(LaneRng& rng) {
+  const u16 inc = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  u16 st;
+  std::memcpy(&st, rng.state, 64);
+  st = st * 1664525u + 1013904223u + inc;
+  std::memcpy(rng.state, &st, 64);
+  u16 x = st;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return __builtin_convertvector(x >> 8, v16) * 0x1.0p-24f;
+}
+
+__attribute__((always_inline)) inline v16 load16(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, 64);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(float* p, v16 v) { std::memcpy(p, &v, 64); }
+
+// 16 approximately normal values (Irwin-Hall of 4 uniforms, unit variance).
+void normals16(LaneRng& rng, float* out) {
+  float a[16], b[16], c[16], d[16];
+  lane_uniforms(rng, a);
+  lane_uniforms(rng, b);
+  lane_uniforms(rng, c);
+  lane_uniforms(rng, d);
+  const float k = 1.7320508075688772f;  // sqrt(3) = sqrt(12 / 4)
+  for (int j = 0; j < 16; ++j) out[j] = (((a[j] + b[j]) + (c[j] + d[j])) - 2.0f) * k;
+}
+
+// Blocks of 16 tokens are generated together with the token in the SIMD
+// lane: h is [H][16], logits [E][16]. Every token owns lane (position % 16)
+// of the sequence's generators, so its values do not depend on the
+// sequence's length or on how the block is used.
+
+// h[i][b] = mean[i] + noise * eps[i][b] + sum_j mix[j][i] * c[j][b] for i in [begin, end),
+// terms added in this order.
+MOEBENCH_CLONES void mix_block(const float* mean, const float* mix, const float* c, int64_t r, int64_t H,
+                               LaneRng& rng, float noise, float* h, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const v16 u = lane_uniforms_v(rng);
+    store16(h + i * 16, mean[i] + ((u - 0.5f) * kSqrt12) * noise);
+  }
+  // Per coordinate, the r terms are added in order j = 0..r-1 in a register
+  // (the same operations in the same order as a j-outer loop, so the same
+  // bits, without storing and reloading h r times).
+  // Eight coordinates at a time: eight independent chains hide the add
+  // latency and each c_j is loaded once per eight coordinates.
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    v16 acc[8];
+    for (int q = 0; q < 8; ++q) acc[q] = load16(h + (i + q) * 16);
+    for (int64_t j = 0; j < r; ++j) {
+      const v16 cj = load16(c + j * 16);
+      const float* a = mix + j * H + i;
+      for (int q = 0; q < 8; ++q) acc[q] = acc[q] + a[q] * cj;
+    }
+    for (int q = 0; q < 8; ++q) store16(h + (i + q) * 16, acc[q]);
+  }
+  for (; i < end; ++i) {
+    v16 acc = load16(h + i * 16);
+    for (int64_t j = 0; j < r; ++j) acc = acc + mix[j * H + i] * load16(c + j * 16);
+    store16(h + i * 16, acc);
+  }
+}
+
+// Logits [E][16] from the visible half of h: per block of Hv experts, sign
+// flip, unnormalised Walsh-Hadamard transform (natural order), row gather.
+MOEBENCH_CLONES void gate_logits_block(const float* h, const float* sign, const int32_t* row,
+                                       const float* beta, const float* scale, int64_t Hv, int64_t E,
+                                       int64_t blocks, float* x, float* logits) {
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const float* sg = sign + blk * Hv;
+    for (int64_t i = 0; i < Hv; ++i) store16(x + i * 16, load16(h + i * 16) * sg[i]);
+    for (int64_t len = 1; len < Hv; len <<= 1) {
+      for (int64_t i = 0; i < Hv; i += 2 * len) {
+        for (int64_t j = i; j < i + len; ++j) {
+          const v16 a = load16(x + j * 16), c = load16(x + (j + len) * 16);
+          store16(x + j * 16, a + c);
+          store16(x + (j + len) * 16, a - c);
+        }
+      }
+    }
+    const int64_t e_end = std::min(E, (blk + 1) * Hv);
+    for (int64_t e = blk * Hv; e < e_end; ++e) {
+      store16(logits + e * 16, scale[e] * load16(x + int64_t(row[e]) * 16) + beta[e]);
+    }
+  }
+}
+
+class SyntheticReader : public SequenceReader {
+ public:
+  SyntheticReader(const SyntheticSource* src, int64_t seq, unsigned fields)
+      : src_(src), s_(src->structure()), seq_(seq), fields_(fields) {
+    const auto& lay = src->layout();
+    const uint64_t base = lay.calibration ? (uint64_t(lay.seed) ^ kCalibration) : uint64_t(lay.seed);
+    const uint64_t key = det::mix(base, uint64_t(seq));
+    visible_.seed(det::mix(key, kStreamVisible));
+    hidden_.seed(det::mix(key, kStreamHidden));
+    len_ = lay.sequences[seq].tokens();
+    const int64_t r = s_.r, rr = (r + 15) / 16 * 16;
+    // Stationary start of the latent and the sequence's topic offset.
+    std::vector<float> tmp(rr);
+    z_.assign(r, 0.0f);
+    u_.assign(r, 0.0f);
+    for (int64_t j = 0; j < rr; j += 16) normals16(visible_, &tmp[j]);
+    std::copy(tmp.begin(), tmp.begin() + r, z_.begin());
+    for (int64_t j = 0; j < rr; j += 16) normals16(visible_, &tmp[j]);
+    const float topic = float(src->params().topic);
+    for (int64_t j = 0; j < r; ++j) u_[j] = tmp[j] * topic;
+    const double rho = src->params().rho;
+    rho_ = float(rho);
+    innov_ = float(std::sqrt(1.0 - rho * rho));
+    xi_.resize(r * 16);
+    c_.resize(r * 16);
+    h_.resize(s_.H * 16);
+    x_.resize(s_.Hv * 16);
+    logits_.resize(s_.E * 16);
+    block_.resize(16);
+  }
+
+  bool next(TokenRecord& out) override {
+    if (pos_ >= len_) return false;
+    if (block_pos_ == block_fill_) generate_block();
+    std::swap(out, block_[block_pos_]);
+    out.seq = seq_;
+    out.pos = pos_;
+    ++block_pos_;
+    ++pos_;
+    return true;
+  }
+
+ private:
+  void generate_block() {
+    const int64_t L = s_.L, E = s_.E, H = s_.H, Hv = s_.Hv, k = s_.routing.top_k, r = s_.r;
+    const int nb = int(std::min<int64_t>(16, len_ - pos_));
+    const bool gate = fields_ & kGateInput;
+    const bool probs = fields_ & kProbs;
+    for (int b = 0; b < nb; ++b) {
+      TokenRecord& t = block_[b];
+      t.ids.resize(L * k);
+      t.weights.resize(L * k);
+      if (probs) t.probs.resize(L * E); else t.probs.clear();
+      if (gate) t.gate_input.resize(L * H); else t.gate_input.clear();
+    }
+    // Latent context of the 16 tokens (dimension j of token b in xi[j][b]).
+    for (int64_t j = 0; j < r; ++j) normals16(visible_, &xi_[j * 16]);
+    for (int b = 0; b < 16; ++b) {
+      for (int64_t j = 0; j < r; ++j) {
+        z_[j] = rho_ * z_[j] + innov_ * xi_[j * 16 + b];
+        c_[j * 16 + b] = z_[j] + u_[j];
+      }
+    }
+    const float noise = float(src_->params().noise);
+    int32_t* ids[16];
+    float* weights[16];
+    float* prob[16];
+    for (int64_t l = 0; l < L; ++l) {
+      const float* mean = &s_.mean[l * H];
+      const float* mix = &s_.mix[l * r * H];
+      mix_block(mean, mix, c_.data(), r, H, visible_, noise, h_.data(), 0, Hv);
+      if (gate) {
+        mix_block(mean, mix, c_.data(), r, H, hidden_, noise, h_.data(), Hv, H);
+        for (int b = 0; b < nb; ++b) {
+          float* g = &block_[b].gate_input[l * H];
+          for (int64_t i = 0; i < H; ++i) g[i] = h_[i * 16 + b];
+        }
+      }
+      gate_logits_block(h_.data(), &s_.sign[l * s_.blocks * Hv], &s_.row[l * E], &s_.beta[l * E], &s_.scale[l * E],
+                        Hv, E, s_.blocks, x_.data(), logits_.data());
+      for (int b = 0; b < nb; ++b) {
+        ids[b] = &block_[b].ids[l * k];
+        weights[b] = &block_[b].weights[l * k];
+        prob[b] = probs ? &block_[b].probs[l * E] : nullptr;
+      }
+      route_block(s_.routing, logits_.data(), nb, ids, weights, probs ? prob : nullptr, scratch_);
+    }
+    block_fill_ = nb;
+    block_pos_ = 0;
+  }
+
+  const SyntheticSource* src_;
+  const SyntheticSource::Structure& s_;
+  int64_t seq_, pos_ = 0, len_ = 0;
+  unsigned fields_;
+  LaneRng visible_, hidden_;
+  float rho_ = 0, innov_ = 0;
+  std::vector<float> z_, u_, xi_, c_, h_, x_, logits_;
+  std::vector<TokenRecord> block_;
+  int block_fill_ = 0, block_pos_ = 0;
+  RoutingScratch scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<SequenceReader> SyntheticSource::open(int64_t seq, unsigned fields) const {
+  if (seq < 0 || seq >= int64_t(layout_.sequences.size())) {
+    throw InternalError(fmt::format("synthetic source: sequence {} of {}", seq, layout_.sequences.size()));
+  }
+  return std::make_unique<SyntheticReader>(this, seq, fields);
+}
+
+}  // namespace moebench

@@ -1,0 +1,135 @@
+#include "workloads/synthetic/generator.h"
+
+#include <gtest/gtest.h>
+
+#include "core/testing/temp_dir.h"
+#include "core/trace/routing.h"
+#include "core/util/atomic_file.h"
+#include "core/util/sha256.h"
+
+namespace moebench {
+namespace {
+
+SyntheticSource make(const std::string& model, int64_t seed, int64_t seqs, int64_t tokens, bool calib = false,
+                     int64_t h = 64) {
+  const auto paths = ConfigPaths::defaults();
+  const ModelSpec m = load_model(model, paths);
+  SyntheticLayout lay;
+  lay.sequences.assign(seqs, SequenceInfo{tokens / 2, tokens - tokens / 2});
+  lay.seed = seed;
+  lay.h_trace = h;
+  lay.calibration = calib;
+  return SyntheticSource(m, load_generator("auto", m, paths), lay);
+}
+
+std::string file_hash(const TraceSource& s, const std::filesystem::path& p) {
+  write_trace(s, p, {});
+  return sha256_hex(read_file(p));
+}
+
+TEST(Generator, SameSeedSameBytesDifferentSeedDifferentBytes) {
+  testing::TempDir dir;
+  const std::string a = file_hash(make("deepseek-v2-lite", 3, 2, 16), dir / "a.st");
+  const std::string b = file_hash(make("deepseek-v2-lite", 3, 2, 16), dir / "b.st");
+  const std::string c = file_hash(make("deepseek-v2-lite", 4, 2, 16), dir / "c.st");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST(Generator, SequencesAreIndependentStreams) {
+  // Sequence 1 is the same whether 2 or 5 sequences are generated.
+  const SyntheticSource a = make("qwen3-30b-a3b", 9, 2, 12);
+  const SyntheticSource b = make("qwen3-30b-a3b", 9, 5, 12);
+  auto ra = a.open(1, kAllFields), rb = b.open(1, kAllFields);
+  TokenRecord x, y;
+  while (ra->next(x)) {
+    ASSERT_TRUE(rb->next(y));
+    EXPECT_EQ(x.ids, y.ids);
+    EXPECT_EQ(x.gate_input, y.gate_input);
+  }
+}
+
+TEST(Generator, CalibrationStreamIsDisjointFromEvaluation) {
+  const SyntheticSource ev = make("deepseek-v2-lite", 5, 1, 32);
+  const SyntheticSource cal = make("deepseek-v2-lite", 5, 1, 32, true);
+  auto a = ev.open(0, kIdsWeights), b = cal.open(0, kIdsWeights);
+  TokenRecord x, y;
+  int same = 0, n = 0;
+  while (a->next(x) && b->next(y)) {
+    same += x.ids == y.ids;
+    ++n;
+  }
+  EXPECT_LT(same, n / 4);
+  EXPECT_NE(ev.info().source, cal.info().source);
+}
+
+TEST(Generator, RoutingDoesNotDependOnRequestedFields) {
+  const SyntheticSource s = make("deepseek-v3", 2, 1, 6, false, 256);
+  auto a = s.open(0, kIdsWeights), b = s.open(0, kAllFields);
+  TokenRecord x, y;
+  while (a->next(x)) {
+    ASSERT_TRUE(b->next(y));
+    EXPECT_EQ(x.ids, y.ids);
+    EXPECT_EQ(x.weights, y.weights);
+    EXPECT_TRUE(x.gate_input.empty());
+    EXPECT_EQ(y.gate_input.size(), size_t(58 * 256));
+  }
+}
+
+// The gate weights written to trace files really are the router: applying
+// them to a token's gate input and routing gives the token's experts.
+TEST(Generator, GateWeightsReproduceRouting) {
+  for (const std::string model : {"mixtral-8x7b", "deepseek-v2.5", "deepseek-v3", "qwen3-30b-a3b"}) {
+    const SyntheticSource s = make(model, 11, 1, 4, false, 128);
+    const GateWeights* g = s.gate_weights();
+    ASSERT_NE(g, nullptr);
+    const int64_t L = s.info().moe_layers, E = g->experts, H = g->h, k = s.info().top_k();
+    auto r = s.open(0, kAllFields);
+    TokenRecord t;
+    RoutingScratch scratch;
+    std::vector<float> logits(E), probs(E), w(k);
+    std::vector<int32_t> ids(k);
+    int64_t agree = 0, total = 0;
+    while (r->next(t)) {
+      for (int64_t l = 0; l < L; ++l) {
+        for (int64_t e = 0; e < E; ++e) {
+          double acc = g->b(l)[e];
+          for (int64_t i = 0; i < H; ++i) acc += double(g->w(l)[e * H + i]) * double(t.gate_input[l * H + i]);
+          logits[e] = float(acc);
+        }
+        route(s.info().routing, logits.data(), g->sel(l), ids.data(), w.data(), probs.data(), scratch);
+        for (int64_t j = 0; j < k; ++j) {
+          agree += ids[j] == t.ids[l * k + j];
+          ++total;
+        }
+      }
+    }
+    // The dense product rounds differently from the fast transform: allow a
+    // rare swap between near-tied experts.
+    EXPECT_GT(double(agree) / double(total), 0.97) << model;
+  }
+}
+
+TEST(Generator, RejectsHTraceThatIsNotAPowerOfTwo) {
+  try {
+    make("mixtral-8x7b", 1, 1, 2, false, 100);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "workload.h_trace: expected a power of two >= 32 (the generator's gates are Hadamard "
+              "transforms), found 100");
+  }
+}
+
+TEST(Generator, EveryFamilyPresetLoads) {
+  const auto paths = ConfigPaths::defaults();
+  for (const std::string m : {"mixtral-8x7b", "deepseek-v2-lite", "deepseek-v2.5", "deepseek-v3",
+                              "qwen2-57b-a14b", "qwen3-30b-a3b", "qwen3-235b-a22b"}) {
+    const ModelSpec spec = load_model(m, paths);
+    const GeneratorParams p = load_generator("auto", spec, paths);
+    EXPECT_EQ(p.family, spec.family) << m;
+  }
+}
+
+}  // namespace
+}  // namespace moebench
