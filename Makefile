@@ -1,7 +1,8 @@
 # moebench: the two set-up commands of the README, and helpers.
 #   make run    install what is missing, build, run the default suite (suites/smoke.toml)
 #               on the simulated backend, write results/ and its figures
-#   make test   install what is missing, build, run every C++ and Python test
+#   make test   install what is missing, build, run every C++ and Python test and the
+#               regression check against results/reference/
 # Other targets: build, bench, report, clean.
 
 BUILD      ?= build
@@ -30,8 +31,9 @@ build: deps
 
 test: build
 	cd $(BUILD) && MOEBENCH_HOME=$(CURDIR) ctest --output-on-failure -j $(JOBS) -LE gpu
-	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench \
-	  $(PY) -m pytest -q -p no:cacheprovider workloads/python analysis
+	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite \
+	  $(PY) -m pytest -q -p no:cacheprovider workloads/python analysis ci
+	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
 
 run: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite $(SUITE)

@@ -61,3 +61,100 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
             cells.append(floatfmt.format(v) if isinstance(v, float) else str(v))
         out += "| " + " | ".join(cells) + " |\n"
     return out
+
+
+# ---------------------------------------------------------------- figures and tables
+
+
+def find_part(results: str, part: str, suites=("ablation",)):
+    """The latest complete run that holds `part` (its own suite, or a composite
+    suite that includes it) and its successful rows of that part."""
+    best = None
+    for suite in (part,) + tuple(suites):
+        run = latest_run(results, suite)
+        if run is None:
+            continue
+        df = load_runs(run)
+        if "parts" not in df.columns:
+            continue
+        rows = df[df["parts"].fillna("").str.split(";").apply(lambda p: part in p)]
+        if rows.empty:
+            continue
+        if best is None or run.name > best[0].name:
+            best = (run, rows)
+    if best is None:
+        return None, None
+    run, rows = best
+    failed = rows[rows["status"] != "ok"]
+    if not failed.empty:
+        raise RuntimeError(f"{run}: {len(failed)} case(s) of part '{part}' failed: "
+                           + "; ".join(failed["error"].astype(str).str[:80].tolist()))
+    return run, rows.drop_duplicates("case_id").reset_index(drop=True)
+
+
+def paper_values(name: str) -> dict:
+    """analysis/paper_values/<name>.toml (numbers transcribed from the papers)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore
+    path = pathlib.Path(__file__).resolve().parent / "paper_values" / f"{name}.toml"
+    return tomllib.loads(path.read_text())
+
+
+def ratio(harness, paper):
+    try:
+        if paper in (None, 0) or harness is None:
+            return None
+        return float(harness) / float(paper)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(x, spec="{:.3g}") -> str:
+    if x is None:
+        return "-"
+    try:
+        if x != x:  # NaN
+            return "-"
+    except TypeError:
+        pass
+    return spec.format(x) if isinstance(x, (int, float)) else str(x)
+
+
+def write_result(out: pathlib.Path, fig_id: str, title: str, table: pd.DataFrame, fig, summary: dict,
+                 notes: str = "") -> dict:
+    """Writes <out>/<fig_id>.png, .csv and .md; returns the summary for the report index."""
+    out.mkdir(parents=True, exist_ok=True)
+    if fig is not None:
+        save_figure(fig, out / f"{fig_id}.png")
+    write_text_atomic(out / f"{fig_id}.csv", table.to_csv(index=False))
+    md = f"# {title}\n\n" + markdown_table(table) + "\n"
+    if notes:
+        md += notes.strip() + "\n"
+    if summary.get("run"):
+        md += f"\nResults: `{summary['run']}`.\n"
+    write_text_atomic(out / f"{fig_id}.md", md)
+    summary = dict(summary)
+    summary.update({"id": fig_id, "title": title, "markdown": f"{fig_id}.md",
+                    "png": f"{fig_id}.png" if fig is not None else None, "csv": f"{fig_id}.csv"})
+    return summary
+
+
+def figure_main(run_fn, argv=None, default_out="results/report") -> int:
+    """Command line of a figure script: --results DIR --out DIR."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--out", default=default_out)
+    a = ap.parse_args(argv)
+    try:
+        s = run_fn(a.results, pathlib.Path(a.out))
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if s is None:
+        return 2
+    print(f"wrote {pathlib.Path(a.out) / s['markdown']}: trend reproduced: {s.get('trend_reproduced')}")
+    return 0

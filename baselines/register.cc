@@ -3,6 +3,7 @@
 #include "baselines/classic/components.h"
 #include "baselines/common/components.h"
 #include "baselines/dali/components.h"
+#include "baselines/example/components.h"
 #include "baselines/hybrimoe/components.h"
 #include "baselines/ktransformers/components.h"
 #include "baselines/oracle/components.h"
@@ -38,6 +39,7 @@ void register_baselines(Registry& r) {
   r.add<CachePolicy, MrsCache>("cache", "mrs", "HybriMoE's Minus Recent Score.");
   r.add<CachePolicy, SmoeLfuCache>("cache", "smoe-lfu", "SMoE: cumulative LFU, filled from prefill frequencies.");
   r.add<CachePolicy, DaliWindowCache>("cache", "dali-window", "DALI's workload-aware window replacement.");
+  r.add<CachePolicy, FifoCache>("cache", "fifo", "Tutorial example: first in, first out.");
   // prefetcher, predictor, deferral
   r.add<Prefetcher, NonePrefetcher>("prefetcher", "none", "No prefetching.");
   r.add<Prefetcher, NextLayerPrefetcher>("prefetcher", "next-layer", "Predictor's top experts of a later layer.");

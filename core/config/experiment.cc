@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "core/config/validate.h"
@@ -128,6 +129,22 @@ Value resolve_preset_depth(const std::string& kind, const Value& section, const 
   }
   Value overrides = section;
   overrides.erase("preset");
+  if (kind == "strategies") {
+    // A component whose kind changes does not inherit the preset's
+    // parameters of the old kind (they would be unknown keys of the new one).
+    auto kind_of = [](const Value& v) -> std::string {
+      if (v.is_string()) return v.as_string();
+      if (v.is_table()) {
+        if (const Value* k = v.find("kind"); k && k->is_string()) return k->as_string();
+      }
+      return "";
+    };
+    for (const char* fam : {"placement", "assigner", "cache", "prefetcher", "predictor", "deferral"}) {
+      const Value* o = overrides.find(fam);
+      const Value* b = base.find(fam);
+      if (o && b && !kind_of(*o).empty() && kind_of(*o) != kind_of(*b)) base.erase(fam);
+    }
+  }
   cfg::merge_into(base, overrides);
   return base;
 }
@@ -484,6 +501,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
         c.id = sha256_hex(cj.dump()).substr(0, 16);
         c.config = std::move(cj);
         c.index = ex.cases.size();
+        c.parts = {ex.suite.name};
         if (!seen.insert(c.id).second) {
           throw ConfigError(st_v.where(), "strategy",
                             "distinct cases (every combination must differ)",
@@ -500,11 +518,69 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
 
 }  // namespace
 
+namespace {
+
+Experiment load_composite(const Value& root, const fs::path& file, const fs::path& base, const ConfigPaths& paths,
+                          const ComponentCatalog* catalog, int depth) {
+  for (const auto& e : root.entries()) {
+    if (e.key != "suite" && e.key != "include") {
+      throw ConfigError(e.key_where, e.key,
+                        "only [suite] and include in a composite suite (each part has its own model, hardware, "
+                        "workload and strategies)",
+                        "key '" + e.key + "'");
+    }
+  }
+  if (depth > 4) throw ConfigError(root.where(), "include", "at most 4 levels of included suites", "deeper nesting");
+  Experiment ex;
+  ex.file = file;
+  ex.suite.name = file.stem().string();
+  if (const Value* s = root.find("suite")) SuiteSpec::schema().parse(*s, ex.suite, "suite");
+  const Value& inc = *root.find("include");
+  if (!inc.is_array() || inc.items().empty()) {
+    throw ConfigError(inc.where(), "include", "a non-empty array of experiment files", inc.describe());
+  }
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < inc.items().size(); ++i) {
+    const Value& x = inc.items()[i];
+    if (!x.is_string()) {
+      throw ConfigError(x.where(), fmt::format("include[{}]", i), "an experiment file path (string)", x.describe());
+    }
+    const fs::path part = fs::path(x.as_string()).is_absolute() ? fs::path(x.as_string()) : base / x.as_string();
+    std::error_code ec;
+    if (!fs::is_regular_file(part, ec)) {
+      throw ConfigError(x.where(), fmt::format("include[{}]", i), "an existing experiment file",
+                        "no file at '" + part.string() + "'");
+    }
+    const Value proot = cfg::load_toml_file(part);
+    fs::path pbase = part.parent_path();
+    if (pbase.empty()) pbase = ".";
+    Experiment sub = proot.find("include") ? load_composite(proot, part, pbase, paths, catalog, depth + 1)
+                                           : expand(proot, part, pbase, paths, catalog);
+    for (auto& c : sub.cases) {
+      auto it = by_id.find(c.id);
+      if (it != by_id.end()) {
+        auto& parts = ex.cases[it->second].parts;
+        for (const auto& p : c.parts) {
+          if (std::find(parts.begin(), parts.end(), p) == parts.end()) parts.push_back(p);
+        }
+        continue;
+      }
+      c.index = ex.cases.size();
+      by_id[c.id] = c.index;
+      ex.cases.push_back(std::move(c));
+    }
+  }
+  return ex;
+}
+
+}  // namespace
+
 Experiment load_experiment(const fs::path& file, const ConfigPaths& paths,
                            const ComponentCatalog* catalog) {
   const Value root = cfg::load_toml_file(file);
   fs::path base = file.parent_path();
   if (base.empty()) base = ".";
+  if (root.find("include")) return load_composite(root, file, base, paths, catalog, 0);
   return expand(root, file, base, paths, catalog);
 }
 

@@ -65,6 +65,9 @@ struct Case {
   int64_t warmup = 0;
   bool timeline = false;
   std::vector<std::pair<std::string, std::string>> axes;  // sweep coordinates ("workload.prompt_len", "128")
+  // Experiment files that define this case: the suite's own name, or, for a
+  // composite suite (include = [...]), every included part that has it.
+  std::vector<std::string> parts;
   nlohmann::ordered_json config;  // {run: {backend, repetitions, warmup}, model, hardware, workload, strategy}
   std::filesystem::path base_dir; // directory of the experiment file (relative paths)
 };
@@ -76,7 +79,10 @@ struct Experiment {
 };
 
 // Loads, expands and resolves an experiment file. Every error is a
-// ConfigError with file, line, column and key.
+// ConfigError with file, line, column and key. A composite file has only
+// [suite] and `include = ["part.toml", ...]` (paths relative to it): its
+// cases are the parts' cases in order, a case that several parts share
+// appearing once with every part in Case::parts.
 Experiment load_experiment(const std::filesystem::path& file, const ConfigPaths& paths,
                            const ComponentCatalog* catalog);
 // Same from TOML text (tests, embedded defaults); `name` is used in messages.

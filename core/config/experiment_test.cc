@@ -86,6 +86,37 @@ TEST(Experiment, StrategyDefaultsApplyUnlessAStrategySetsTheKey) {
   }
 }
 
+TEST(Experiment, CompositeSuiteConcatenatesPartsAndSharesCommonCases) {
+  testing::TempDir dir;
+  dir.write("parts/a.toml", std::string("strategies = [\"all-cpu\", \"fiddler\"]\n[suite]\nname = \"part-a\"\n") +
+                                "[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n");
+  dir.write("parts/b.toml", std::string("strategies = [\"all-cpu\", \"llamacpp\"]\n[suite]\nname = \"part-b\"\n") +
+                                "[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n");
+  const auto file = dir.write("all.toml", "include = [\"parts/a.toml\", \"parts/b.toml\"]\n[suite]\nname = \"all\"\n");
+  const Experiment ex = load_experiment(file, ConfigPaths::defaults(), nullptr);
+  EXPECT_EQ(ex.suite.name, "all");
+  ASSERT_EQ(ex.cases.size(), 3u);  // all-cpu is the same case in both parts
+  EXPECT_EQ(ex.cases[0].strategy.name, "all-cpu");
+  EXPECT_EQ(ex.cases[0].parts, (std::vector<std::string>{"part-a", "part-b"}));
+  EXPECT_EQ(ex.cases[1].parts, (std::vector<std::string>{"part-a"}));
+  EXPECT_EQ(ex.cases[2].strategy.name, "llamacpp");
+  EXPECT_EQ(ex.cases[2].parts, (std::vector<std::string>{"part-b"}));
+  EXPECT_EQ(ex.cases[2].index, 2u);
+  // A part alone has the same case ids.
+  const Experiment a = load_experiment(dir / "parts/a.toml", ConfigPaths::defaults(), nullptr);
+  EXPECT_EQ(a.cases[0].id, ex.cases[0].id);
+  // Other keys next to include are an error naming them; so is a missing part.
+  const auto bad = dir.write("bad.toml", "include = [\"parts/a.toml\"]\n[model]\npreset = \"mixtral-8x7b\"\n");
+  EXPECT_THROW(load_experiment(bad, ConfigPaths::defaults(), nullptr), ConfigError);
+  const auto missing = dir.write("missing.toml", "include = [\"parts/nope.toml\"]\n");
+  try {
+    load_experiment(missing, ConfigPaths::defaults(), nullptr);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("include[0]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
   testing::TempDir dir;
   const auto a = load(std::string(kBase) + "[[strategy]]\nname = \"a\"\n", dir);

@@ -18,6 +18,7 @@ const std::vector<Column>& identity_columns() {
       {"hardware", "Hardware profile name."},
       {"strategy", "Strategy name."},
       {"axes", "Sweep coordinates of this case, \"key=value; ...\"."},
+      {"parts", "Experiment files (suite names) that define this case, ';'-separated (composite suites)."},
       {"utc_time", "When the repetition finished (ISO 8601, UTC)."},
       {"wall_time_s", "Host wall-clock time the repetition took to run."},
   };

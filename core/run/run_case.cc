@@ -1,5 +1,7 @@
 #include "core/run/run_case.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "workloads/synthetic/generator.h"
@@ -86,6 +88,36 @@ const CalibrationProfile& WorkloadCalibration::profile() const {
   return *profile_;
 }
 
+HardwareProfile test_slowdown(const HardwareProfile& hw, const std::string& strategy) {
+  const char* env = std::getenv("MOEBENCH_TEST_SLOWDOWN");
+  if (!env || !*env) return hw;
+  const std::string v(env);
+  const auto colon = v.rfind(':');
+  double factor = 0;
+  try {
+    factor = colon == std::string::npos ? 0.0 : std::stod(v.substr(colon + 1));
+  } catch (const std::exception&) {
+    factor = 0;
+  }
+  if (colon == std::string::npos || !(factor > 0)) {
+    throw Error(fmt::format("MOEBENCH_TEST_SLOWDOWN: expected STRATEGY:FACTOR (e.g. ktransformers:1.5), found '{}'", v));
+  }
+  if (v.substr(0, colon) != strategy) return hw;
+  HardwareProfile slow = hw;
+  slow.cpu.mem_bw_gbps /= factor;
+  slow.cpu.peak_gflops_fp32 /= factor;
+  slow.cpu.peak_gflops_bf16 /= factor;
+  slow.cpu.peak_gflops_int8 /= factor;
+  slow.cpu.task_overhead_us *= factor;
+  slow.cpu.first_task_warmup_us *= factor;
+  for (auto& t : slow.tables) {
+    if (t.lane == "cpu-expert") {
+      for (double& x : t.time_us) x *= factor;
+    }
+  }
+  return slow;
+}
+
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
   if (c.backend != "sim") {
     throw Error(fmt::format("suite.backend: expected \"sim\" (the real backend with CPU/CUDA kernels is not built "
@@ -97,7 +129,8 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
   CaseRun r;
   r.backend = c.backend;
-  r.result = simulate(c.model, c.hardware, c.workload, st, *source, &calib, opt);
+  const HardwareProfile hw = test_slowdown(c.hardware, c.strategy.name);
+  r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
   return r;
 }
 

@@ -40,4 +40,11 @@ struct CaseRun {
 
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt);
 
+// Test-only flag: MOEBENCH_TEST_SLOWDOWN=STRATEGY:FACTOR makes the CPU of the
+// named strategy's cases FACTOR times slower (bandwidth, peaks and measured
+// CPU tables), so CI can check that ci/check_regression catches a slower
+// strategy. Returns `hw` unchanged when the variable is unset or names
+// another strategy.
+HardwareProfile test_slowdown(const HardwareProfile& hw, const std::string& strategy);
+
 }  // namespace moebench

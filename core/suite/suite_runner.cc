@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/engine/metrics.h"
@@ -38,7 +40,10 @@ std::string axes_text(const Case& c) {
 
 std::string experiment_hash(const Experiment& ex) {
   Sha256 h;
-  for (const auto& c : ex.cases) h.update(c.id);
+  for (const auto& c : ex.cases) {
+    h.update(c.id);
+    for (const auto& p : c.parts) h.update("|" + p);
+  }
   h.update(ex.suite.name);
   return h.hex_digest().substr(0, 16);
 }
@@ -83,6 +88,13 @@ bool case_matches(const Case& c, const std::string& filter) {
         have = v;
         found = true;
       }
+    }
+    if (key == "part") {
+      // Matches when any of the case's parts matches.
+      bool any = false;
+      for (const auto& p : c.parts) any = any || (contains ? p.find(want) != std::string::npos : p == want);
+      if (!any) return false;
+      continue;
     }
     if (!found) {
       std::vector<std::string> keys;
@@ -224,6 +236,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   manifest["run_id"] = run_id;
   manifest["experiment_hash"] = hash;
   manifest["filter"] = opt.filter;
+  if (const char* slow = std::getenv("MOEBENCH_TEST_SLOWDOWN"); slow && *slow) {
+    manifest["test_slowdown"] = slow;  // test-only: a strategy's CPU made slower on purpose
+  }
   manifest["status"] = "running";
   manifest["started_utc"] = existed ? run.read_manifest().value("started_utc", prov.utc_time) : prov.utc_time;
   manifest["seeds"] = nlohmann::ordered_json::array();
@@ -231,7 +246,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   std::set<int64_t> seeds;
   for (const Case* c : cases) {
     seeds.insert(c->workload.seed);
-    manifest["cases"].push_back({{"case_id", c->id}, {"index", c->index}, {"axes", axes_text(*c)}, {"config", c->config}});
+    manifest["cases"].push_back({{"case_id", c->id},
+                                 {"index", c->index},
+                                 {"parts", c->parts},
+                                 {"axes", axes_text(*c)},
+                                 {"config", c->config}});
   }
   for (int64_t s : seeds) manifest["seeds"].push_back(s);
   run.write_manifest(manifest);
@@ -309,6 +328,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         f["hardware"] = c.hardware.name;
         f["strategy"] = c.strategy.name;
         f["axes"] = axes_text(c);
+        f["parts"] = join(c.parts, ";");
         f["utc_time"] = utc_now_iso();
         return row;
       };

@@ -68,7 +68,8 @@ void TokenWisePrefetcher::after_gpu_experts(const Context& ctx, std::vector<Pref
 }
 
 double TokenWisePrefetcher::predict_gpu_ns(const Context& ctx) const {
-  if (ctx.phase != Phase::kDecode || !predictor_ || p_.n <= 0) return 0.0;
+  // The prediction runs even with n = 0 (SMoE Fig. 14's "prediction only").
+  if (ctx.phase != Phase::kDecode || !predictor_) return 0.0;
   if (!enabled_.empty() && !enabled_[ctx.layer]) return 0.0;
   return predictor_->gpu_ns(*ctx.cost, ctx.routing->tokens());
 }

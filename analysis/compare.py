@@ -1,0 +1,71 @@
+"""Compares one strategy with every other strategy of a suite (by default
+suites/compare.toml): decode tokens/s, TTFT and decode hit rate per model,
+each as a ratio to the strategy under study, and a figure.
+
+    python3 analysis/compare.py --strategy example-fifo [--results results] [--suite compare]
+writes results/<suite>/<run>/figures/compare.{png,md,csv} and prints the table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--suite", default="compare")
+    ap.add_argument("--strategy", required=True, help="the strategy under study")
+    a = ap.parse_args(argv)
+    run = common.latest_run(a.results, a.suite)
+    if run is None:
+        print(f"compare.py: error: expected a complete run in {a.results}/{a.suite}/, found none "
+              f"(run build/bin/run_suite suites/{a.suite}.toml first)", file=sys.stderr)
+        return 2
+    df = common.load_runs(run)
+    df = df[df["status"] == "ok"].drop_duplicates("case_id")
+    if a.strategy not in set(df["strategy"]):
+        print(f"compare.py: error: expected strategy '{a.strategy}' in {run}, found {sorted(set(df['strategy']))}",
+              file=sys.stderr)
+        return 2
+    rows = []
+    for model, g in df.groupby("model", sort=False):
+        me = g[g["strategy"] == a.strategy].iloc[0]
+        for _, r in g.iterrows():
+            rows.append({"model": model, "strategy": r["strategy"],
+                         "decode tok/s": r["decode_tokens_per_s"],
+                         "vs " + a.strategy: r["decode_tokens_per_s"] / me["decode_tokens_per_s"],
+                         "TTFT ms": r["ttft_mean_ms"],
+                         "decode hit rate": r["decode_hit_rate_token_frac"],
+                         "GPU token share": r["gpu_expert_token_frac"]})
+    table = pd.DataFrame(rows)
+    print(common.markdown_table(table))
+    models = list(dict.fromkeys(table["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), sharex=True)
+    axes = axes if len(models) > 1 else [axes]
+    for ax, model in zip(axes, models):
+        t = table[table["model"] == model]
+        colors = ["#d9a441" if s == a.strategy else "#4878a8" for s in t["strategy"]]
+        ax.barh(t["strategy"], t["decode tok/s"], color=colors)
+        ax.set_title(f"{model}: decode tokens/s")
+    axes[0].invert_yaxis()
+    fig.suptitle(f"{a.strategy} against the baselines ({run.name}, simulated)", fontsize=9)
+    out = run / "figures"
+    common.save_figure(fig, out / "compare.png")
+    common.write_text_atomic(out / "compare.csv", table.to_csv(index=False))
+    common.write_text_atomic(out / "compare.md", f"# {a.strategy} against the baselines\n\n"
+                             + common.markdown_table(table) + f"\nrun: `{run}`\n")
+    print(f"wrote {out / 'compare.png'} and {out / 'compare.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""KTransformers Expert Deferral sweep (section 4.2, Fig. 10): decode time
+per token and CPU/GPU utilisation against the number of deferred experts,
+DeepSeek-V3 BF16, harness beside the paper.
+
+    python3 analysis/ktransformers_deferral.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+
+PART = "ktransformers-deferral"
+TITLE = "KTransformers Expert Deferral: deferred experts 0/2/3/4 (DeepSeek-V3 BF16)"
+
+
+def run(results: str, out):
+    run_dir, df = common.find_part(results, PART)
+    if df is None:
+        return None
+    pv = common.paper_values("ktransformers")["deferral"]
+    d = df[df["strategy"] == "deferral"].copy()
+    d["n"] = d["strategy.deferral.params.n_deferred"].astype(int)
+    d = d.sort_values("n")
+    base = d[d["n"] == 0].iloc[0]
+    recs = []
+    for _, r in d.iterrows():
+        n = int(r["n"])
+        red = 1.0 - float(r["tbt_mean_ms"]) / float(base["tbt_mean_ms"])
+        gain = float(r["decode_tokens_per_s"]) / float(base["decode_tokens_per_s"]) - 1.0
+        recs.append({"deferred experts": n, "TBT (ms)": float(r["tbt_mean_ms"]),
+                     "time reduction": red, "paper layer-time reduction": pv.get(f"layer_time_reduction.{n}", float("nan")),
+                     "decode throughput gain": gain,
+                     "paper throughput gain": pv.get(f"decode_throughput_gain.{n}", float("nan")),
+                     "CPU util": float(r["cpu_util_frac"]), "paper CPU util": pv.get(f"cpu_util.{n}", float("nan")),
+                     "GPU util": float(r["gpu_util_frac"]), "paper GPU util": pv.get(f"gpu_util.{n}", float("nan"))})
+    h = df[df["strategy"] == "deferral-heuristic"]
+    table = pd.DataFrame(recs)
+    t = table.set_index("deferred experts")
+    gain = t["decode throughput gain"]
+    # Paper trend: 2 helps, 3 helps at least as much, 4 no further gain.
+    reproduced = bool(gain.get(2, 0) > 0 and gain.get(3, 0) >= gain.get(2, 0) - 1e-9
+                      and gain.get(4, 0) <= gain.get(3, 0) + 0.01)
+    notes = (f"Time reduction and throughput gain relative to no deferral. The paper's reductions are for one "
+             f"layer's execution time, the harness's for the whole decode step. Paper trend: {pv['trend']}. "
+             + (f"The heuristic (n_deferred = -1) gives TBT {float(h['tbt_mean_ms'].iloc[0]):.2f} ms. " if not h.empty else "")
+             + f"\n\nPaper: {pv['source']}; {pv['setting']}.")
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(t.index, t["decode throughput gain"], "o-", color="#4878a8", label="harness: decode throughput gain")
+    ax.plot(t.index, t["paper throughput gain"], "s", color="#d9a441", label="paper: throughput gain")
+    ax.plot(t.index, t["paper layer-time reduction"], "^", color="#a44", label="paper: layer time reduction")
+    ax.set_xlabel("deferred experts (of 8)")
+    ax.legend(fontsize=8)
+    ax.set_title(TITLE, fontsize=9)
+    return common.write_result(out, PART, TITLE, table, fig,
+                               {"trend_reproduced": reproduced, "run": str(run_dir),
+                                "headline": f"3 deferred: decode +{100 * gain.get(3, 0):.0f}% (paper +33%)",
+                                "paper": "KTransformers section 4.2 / Fig. 10"}, notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

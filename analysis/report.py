@@ -1,0 +1,157 @@
+"""Regenerates every figure and table the harness has results for into
+results/report/, with an index (Markdown and static HTML) stating per
+figure whether the paper's trend is reproduced and the numeric differences.
+
+    python3 analysis/report.py --results results --out results/report
+(`make report` runs it). Each figure script reads only results/; a figure
+whose suite has not been run is listed as "not run" with the command."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import importlib
+import pathlib
+import sys
+import traceback
+
+import pandas as pd
+
+import common
+
+# (script module, paper, figure/table, suite that produces its results)
+FIGURES = [
+    ("hybrimoe_table3", "HybriMoE", "Table III", "suites/ablation.toml (part hybrimoe-table3)"),
+    ("hybrimoe_fig9", "HybriMoE", "Fig. 9", "suites/hybrimoe-fig9.toml"),
+    ("dali_fig19", "DALI", "Fig. 19", "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"),
+    ("ktransformers_deferral", "KTransformers", "Section 4.2 / Fig. 10 (deferral sweep)",
+     "suites/ablation.toml (part ktransformers-deferral)"),
+    ("smoe_fig14", "SMoE", "Fig. 14", "suites/ablation.toml (part smoe-fig14)"),
+    ("smoe_table1", "SMoE", "Table I", "suites/smoe-table1.toml"),
+]
+
+# Figures and tables issue 6 lists that have no suite and script yet, and why.
+PENDING = [
+    ("HybriMoE", "Fig. 3(b)(c)(e)(f)", "trace-statistics figures: not written yet (the statistics exist: "
+     "`moebench trace stats`)"),
+    ("HybriMoE", "Fig. 7, Fig. 8", "TTFT / decode sweeps over prompt length and cache ratio: suite not written yet"),
+    ("SMoE", "Fig. 3", "predictor accuracy: `moebench predictor eval` produces it; no report script yet"),
+    ("SMoE", "Fig. 5, 6, 10, 11, 13, 15", "not written yet"),
+    ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
+    ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
+     "need the CPU/CUDA kernels and real models (later issues)"),
+    ("DALI", "Fig. 4, 5, 7, 8, 12-18, 22; Tables 2, 4, 6, 8, 9", "not written yet (Tables 2 and 8: "
+     "`moebench predictor eval` computes the statistics)"),
+]
+
+
+def run_all(results: str, out: pathlib.Path):
+    entries = []
+    for module, paper, fig, suite in FIGURES:
+        e = {"module": module, "paper": paper, "figure": fig, "suite": suite, "status": "not run", "summary": None}
+        try:
+            mod = importlib.import_module(module)
+            s = mod.run(results, out)
+            if s is not None:
+                e["status"] = "ok"
+                e["summary"] = s
+        except ModuleNotFoundError as ex:
+            if ex.name == module:
+                e["status"] = "no script"
+            else:
+                raise
+        except Exception as ex:  # a broken result must not hide the others
+            e["status"] = "error"
+            e["error"] = f"{type(ex).__name__}: {ex}"
+            traceback.print_exc()
+        entries.append(e)
+    return entries
+
+
+def yes_no(v):
+    return "-" if v is None else ("yes" if v else "**no**")
+
+
+def index_markdown(entries, results: str) -> str:
+    s = ("# moebench report\n\nEvery figure and table the harness reproduces, from the latest complete runs in "
+         f"`{results}/`. Paper values are the papers' (analysis/paper_values/); harness values are simulated. "
+         "'Trend reproduced' is each script's stated check, not a judgement of closeness; the tables give the "
+         "numbers and their ratios.\n\n")
+    s += "| paper | figure / table | trend reproduced | numbers (harness vs paper) | suite |\n|---|---|---|---|---|\n"
+    for e in entries:
+        if e["status"] == "ok":
+            sm = e["summary"]
+            s += (f"| {e['paper']} | [{e['figure']}]({sm['markdown']}) | {yes_no(sm.get('trend_reproduced'))} | "
+                  f"{sm.get('headline', '')} | {e['suite']} |\n")
+        elif e["status"] == "not run":
+            s += f"| {e['paper']} | {e['figure']} | not run | - | run `build/bin/run_suite {e['suite'].split(' ')[0]}` |\n"
+        else:
+            s += f"| {e['paper']} | {e['figure']} | {e['status']} | {html.escape(e.get('error', ''))[:100]} | {e['suite']} |\n"
+    s += "\n## Pending\n\n| paper | figure / table | why |\n|---|---|---|\n"
+    for paper, fig, why in PENDING:
+        s += f"| {paper} | {fig} | {why} |\n"
+    s += "\n## Details\n\n"
+    for e in entries:
+        if e["status"] == "ok":
+            md = (pathlib.Path(e["summary"]["markdown"]))
+            s += f"- [{e['paper']} {e['figure']}]({md})\n"
+    return s
+
+
+def index_html(entries, out: pathlib.Path, results: str) -> str:
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>moebench report</title>",
+             "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;"
+             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}</style></head><body>",
+             "<h1>moebench report</h1>",
+             f"<p>From the latest complete runs in <code>{html.escape(results)}/</code>. Paper values are the "
+             "papers'; harness values are simulated.</p><table><tr><th>paper</th><th>figure / table</th>"
+             "<th>trend reproduced</th><th>numbers (harness vs paper)</th><th>status</th></tr>"]
+    for e in entries:
+        tr = e["summary"].get("trend_reproduced") if e["status"] == "ok" else None
+        parts.append(f"<tr><td>{e['paper']}</td><td><a href='#{e['module']}'>{html.escape(e['figure'])}</a></td>"
+                     f"<td>{'-' if tr is None else ('yes' if tr else '<b>no</b>')}</td>"
+                     f"<td>{html.escape(e['summary'].get('headline', '') if e['status'] == 'ok' else '')}</td>"
+                     f"<td>{e['status']}</td></tr>")
+    parts.append("</table><h2>Pending</h2><table><tr><th>paper</th><th>figure / table</th><th>why</th></tr>")
+    for paper, fig, why in PENDING:
+        parts.append(f"<tr><td>{paper}</td><td>{html.escape(fig)}</td><td>{html.escape(why)}</td></tr>")
+    parts.append("</table>")
+    for e in entries:
+        if e["status"] != "ok":
+            continue
+        sm = e["summary"]
+        parts.append(f"<h2 id='{e['module']}'>{html.escape(sm['title'])}</h2>")
+        if sm.get("png"):
+            parts.append(f"<img src='{sm['png']}' alt='{html.escape(sm['title'])}'>")
+        df = pd.read_csv(out / sm["csv"])
+        parts.append(df.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
+        md = (out / sm["markdown"]).read_text().split("\n\n", 2)
+        if len(md) > 2:
+            # The notes after the table.
+            notes = md[2].split("\n\n", 1)[-1]
+            parts.append("<p>" + html.escape(notes).replace("\n\n", "</p><p>") + "</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--out", default="results/report")
+    a = ap.parse_args(argv)
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = run_all(a.results, out)
+    common.write_text_atomic(out / "index.md", index_markdown(entries, a.results))
+    common.write_text_atomic(out / "index.html", index_html(entries, out, a.results))
+    ok = sum(e["status"] == "ok" for e in entries)
+    print(f"wrote {out / 'index.md'} and {out / 'index.html'}: {ok} of {len(entries)} figures from results, "
+          f"{len(PENDING)} pending groups")
+    for e in entries:
+        if e["status"] not in ("ok",):
+            print(f"  {e['paper']} {e['figure']}: {e['status']}")
+    return 1 if any(e["status"] == "error" for e in entries) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The paper-figure scripts and the report, end to end on small real runs:
+a composite suite filtered to one part, and a whole figure suite."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench")).parent
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import common  # noqa: E402
+import hybrimoe_fig9  # noqa: E402
+import ktransformers_deferral  # noqa: E402
+
+
+def run_suite(results, *args):
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    env.pop("MOEBENCH_TEST_SLOWDOWN", None)
+    r = subprocess.run([str(BIN / "run_suite"), *args, "--results", str(results), "--quiet"], capture_output=True,
+                       text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    res = tmp_path_factory.mktemp("results")
+    run_suite(res, "suites/ablation.toml", "--filter", "part=ktransformers-deferral")
+    run_suite(res, "suites/hybrimoe-fig9.toml")
+    return res
+
+
+def test_part_of_a_composite_run_is_found(results):
+    run, df = common.find_part(str(results), "ktransformers-deferral")
+    assert run.parent.name == "ablation"
+    assert set(df["strategy"]) == {"deferral", "deferral-heuristic"}
+    assert common.find_part(str(results), "hybrimoe-table3") == (None, None)
+
+
+def test_figure_scripts_write_tables_with_paper_values(results, tmp_path):
+    s = ktransformers_deferral.run(str(results), tmp_path)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(tmp_path / "ktransformers-deferral.csv")
+    assert list(t["deferred experts"]) == [0, 2, 3, 4]
+    # The paper's values sit next to the harness's, from analysis/paper_values/.
+    assert t.set_index("deferred experts").loc[3, "paper throughput gain"] == pytest.approx(0.33)
+    assert (tmp_path / "ktransformers-deferral.png").stat().st_size > 5_000
+    s = hybrimoe_fig9.run(str(results), tmp_path)
+    t = pd.read_csv(tmp_path / "hybrimoe-fig9.csv")
+    assert len(t) == 18
+    row = t[(t["model"] == "mixtral") & (t["cache %"] == 25) & (t["policy"] == "mrs")].iloc[0]
+    assert row["paper hit rate"] == pytest.approx(0.362)
+    assert 0.0 <= row["harness hit rate"] <= 1.0
+
+
+def test_report_lists_every_figure_and_the_pending_ones(results, tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "analysis" / "report.py"), "--results", str(results), "--out",
+                        str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    index = (tmp_path / "index.md").read_text()
+    assert "[Fig. 9](hybrimoe-fig9.md)" in index
+    assert "| HybriMoE | Table III | not run |" in index
+    assert "## Pending" in index and "KTransformers" in index
+    html = (tmp_path / "index.html").read_text()
+    assert "<img src='hybrimoe-fig9.png'" in html

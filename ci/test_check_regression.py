@@ -1,0 +1,44 @@
+"""ci/check_regression passes on the committed reference and fails, with a
+table naming the slowed strategy, when a strategy is made slower on purpose
+(the test-only MOEBENCH_TEST_SLOWDOWN flag)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "ci" / "check_regression"
+BIN = os.environ.get("MOEBENCH_RUN_SUITE", str(ROOT / "build" / "bin" / "run_suite"))
+
+
+def check(env_extra=None, *args):
+    env = dict(os.environ)
+    env.pop("MOEBENCH_TEST_SLOWDOWN", None)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, str(SCRIPT), "--bin", BIN, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+
+
+def test_deliberately_slowed_strategy_fails_with_a_table():
+    p = check({"MOEBENCH_TEST_SLOWDOWN": "ktransformers:1.5"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = [l for l in p.stdout.splitlines() if "WORSE" in l]
+    assert lines, p.stdout
+    assert all("/ ktransformers " in l for l in lines), p.stdout
+    assert any("tbt_mean_ms" in l for l in lines)
+    assert "--accept" in p.stdout
+
+
+def test_accept_writes_a_reference_that_then_passes(tmp_path):
+    ref = tmp_path / "ref.csv"
+    p = check(None, "--reference", str(ref), "--accept")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ref.read_text().startswith("model,strategy,case_id")
+    p = check(None, "--reference", str(ref))
+    assert p.returncode == 0, p.stdout + p.stderr
+    # A missing case is a failure.
+    lines = ref.read_text().splitlines()
+    ref.write_text("\n".join(lines + [lines[1].replace("all-cpu", "no-such-strategy", 1)]) + "\n")
+    p = check(None, "--reference", str(ref))
+    assert p.returncode == 1 and "MISSING" in p.stdout
