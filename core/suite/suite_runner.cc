@@ -124,10 +124,28 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
   std::vector<std::string> head = {"#", "strategy", "model", "hardware", "axes"};
   for (const auto& c : cols) head.push_back(c.title);
   table.push_back(head);
+  // Repetitions of a case: the table shows mean +- sample standard deviation.
+  std::map<std::string, std::vector<const RunRecord*>> reps;
+  for (const auto& r : rows) reps[r.fields.value("case_id", "")].push_back(&r);
+  auto cell = [&](const std::string& id, const char* key, int prec) -> std::string {
+    std::vector<double> x;
+    for (const RunRecord* r : reps[id]) {
+      auto it = r->fields.find(key);
+      if (it != r->fields.end() && it->is_number()) x.push_back(it->get<double>());
+    }
+    if (x.empty()) return "-";
+    double m = 0;
+    for (double v : x) m += v;
+    m /= double(x.size());
+    if (x.size() == 1) return fmt::format("{:.{}f}", m, prec);
+    double ss = 0;
+    for (double v : x) ss += (v - m) * (v - m);
+    return fmt::format("{:.{}f}±{:.{}f}", m, prec, std::sqrt(ss / double(x.size() - 1)), prec);
+  };
   std::map<std::string, bool> seen;
   for (const auto& r : rows) {
     const std::string id = r.fields.value("case_id", "");
-    if (seen[id]) continue;  // one row per case (repetitions of the sim are identical)
+    if (seen[id]) continue;  // one line per case
     seen[id] = true;
     std::vector<std::string> line = {std::to_string(r.fields.value("case_index", 0)), r.fields.value("strategy", ""),
                                      r.fields.value("model", ""), r.fields.value("hardware", ""),
@@ -137,10 +155,7 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
       table.push_back(line);
       continue;
     }
-    for (const auto& c : cols) {
-      auto it = r.fields.find(c.key);
-      line.push_back(it == r.fields.end() || it->is_null() ? "-" : fmt::format("{:.{}f}", it->get<double>(), c.prec));
-    }
+    for (const auto& c : cols) line.push_back(cell(id, c.key, c.prec));
     table.push_back(line);
   }
   std::vector<size_t> width(head.size(), 0);

@@ -408,14 +408,22 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   return r;
 }
 
+std::string fit_options_flags(const FitOptions& opt) {
+  const FitOptions d;
+  std::string f;
+  if (opt.max_evals != d.max_evals) f += fmt::format(" --max-evals {}", opt.max_evals);
+  if (opt.refine_evals != d.refine_evals) f += fmt::format(" --refine-evals {}", opt.refine_evals);
+  return f;
+}
+
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt) {
   int within = 0;
   for (const auto& t : r.targets) within += t.within;
   std::string s = fmt::format(
       "# Synthetic-workload preset for the {} family, fitted on {}.\n"
-      "# Reproduce: build/bin/moebench trace fit --family {} --write   (seed {}, {} evaluations)\n"
+      "# Reproduce: build/bin/moebench trace fit --family {}{} --write   (seed {}, {} evaluations)\n"
       "# Targets in range: {} of {}; see docs/calibration.md for every target and its source.\n",
-      r.family, r.model, r.family, opt.seed, r.evals, within, r.targets.size());
+      r.family, r.model, r.family, fit_options_flags(opt), opt.seed, r.evals, within, r.targets.size());
   const auto j = p.to_json();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.value().is_string()) {

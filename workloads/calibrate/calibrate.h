@@ -87,6 +87,8 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
                              const ConfigPaths& paths, const FitOptions& opt);
 
 // TOML text of a fitted preset.
+// The non-default fit options as command-line flags (" --refine-evals 600"), or "".
+std::string fit_options_flags(const FitOptions& opt);
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt);
 // Markdown report over families.
 std::string calibration_report(const std::vector<FamilyReport>& reports, const FitOptions& opt);
