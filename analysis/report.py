@@ -22,6 +22,7 @@ import common
 # (script module, paper, figure/table, suite that produces its results)
 FIGURES = [
     ("hybrimoe_table3", "HybriMoE", "Table III", "suites/ablation.toml (part hybrimoe-table3)"),
+    ("hybrimoe_fig7_8", "HybriMoE", "Fig. 7 and Fig. 8", "suites/hybrimoe-fig7-8.toml"),
     ("hybrimoe_fig9", "HybriMoE", "Fig. 9", "suites/hybrimoe-fig9.toml"),
     ("dali_fig19", "DALI", "Fig. 19", "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"),
     ("ktransformers_deferral", "KTransformers", "Section 4.2 / Fig. 10 (deferral sweep)",
@@ -35,7 +36,6 @@ FIGURES = [
 PENDING = [
     ("HybriMoE", "Fig. 3(b)(c)(e)(f)", "trace-statistics figures: not written yet (the statistics exist: "
      "`moebench trace stats`)"),
-    ("HybriMoE", "Fig. 7, Fig. 8", "TTFT / decode sweeps over prompt length and cache ratio: suite not written yet"),
     ("SMoE", "Fig. 3", "predictor accuracy: `moebench predictor eval` produces it; no report script yet"),
     ("SMoE", "Fig. 5, 6, 10, 11, 13, 15", "not written yet"),
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),

@@ -1,0 +1,89 @@
+"""HybriMoE Fig. 7 and Fig. 8: prefill TTFT over input lengths and decode
+throughput at 25/50/75% cache, HybriMoE against llama.cpp, AdapMoE and
+kTransformers on three models; the paper's averages (1.33x prefill and
+1.70x decode over kTransformers) beside the harness's.
+
+    python3 analysis/hybrimoe_fig7_8.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+
+PART = "hybrimoe-fig7-8"
+TITLE = "HybriMoE Fig. 7-8: prefill TTFT and decode throughput vs baselines (cache 25/50/75%)"
+STRATS = ["llamacpp", "adapmoe", "ktransformers-gpuexperts", "hybrimoe"]
+
+
+def run(results: str, out):
+    run_dir, df = common.find_part(results, PART, suites=())
+    if df is None:
+        return None
+    pv = common.paper_values("hybrimoe")["speedups"]
+    df = df.copy()
+    df["cache"] = (df["strategy.residency.cache_ratio"].astype(float) * 100).round().astype(int)
+    df["prompt"] = df["workload.prompt_len"].astype(int)
+    keys = ["model", "cache", "prompt"]
+    ttft = df.pivot_table(index=keys, columns="strategy", values="ttft_mean_ms")
+    tps = df.pivot_table(index=keys, columns="strategy", values="decode_tokens_per_s")
+    pre_sp = (ttft["ktransformers-gpuexperts"] / ttft["hybrimoe"])
+    dec = tps.groupby(level=["model", "cache"]).mean()  # decode does not depend on the prompt length here
+    dec_sp = dec["hybrimoe"] / dec["ktransformers-gpuexperts"]
+    best_prefill = (ttft.idxmin(axis=1) == "hybrimoe").mean()
+    best_decode = (dec.idxmax(axis=1) == "hybrimoe").mean()
+    llama_worst_prefill = (ttft.idxmax(axis=1) == "llamacpp").mean()
+    rows = []
+    for (model, cache), g in ttft.groupby(level=["model", "cache"]):
+        for prompt in g.index.get_level_values("prompt"):
+            r = {"model": model, "cache %": cache, "prompt": prompt}
+            for s in STRATS:
+                r[f"TTFT {s} ms"] = ttft.loc[(model, cache, prompt), s]
+            r["prefill speedup vs ktrans"] = pre_sp.loc[(model, cache, prompt)]
+            r["decode tok/s hybrimoe"] = dec.loc[(model, cache), "hybrimoe"]
+            r["decode speedup vs ktrans"] = dec_sp.loc[(model, cache)]
+            rows.append(r)
+    table = pd.DataFrame(rows)
+    mean_pre, mean_dec = float(pre_sp.mean()), float(dec_sp.mean())
+    checks = {"HybriMoE has the lowest TTFT in every configuration": best_prefill == 1.0,
+              "HybriMoE has the highest decode throughput in every configuration": best_decode == 1.0,
+              "llama.cpp has the highest TTFT": llama_worst_prefill >= 0.5}
+    reproduced = all(checks.values())
+    notes = (f"HybriMoE over kTransformers (with GPU experts at the same cache ratio): prefill {mean_pre:.2f}x on "
+             f"average (paper {pv['prefill_vs_ktransformers']}x), decode {mean_dec:.2f}x (paper "
+             f"{pv['decode_vs_ktransformers']}x). HybriMoE lowest TTFT in {100 * best_prefill:.0f}% of the "
+             f"configurations, highest decode throughput in {100 * best_decode:.0f}%; llama.cpp slowest in prefill in "
+             f"{100 * llama_worst_prefill:.0f}%. Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}"
+                                                                        for k, v in checks.items())
+             + f".\n\nPaper: {pv['source']}.")
+    models = list(dict.fromkeys(df["model"]))
+    fig, axes = plt.subplots(2, len(models), figsize=(5 * len(models), 7))
+    for j, model in enumerate(models):
+        t = ttft.xs((model, 25), level=["model", "cache"])
+        for s in STRATS:
+            axes[0][j].plot(t.index, t[s], "o-", label=s)
+        axes[0][j].set_xscale("log", base=2)
+        axes[0][j].set_title(f"{model}: TTFT ms at 25% cache")
+        d = dec.xs(model, level="model")
+        x = np.arange(len(d.index))
+        for i, s in enumerate(STRATS):
+            axes[1][j].bar(x + (i - 1.5) * 0.2, d[s], 0.2, label=s)
+        axes[1][j].set_xticks(x, [f"{c}%" for c in d.index])
+        axes[1][j].set_title(f"{model}: decode tokens/s")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(TITLE, fontsize=9)
+    return common.write_result(out, PART, TITLE, table, fig,
+                               {"trend_reproduced": reproduced, "run": str(run_dir), "paper": "HybriMoE Fig. 7-8",
+                                "headline": f"HybriMoE vs kTransformers: prefill {mean_pre:.2f}x (paper 1.33x), "
+                                            f"decode {mean_dec:.2f}x (paper 1.70x)"}, notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))
