@@ -11,7 +11,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench report clean
+.PHONY: all deps build test run bench report predictors clean
 
 all: build
 
@@ -46,6 +46,25 @@ bench: build
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report
+
+# Predictor accuracy on the papers' models (SMoE Fig. 3, DALI Tables 2 and 8):
+# trains SMoE's linear predictor on the calibration stream, evaluates on the
+# evaluation stream, writes results/predictors/*.json for the report.
+PRED_DIR = results/predictors
+predictors: build
+	mkdir -p $(PRED_DIR)
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor train --model deepseek-v3 --sequences 64 \
+	  --out $(PRED_DIR)/deepseek-v3-linear.safetensors
+	for b in 8 16 32 64; do \
+	  for m in deepseek-v2-lite mixtral-8x7b; do \
+	    MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model $$m --sequences 64 --batch $$b \
+	      --json $(PRED_DIR)/$$m-b$$b.json > /dev/null || exit 1; \
+	  done; \
+	done
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model qwen3-30b-a3b --sequences 64 --batch 8 \
+	  --json $(PRED_DIR)/qwen3-30b-a3b-b8.json > /dev/null
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model deepseek-v3 --sequences 64 --batch 8 \
+	  --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8.json > /dev/null
 
 clean:
 	rm -rf $(BUILD)

@@ -30,21 +30,20 @@ FIGURES = [
     ("smoe_fig14", "SMoE", "Fig. 14", "suites/ablation.toml (part smoe-fig14)"),
     ("smoe_table1", "SMoE", "Table I", "suites/smoe-table1.toml"),
     ("dali_table4", "DALI", "Table 4", "suites/dali-table4.toml"),
+    ("dali_table2", "DALI", "Table 2", "make predictors"),
+    ("dali_table8", "DALI", "Table 8", "make predictors"),
+    ("smoe_fig3", "SMoE", "Fig. 3", "make predictors"),
 ]
 
 # Figures and tables issue 6 lists that have no suite and script yet, and why.
 PENDING = [
     ("HybriMoE", "Fig. 3(b)(c)(e)(f)", "trace-statistics figures: not written yet (the statistics exist: "
      "`moebench trace stats`)"),
-    ("SMoE", "Fig. 3", "predictor accuracy: `moebench predictor eval` produces it; no report script yet"),
     ("SMoE", "Fig. 5, 6, 10, 11, 13, 15", "not written yet"),
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),
     ("DALI", "Fig. 4, 5, 7, 8, 12-18, 22; Tables 6, 9", "not written yet"),
-    ("DALI", "Tables 2 and 8", "`moebench predictor eval` computes both (top-1/2 workload accuracy; raw and "
-     "residual-corrected cosine); no report script yet. Table 8's cosines are also calibration targets of the "
-     "synthetic workload (docs/calibration.md), so matching them is by construction"),
 ]
 
 
@@ -87,7 +86,8 @@ def index_markdown(entries, results: str) -> str:
             s += (f"| {e['paper']} | [{e['figure']}]({sm['markdown']}) | {yes_no(sm.get('trend_reproduced'))} | "
                   f"{sm.get('headline', '')} | {e['suite']} |\n")
         elif e["status"] == "not run":
-            s += f"| {e['paper']} | {e['figure']} | not run | - | run `build/bin/run_suite {e['suite'].split(' ')[0]}` |\n"
+            how = e["suite"] if e["suite"].startswith("make ") else f"build/bin/run_suite {e['suite'].split(' ')[0]}"
+            s += f"| {e['paper']} | {e['figure']} | not run | - | run `{how}` |\n"
         else:
             s += f"| {e['paper']} | {e['figure']} | {e['status']} | {html.escape(e.get('error', ''))[:100]} | {e['suite']} |\n"
     s += "\n## Pending\n\n| paper | figure / table | why |\n|---|---|---|\n"

@@ -72,6 +72,8 @@ PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSourc
   RouterProbe probe;
   probe.init(model, eval.gate_weights(), "eval");
   PredictorEvalReport r;
+  r.model = model.name;
+  r.workload = in.source;
   r.layers = L;
   r.experts = E;
   r.top_k = k;
@@ -196,6 +198,8 @@ std::string num(double x) { return std::isnan(x) ? "-" : fmt::format("{:.3f}", x
 
 nlohmann::ordered_json PredictorEvalReport::to_json() const {
   nlohmann::ordered_json j;
+  j["model"] = model;
+  j["workload"] = workload;
   j["layers"] = layers;
   j["experts"] = experts;
   j["top_k"] = top_k;

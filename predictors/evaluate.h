@@ -29,6 +29,7 @@ struct PredictorEvalOptions {
 };
 
 struct PredictorEvalReport {
+  std::string model, workload;  // model preset; the evaluation workload's source (JSON text)
   int64_t layers = 0, experts = 0, top_k = 0, tokens = 0, batch = 0, batch_steps = 0;
   // Per layer (index = predicted layer); NaN where undefined (layer 0 for
   // cross-layer predictors).

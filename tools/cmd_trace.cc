@@ -117,7 +117,8 @@ void add_trace_commands(CLI::App& app) {
   f->add_flag("--evaluate-only", evaluate_only, "Evaluate the current presets without fitting");
   f->add_option("--report", report, "Write the Markdown calibration report here");
   f->add_option("--max-evals", fopt.max_evals, "Objective evaluations per family")->check(CLI::Range(1, 100000));
-  f->add_option("--refine-evals", fopt.refine_evals, "Nelder-Mead refinement evaluations per phase")
+  f->add_option("--refine-evals", fopt.refine_evals,
+                "Nelder-Mead refinement evaluations per phase (default: 600 for deepseek-v3, 200 otherwise)")
       ->check(CLI::Range(0, 100000));
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {

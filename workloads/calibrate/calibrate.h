@@ -53,7 +53,7 @@ struct FitOptions {
   int64_t seed = 20261121;
   double proxy_weight = 0.5;  // a proxy target (measured on another model) counts half a direct one
   int64_t max_evals = 300;     // coordinate descent, per phase (geometry, routing)
-  int64_t refine_evals = 200;  // Nelder-Mead refinement after it, per phase
+  int64_t refine_evals = -1;   // Nelder-Mead refinement after it, per phase (-1: the family's default)
   bool verbose = false;
 };
 
@@ -87,6 +87,10 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
                              const ConfigPaths& paths, const FitOptions& opt);
 
 // TOML text of a fitted preset.
+// Nelder-Mead evaluations per phase for a family: opt.refine_evals, or the
+// family's default when it is -1 (600 for deepseek-v3, whose eight targets
+// over 256 experts are the hardest to meet together; 200 otherwise).
+int64_t refine_evals_for(const std::string& family, const FitOptions& opt);
 // The non-default fit options as command-line flags (" --refine-evals 600"), or "".
 std::string fit_options_flags(const FitOptions& opt);
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt);

@@ -1,0 +1,49 @@
+"""DALI Table 8: cosine of the input used to predict the next layer against
+the true next-layer input, raw (HybriMoE) and residual-corrected (DALI),
+Qwen3-30B-A3B and Mixtral, batch 8.
+
+    make predictors && python3 analysis/dali_table8.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+import common
+import predictors_common as pc
+
+TITLE = "DALI Table 8: cosine of predicted vs true next-layer gate input (raw vs residual-corrected)"
+MODELS = {"qwen": "qwen3-30b-a3b", "mixtral": "mixtral-8x7b"}
+
+
+def run(results: str, out):
+    pv = common.paper_values("dali")["table8"]
+    recs, files = [], []
+    for short, model in MODELS.items():
+        d = pc.load(results, model, 8)
+        if d is None:
+            return None
+        files.append(d["_path"])
+        for i, layer in enumerate(pv["layers"]):
+            idx = layer - 1  # cosine between 1-based layer `layer` and the next one
+            raw = d["cos_raw"][idx] if idx < len(d["cos_raw"]) else None
+            res = d["cos_residual"][idx] if idx < len(d["cos_residual"]) else None
+            recs.append({"model": short, "layer": layer, "raw (harness)": raw, "raw (paper)": pv[f"{short}.raw"][i],
+                         "residual (harness)": res, "residual (paper)": pv[f"{short}.residual"][i]})
+    table = pd.DataFrame(recs)
+    higher = bool((table["residual (harness)"] > table["raw (harness)"]).all())
+    notes = ("The residual vectors come from the calibration stream, the cosines from the evaluation stream. "
+             f"Note: {pv['note']}. Trend: residual-corrected inputs are closer to the truth in every layer: "
+             f"{'yes' if higher else 'no'}.\n\nPaper: {pv['source']}.")
+    g = table.groupby("model")[["raw (harness)", "raw (paper)", "residual (harness)", "residual (paper)"]].mean()
+    return common.write_result(out, "dali-table8", TITLE, table, None,
+                               {"trend_reproduced": higher, "run": "; ".join(files), "paper": "DALI Table 8",
+                                "headline": "mean raw/residual: " + ", ".join(
+                                    f"{m} {r['raw (harness)']:.2f}/{r['residual (harness)']:.2f} (paper "
+                                    f"{r['raw (paper)']:.2f}/{r['residual (paper)']:.2f})" for m, r in g.iterrows())
+                                + " (calibration targets)"}, notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

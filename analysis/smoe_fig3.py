@@ -1,0 +1,62 @@
+"""SMoE Fig. 3: per-layer top-k recall of layer-wise, iteration-wise and
+token-wise prediction on DeepSeek-V3 (the trained linear predictor for
+token-wise), with the last-iteration baseline.
+
+    make predictors && python3 analysis/smoe_fig3.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+import predictors_common as pc  # noqa: E402
+
+TITLE = "SMoE Fig. 3: prediction recall by layer, DeepSeek-V3"
+
+
+def run(results: str, out):
+    pv = common.paper_values("smoe")["fig3"]
+    d = pc.load(results, "deepseek-v3", 8)
+    if d is None:
+        return None
+    L = d["layers"]
+    table = pd.DataFrame({"layer": range(L), "layer-wise": d["recall_layerwise"],
+                          "iteration-wise": d["recall_iterationwise"], "token-wise": d["recall_tokenwise"],
+                          "last-iteration": d["recall_last_iteration"]})
+    shallow = table[(table["layer"] >= 1) & (table["layer"] < 10)]
+    deep = table[table["layer"] >= 30]
+    checks = {"iteration-wise: shallow layers more accurate than deep": bool(
+                  shallow["iteration-wise"].mean() > deep["iteration-wise"].mean()),
+              "layer-wise most accurate of the three": bool(
+                  table["layer-wise"].mean() > max(table["iteration-wise"].mean(), table["token-wise"].mean())),
+              "token-wise below layer-wise": bool(table["token-wise"].mean() < table["layer-wise"].mean())}
+    reproduced = all(checks.values())
+    notes = ("Recall = |predicted top-k ∩ true top-k| / k per token and layer, averaged; layer-wise = layer l's "
+             "router on layer l-1's input; iteration-wise = layer l's router on the first MoE layer's input; "
+             "token-wise = SMoE's linear predictor (trained on the calibration stream) for the next token. Means: "
+             + ", ".join(f"{c} {table[c].mean():.3f}" for c in ("layer-wise", "iteration-wise", "token-wise",
+                                                             "last-iteration"))
+             + ". Paper trends: " + "; ".join([pv["trend_iteration"], pv["trend_layer"], pv["trend_token"]])
+             + ". Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + f".\n\nPaper: {pv['source']}.")
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    for c in ("layer-wise", "iteration-wise", "token-wise", "last-iteration"):
+        ax.plot(table["layer"], table[c], label=c)
+    ax.set_xlabel("MoE layer")
+    ax.set_ylabel("top-8 recall")
+    ax.legend(fontsize=8)
+    ax.set_title(TITLE + " (harness)", fontsize=9)
+    return common.write_result(out, "smoe-fig3", TITLE, table, fig,
+                               {"trend_reproduced": reproduced, "run": d["_path"], "paper": "SMoE Fig. 3",
+                                "headline": "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())},
+                               notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))
