@@ -39,6 +39,7 @@ def test_accept_writes_a_reference_that_then_passes(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     # A missing case is a failure.
     lines = ref.read_text().splitlines()
-    ref.write_text("\n".join(lines + [lines[1].replace("all-cpu", "no-such-strategy", 1)]) + "\n")
+    row = next(l for l in lines[1:] if l.split(",")[1] == "all-cpu")
+    ref.write_text("\n".join(lines + [row.replace(",all-cpu,", ",no-such-strategy,", 1)]) + "\n")
     p = check(None, "--reference", str(ref))
     assert p.returncode == 1 and "MISSING" in p.stdout

@@ -7,13 +7,12 @@
 
 namespace moebench {
 
-void FrequencyPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights*) {
+void FrequencyPredictor::prepare(const ModelSpec&, const CalibrationData* calib, const GateWeights*) {
   if (!calib) throw Error(fmt::format("predictor '{}': expected a calibration workload, found none", name()));
   const CalibrationProfile& p = calib->profile();
   E_ = p.experts;
   freq_.assign(p.counts.size(), 0.0f);
   for (size_t i = 0; i < p.counts.size(); ++i) freq_[i] = p.tokens > 0 ? float(double(p.counts[i]) / double(p.tokens)) : 0.0f;
-  (void)m;
 }
 
 void FrequencyPredictor::predict(const Context& ctx, int32_t target, int64_t, std::span<float> scores) {

@@ -6,15 +6,12 @@ namespace moebench {
 
 void OraclePredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
   const auto act = ctx.future->active(offset, target);
-  float n = 0;
-  for (const auto& a : act) n += float(a.tokens);
   // Workload first, then the combine weight as a tie-break below 0.5.
   float wtot = 0;
   for (const auto& a : act) wtot += std::abs(a.weight_sum);
   for (const auto& a : act) {
     scores[a.expert] += float(a.tokens) + (wtot > 0 ? 0.5f * std::abs(a.weight_sum) / wtot : 0.0f);
   }
-  (void)n;
 }
 
 }  // namespace moebench

@@ -34,7 +34,6 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
   const double layer_ns = ctx.layer_nonmoe_ns + std::max(0.0, cur - ctx.now_ns);
   const double h2d = ctx.cost->h2d_expert_ns();
   cands_.clear();
-  const int64_t n_tokens = ctx.routing->tokens();
   for (int32_t j = ctx.layer + 1; j <= ctx.layer + p_.depth && j < ctx.moe_layers; ++j) {
     scores_.assign(size_t(ctx.experts), 0.0f);
     predictor_->predict(ctx, j, 0, scores_);
@@ -81,7 +80,6 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     out.push_back({c.layer, c.expert, 0});
     ++issued;
   }
-  (void)n_tokens;
 }
 
 double ImpactPrefetcher::predict_gpu_ns(const Context& ctx) const {
