@@ -68,20 +68,24 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 
 def find_part(results: str, part: str, suites=("ablation",)):
     """The latest complete run that holds `part` (its own suite, or a composite
-    suite that includes it) and its successful rows of that part."""
+    suite that includes it) and its successful rows of that part. Earlier runs
+    count too: a composite suite run once per part with --filter part=... keeps
+    each part findable."""
     best = None
     for suite in (part,) + tuple(suites):
-        run = latest_run(results, suite)
-        if run is None:
-            continue
-        df = load_runs(run)
-        if "parts" not in df.columns:
-            continue
-        rows = df[df["parts"].fillna("").str.split(";").apply(lambda p: part in p)]
-        if rows.empty:
-            continue
-        if best is None or run.name > best[0].name:
+        for run in reversed(run_dirs(results, suite)):
+            if best is not None and run.name <= best[0].name:
+                break
+            if json.loads((run / "manifest.json").read_text()).get("status") != "complete":
+                continue
+            df = load_runs(run)
+            if "parts" not in df.columns:
+                continue
+            rows = df[df["parts"].fillna("").str.split(";").apply(lambda p: part in p)]
+            if rows.empty:
+                continue
             best = (run, rows)
+            break
     if best is None:
         return None, None
     run, rows = best
@@ -158,3 +162,34 @@ def figure_main(run_fn, argv=None, default_out="results/report") -> int:
         return 2
     print(f"wrote {pathlib.Path(a.out) / s['markdown']}: trend reproduced: {s.get('trend_reproduced')}")
     return 0
+
+
+def speedups(df: pd.DataFrame, by: list, metric: str, target: str, others) -> pd.DataFrame:
+    """Per group of `by` (e.g. model and batch size), metric[target] / metric[other]
+    for each other strategy: one row per group, a column per other strategy."""
+    recs = []
+    for key, g in df.groupby(by if len(by) > 1 else by[0]):
+        key = key if isinstance(key, tuple) else (key,)
+        vals = {s: float(g[g["strategy"] == s][metric].iloc[0]) for s in [target, *others]
+                if (g["strategy"] == s).any()}
+        if target not in vals:
+            continue
+        rec = dict(zip(by, key))
+        for o in others:
+            rec[f"{target} / {o}"] = vals[target] / vals[o] if vals.get(o) else float("nan")
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def find_parts(results: str, parts, suites=()):
+    """find_part for several parts; concatenated rows and the run directories.
+    Parts without results are skipped; None when none has any."""
+    runs, frames = [], []
+    for p in parts:
+        run, df = find_part(results, p, suites=suites)
+        if df is not None:
+            runs.append(str(run))
+            frames.append(df.assign(part=p))
+    if not frames:
+        return None, None
+    return sorted(set(runs)), pd.concat(frames, ignore_index=True)

@@ -34,6 +34,18 @@ FIGURES = [
     ("dali_table2", "DALI", "Table 2", "make predictors"),
     ("dali_table8", "DALI", "Table 8", "make predictors"),
     ("smoe_fig3", "SMoE", "Fig. 3", "make predictors"),
+    ("dali_fig4", "DALI", "Fig. 4", "suites/dali.toml (part dali-fig4-5)"),
+    ("dali_fig5", "DALI", "Fig. 5", "suites/dali.toml (part dali-fig4-5)"),
+    ("dali_fig7_17", "DALI", "Fig. 7 and Fig. 17", "suites/dali.toml (parts dali-fig17-*)"),
+    ("dali_fig12", "DALI", "Fig. 12", "suites/dali.toml (parts dali-fig12-*)"),
+    ("dali_fig13", "DALI", "Fig. 13", "suites/dali.toml (part dali-fig12-deepseek)"),
+    ("dali_fig14", "DALI", "Fig. 14", "suites/dali.toml (part dali-fig14)"),
+    ("dali_fig15", "DALI", "Fig. 15", "suites/dali-table4.toml"),
+    ("dali_fig16", "DALI", "Fig. 16(a)", "suites/dali.toml (part dali-fig16)"),
+    ("dali_fig18", "DALI", "Fig. 18(a)-(c)", "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c)"),
+    ("dali_fig22", "DALI", "Fig. 22", "suites/dali.toml (parts dali-fig22-*)"),
+    ("dali_table6", "DALI", "Table 6", "suites/dali.toml (part dali-table6)"),
+    ("dali_table9", "DALI", "Table 9", "suites/dali.toml (parts dali-table9-*)"),
 ]
 
 # Figures and tables issue 6 lists that have no suite and script yet, and why.
@@ -44,7 +56,13 @@ PENDING = [
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),
-    ("DALI", "Fig. 4, 5, 7, 8, 12-18, 22; Tables 6, 9", "not written yet"),
+    ("DALI", "Fig. 8", "trace statistic (`moebench trace stats`, high-workload diagonal; a calibration target): "
+     "no figure script yet"),
+    ("DALI", "Fig. 16(b)", "prefetch accuracy by method and top-k: the predictor evaluation of Table 2 "
+     "(`make predictors`) without a random predictor column yet"),
+    ("DALI", "Fig. 18(d)", "needs a per-step hit-rate series in the results"),
+    ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "not in issue 6's list (Table 5 and 7 need real downstream tasks "
+     "and GPU memory measurements)"),
 ]
 
 

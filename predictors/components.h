@@ -7,6 +7,7 @@
 //   last-iteration  the experts this layer used for the current token (iteration-wise baseline)
 //   frequency       the calibration workload's activation counts (a static profile)
 //   oracle          the true routing (perfect prediction)
+//   random          seeded random scores (DALI Fig. 16a's random prefetching)
 //
 // A prediction is a score per expert, summed over the step's tokens; for
 // the router-based predictors it is the predicted workload (tokens whose
@@ -216,6 +217,20 @@ class OraclePredictor : public Predictor {
     return n;
   }
   void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+};
+
+// ---------------------------------------------------------------- random
+class RandomPredictor : public Predictor {
+ public:
+  struct Params {
+    int64_t seed = 7;
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit RandomPredictor(const Params& p) : p_(p) {}
+  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+
+ private:
+  Params p_;
 };
 
 void register_predictors(Registry& r);

@@ -218,5 +218,28 @@ TEST(OracleAndPrefetch, PerfectPredictionPrefetchesOnlyUsefulExperts) {
   EXPECT_EQ(r.metrics.prefetch_useful, r.metrics.prefetch_loads);
 }
 
+
+TEST(RandomPredictor, PrecisionNearChanceAndDeterministic) {
+  const ModelSpec m = small_model(RoutingFunction::kSoftmaxTopK);
+  auto run_with = [&](const char* pred) {
+    SyntheticSource src = synthetic(m, 1, 64);
+    StrategySpec s = testing::strategy("resident", "lru", "uniform", 4);
+    s.prefetcher = testing::component("next-layer");
+    s.prefetcher.params = cfg::parse_toml("size = 2\n", "<test>");
+    s.predictor = testing::component(pred);
+    return testing::run(m, testing::round_hardware(), s, src, false).metrics;
+  };
+  const auto a = run_with("random"), b = run_with("random"), o = run_with("oracle");
+  ASSERT_GT(a.prefetch_loads, 0);
+  EXPECT_EQ(a.prefetch_loads, b.prefetch_loads);
+  EXPECT_EQ(a.prefetch_useful, b.prefetch_useful);
+  const double chance = double(m.top_k) / double(m.routed_experts);
+  const double precision = double(a.prefetch_useful) / double(a.prefetch_loads);
+  // Random picks are useful about top_k / E of the time (binomial; 3 sd margin).
+  const double sd = std::sqrt(chance * (1 - chance) / double(a.prefetch_loads));
+  EXPECT_NEAR(precision, chance, 3 * sd + 0.02);
+  EXPECT_EQ(o.prefetch_useful, o.prefetch_loads);
+}
+
 }  // namespace
 }  // namespace moebench

@@ -9,6 +9,7 @@ void register_predictors(Registry& r) {
   r.add<Predictor, LastIterationPredictor>("predictor", "last-iteration", "This token's experts, again for the next token.");
   r.add<Predictor, FrequencyPredictor>("predictor", "frequency", "Calibration activation frequency (static).");
   r.add<Predictor, OraclePredictor>("predictor", "oracle", "The true routing (perfect prediction).");
+  r.add<Predictor, RandomPredictor>("predictor", "random", "Seeded random scores (DALI Fig. 16a's random prefetching).");
 }
 
 }  // namespace moebench

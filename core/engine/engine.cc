@@ -394,6 +394,8 @@ double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, d
   double end;
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
+  static_assert(size_t(TaskKind::kSwapLoad) < std::size(RunMetrics{}.task_ns));
+  m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert});
   return end;
 }
@@ -743,6 +745,7 @@ void Simulator::run_moe_layer(int32_t l) {
   const int64_t n = step_.tokens();
   sample_ = opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
   if (sample_) ++m_.decision_samples;
+  ++m_.moe_layer_steps;
 
   // 1. attention, norms and router.
   double att_start;

@@ -1,5 +1,7 @@
 #include "core/engine/metrics.h"
 
+#include "core/engine/lanes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -81,6 +83,12 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
       {"h2d_bytes", "Expert weight bytes copied host to device.", [](const RunMetrics& m) { return J(m.h2d_bytes); }},
       {"activation_bytes", "Hidden-state bytes moved between GPU and CPU for CPU experts (both directions).",
        [](const RunMetrics& m) { return J(m.d2h_bytes + m.act_h2d_bytes); }},
+      {"cpu_expert_time_s", "CPU lane time computing routed experts (deferred ones included), whole run.",
+       [](const RunMetrics& m) {
+         return J((m.task_ns[size_t(TaskKind::kCpuExpert)] + m.task_ns[size_t(TaskKind::kDeferredExpert)]) / 1e9);
+       }},
+      {"gpu_expert_time_s", "GPU lane time computing routed experts (copies not included), whole run.",
+       [](const RunMetrics& m) { return J(m.task_ns[size_t(TaskKind::kGpuExpert)] / 1e9); }},
       {"gpu_expert_token_frac", "(token, expert) computations run on the GPU / all.",
        [](const RunMetrics& m) { return ratio(m.gpu_expert_tokens, m.gpu_expert_tokens + m.cpu_expert_tokens); }},
       {"deferred_expert_token_frac", "(token, expert) computations deferred to the next layer / all.",
@@ -100,6 +108,8 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        [](const RunMetrics& m) { return per_token_ms(m.bd_shared_ns, m.decode_tokens); }},
       {"bd_cpu_other_ms_per_token", "Decode breakdown: CPU expert time not overlapped by the GPU (SMoE cpu_other_time).",
        [](const RunMetrics& m) { return per_token_ms(m.bd_cpu_other_ns, m.decode_tokens); }},
+      {"moe_layer_steps", "MoE layer executions (MoE layers x steps); decision_*_ns x this = total host decision time.",
+       [](const RunMetrics& m) { return J(m.moe_layer_steps); }},
       {"decision_placement_ns", "Host time of Placement per MoE layer call (measured).", [](const RunMetrics& m) { return decision(m, 0); }},
       {"decision_assigner_ns", "Host time of the Assigner per MoE layer and step (measured).", [](const RunMetrics& m) { return decision(m, 1); }},
       {"decision_cache_ns", "Host time of the CachePolicy per MoE layer and step (measured).", [](const RunMetrics& m) { return decision(m, 2); }},

@@ -40,6 +40,9 @@ struct RunMetrics {
   // Lane busy time (ns) and the run's makespan.
   double busy_ns[5] = {0, 0, 0, 0, 0};
   double makespan_ns = 0;
+  // Compute-lane time by task kind (index: TaskKind), ns; MoE layer executions.
+  double task_ns[16] = {};
+  int64_t moe_layer_steps = 0;
 
   // Decode breakdown (SMoE Fig. 13), summed over decode steps, ns.
   double bd_predict_ns = 0, bd_gpu_compute_ns = 0, bd_wait_cache_ns = 0, bd_shared_ns = 0,

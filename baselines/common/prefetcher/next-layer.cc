@@ -1,5 +1,5 @@
-// prefetcher = "next-layer": after layer l's gate, the predictor's top
-// `size` experts of layer l + distance (by predicted workload) that are not
+// prefetcher = "next-layer": after layer l's gate, of the predictor's top
+// `size` experts of layer l + distance (by predicted workload), those not
 // cached are loaded: DALI's residual-based prefetching (predictor
 // "residual"), AdapMoE's next-layer gate prefetch (predictor "gate-reuse",
 // size 2), perfect prefetching (predictor "oracle").
@@ -33,15 +33,21 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
   }
   scores_.assign(size_t(ctx.experts), 0.0f);
   predictor_->predict(ctx, target, 0, scores_);
+  // The top `size` experts by predicted workload; those not already cached
+  // are loaded. (Not the top `size` of the uncached ones: a prediction whose
+  // best experts are resident loads nothing, as DALI Fig. 18(a) describes
+  // prefetching "the expert with the highest predicted workload".)
   order_.clear();
   for (int32_t e = 0; e < ctx.experts; ++e) {
-    if (scores_[e] > 0 && !ctx.residency->cached(target, e)) order_.push_back(e);
+    if (scores_[e] > 0) order_.push_back(e);
   }
   const size_t n = std::min<size_t>(size_t(p_.size), order_.size());
   std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(), [&](int32_t a, int32_t b) {
     return scores_[a] != scores_[b] ? scores_[a] > scores_[b] : a < b;
   });
-  for (size_t i = 0; i < n; ++i) out.push_back({target, order_[i], 0});
+  for (size_t i = 0; i < n; ++i) {
+    if (!ctx.residency->cached(target, order_[i])) out.push_back({target, order_[i], 0});
+  }
 }
 
 double NextLayerPrefetcher::predict_gpu_ns(const Context& ctx) const {

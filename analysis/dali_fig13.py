@@ -1,0 +1,45 @@
+"""DALI Fig. 13: prefill speed on DeepSeek-V2-Lite over batch sizes
+(64-token prompts), read from the Fig. 12 DeepSeek runs, with the paper's
+average speedups beside the harness's.
+
+    python3 analysis/dali_fig13.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+import common
+from dali_fig12 import BASELINES, speed_figure, speedup_summary, with_summary_rows
+
+FIG = "dali-fig13"
+PART = "dali-fig12-deepseek"
+TITLE = "DALI Fig. 13: prefill speed vs batch size, DeepSeek-V2-Lite (50% cache, RTX 3090)"
+
+
+def run(results: str, out):
+    run_dir, df = common.find_part(results, PART, suites=("dali",))
+    if df is None:
+        return None
+    pv = common.paper_values("dali")["fig13"]
+    sp, summary = speedup_summary(df, "prefill_tokens_per_s", ["workload.batch_size"], pv)
+    mean = dict(zip(summary["DALI over"], summary["harness mean speedup"]))
+    checks = {"DALI faster than every baseline on average": all(v > 1 for v in mean.values()),
+              "speedup over llama.cpp > over KTransformers > over HybriMoE":
+                  mean["llamacpp"] > mean["ktransformers"] > mean["hybrimoe"]}
+    table = with_summary_rows(sp.rename(columns={"workload.batch_size": "batch"}), summary)
+    notes = ("Prefill speed: prompt tokens per second of simulated prefill time, 64-token prompts. "
+             "MoE-Lightning (paper 2.45x) is not implemented. Checks: "
+             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+    fig = speed_figure(df, "prefill_tokens_per_s", "prefill tokens/s", TITLE)
+    return common.write_result(out, FIG, TITLE, table, fig,
+                               {"trend_reproduced": all(checks.values()), "run": str(run_dir),
+                                "paper": "DALI Fig. 13",
+                                "headline": "DALI mean prefill speedup: " + ", ".join(
+                                    f"{b} {mean[b]:.2f}x (paper {pv[b]:.2f}x)" for b in BASELINES)},
+                               notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

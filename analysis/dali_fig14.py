@@ -1,0 +1,65 @@
+"""DALI Fig. 14: assignment alone. Speedup of HybriMoE's scheduling and of
+DALI's greedy assignment over Naive (every routed expert on the CPU), with
+the paper's averages.
+
+    python3 analysis/dali_fig14.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+from dali_fig12 import SHORT  # noqa: E402
+
+FIG = "dali-fig14"
+PART = "dali-fig14"
+TITLE = "DALI Fig. 14: assignment only, speedup over Naive (decode)"
+
+
+def run(results: str, out):
+    run_dir, df = common.find_part(results, PART, suites=("dali",))
+    if df is None:
+        return None
+    pv = common.paper_values("dali")["fig14"]
+    recs = []
+    for (m, b), g in df.groupby(["model", "workload.batch_size"]):
+        v = {s: float(g[g["strategy"] == s]["decode_tokens_per_s"].iloc[0]) for s in g["strategy"]}
+        recs.append({"model": SHORT.get(m, m), "batch": int(b), "naive tok/s": v["naive"],
+                     "hybrimoe / naive": v["hybrimoe-assign"] / v["naive"], "greedy / naive": v["greedy"] / v["naive"],
+                     "greedy / hybrimoe": v["greedy"] / v["hybrimoe-assign"]})
+    table = pd.DataFrame(recs)
+    mean = table[["hybrimoe / naive", "greedy / naive", "greedy / hybrimoe"]].mean()
+    paper = {"hybrimoe / naive": pv["hybrimoe"], "greedy / naive": pv["greedy"],
+             "greedy / hybrimoe": pv["greedy_over_hybrimoe"]}
+    table = pd.concat([table, pd.DataFrame([{"model": "mean", **mean.to_dict()},
+                                            {"model": "paper", **paper}])], ignore_index=True)
+    checks = {"both assigners beat Naive on average": bool(mean["hybrimoe / naive"] > 1 and mean["greedy / naive"] > 1),
+              "greedy beats HybriMoE's assignment on average": bool(mean["greedy / hybrimoe"] > 1)}
+    notes = ("No prefetching, no cache updates; a static 25% of experts resident (assumption, Fig. 19's ratio). "
+             "Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + f".\n\nPaper: {pv['source']}.")
+    t = table[~table["model"].isin(["mean", "paper"])]
+    fig, ax = plt.subplots(figsize=(7, 3.3))
+    labels = [f"{r['model']} b{int(r['batch'])}" for _, r in t.iterrows()]
+    x = range(len(t))
+    ax.bar([i - 0.2 for i in x], t["hybrimoe / naive"], 0.4, label="HybriMoE assignment")
+    ax.bar([i + 0.2 for i in x], t["greedy / naive"], 0.4, label="DALI greedy")
+    ax.axhline(pv["greedy"], color="#444", ls=":", label=f"paper greedy mean {pv['greedy']}x")
+    ax.set_xticks(list(x), labels, fontsize=7)
+    ax.set_ylabel("speedup over Naive")
+    ax.legend(fontsize=7)
+    ax.set_title(TITLE, fontsize=9)
+    return common.write_result(out, FIG, TITLE, table, fig,
+                               {"trend_reproduced": all(checks.values()), "run": str(run_dir), "paper": "DALI Fig. 14",
+                                "headline": ", ".join(f"{k} {mean[k]:.2f}x (paper {paper[k]:.2f}x)" for k in paper)},
+                               notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

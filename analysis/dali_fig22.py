@@ -1,0 +1,70 @@
+"""DALI Fig. 22: decoding speed over decoding lengths 128-1024 (batch 16,
+prompt 32) on Mixtral and DeepSeek-V2-Lite, with the paper's average
+speedups (stated for Mixtral) beside the harness's.
+
+    python3 analysis/dali_fig22.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+from dali_fig12 import BASELINES, SHORT  # noqa: E402
+
+FIG = "dali-fig22"
+PARTS = ["dali-fig22-mixtral", "dali-fig22-deepseek"]
+TITLE = "DALI Fig. 22: decode speed vs decoding length (batch 16, prompt 32)"
+
+
+def run(results: str, out):
+    runs, df = common.find_parts(results, PARTS, suites=("dali",))
+    if df is None:
+        return None
+    pv = common.paper_values("dali")["fig22"]
+    sp = common.speedups(df, ["model", "workload.decode_len"], "decode_tokens_per_s", "dali", BASELINES)
+    sp["model"] = sp["model"].map(lambda m: SHORT.get(m, m))
+    rows, mean = [], {}
+    for m, g in sp.groupby("model"):
+        for b in BASELINES:
+            h = float(g[f"dali / {b}"].mean())
+            mean[(m, b)] = h
+            p = pv.get(b) if m == "mixtral" else None
+            rows.append({"model": m, "DALI over": b, "harness mean speedup": h, "paper mean speedup": p,
+                         "harness / paper": common.ratio(h, p)})
+    summary = pd.DataFrame(rows)
+    checks = {f"{m}: DALI faster than every baseline": all(mean[(m, b)] > 1 for b in BASELINES)
+              for m in sorted({k[0] for k in mean})}
+    table = pd.concat([summary, sp.rename(columns={"workload.decode_len": "decode length"})], ignore_index=True)
+    notes = ("Paper averages are stated for Mixtral (text); the caption names DeepSeek, whose run has no paper "
+             "numbers. Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + f".\n\nPaper: {pv['source']}.")
+    models = [m for m in SHORT if (df["model"] == m).any()]
+    fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 3.3), squeeze=False)
+    for ax, m in zip(axes[0], models):
+        t = df[df["model"] == m]
+        for s in BASELINES + ["dali"]:
+            r = t[t["strategy"] == s].sort_values("workload.decode_len")
+            ax.plot(r["workload.decode_len"], r["decode_tokens_per_s"], "o-", label=s)
+        ax.set_xscale("log", base=2)
+        ax.set_title(SHORT[m])
+        ax.set_xlabel("decoding length")
+    axes[0][0].set_ylabel("decode tokens/s")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(TITLE, fontsize=9)
+    return common.write_result(out, FIG, TITLE, table, fig,
+                               {"trend_reproduced": all(checks.values()), "run": "; ".join(runs),
+                                "paper": "DALI Fig. 22",
+                                "headline": "Mixtral mean decode speedup: " + ", ".join(
+                                    f"{b} {mean.get(('mixtral', b), float('nan')):.2f}x (paper {pv[b]:.2f}x)"
+                                    for b in BASELINES)},
+                               notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

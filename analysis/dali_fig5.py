@@ -1,0 +1,60 @@
+"""DALI Fig. 5: share of inference time the PCIe link spends on expert
+weights, HybriMoE against DALI, across batch sizes (prefill and decode
+length 32). The paper gives no numbers; its caption states DALI's share is
+well below HybriMoE's on average.
+
+    python3 analysis/dali_fig5.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+from dali_fig12 import SHORT  # noqa: E402
+
+FIG = "dali-fig5"
+PART = "dali-fig4-5"
+TITLE = "DALI Fig. 5: PCIe transfer share of run time, HybriMoE vs DALI"
+
+
+def run(results: str, out):
+    run_dir, df = common.find_part(results, PART, suites=("dali",))
+    if df is None:
+        return None
+    df = df[df["strategy"].isin(["hybrimoe", "dali"])]
+    piv = df.pivot_table(index=["model", "workload.batch_size"], columns="strategy", values="h2d_util_frac")
+    table = piv.reset_index().rename(columns={"workload.batch_size": "batch", "hybrimoe": "HybriMoE share",
+                                              "dali": "DALI share"})
+    table["model"] = table["model"].map(lambda m: SHORT.get(m, m))
+    avg = table.groupby("model")[["HybriMoE share", "DALI share"]].mean()
+    checks = {f"{m}: DALI's average share below HybriMoE's": bool(r["DALI share"] < r["HybriMoE share"])
+              for m, r in avg.iterrows()}
+    notes = ("Share: time the host-to-device link is busy with expert weights / simulated run time "
+             "(h2d_util_frac). Average over batch sizes: " + ", ".join(
+                 f"{m} HybriMoE {r['HybriMoE share']:.3f}, DALI {r['DALI share']:.3f}" for m, r in avg.iterrows())
+             + ". Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + ".\n\nPaper: DALI section 3.1, Fig. 5 caption (no numbers given).")
+    fig, ax = plt.subplots(figsize=(6, 3.3))
+    for m, g in table.groupby("model"):
+        ax.plot(g["batch"], g["HybriMoE share"], "o--", label=f"{m} HybriMoE")
+        ax.plot(g["batch"], g["DALI share"], "s-", label=f"{m} DALI")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("PCIe busy / run time")
+    ax.legend(fontsize=7)
+    ax.set_title(TITLE, fontsize=9)
+    return common.write_result(out, FIG, TITLE, table, fig,
+                               {"trend_reproduced": all(checks.values()), "run": str(run_dir), "paper": "DALI Fig. 5",
+                                "headline": "mean PCIe share HybriMoE -> DALI: " + ", ".join(
+                                    f"{m} {r['HybriMoE share']:.2f} -> {r['DALI share']:.2f}" for m, r in avg.iterrows())},
+                               notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))
