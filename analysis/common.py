@@ -54,10 +54,9 @@ def save_figure(fig, path: pathlib.Path) -> None:
 def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
     cols = list(df.columns)
     out = "| " + " | ".join(str(c) for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
-    for _, r in df.iterrows():
+    for row in df.itertuples(index=False, name=None):  # keeps each column's type (iterrows upcasts ints)
         cells = []
-        for c in cols:
-            v = r[c]
+        for v in row:
             cells.append(floatfmt.format(v) if isinstance(v, float) else str(v))
         out += "| " + " | ".join(cells) + " |\n"
     return out
