@@ -192,3 +192,8 @@ def find_parts(results: str, parts, suites=()):
     if not frames:
         return None, None
     return sorted(set(runs)), pd.concat(frames, ignore_index=True)
+
+
+def checks_text(checks: dict) -> str:
+    """'name: yes; name: no' for a figure's trend checks."""
+    return "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())

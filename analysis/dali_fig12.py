@@ -74,7 +74,7 @@ def run(results: str, out):
     table = with_summary_rows(sp.rename(columns={"workload.batch_size": "batch"}), summary)
     notes = ("Decode speed: generated tokens per second of simulated decode time (analysis/METRICS.md), batch "
              "sizes 8-64 (our choice; the figure's axis values are not in the text). MoE-Lightning (paper 1.48x) is not implemented. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig = speed_figure(df, "decode_tokens_per_s", "decode tokens/s", TITLE)
     return common.write_result(out, FIG, TITLE, table, fig,
                                {"trend_reproduced": all(checks.values()), "run": "; ".join(runs),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-import pandas as pd
 
 import common
 from dali_fig12 import BASELINES, speed_figure, speedup_summary, with_summary_rows
@@ -31,7 +30,7 @@ def run(results: str, out):
     table = with_summary_rows(sp.rename(columns={"workload.batch_size": "batch"}), summary)
     notes = ("Prefill speed: prompt tokens per second of simulated prefill time, 64-token prompts. "
              "MoE-Lightning (paper 2.45x) is not implemented. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig = speed_figure(df, "prefill_tokens_per_s", "prefill tokens/s", TITLE)
     return common.write_result(out, FIG, TITLE, table, fig,
                                {"trend_reproduced": all(checks.values()), "run": str(run_dir),

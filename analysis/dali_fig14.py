@@ -42,7 +42,7 @@ def run(results: str, out):
     checks = {"both assigners beat Naive on average": bool(mean["hybrimoe / naive"] > 1 and mean["greedy / naive"] > 1),
               "greedy beats HybriMoE's assignment on average": bool(mean["greedy / hybrimoe"] > 1)}
     notes = ("No prefetching, no cache updates; a static 25% of experts resident (assumption, Fig. 19's ratio). "
-             "Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             "Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     t = table[~table["model"].isin(["mean", "paper"])]
     fig, ax = plt.subplots(figsize=(7, 3.3))

@@ -51,7 +51,7 @@ def run(results: str, out):
              f"Opt_plan overhead is {100 * pv['opt_overhead']:.0f}% of inference time (greedy "
              f"{100 * pv['greedy_overhead']:.1f}%). Mean greedy/opt with planning: {mean:.3f} "
              f"(paper {pv['greedy_over_opt']:.2f}). Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     return common.write_result(out, FIG, TITLE, table, None,
                                {"trend_reproduced": all(checks.values()), "run": str(run_dir), "paper": "DALI Fig. 15",
                                 "headline": f"greedy / opt decode speed with planning {mean:.3f}x "

@@ -42,7 +42,7 @@ def run(results: str, out):
               "residual-based the fastest": sp["residual"] >= max(sp["random"], sp["hybrimoe"])}
     notes = ("Prefetched experts enter the cache (25% of experts, LRU victims). Prefetch precision: prefetched "
              "experts used before eviction / prefetched (analysis/METRICS.md). Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}. Stated trend: {pv['trend']}.")
     fig, ax = plt.subplots(figsize=(5, 3.2))
     ax.bar(table["method"], table["speedup over naive"], color=["#999", "#a44", "#4878a8", "#2a2"])

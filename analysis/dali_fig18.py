@@ -59,7 +59,7 @@ def run(results: str, out):
         checks["(c) larger u_size, higher hit rate (every w_size)"] = bool(
             (piv.diff(axis=1).dropna(axis=1) >= -1e-12).all().all())
     table = pd.DataFrame(rows)
-    notes = ("Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+    notes = ("Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}. Stated trends: (a) {pv['trend_a']}; (b) {pv['trend_b']}; "
              f"(c) {pv['trend_c']}. Fig. 18(d) is pending (per-step hit-rate series).")
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.3))
@@ -74,7 +74,7 @@ def run(results: str, out):
     runs = "; ".join(str(r) for r in (run_a, run_c) if r is not None)
     return common.write_result(out, FIG, TITLE, table, fig,
                                {"trend_reproduced": all(checks.values()), "run": runs, "paper": "DALI Fig. 18",
-                                "headline": "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())},
+                                "headline": common.checks_text(checks)},
                                notes)
 
 

@@ -42,7 +42,7 @@ def run(results: str, out):
               for m in sorted({k[0] for k in mean})}
     table = pd.concat([summary, sp.rename(columns={"workload.decode_len": "decode length"})], ignore_index=True)
     notes = ("Paper averages are stated for Mixtral (text); the caption names DeepSeek, whose run has no paper "
-             "numbers. Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             "numbers. Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     models = [m for m in SHORT if (df["model"] == m).any()]
     fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 3.3), squeeze=False)

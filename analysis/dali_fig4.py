@@ -49,8 +49,8 @@ def run(results: str, out):
              "experts; + copies adds the time the PCIe link was busy with expert weights (Fiddler copies a "
              "non-resident expert when that is faster than the CPU). Whole run (prefill and decode). Qwen3-30B-A3B "
              "stands in for the paper's Qwen-1.5. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
-             + f".\n\nPaper: DALI section 3.1, text on Fig. 4 (no numbers given).")
+             + common.checks_text(checks)
+             + ".\n\nPaper: DALI section 3.1, text on Fig. 4 (no numbers given).")
     models = list(table["model"].unique())
     fig, axes = plt.subplots(1, len(models), figsize=(4.5 * len(models), 3.3), squeeze=False)
     for ax, m in zip(axes[0], models):

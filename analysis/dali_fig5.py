@@ -13,7 +13,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 from dali_fig12 import SHORT  # noqa: E402
@@ -38,7 +37,7 @@ def run(results: str, out):
     notes = ("Share: time the host-to-device link is busy with expert weights / simulated run time "
              "(h2d_util_frac). Average over batch sizes: " + ", ".join(
                  f"{m} HybriMoE {r['HybriMoE share']:.3f}, DALI {r['DALI share']:.3f}" for m, r in avg.iterrows())
-             + ". Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + ". Checks: " + common.checks_text(checks)
              + ".\n\nPaper: DALI section 3.1, Fig. 5 caption (no numbers given).")
     fig, ax = plt.subplots(figsize=(6, 3.3))
     for m, g in table.groupby("model"):

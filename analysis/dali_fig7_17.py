@@ -49,7 +49,7 @@ def run(results: str, out):
              "window cache changes only by its swaps and by prefetches. Mean speedup of the workload-aware cache "
              f"over MRS: {mean_speedup:.2f}x (paper {pv['speedup_over_hybrimoe_update']:.2f}x). Fig. 7 (paper: "
              "no numbers; both LRU and MRS 'poor'): LRU and MRS columns. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}; {common.paper_values('dali')['fig7']['source']}.")
     models = [m for m in ["deepseek", "qwen", "mixtral"] if (table["model"] == m).any()]
     fig, axes = plt.subplots(2, len(models), figsize=(4 * len(models), 6), squeeze=False)

@@ -49,7 +49,7 @@ def run(results: str, out):
              "says how large moebench's decision cost is against the simulated GPU/CPU time, not the papers' "
              "overhead. Mean share: " + ", ".join(f"{s} {100 * v:.3f}%" for s, v in mean.items())
              + " (paper HybriMoE 3.01%, DALI 4.50%). Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     return common.write_result(out, FIG, TITLE, table, None,
                                {"trend_reproduced": all(checks.values()), "run": str(run_dir), "paper": "DALI Table 6",
                                 "headline": "mean assignment share: " + ", ".join(

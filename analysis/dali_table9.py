@@ -45,7 +45,7 @@ def run(results: str, out):
     notes = ("Absolute speeds differ from the paper's by more than an order of magnitude: the paper's tokens/s "
              "are per sequence, the harness's decode_tokens_per_s counts every sequence of the batch (analysis/"
              "METRICS.md); compare the '/ HybriMoE' columns. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     return common.write_result(out, FIG, TITLE, table, None,
                                {"trend_reproduced": all(checks.values()), "run": "; ".join(runs), "paper": "DALI Table 9",
                                 "headline": "best DALI setting / HybriMoE: " + ", ".join(

@@ -60,8 +60,7 @@ def run(results: str, out):
              f"average (paper {pv['prefill_vs_ktransformers']}x), decode {mean_dec:.2f}x (paper "
              f"{pv['decode_vs_ktransformers']}x). HybriMoE lowest TTFT in {100 * best_prefill:.0f}% of the "
              f"configurations, highest decode throughput in {100 * best_decode:.0f}%; llama.cpp slowest in prefill in "
-             f"{100 * llama_worst_prefill:.0f}%. Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}"
-                                                                        for k, v in checks.items())
+             f"{100 * llama_worst_prefill:.0f}%. Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     models = list(dict.fromkeys(df["model"]))
     fig, axes = plt.subplots(2, len(models), figsize=(5 * len(models), 7))

@@ -46,7 +46,7 @@ def run(results: str, out):
     notes = ("Decode hit rate counted per (token, layer, expert) activation resident at its layer's gate "
              "(analysis/METRICS.md). MRS minus LRU: " + ", ".join(f"{m} {c}%: {v:+.3f}" for (m, c), v in gap.items())
              + ". Paper: at 25% MRS beats LRU by 6-8 points; the gap narrows at 75%. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), sharey=True)
     for ax, m in zip(axes, ["mixtral", "deepseek", "qwen2"]):
         t = table[table["model"] == m]

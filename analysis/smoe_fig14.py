@@ -53,7 +53,7 @@ def run(results: str, out):
     reproduced = all(checks.values())
     notes = ("-1: only the initial cache (no predictor); 0: prediction without prefetch. Paper trends: "
              f"{pv['trend_layerwise']}; {pv['trend_tokenwise']}; {pv['trend_flex']}. Checks: "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}; {pv['setting']}.")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for m in AXIS:
@@ -67,7 +67,7 @@ def run(results: str, out):
     fig.suptitle(TITLE + " (harness; the paper gives trends)", fontsize=9)
     return common.write_result(out, PART, TITLE, table, fig,
                                {"trend_reproduced": reproduced, "run": str(run_dir), "paper": "SMoE Fig. 14",
-                                "headline": "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())},
+                                "headline": common.checks_text(checks)},
                                notes)
 
 

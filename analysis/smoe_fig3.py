@@ -43,7 +43,7 @@ def run(results: str, out):
              + ", ".join(f"{c} {table[c].mean():.3f}" for c in ("layer-wise", "iteration-wise", "token-wise",
                                                              "last-iteration"))
              + ". Paper trends: " + "; ".join([pv["trend_iteration"], pv["trend_layer"], pv["trend_token"]])
-             + ". Checks: " + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+             + ". Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     fig, ax = plt.subplots(figsize=(8, 3.5))
     for c in ("layer-wise", "iteration-wise", "token-wise", "last-iteration"):
@@ -54,7 +54,7 @@ def run(results: str, out):
     ax.set_title(TITLE + " (harness)", fontsize=9)
     return common.write_result(out, "smoe-fig3", TITLE, table, fig,
                                {"trend_reproduced": reproduced, "run": d["_path"], "paper": "SMoE Fig. 3",
-                                "headline": "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())},
+                                "headline": common.checks_text(checks)},
                                notes)
 
 

@@ -50,7 +50,7 @@ def run(results: str, out):
     notes = ("Paper values are the mean of Table I's six datasets; the harness runs one synthetic workload per "
              "model. Absolute tokens/s depend on the cost model's calibration; compare the ratios to "
              "KTransformers. Checks (the paper's ordering): "
-             + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()) + f".\n\nPaper: {pv['source']}.")
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for ax, model in zip(axes, PARTS):
         t = table[table["model"] == model]
