@@ -1,8 +1,11 @@
 #include "core/trace/routing.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 
 #include "core/util/detmath.h"
+#include "core/util/lanes16.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -251,14 +254,15 @@ void route(const RoutingConfig& cfg, const float* logits, const float* selection
 
 namespace {
 
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef int32_t i16v __attribute__((vector_size(64), aligned(4)));
-__attribute__((always_inline)) inline v16 load16(const float* p) {
-  v16 v;
-  std::memcpy(&v, p, 64);
-  return v;
-}
-__attribute__((always_inline)) inline void store16(float* p, v16 v) { std::memcpy(p, &v, 64); }
+using lanes::i16v;
+using lanes::load16;
+using lanes::store16;
+using lanes::v16;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+// Below every score (scores are >= 0) but not -inf, so a hidden entry (-inf)
+// never qualifies in a lane whose top-k is not full yet.
+constexpr float kLowest = std::numeric_limits<float>::lowest();
 
 // det::exp on 16 lanes, operation for operation.
 __attribute__((always_inline)) inline v16 exp16(v16 x) {
@@ -279,6 +283,23 @@ __attribute__((always_inline)) inline v16 exp16(v16 x) {
   const i16v bits = e << 23;
   std::memcpy(&scale, &bits, 64);
   return y * scale;
+}
+
+// True when any lane of a comparison mask is set.
+__attribute__((always_inline)) inline bool any_lane(i16v m) {
+  uint64_t w[8];
+  std::memcpy(w, &m, 64);
+  return ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+}
+
+// The set lanes of a comparison mask as bits (lane b -> bit b).
+__attribute__((always_inline)) inline uint32_t lane_bits(i16v m) {
+  const i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+  const i16v x = m & bit;
+  uint64_t w[8];
+  std::memcpy(w, &x, 64);
+  const uint64_t v = ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+  return uint32_t(v) | uint32_t(v >> 32);
 }
 
 // Scores of 16 tokens: softmax over experts (per lane) or sigmoid.
@@ -324,6 +345,23 @@ MOEBENCH_CLONES void block_group_scores(const float* x, int64_t G, int64_t per, 
   }
 }
 
+// Per lane, the topk_group best groups (higher score first, lower id on
+// ties, as top_k_indices): a group is chosen when fewer than topk_group
+// groups rank above it. pen[g][b] = 0 where lane b may pick from group g,
+// +inf where it may not.
+MOEBENCH_CLONES void block_choose_groups(const float* gscore, int64_t G, int64_t topk_group, float* pen) {
+  const v16 inf = v16{} + kInf, zero = {};
+  for (int64_t g = 0; g < G; ++g) {
+    const v16 x = load16(gscore + g * 16);
+    i16v rank = {};
+    for (int64_t h = 0; h < G; ++h) {
+      const v16 y = load16(gscore + h * 16);
+      rank -= h < g ? (y >= x) : (y > x);  // a true comparison is -1
+    }
+    store16(pen + g * 16, rank < int32_t(topk_group) ? zero : inf);
+  }
+}
+
 // Per lane of 16 stripes of 16 experts: best score and id (lower id on ties).
 MOEBENCH_CLONES void block_lane_best(const float* x, int64_t E, float* best, int32_t* id) {
   // best/id are [16 stripes][16 lanes]; stripe j covers experts j, j+16, ...
@@ -343,25 +381,39 @@ MOEBENCH_CLONES void block_lane_best(const float* x, int64_t E, float* best, int
   }
 }
 
-// Runs the 16 lanes' top-k selections over every expert row of x ([E][16]).
-// pen[g][b] is 0 where lane b may pick from group g and +inf where it may not
-// (per = experts per group). For each row one vector compare decides whether
-// any lane can improve; only those lanes are visited. Entries already offered
-// (seeds) must have been masked to -inf by the caller.
+// Runs the 16 lanes' top-k selections over every expert row of x ([E][16]),
+// group by group (per = experts per group). pen[g][b] is 0 where lane b may
+// pick from group g and +inf where it may not. A lane's threshold is its
+// current k-th best (or kLowest while it has fewer than k); rows are checked
+// four at a time with vector compares and only qualifying lanes of
+// qualifying rows are visited. Entries already offered (seeds) must have been
+// hidden as -inf by the caller.
 MOEBENCH_CLONES void scan_rows(TopK* t, const float* x, int64_t E, int64_t per, const float* pen, int valid) {
   float kth[16];
-  for (int b = 0; b < 16; ++b) kth[b] = b < valid && t[b].have == t[b].k ? t[b].vals[t[b].k - 1] : -3.4e38f;
-  for (int b = valid; b < 16; ++b) kth[b] = 3.4e38f;  // unused lanes never qualify
-  for (int64_t e = 0; e < E; ++e) {
-    const float* row = x + e * 16;
-    const float* pg = pen + (e / per) * 16;
-    int any = 0;
-    for (int b = 0; b < 16; ++b) any |= row[b] >= kth[b] + pg[b];
-    if (!any) continue;
-    for (int b = 0; b < valid; ++b) {
-      if (!(row[b] >= kth[b] + pg[b])) continue;
-      t[b].offer(row[b], int32_t(e));
-      if (t[b].have == t[b].k) kth[b] = t[b].vals[t[b].k - 1];
+  for (int b = 0; b < 16; ++b) {
+    kth[b] = b >= valid ? kInf : t[b].have == t[b].k ? t[b].vals[t[b].k - 1] : kLowest;
+  }
+  const int64_t G = E / per;
+  for (int64_t g = 0; g < G; ++g) {
+    float thr[16];
+    for (int b = 0; b < 16; ++b) thr[b] = pen[g * 16 + b] > 0.0f ? kInf : kth[b];
+    for (int64_t e = g * per, end = (g + 1) * per; e < end;) {
+      const int64_t n = std::min<int64_t>(4, end - e);
+      const v16 th = load16(thr);
+      i16v m = {};
+      for (int64_t q = 0; q < n; ++q) m |= load16(x + (e + q) * 16) >= th;
+      if (any_lane(m)) {
+        for (int64_t q = 0; q < n; ++q) {
+          const float* row = x + (e + q) * 16;
+          // Lanes >= valid have threshold +inf and never appear here.
+          for (uint32_t bits = lane_bits(load16(row) >= load16(thr)); bits != 0; bits &= bits - 1) {
+            const int b = __builtin_ctz(bits);
+            t[b].offer(row[b], int32_t(e + q));
+            if (t[b].have == t[b].k) thr[b] = kth[b] = t[b].vals[t[b].k - 1];
+          }
+        }
+      }
+      e += n;
     }
   }
 }
@@ -379,7 +431,7 @@ void route_block(const RoutingConfig& cfg, const float* logits, int valid, int32
   for (int b = 0; b < 16; ++b) t[b] = TopK{k, 0, {}, b < valid ? ids[b] : nullptr};
   // Seeds are offered first, then hidden (-inf) during the scan so they are
   // not offered twice, and restored before the weights are read.
-  constexpr float kHidden = -3.4e38f;
+  constexpr float kHidden = -kInf;
   auto& saved = s.saved;
   saved.clear();
   auto seed = [&](int b, int32_t id) {
@@ -391,7 +443,7 @@ void route_block(const RoutingConfig& cfg, const float* logits, int valid, int32
     sc[at] = kHidden;
   };
   if (cfg.function == RoutingFunction::kSoftmaxTopK) {
-    const float pen[16] = {0};
+    s.pen.assign(16, 0.0f);
     if (E >= 64 && E % 16 == 0) {
       // Seed every lane with its 16 stripes' best (stripe j: experts j, j+16, ...).
       s.block_aux.resize(256);
@@ -401,26 +453,25 @@ void route_block(const RoutingConfig& cfg, const float* logits, int valid, int32
         for (int j = 0; j < 16; ++j) seed(b, s.block_ids[j * 16 + b]);
       }
     }
-    scan_rows(t, sc, E, E, pen, valid);
+    scan_rows(t, sc, E, E, s.pen.data(), valid);
   } else {
     const int64_t G = cfg.n_group, per = E / G;
     s.block_aux.resize(G * 16);
     s.block_ids.resize(2 * G * 16);
+    s.pen.resize(G * 16);
     block_group_scores(sc, G, per, sigmoid, s.block_aux.data(), s.block_ids.data());
-    s.pen.assign(G * 16, 3.4e38f);
-    std::vector<float> gs(G);
-    std::vector<int32_t> chosen(cfg.topk_group);
+    block_choose_groups(s.block_aux.data(), G, cfg.topk_group, s.pen.data());
+    // Seed each lane with its chosen groups' best two.
     for (int b = 0; b < valid; ++b) {
-      for (int64_t g = 0; g < G; ++g) gs[g] = s.block_aux[g * 16 + b];
-      top_k_indices(gs.data(), G, cfg.topk_group, nullptr, chosen.data());
-      for (int32_t g : chosen) {
-        s.pen[g * 16 + b] = 0.0f;
+      for (int64_t g = 0; g < G; ++g) {
+        if (s.pen[g * 16 + b] > 0.0f) continue;
         for (int q = 0; q < 2; ++q) seed(b, s.block_ids[(g * 2 + q) * 16 + b]);
       }
     }
     scan_rows(t, sc, E, per, s.pen.data(), valid);
   }
   for (const auto& x : saved) sc[x.at] = x.v;
+  const float scale = static_cast<float>(cfg.routed_scaling_factor);
   for (int b = 0; b < valid; ++b) {
     float sum = 0;
     for (int64_t j = 0; j < k; ++j) {
@@ -431,13 +482,9 @@ void route_block(const RoutingConfig& cfg, const float* logits, int valid, int32
       const float inv = 1.0f / sum;
       for (int64_t j = 0; j < k; ++j) weights[b][j] = weights[b][j] * inv;
     }
-    const float scale = static_cast<float>(cfg.routed_scaling_factor);
     for (int64_t j = 0; j < k; ++j) weights[b][j] = weights[b][j] * scale;
-    if (probs && probs[b]) {
-      for (int64_t e = 0; e < E; ++e) probs[b][e] = sc[e * 16 + b];
-    }
   }
+  if (probs) lanes::unpack(sc, E, valid, probs);
 }
 
 }  // namespace moebench
-

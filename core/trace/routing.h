@@ -31,7 +31,8 @@ void route(const RoutingConfig& cfg, const float* logits, const float* selection
 
 // Routes 16 tokens at once. logits is [E][16] (token in the lane); lanes
 // [0, valid) are routed, ids/weights go to ids[b] / weights[b] (k each) and,
-// when probs != nullptr, scores to probs[b] (E each). Scores are computed for
+// when probs != nullptr, scores to probs[b] (E each; every probs[b] with
+// b < valid must then be non-null). Scores are computed for
 // all 16 lanes in vector code; equal scores are ordered by lower id.
 void route_block(const RoutingConfig& cfg, const float* logits, int valid, int32_t* const* ids,
                  float* const* weights, float* const* probs, RoutingScratch& scratch);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/util/detmath.h"
 #include "core/util/error.h"
 
 namespace moebench::st {
@@ -322,6 +323,44 @@ float half_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
+}
+
+// Exact without branches: the half's exponent and mantissa, moved into a
+// float's, give the value times 2^-112 (a normal or subnormal float); one
+// exact multiplication by 2^112 rebiases it. Inf and NaN get the all-ones
+// exponent. Same bits as half_to_float for every input.
+MOEBENCH_CLONES bool half_to_float_n(const uint8_t* src, int64_t n, float* dst) {
+  typedef uint16_t h16 __attribute__((vector_size(32), aligned(2)));
+  typedef uint32_t u16v __attribute__((vector_size(64), aligned(4)));
+  typedef int32_t i16v __attribute__((vector_size(64), aligned(4)));
+  typedef float f16v __attribute__((vector_size(64), aligned(4)));
+  i16v nan = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    h16 h;
+    std::memcpy(&h, src + 2 * i, 32);
+    const u16v x = __builtin_convertvector(h, u16v);
+    const u16v mag = (x & 0x7fffu) << 13;
+    f16v f;
+    std::memcpy(&f, &mag, 64);
+    f = f * 0x1p112f;
+    u16v bits;
+    std::memcpy(&bits, &f, 64);
+    bits |= u16v((x & 0x7c00u) == 0x7c00u) & 0x7f800000u;
+    bits |= (x & 0x8000u) << 16;
+    std::memcpy(dst + i, &bits, 64);
+    nan |= (x & 0x7fffu) > 0x7c00u;
+  }
+  uint64_t w[8];
+  std::memcpy(w, &nan, 64);
+  bool any = ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+  for (; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    dst[i] = half_to_float(h);
+    any |= (h & 0x7fffu) > 0x7c00u;
+  }
+  return any;
 }
 
 }  // namespace moebench::st

@@ -101,4 +101,9 @@ class Writer {
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
 
+// n little-endian binary16 values at src (any alignment) -> dst[n], the same
+// bits as half_to_float, 16 at a time in vector code. Returns true when any
+// of them is NaN.
+bool half_to_float_n(const uint8_t* src, int64_t n, float* dst);
+
 }  // namespace moebench::st

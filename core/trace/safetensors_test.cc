@@ -19,6 +19,32 @@ TEST(Half, RoundTripsEveryHalfExactly) {
   }
 }
 
+TEST(Half, BulkConversionGivesTheScalarBitsForEveryHalf) {
+  // Every binary16 value, at an odd byte offset (unaligned), with a tail
+  // shorter than a vector; the NaN flag is set exactly when a NaN is present.
+  std::vector<uint8_t> bytes(1 + 2 * 0x10000 + 2 * 5);
+  for (uint32_t h = 0; h < 0x10000 + 5; ++h) {
+    const uint16_t v = uint16_t(h < 0x10000 ? h : 0x3c00 + h);
+    std::memcpy(&bytes[1 + 2 * h], &v, 2);
+  }
+  const int64_t n = 0x10000 + 5;
+  std::vector<float> out(n);
+  EXPECT_TRUE(half_to_float_n(bytes.data() + 1, n, out.data()));
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, &bytes[1 + 2 * i], 2);
+    const float want = half_to_float(h);
+    uint32_t a, b;
+    std::memcpy(&a, &want, 4);
+    std::memcpy(&b, &out[i], 4);
+    ASSERT_EQ(a, b) << "half 0x" << std::hex << h;
+  }
+  // Without NaNs (0x0000..0x7c00 is zero..inf): no flag, in the vector body or the tail.
+  EXPECT_FALSE(half_to_float_n(bytes.data() + 1, 0x7c01, out.data()));
+  EXPECT_TRUE(half_to_float_n(bytes.data() + 1, 0x7c02, out.data()));  // the tail holds 0x7c01
+  EXPECT_TRUE(half_to_float_n(bytes.data() + 1 + 2 * 0x7c00, 16, out.data()));  // vector body
+}
+
 TEST(Half, RoundsToNearestEven) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);

@@ -389,11 +389,8 @@ bool FileSequenceReader::next(TokenRecord& out) {
   if ((fields_ & kProbs) && in.probs != ProbsStorage::kNone) {
     out.probs.assign(L * E, 0.0f);
     if (src_->probs_) {
-      const uint8_t* p = f.data(*src_->probs_) + t * L * E * 2;
-      for (int64_t i = 0; i < L * E; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out.probs[i] = st::half_to_float(h);
+      if (st::half_to_float_n(f.data(*src_->probs_) + t * L * E * 2, L * E, out.probs.data())) {
+        nan_check(out.probs, "router probabilities");
       }
     } else {
       const int64_t P = in.top_p;
@@ -412,19 +409,15 @@ bool FileSequenceReader::next(TokenRecord& out) {
           out.probs[l * E + id] = st::half_to_float(h);
         }
       }
+      nan_check(out.probs, "router probabilities");
     }
-    nan_check(out.probs, "router probabilities");
   }
   out.gate_input.clear();
   if ((fields_ & kGateInput) && H > 0) {
     out.gate_input.resize(L * H);
-    const uint8_t* g = f.data(*src_->gate_) + t * L * H * 2;
-    for (int64_t i = 0; i < L * H; ++i) {
-      uint16_t h;
-      std::memcpy(&h, g + 2 * i, 2);
-      out.gate_input[i] = st::half_to_float(h);
+    if (st::half_to_float_n(f.data(*src_->gate_) + t * L * H * 2, L * H, out.gate_input.data())) {
+      nan_check(out.gate_input, "gate_input");
     }
-    nan_check(out.gate_input, "gate_input");
   }
   ++pos_;
   return true;

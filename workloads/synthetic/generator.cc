@@ -12,6 +12,7 @@
 
 #include "core/trace/routing.h"
 #include "core/util/detmath.h"
+#include "core/util/lanes16.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
 
@@ -267,6 +268,11 @@ struct LaneRng {
   }
 };
 
+using lanes::load16;
+using lanes::store16;
+using lanes::u16v;
+using lanes::v16;
+
 constexpr float kSqrt12 = 3.4641016151377544f;
 
 // 16 uniforms in [0, 1).
@@ -283,18 +289,14 @@ inline void lane_uniforms(LaneRng& rng, float* out) {
   }
 }
 
-// The same 16 lanes as one vector (GCC vector extensions: lowered to
-// AVX-512, AVX2 or SSE per clone, elementwise and therefore bit-identical).
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef uint32_t u16 __attribute__((vector_size(64), aligned(4)));
-
+// The same 16 lanes as one vector (elementwise, so bit-identical to the above).
 __attribute__((always_inline)) inline v16 lane_uniforms_v(LaneRng& rng) {
-  const u16 inc = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-  u16 st;
+  const u16v inc = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  u16v st;
   std::memcpy(&st, rng.state, 64);
   st = st * 1664525u + 1013904223u + inc;
   std::memcpy(rng.state, &st, 64);
-  u16 x = st;
+  u16v x = st;
   x ^= x >> 16;
   x *= 0x7feb352du;
   x ^= x >> 15;
@@ -302,13 +304,6 @@ __attribute__((always_inline)) inline v16 lane_uniforms_v(LaneRng& rng) {
   x ^= x >> 16;
   return __builtin_convertvector(x >> 8, v16) * 0x1.0p-24f;
 }
-
-__attribute__((always_inline)) inline v16 load16(const float* p) {
-  v16 v;
-  std::memcpy(&v, p, 64);
-  return v;
-}
-__attribute__((always_inline)) inline void store16(float* p, v16 v) { std::memcpy(p, &v, 64); }
 
 // 16 approximately normal values (Irwin-Hall of 4 uniforms, unit variance).
 void normals16(LaneRng& rng, float* out) {
@@ -448,16 +443,15 @@ class SyntheticReader : public SequenceReader {
     int32_t* ids[16];
     float* weights[16];
     float* prob[16];
+    float* gate_rows[16];
     for (int64_t l = 0; l < L; ++l) {
       const float* mean = &s_.mean[l * H];
       const float* mix = &s_.mix[l * r * H];
       mix_block(mean, mix, c_.data(), r, H, visible_, noise, h_.data(), 0, Hv);
       if (gate) {
         mix_block(mean, mix, c_.data(), r, H, hidden_, noise, h_.data(), Hv, H);
-        for (int b = 0; b < nb; ++b) {
-          float* g = &block_[b].gate_input[l * H];
-          for (int64_t i = 0; i < H; ++i) g[i] = h_[i * 16 + b];
-        }
+        for (int b = 0; b < nb; ++b) gate_rows[b] = block_[b].gate_input.data();
+        lanes::unpack_at(h_.data(), H, nb, gate_rows, l * H);
       }
       gate_logits_block(h_.data(), &s_.sign[l * s_.blocks * Hv], &s_.row[l * E], &s_.beta[l * E], &s_.scale[l * E],
                         Hv, E, s_.blocks, x_.data(), logits_.data());

@@ -1,0 +1,44 @@
+// Compiled in the routing libraries (-O3, per-ISA clones; see core/CMakeLists.txt).
+
+#include "core/util/lanes16.h"
+
+#include "core/util/detmath.h"
+
+namespace moebench::lanes {
+
+namespace {
+
+// rows[0..16) (row i = value i of 16 lanes) become rows[b] = lane b's 16
+// values. Four rounds of interleaving rows i and i + 8 (a perfect shuffle)
+// transpose a 16 x 16 tile.
+__attribute__((always_inline)) inline void transpose16(v16* rows) {
+  const i16v lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+  const i16v hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  for (int round = 0; round < 4; ++round) {
+    v16 next[16];
+    for (int i = 0; i < 8; ++i) {
+      next[2 * i] = __builtin_shuffle(rows[i], rows[i + 8], lo);
+      next[2 * i + 1] = __builtin_shuffle(rows[i], rows[i + 8], hi);
+    }
+    for (int i = 0; i < 16; ++i) rows[i] = next[i];
+  }
+}
+
+}  // namespace
+
+MOEBENCH_CLONES void unpack_at(const float* src, int64_t n, int valid, float* const* dst, int64_t offset) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v16 rows[16];
+    for (int q = 0; q < 16; ++q) rows[q] = load16(src + (i + q) * 16);
+    transpose16(rows);
+    for (int b = 0; b < valid; ++b) store16(dst[b] + offset + i, rows[b]);
+  }
+  for (; i < n; ++i) {
+    for (int b = 0; b < valid; ++b) dst[b][offset + i] = src[i * 16 + b];
+  }
+}
+
+void unpack(const float* src, int64_t n, int valid, float* const* dst) { unpack_at(src, n, valid, dst, 0); }
+
+}  // namespace moebench::lanes

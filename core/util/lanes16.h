@@ -1,0 +1,32 @@
+#pragma once
+// Sixteen-lane float vectors (GCC vector extensions), shared by the hot
+// loops of trace generation and routing. Blocks of 16 tokens are processed
+// together with the token in the lane: an array [N][16] holds N values of
+// each of 16 tokens. The extensions are lowered to AVX-512, AVX2 or SSE per
+// MOEBENCH_CLONES clone; every operation is elementwise, so the clones give
+// the same bits.
+
+#include <cstdint>
+#include <cstring>
+
+namespace moebench::lanes {
+
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef int32_t i16v __attribute__((vector_size(64), aligned(4)));
+typedef uint32_t u16v __attribute__((vector_size(64), aligned(4)));
+
+__attribute__((always_inline)) inline v16 load16(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, 64);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(float* p, v16 v) { std::memcpy(p, &v, 64); }
+
+// Writes the lanes of src ([n][16]) out per token: dst[b][i] = src[i * 16 + b]
+// for i < n and b < valid. Transposes 16 x 16 tiles in registers.
+void unpack(const float* src, int64_t n, int valid, float* const* dst);
+
+// As unpack, with dst[b] offset by `offset` floats.
+void unpack_at(const float* src, int64_t n, int valid, float* const* dst, int64_t offset);
+
+}  // namespace moebench::lanes
