@@ -363,4 +363,35 @@ MOEBENCH_CLONES bool half_to_float_n(const uint8_t* src, int64_t n, float* dst) 
   return any;
 }
 
+// Round to nearest even without branches (every lane takes all three
+// paths, a select keeps one): magnitudes from 65536 up, inf and NaN saturate;
+// below the smallest normal half (2^-14), adding 0.5 rounds to a multiple of
+// 2^-24 in the FPU's own round-to-nearest-even and leaves the half's bits in
+// the low mantissa; normal values are rebiased with the round-half-to-even
+// increment (0xfff plus the kept mantissa's lowest bit) before truncating.
+MOEBENCH_CLONES void float_to_half_n(const float* src, int64_t n, uint16_t* dst) {
+  typedef uint16_t h16 __attribute__((vector_size(32), aligned(2)));
+  typedef uint32_t u16v __attribute__((vector_size(64), aligned(4)));
+  typedef float f16v __attribute__((vector_size(64), aligned(4)));
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    u16v x;
+    std::memcpy(&x, src + i, 64);
+    const u16v sign = (x >> 16) & 0x8000u;
+    const u16v a = x & 0x7fffffffu;
+    const u16v big = a > 0x7f800000u ? u16v{} + 0x7e00u : u16v{} + 0x7c00u;
+    f16v af;
+    std::memcpy(&af, &a, 64);
+    af = af + 0.5f;
+    u16v sub;
+    std::memcpy(&sub, &af, 64);
+    sub = sub - 0x3f000000u;
+    const u16v normal = (a + ((uint32_t(15 - 127) << 23) + 0xfffu) + ((a >> 13) & 1u)) >> 13;
+    const u16v h = a >= 0x47800000u ? big : (a < (113u << 23) ? sub : normal);
+    const h16 out = __builtin_convertvector(h | sign, h16);
+    std::memcpy(dst + i, &out, 32);
+  }
+  for (; i < n; ++i) dst[i] = float_to_half(src[i]);
+}
+
 }  // namespace moebench::st

@@ -106,4 +106,7 @@ float half_to_float(uint16_t h);
 // of them is NaN.
 bool half_to_float_n(const uint8_t* src, int64_t n, float* dst);
 
+// src[n] -> dst[n], the same bits as float_to_half, 16 at a time.
+void float_to_half_n(const float* src, int64_t n, uint16_t* dst);
+
 }  // namespace moebench::st

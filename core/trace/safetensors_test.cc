@@ -1,6 +1,7 @@
 #include "core/trace/safetensors.h"
 
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -43,6 +44,44 @@ TEST(Half, BulkConversionGivesTheScalarBitsForEveryHalf) {
   EXPECT_FALSE(half_to_float_n(bytes.data() + 1, 0x7c01, out.data()));
   EXPECT_TRUE(half_to_float_n(bytes.data() + 1, 0x7c02, out.data()));  // the tail holds 0x7c01
   EXPECT_TRUE(half_to_float_n(bytes.data() + 1 + 2 * 0x7c00, 16, out.data()));  // vector body
+}
+
+TEST(Half, BulkEncodingGivesTheScalarBits) {
+  // Every half, the midpoints between neighbours and one float ulp either
+  // side (the rounding boundaries), the overflow edge, NaNs and infinities
+  // of both signs, and a stride through all 2^32 float bit patterns.
+  std::vector<float> in;
+  auto bits_to_float = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  auto float_bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    const float lo = half_to_float(uint16_t(h)), hi = half_to_float(uint16_t(h + 1));
+    const float mid = lo + (hi - lo) / 2;  // exact: halves have 11 significant bits
+    for (float f : {lo, mid, bits_to_float(float_bits(mid) - 1), bits_to_float(float_bits(mid) + 1)}) {
+      in.push_back(f);
+      in.push_back(-f);
+    }
+  }
+  for (uint64_t u = 0; u < (1ull << 32); u += 65521) in.push_back(bits_to_float(uint32_t(u)));
+  for (float f : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e30f, std::numeric_limits<float>::infinity(),
+                  std::nanf(""), std::numeric_limits<float>::denorm_min(), 0.0f}) {
+    in.push_back(f);
+    in.push_back(-f);
+  }
+  in.push_back(bits_to_float(0x7f800001u));  // signalling NaN
+  in.push_back(bits_to_float(0xffffffffu));
+  std::vector<uint16_t> out(in.size());
+  float_to_half_n(in.data(), int64_t(in.size()), out.data());
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(out[i], float_to_half(in[i])) << "float bits 0x" << std::hex << float_bits(in[i]);
+  }
 }
 
 TEST(Half, RoundsToNearestEven) {

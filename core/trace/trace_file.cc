@@ -158,7 +158,9 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
       b.ids.insert(b.ids.end(), rec.ids.begin(), rec.ids.end());
       b.weights.insert(b.weights.end(), rec.weights.begin(), rec.weights.end());
       if (opt.probs == ProbsStorage::kFull) {
-        for (float p : rec.probs) b.probs.push_back(st::float_to_half(p));
+        const size_t at = b.probs.size();
+        b.probs.resize(at + rec.probs.size());
+        st::float_to_half_n(rec.probs.data(), int64_t(rec.probs.size()), b.probs.data() + at);
       } else if (opt.probs == ProbsStorage::kTopP) {
         for (int64_t l = 0; l < L; ++l) {
           const float* p = rec.probs.data() + l * E;
@@ -171,7 +173,9 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
         }
       }
       if (gates) {
-        for (float g : rec.gate_input) b.gate.push_back(st::float_to_half(g));
+        const size_t at = b.gate.size();
+        b.gate.resize(at + rec.gate_input.size());
+        st::float_to_half_n(rec.gate_input.data(), int64_t(rec.gate_input.size()), b.gate.data() + at);
       }
       if (++b.count == kChunkTokens) flush();
     }
