@@ -57,6 +57,24 @@ def test_figure_scripts_write_tables_with_paper_values(results, tmp_path):
     assert 0.0 <= row["harness hit rate"] <= 1.0
 
 
+def test_smoe_fig15_uses_the_layers_each_system_prefetches_on(tmp_path):
+    import smoe_fig15
+
+    res = tmp_path / "results"
+    run_suite(res, "suites/smoe-table1.toml", "--filter", "part=smoe-table1-deepseek-v3")
+    run, df = common.find_part(str(res), "smoe-table1-deepseek-v3", suites=("smoe-table1",))
+    for _, r in df.iterrows():  # the per-layer counts add up to the total
+        assert sum(r["prefetch_loads_by_layer"]) == r["prefetch_loads"]
+        assert len(r["prefetch_loads_by_layer"]) == 58
+    s = smoe_fig15.run(str(res), tmp_path)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(tmp_path / "smoe-fig15.csv").set_index("system")
+    assert t.loc["Static", "prefetch loads"] == 0
+    assert t.loc["Static", "prefetching layers"] == "0/58"
+    assert t.loc["SMoE (N=2)", "prefetching layers"] == "58/58"
+    assert t.loc["SMoE-Flex (N=3)", "prefetching layers"] == "29/58"  # flex_fraction 0.5
+
+
 def test_report_lists_every_figure_and_the_pending_ones(results, tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "analysis" / "report.py"), "--results", str(results), "--out",
                         str(tmp_path)], capture_output=True, text=True)

@@ -483,7 +483,10 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
   m_.h2d_bytes += cost_.expert_bytes();
   switch (kind) {
     case TaskKind::kDemandLoad: ++m_.demand_loads; break;
-    case TaskKind::kPrefetchLoad: ++m_.prefetch_loads; break;
+    case TaskKind::kPrefetchLoad:
+      ++m_.prefetch_loads;
+      ++m_.prefetch_layer_loads[layer];
+      break;
     default: ++m_.swap_loads; break;
   }
   if (staging) ++m_.staging_loads;
@@ -617,6 +620,7 @@ SimulationResult Simulator::run() {
   prefetch_of_.assign(size_t(L_) * E_, -1);
   m_.decode_layer_accesses.assign(L_, 0);
   m_.decode_layer_hits.assign(L_, 0);
+  m_.prefetch_layer_loads.assign(L_, 0);
   active_.assign(L_, {});
   tokens_of_.assign(E_, 0);
   xfer_of_.assign(E_, -1);

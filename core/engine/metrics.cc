@@ -70,6 +70,8 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        }},
       {"decode_activations", "Decode (token, layer, expert) activations.", [](const RunMetrics& m) { return J(m.token_accesses[1]); }},
       {"prefetch_loads", "Expert loads issued by the prefetcher.", [](const RunMetrics& m) { return J(m.prefetch_loads); }},
+      {"prefetch_loads_by_layer", "Expert loads issued by the prefetcher, per MoE layer (array).",
+       [](const RunMetrics& m) { return J(m.prefetch_layer_loads); }},
       {"prefetch_precision_frac", "Prefetches whose expert was activated in the layer and step they targeted / prefetches issued.",
        [](const RunMetrics& m) { return ratio(m.prefetch_useful, m.prefetch_loads); }},
       {"prefetch_recall_frac", "Decode activations cached at the gate because of a prefetch for that step / decode activations.",
