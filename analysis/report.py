@@ -30,6 +30,7 @@ FIGURES = [
     ("smoe_fig14", "SMoE", "Fig. 14", "suites/ablation.toml (part smoe-fig14)"),
     ("smoe_table1", "SMoE", "Table I", "suites/smoe-table1.toml"),
     ("smoe_fig13", "SMoE", "Fig. 13", "suites/smoe-fig13.toml"),
+    ("smoe_fig10_11", "SMoE", "Fig. 10 and Fig. 11", "suites/smoe-fig10-11.toml"),
     ("smoe_fig15", "SMoE", "Fig. 15", "suites/smoe-table1.toml (part smoe-table1-deepseek-v3)"),
     ("dali_table4", "DALI", "Table 4", "suites/dali-table4.toml"),
     ("dali_table2", "DALI", "Table 2", "make predictors"),
@@ -53,7 +54,7 @@ FIGURES = [
 PENDING = [
     ("HybriMoE", "Fig. 3(b)(c)(e)(f)", "trace-statistics figures: not written yet (the statistics exist: "
      "`moebench trace stats`)"),
-    ("SMoE", "Fig. 5, 6, 10, 11", "not written yet (Fig. 5 and 6 are trace statistics: `moebench trace stats`)"),
+    ("SMoE", "Fig. 5, 6", "not written yet (trace statistics: `moebench trace stats`)"),
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),

@@ -980,6 +980,11 @@ void Simulator::run_moe_layer(int32_t l) {
   if (decode) {
     m_.bd_gpu_compute_ns += gpu_compute;
     m_.bd_wait_cache_ns += wait;
+  } else {
+    m_.pbd_gpu_compute_ns += gpu_compute;
+    m_.pbd_wait_pcie_ns += wait;
+    m_.prefill_expert_pairs += int64_t(active.size());
+    m_.prefill_gpu_expert_pairs += int64_t(plan_.gpu.size());
   }
   for (int32_t e : plan_.gpu) {
     xfer_of_[e] = -1;
@@ -1018,7 +1023,7 @@ void Simulator::run_moe_layer(int32_t l) {
   double done = gpu_end;
   if (imm_done >= 0) done = std::max(done, imm_done);
   if (deferred_done_ns_ >= 0) done = std::max(done, deferred_done_ns_);  // previous layer's deferred outputs
-  if (decode && imm_done > gpu_end) m_.bd_cpu_other_ns += imm_done - std::max(gpu_end, t_gate);
+  if (imm_done > gpu_end) (decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) += imm_done - std::max(gpu_end, t_gate);
   deferred_done_ns_ = def_done;
   layer_ready_ns_ = done;
 

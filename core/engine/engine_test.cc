@@ -62,6 +62,28 @@ TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
   EXPECT_EQ(r.metrics.demand_loads, 1);
 }
 
+TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {
+  // The previous test's token as a one-token prompt, then one decode token.
+  // Prefill: layer 0 waits 3 us for expert 2's copy (PCIe) and computes two
+  // GPU experts (4 us); layer 1 computes two (4 us); nothing on the CPU.
+  const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}, {{0, 2}, {0, 1}}}, 1);
+  const auto g = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  EXPECT_DOUBLE_EQ(g.metrics.pbd_wait_pcie_ns, 3 * us);
+  EXPECT_DOUBLE_EQ(g.metrics.pbd_gpu_compute_ns, 8 * us);
+  EXPECT_DOUBLE_EQ(g.metrics.pbd_wait_cpu_ns, 0.0);
+  EXPECT_EQ(g.metrics.prefill_expert_pairs, 4);
+  EXPECT_EQ(g.metrics.prefill_gpu_expert_pairs, 4);
+  EXPECT_DOUBLE_EQ(g.metrics.bd_wait_cache_ns, 0.0);  // decode: everything cached
+  // Every expert on the CPU: the MoE part of each prefill layer is CPU wait
+  // (two 10 us experts per layer); the ratio column reads 0 GPU share.
+  const auto c = run(tiny_model(), round_hardware(), strategy("all-cpu"), src);
+  EXPECT_DOUBLE_EQ(c.metrics.pbd_wait_cpu_ns, 40 * us);
+  EXPECT_DOUBLE_EQ(c.metrics.pbd_wait_pcie_ns + c.metrics.pbd_gpu_compute_ns, 0.0);
+  EXPECT_EQ(c.metrics.prefill_gpu_expert_pairs, 0);
+  EXPECT_DOUBLE_EQ(c.metrics.to_json()["pbd_wait_cpu_ms_per_prefill"].get<double>(), 0.04);
+  EXPECT_DOUBLE_EQ(c.metrics.to_json()["prefill_gpu_expert_frac"].get<double>(), 0.0);
+}
+
 // A deferral that defers the lowest-ranked expert of every layer (a test
 // stand-in for KTransformers' rules): the mechanism is the core's.
 class DeferLast : public Deferral {

@@ -49,6 +49,11 @@ struct RunMetrics {
   double bd_predict_ns = 0, bd_gpu_compute_ns = 0, bd_wait_cache_ns = 0, bd_shared_ns = 0,
          bd_cpu_other_ns = 0, bd_attention_ns = 0;
 
+  // Prefill breakdown (SMoE Fig. 11), summed over prefill steps, ns; and
+  // the activated (layer, expert) pairs of prefill steps, all and on the GPU.
+  double pbd_gpu_compute_ns = 0, pbd_wait_pcie_ns = 0, pbd_wait_cpu_ns = 0;
+  int64_t prefill_expert_pairs = 0, prefill_gpu_expert_pairs = 0;
+
   // Host time spent in components (measured on the machine running the
   // simulation), per family, and how many layer calls were timed.
   double decision_ns[6] = {0, 0, 0, 0, 0, 0};  // placement, assigner, cache, prefetcher, predictor, deferral
