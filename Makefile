@@ -11,7 +11,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench report predictors clean
+.PHONY: all deps build test run bench report predictors characterize clean
 
 all: build
 
@@ -65,6 +65,28 @@ predictors: build
 	  --json $(PRED_DIR)/qwen3-30b-a3b-b8.json > /dev/null
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model deepseek-v3 --sequences 64 --batch 8 \
 	  --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8.json > /dev/null
+
+# Workload and cost characterisation (HybriMoE Fig. 3(b)(c)(e)(f), SMoE Fig. 5
+# and 6, DALI Fig. 8): trace statistics of the calibrated synthetic workloads,
+# two short decode traces, the simulated expert costs; results/characterize/.
+CHAR_DIR = results/characterize
+MB = MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench
+characterize: build
+	mkdir -p $(CHAR_DIR)
+	$(MB) trace stats --model deepseek-v2-lite --sequences 16 --prompt-len 64 --decode-len 128 \
+	  --json $(CHAR_DIR)/deepseek-v2-lite-decode.json > /dev/null
+	$(MB) trace stats --model deepseek-v2-lite --sequences 1 --prompt-len 128 --decode-len 0 \
+	  --json $(CHAR_DIR)/deepseek-v2-lite-prefill128.json > /dev/null
+	$(MB) config cost --model deepseek-v2-lite --hardware hybrimoe-a6000 \
+	  --json $(CHAR_DIR)/cost-deepseek-v2-lite-hybrimoe-a6000.json > /dev/null
+	$(MB) trace stats --model deepseek-v3 --sequences 16 --prompt-len 64 --decode-len 128 \
+	  --json $(CHAR_DIR)/deepseek-v3-decode.json > /dev/null
+	$(MB) trace stats --model mixtral-8x7b --sequences 64 --prompt-len 64 --decode-len 128 --batch 8 \
+	  --json $(CHAR_DIR)/mixtral-8x7b-b8.json > /dev/null
+	for m in deepseek-v3 qwen3-235b-a22b; do \
+	  $(MB) trace gen --model $$m --sequences 1 --prompt-len 16 --decode-len 256 --no-probs --no-gate-inputs \
+	    --out $(CHAR_DIR)/$$m-decode.safetensors > /dev/null || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)

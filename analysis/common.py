@@ -197,3 +197,25 @@ def find_parts(results: str, parts, suites=()):
 def checks_text(checks: dict) -> str:
     """'name: yes; name: no' for a figure's trend checks."""
     return "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+
+
+# ---------------------------------------------------------------- characterisation data (make characterize)
+
+
+def characterize_json(results: str, name: str):
+    """results/characterize/<name>.json (written by `make characterize`), or None."""
+    path = pathlib.Path(results) / "characterize" / f"{name}.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def characterize_trace(results: str, name: str):
+    """results/characterize/<name>.safetensors through the numpy trace reader, or None."""
+    import sys
+    path = pathlib.Path(results) / "characterize" / f"{name}.safetensors"
+    if not path.is_file():
+        return None
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "workloads" / "python"))
+    import moebench_trace
+    return moebench_trace.read(str(path))

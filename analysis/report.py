@@ -36,6 +36,9 @@ FIGURES = [
     ("dali_table2", "DALI", "Table 2", "make predictors"),
     ("dali_table8", "DALI", "Table 8", "make predictors"),
     ("smoe_fig3", "SMoE", "Fig. 3", "make predictors"),
+    ("hybrimoe_fig3", "HybriMoE", "Fig. 3(b)(c)(e)(f)", "make characterize"),
+    ("smoe_fig5_6", "SMoE", "Fig. 5 and Fig. 6", "make characterize"),
+    ("dali_fig8", "DALI", "Fig. 8", "make characterize"),
     ("dali_fig4", "DALI", "Fig. 4", "suites/dali.toml (part dali-fig4-5)"),
     ("dali_fig5", "DALI", "Fig. 5", "suites/dali.toml (part dali-fig4-5)"),
     ("dali_fig7_17", "DALI", "Fig. 7 and Fig. 17", "suites/dali.toml (parts dali-fig17-*)"),
@@ -52,14 +55,9 @@ FIGURES = [
 
 # Figures and tables issue 6 lists that have no suite and script yet, and why.
 PENDING = [
-    ("HybriMoE", "Fig. 3(b)(c)(e)(f)", "trace-statistics figures: not written yet (the statistics exist: "
-     "`moebench trace stats`)"),
-    ("SMoE", "Fig. 5, 6", "not written yet (trace statistics: `moebench trace stats`)"),
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),
-    ("DALI", "Fig. 8", "trace statistic (`moebench trace stats`, high-workload diagonal; a calibration target): "
-     "no figure script yet"),
     ("DALI", "Fig. 16(b)", "prefetch accuracy by method and top-k: the predictor evaluation of Table 2 "
      "(`make predictors`) without a random predictor column yet"),
     ("DALI", "Fig. 18(d)", "needs a per-step hit-rate series in the results"),

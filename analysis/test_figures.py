@@ -104,3 +104,57 @@ def test_dali_parts_run_separately_are_each_found(tmp_path):
     s = dali_fig18.run(str(res), tmp_path)
     t = pd.read_csv(tmp_path / "dali-fig18.csv")
     assert set(t["panel"]) == {"c"} and len(t) == 5  # w_size 2 x u_size 1, 2, 4, 8, 16
+
+
+def test_characterization_figures_from_small_runs(tmp_path):
+    """make characterize's commands at small sizes, then the three scripts."""
+    import dali_fig8
+    import hybrimoe_fig3
+    import smoe_fig5_6
+
+    res = tmp_path / "results"
+    d = res / "characterize"
+    d.mkdir(parents=True)
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    mb = str(BIN / "moebench")
+
+    def sh(*args):
+        r = subprocess.run([mb, *args], capture_output=True, text=True, env=env, cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    sh("trace", "stats", "--model", "deepseek-v2-lite", "--sequences", "2", "--prompt-len", "16", "--decode-len", "32",
+       "--json", str(d / "deepseek-v2-lite-decode.json"))
+    sh("trace", "stats", "--model", "deepseek-v2-lite", "--sequences", "1", "--prompt-len", "128", "--decode-len", "0",
+       "--json", str(d / "deepseek-v2-lite-prefill128.json"))
+    out = sh("config", "cost", "--model", "deepseek-v2-lite", "--hardware", "hybrimoe-a6000",
+             "--json", str(d / "cost-deepseek-v2-lite-hybrimoe-a6000.json"))
+    assert "CPU first in layer" in out
+    sh("trace", "stats", "--model", "deepseek-v3", "--sequences", "2", "--prompt-len", "8", "--decode-len", "16",
+       "--json", str(d / "deepseek-v3-decode.json"))
+    sh("trace", "stats", "--model", "mixtral-8x7b", "--sequences", "16", "--prompt-len", "8", "--decode-len", "32",
+       "--batch", "8", "--json", str(d / "mixtral-8x7b-b8.json"))
+    for m in ("deepseek-v3", "qwen3-235b-a22b"):
+        sh("trace", "gen", "--model", m, "--sequences", "1", "--prompt-len", "4", "--decode-len", "32", "--no-probs",
+           "--no-gate-inputs", "--out", str(d / f"{m}-decode.safetensors"))
+
+    rep = tmp_path / "rep"
+    s = hybrimoe_fig3.run(str(res), rep)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(rep / "hybrimoe-fig3.csv")
+    cost = pd.read_json(d / "cost-deepseek-v2-lite-hybrimoe-a6000.json", typ="series")
+    row = next(r for r in cost["by_tokens"] if r["tokens"] == 16)
+    one = t[(t["panel"] == "e") & (t["x"] == "1 experts x 16 tokens: CPU")]["value"].iloc[0]
+    assert one == pytest.approx(row["cpu_first_ms"])  # one expert: the first-in-layer cost
+    assert isinstance(smoe_fig5_6.run(str(res), rep)["trend_reproduced"], bool)
+    t = pd.read_csv(rep / "smoe-fig5-6.csv")
+    assert len(t[t["figure"] == 5]) == 58  # one row per DeepSeek-V3 MoE layer
+    assert isinstance(dali_fig8.run(str(res), rep)["trend_reproduced"], bool)
+    t = pd.read_csv(rep / "dali-fig8.csv")
+    assert list(t["layer"]) == [1, 4, 8, 16]
+    assert ((t["rows whose diagonal is the maximum"] >= 0) & (t["rows whose diagonal is the maximum"] <= 1)).all()
+
+    # A wrong preset name is an error that names it.
+    r = subprocess.run([mb, "config", "cost", "--model", "deepseek-v2-lite", "--hardware", "no-such-gpu"],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode != 0 and "no-such-gpu" in r.stderr

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "core/config/experiment.h"
+#include "core/engine/cost_model.h"
+#include "core/util/atomic_file.h"
 #include "tools/catalog.h"
 #include "tools/commands.h"
 
@@ -68,6 +70,49 @@ void add_config_commands(CLI::App& app) {
       const auto& cat = component_catalog();
       std::cout << load_strategy(strategy, paths, &cat).to_json(&cat).dump(2) << "\n";
     }
+  });
+
+  auto* cost = config->add_subcommand(
+      "cost", "Print the simulated backend's expert costs (ms) for a model on a hardware profile, by tokens per expert");
+  static std::string cost_model, cost_hw, cost_json;
+  static std::vector<int64_t> cost_tokens;
+  cost->add_option("--model", cost_model, "Model preset name or file")->required();
+  cost->add_option("--hardware", cost_hw, "Hardware preset name or file")->required();
+  cost->add_option("--tokens", cost_tokens, "Tokens routed to one expert (default 1, 2, 4, ..., 4096)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  cost->add_option("--json", cost_json, "Also write the table as JSON to this file");
+  cost->callback([] {
+    const auto paths = ConfigPaths::defaults();
+    const ModelSpec m = load_model(cost_model, paths);
+    const HardwareProfile h = load_hardware(cost_hw, paths);
+    const CostModel c(m, h);
+    std::vector<int64_t> tokens = cost_tokens;
+    if (tokens.empty()) {
+      for (int64_t t = 1; t <= 4096; t *= 2) tokens.push_back(t);
+    }
+    nlohmann::ordered_json j;
+    j["model"] = m.name;
+    j["hardware"] = h.name;
+    j["expert_bytes"] = c.expert_bytes();
+    j["h2d_expert_ms"] = c.h2d_expert_ns() / 1e6;
+    j["has_gpu"] = c.has_gpu();
+    j["by_tokens"] = nlohmann::ordered_json::array();
+    fmt::print("{} on {}: one expert {:.1f} MiB, H2D copy {:.3f} ms\n\n", m.name, h.name,
+               double(c.expert_bytes()) / (1 << 20), c.h2d_expert_ns() / 1e6);
+    fmt::print("{:>7}  {:>20}  {:>19}  {:>13}\n", "tokens", "CPU first in layer", "CPU later in layer", "GPU (cached)");
+    for (int64_t t : tokens) {
+      const double first = c.cpu_expert_ns(t, true) / 1e6, later = c.cpu_expert_ns(t, false) / 1e6;
+      const double gpu = c.has_gpu() ? c.gpu_expert_ns(t) / 1e6 : 0.0;
+      fmt::print("{:7d}  {:17.3f} ms  {:16.3f} ms  {:10.3f} ms\n", t, first, later, gpu);
+      j["by_tokens"].push_back({{"tokens", t}, {"cpu_first_ms", first}, {"cpu_ms", later},
+                                {"gpu_ms", c.has_gpu() ? nlohmann::ordered_json(gpu) : nlohmann::ordered_json(nullptr)}});
+    }
+    if (c.clamped_lookups() > 0) {
+      fmt::print("\nnote: {} lookups fell outside a measured table's token range (answered with its end point)\n",
+                 c.clamped_lookups());
+    }
+    j["clamped_lookups"] = c.clamped_lookups();
+    if (!cost_json.empty()) write_file_atomic(cost_json, j.dump(1) + "\n");
   });
 
   auto* describe = config->add_subcommand(

@@ -246,6 +246,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     }
     st.high_workload_diagonal_rows = layers_counted ? frac_sum / double(layers_counted) : 0;
   }
+  if (E <= 64) st.high_workload_heatmap = transitions;
 
   if (st.has_gate_inputs && L > 1 && cos_n > 0) {
     st.cos_raw.resize(L - 1);
@@ -302,6 +303,19 @@ nlohmann::ordered_json TraceStats::to_json() const {
   j["reuse_by_rank"] = reuse_by_rank;
   j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
   j["popularity"] = counts;
+  if (!high_workload_heatmap.empty()) {
+    nlohmann::ordered_json h = nlohmann::ordered_json::array();
+    const size_t E = size_t(experts);
+    for (int64_t l = 0; l < moe_layers; ++l) {
+      nlohmann::ordered_json m = nlohmann::ordered_json::array();
+      for (size_t a = 0; a < E; ++a) {
+        const auto* row = &high_workload_heatmap[(size_t(l) * E + a) * E];
+        m.push_back(std::vector<int32_t>(row, row + E));
+      }
+      h.push_back(std::move(m));
+    }
+    j["high_workload_heatmap"] = std::move(h);
+  }
   return j;
 }
 

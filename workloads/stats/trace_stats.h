@@ -51,6 +51,9 @@ struct TraceStats {
   // layer): fraction of its rows (experts seen at least 10 times) whose
   // diagonal cell is the row's largest, averaged over layers.
   double high_workload_diagonal_rows = 0;
+  // The heatmap's counts [L][E][E] (from, to), kept for models with at most
+  // 64 experts (DALI Fig. 8 shows Mixtral's); empty otherwise.
+  std::vector<int32_t> high_workload_heatmap;
 
   double mean(const std::vector<double>& v) const;
   nlohmann::ordered_json to_json() const;

@@ -63,6 +63,13 @@ TEST(TraceStats, HandComputedValues) {
   EXPECT_LT(st.cos_raw[0], 1.0);
   // Every layer-0 expert is followed by {1,2} at layer 1: conditional max 1.
   EXPECT_DOUBLE_EQ(st.coact_top1[0], 1.0);
+  // DALI Fig. 8 heatmap (4 experts: kept). Layer 1 has {1, 2} at every token:
+  // over the 3 transitions expert 1 -> 1 and 2 -> 2 each time.
+  ASSERT_EQ(st.high_workload_heatmap.size(), 2u * 4 * 4);
+  EXPECT_EQ(st.high_workload_heatmap[(1 * 4 + 1) * 4 + 1], 3);
+  EXPECT_EQ(st.high_workload_heatmap[(1 * 4 + 2) * 4 + 2], 3);
+  const auto j = st.to_json();
+  EXPECT_EQ(j["high_workload_heatmap"][1][2][2].get<int>(), 3);
 }
 
 }  // namespace
