@@ -1,8 +1,7 @@
-"""DALI Fig. 18(a)-(c): decode speed on Mixtral by prefetch size (a) and by
+"""DALI Fig. 18(a)-(d): decode speed on Mixtral by prefetch size (a) and by
 cached experts per layer (b); window-cache hit rate on DeepSeek by
-(w_size, u_size) (c). The paper gives no numbers; its text states the
-trends. Fig. 18(d) (hit rate over token groups) needs a per-step hit-rate
-series the results do not hold yet.
+(w_size, u_size) (c); Mixtral's hit rate per layer and group of 8 generated
+tokens (d). The paper gives no numbers; its text states the trends.
 
     python3 analysis/dali_fig18.py --results results --out results/report"""
 
@@ -14,18 +13,20 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
 FIG = "dali-fig18"
-TITLE = "DALI Fig. 18(a)-(c): prefetch size, cached experts, (w_size, u_size)"
+TITLE = "DALI Fig. 18(a)-(d): prefetch size, cached experts, (w_size, u_size), hit rate over generation"
 
 
 def run(results: str, out):
     run_a, mix = common.find_part(results, "dali-fig18-mixtral", suites=("dali",))
     run_c, ds = common.find_part(results, "dali-fig18c", suites=("dali",))
-    if mix is None and ds is None:
+    run_d, gen = common.find_part(results, "dali-fig18d", suites=("dali",))
+    if mix is None and ds is None and gen is None:
         return None
     pv = common.paper_values("dali")["fig18"]
     rows, checks = [], {}
@@ -58,11 +59,31 @@ def run(results: str, out):
             (piv.diff(axis=0).dropna() <= 1e-12).all().all())
         checks["(c) larger u_size, higher hit rate (every w_size)"] = bool(
             (piv.diff(axis=1).dropna(axis=1) >= -1e-12).all().all())
+    grid = None
+    if gen is not None:
+        r = gen.iloc[0]
+        if "decode_hit_rate_by_step_group_frac" not in r or not isinstance(r["decode_hit_rate_by_step_group_frac"], list):
+            raise RuntimeError(f"{run_d}: no decode_hit_rate_by_step_group_frac (results from an older build; "
+                               "re-run part dali-fig18d)")
+        grid = np.array([[np.nan if v is None else v for v in g] for g in r["decode_hit_rate_by_step_group_frac"]])
+        means = np.nanmean(grid, axis=1)
+        for i, m in enumerate(means):
+            rows.append({"panel": "d", "setting": f"tokens {8 * i}-{8 * i + 7}", "decode hit rate": float(m),
+                         "best layer": float(np.nanmax(grid[i]))})
+        checks["(d) hit rate rises over generation (last group above the first)"] = bool(means[-1] > means[0])
+        checks["(d) some layer reaches 100% in some group"] = bool(np.nanmax(grid) >= 0.999)
     table = pd.DataFrame(rows)
     notes = ("Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}. Stated trends: (a) {pv['trend_a']}; (b) {pv['trend_b']}; "
-             f"(c) {pv['trend_c']}. Fig. 18(d) is pending (per-step hit-rate series).")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.3))
+             f"(c) {pv['trend_c']}; (d) {pv['trend_d']}. (d) rows are the mean over layers of each 8-token group's "
+             "hit rate (8 batches of 4 averaged; the paper shows one run), with the best layer beside it.")
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.3))
+    if grid is not None:
+        im = axes[3].imshow(grid.T, aspect="auto", origin="lower", vmin=0, vmax=1, cmap="viridis")
+        axes[3].set_xlabel("8-token group")
+        axes[3].set_ylabel("MoE layer")
+        axes[3].set_title("(d) hit rate by layer over generation", fontsize=8)
+        fig.colorbar(im, ax=axes[3])
     for ax, panel, col in zip(axes, "abc", ["decode tok/s", "decode tok/s", "decode hit rate"]):
         t = table[table["panel"] == panel]
         if not t.empty:
@@ -71,7 +92,7 @@ def run(results: str, out):
             ax.set_title(f"({panel})", fontsize=8)
             ax.set_ylabel(col)
     fig.suptitle(TITLE, fontsize=9)
-    runs = "; ".join(str(r) for r in (run_a, run_c) if r is not None)
+    runs = "; ".join(str(r) for r in (run_a, run_c, run_d) if r is not None)
     return common.write_result(out, FIG, TITLE, table, fig,
                                {"trend_reproduced": all(checks.values()), "run": runs, "paper": "DALI Fig. 18",
                                 "headline": common.checks_text(checks)},

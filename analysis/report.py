@@ -47,7 +47,7 @@ FIGURES = [
     ("dali_fig14", "DALI", "Fig. 14", "suites/dali.toml (part dali-fig14)"),
     ("dali_fig15", "DALI", "Fig. 15", "suites/dali-table4.toml"),
     ("dali_fig16", "DALI", "Fig. 16(a)", "suites/dali.toml (part dali-fig16)"),
-    ("dali_fig18", "DALI", "Fig. 18(a)-(c)", "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c)"),
+    ("dali_fig18", "DALI", "Fig. 18(a)-(d)", "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c, dali-fig18d)"),
     ("dali_fig22", "DALI", "Fig. 22", "suites/dali.toml (parts dali-fig22-*)"),
     ("dali_table6", "DALI", "Table 6", "suites/dali.toml (part dali-table6)"),
     ("dali_table9", "DALI", "Table 9", "suites/dali.toml (parts dali-table9-*)"),
@@ -60,7 +60,6 @@ PENDING = [
      "need the CPU/CUDA kernels and real models (later issues)"),
     ("DALI", "Fig. 16(b)", "prefetch accuracy by method and top-k: the predictor evaluation of Table 2 "
      "(`make predictors`) without a random predictor column yet"),
-    ("DALI", "Fig. 18(d)", "needs a per-step hit-rate series in the results"),
     ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "not in issue 6's list (Table 5 and 7 need real downstream tasks "
      "and GPU memory measurements)"),
 ]

@@ -104,6 +104,12 @@ def test_dali_parts_run_separately_are_each_found(tmp_path):
     s = dali_fig18.run(str(res), tmp_path)
     t = pd.read_csv(tmp_path / "dali-fig18.csv")
     assert set(t["panel"]) == {"c"} and len(t) == 5  # w_size 2 x u_size 1, 2, 4, 8, 16
+    run_suite(res, "suites/dali.toml", "--filter", "part=dali-fig18d")
+    dali_fig18.run(str(res), tmp_path)
+    t = pd.read_csv(tmp_path / "dali-fig18.csv")
+    d = t[t["panel"] == "d"]
+    assert list(d["setting"]) == [f"tokens {8 * i}-{8 * i + 7}" for i in range(8)]  # 64 tokens in groups of 8
+    assert ((d["decode hit rate"] >= 0) & (d["decode hit rate"] <= d["best layer"])).all()
 
 
 def test_characterization_figures_from_small_runs(tmp_path):

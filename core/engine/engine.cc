@@ -773,6 +773,13 @@ void Simulator::run_moe_layer(int32_t l) {
     if (decode) {
       m_.decode_layer_accesses[l] += a.tokens;
       if (cached) m_.decode_layer_hits[l] += a.tokens;
+      const size_t at = size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
+      if (m_.decode_group_accesses.size() <= at) {
+        m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
+        m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
+      }
+      m_.decode_group_accesses[at] += a.tokens;
+      if (cached) m_.decode_group_hits[at] += a.tokens;
     }
   }
   // Judge prefetches that targeted this (step, layer).

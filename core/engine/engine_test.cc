@@ -84,6 +84,20 @@ TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {
   EXPECT_DOUBLE_EQ(c.metrics.to_json()["prefill_gpu_expert_frac"].get<double>(), 0.0);
 }
 
+TEST(EngineMetrics, HitRateByGroupsOfEightDecodeSteps) {
+  // Nine decode tokens. Layer 0 uses {2, 3} (not cached at first: two misses
+  // at step 0, hits after), layer 1 uses {0, 1} (cached from the start).
+  std::vector<std::vector<std::vector<int32_t>>> ids(9, {{2, 3}, {0, 1}});
+  const auto src = routing(2, 4, 2, ids);
+  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto j = r.metrics.to_json()["decode_hit_rate_by_step_group_frac"];
+  ASSERT_EQ(j.size(), 2u);  // steps 0-7 and step 8
+  EXPECT_DOUBLE_EQ(j[0][0].get<double>(), 14.0 / 16.0);
+  EXPECT_DOUBLE_EQ(j[0][1].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j[1][0].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j[1][1].get<double>(), 1.0);
+}
+
 // A deferral that defers the lowest-ranked expert of every layer (a test
 // stand-in for KTransformers' rules): the mechanism is the core's.
 class DeferLast : public Deferral {

@@ -68,6 +68,18 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
          for (size_t l = 0; l < m.decode_layer_accesses.size(); ++l) a.push_back(ratio(m.decode_layer_hits[l], m.decode_layer_accesses[l]));
          return a;
        }},
+      {"decode_hit_rate_by_step_group_frac",
+       "Decode token-weighted hit rate per group of 8 decode steps (from each batch's first) and MoE layer (array of arrays).",
+       [](const RunMetrics& m) {
+         J groups = J::array();
+         const size_t L = m.decode_layer_accesses.size();
+         for (size_t g = 0; L > 0 && g * L < m.decode_group_accesses.size(); ++g) {
+           J row = J::array();
+           for (size_t l = 0; l < L; ++l) row.push_back(ratio(m.decode_group_hits[g * L + l], m.decode_group_accesses[g * L + l]));
+           groups.push_back(std::move(row));
+         }
+         return groups;
+       }},
       {"decode_activations", "Decode (token, layer, expert) activations.", [](const RunMetrics& m) { return J(m.token_accesses[1]); }},
       {"prefetch_loads", "Expert loads issued by the prefetcher.", [](const RunMetrics& m) { return J(m.prefetch_loads); }},
       {"prefetch_loads_by_layer", "Expert loads issued by the prefetcher, per MoE layer (array).",

@@ -27,6 +27,10 @@ struct RunMetrics {
   int64_t token_accesses[2] = {0, 0};   // (token, layer, expert) activations
   int64_t token_hits[2] = {0, 0};
   std::vector<int64_t> decode_layer_accesses, decode_layer_hits;  // token-weighted, per MoE layer
+  // The same per group of kStepGroup decode steps (counted from each batch's
+  // first decode step, summed over batches) and layer: [group * layers + layer].
+  static constexpr int64_t kStepGroup = 8;
+  std::vector<int64_t> decode_group_accesses, decode_group_hits;
 
   // Transfers.
   int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0;
