@@ -47,6 +47,7 @@ FIGURES = [
     ("dali_fig14", "DALI", "Fig. 14", "suites/dali.toml (part dali-fig14)"),
     ("dali_fig15", "DALI", "Fig. 15", "suites/dali-table4.toml"),
     ("dali_fig16", "DALI", "Fig. 16(a)", "suites/dali.toml (part dali-fig16)"),
+    ("dali_fig16b", "DALI", "Fig. 16(b)", "make predictors"),
     ("dali_fig18", "DALI", "Fig. 18(a)-(d)", "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c, dali-fig18d)"),
     ("dali_fig22", "DALI", "Fig. 22", "suites/dali.toml (parts dali-fig22-*)"),
     ("dali_table6", "DALI", "Table 6", "suites/dali.toml (part dali-table6)"),
@@ -58,8 +59,6 @@ PENDING = [
     ("KTransformers", "Fig. 1-style timelines, Fig. 12 (speed parts)", "not written yet (timelines: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),
-    ("DALI", "Fig. 16(b)", "prefetch accuracy by method and top-k: the predictor evaluation of Table 2 "
-     "(`make predictors`) without a random predictor column yet"),
     ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "not in issue 6's list (Table 5 and 7 need real downstream tasks "
      "and GPU memory measurements)"),
 ]

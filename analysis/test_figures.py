@@ -164,3 +164,22 @@ def test_characterization_figures_from_small_runs(tmp_path):
     r = subprocess.run([mb, "config", "cost", "--model", "deepseek-v2-lite", "--hardware", "no-such-gpu"],
                        capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode != 0 and "no-such-gpu" in r.stderr
+
+
+def test_dali_fig16b_puts_random_gate_reuse_and_residual_side_by_side(tmp_path):
+    import dali_fig16b
+
+    d = tmp_path / "results" / "predictors"
+    d.mkdir(parents=True)
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    for b in (8, 16, 32, 64):
+        r = subprocess.run([str(BIN / "moebench"), "predictor", "eval", "--model", "mixtral-8x7b", "--sequences", str(b),
+                            "--batch", str(b), "--json", str(d / f"mixtral-8x7b-b{b}.json")],
+                           capture_output=True, text=True, env=env, cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+    s = dali_fig16b.run(str(tmp_path / "results"), tmp_path)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(tmp_path / "dali-fig16b.csv")
+    assert len(t) == 8
+    assert list(t[t["top-k"] == 2]["random (k/E)"].unique()) == [pytest.approx(0.25)]  # 2 of Mixtral's 8
+    assert ((t["residual (DALI)"] >= 0) & (t["residual (DALI)"] <= 1)).all()
