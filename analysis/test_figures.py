@@ -166,6 +166,19 @@ def test_characterization_figures_from_small_runs(tmp_path):
     assert r.returncode != 0 and "no-such-gpu" in r.stderr
 
 
+def test_ktransformers_fig12_compares_each_setting_with_its_baselines(tmp_path):
+    import ktransformers_fig12
+
+    res = tmp_path / "results"
+    run_suite(res, "suites/ktransformers-fig12.toml")
+    s = ktransformers_fig12.run(str(res), tmp_path)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(tmp_path / "ktransformers-fig12.csv").set_index("setting")
+    assert list(t.index) == ["ds3-bf16", "ds3-int4", "ds2-bf16", "ds2-int8", "qw2-bf16", "qw2-int8"]
+    assert t["Fiddler tok/s"].isna().tolist() == [False, True, False, True, False, True]  # BF16 only
+    assert t.loc["ds3-bf16", "paper KTrans / llama.cpp"] == "1.25-1.76"
+
+
 def test_dali_fig16b_puts_random_gate_reuse_and_residual_side_by_side(tmp_path):
     import dali_fig16b
 
