@@ -27,6 +27,7 @@ FIGURES = [
     ("dali_fig19", "DALI", "Fig. 19", "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"),
     ("ktransformers_deferral", "KTransformers", "Section 4.2 / Fig. 10 (deferral sweep)",
      "suites/ablation.toml (part ktransformers-deferral)"),
+    ("ktransformers_fig1", "KTransformers", "Fig. 1-style timelines", "suites/ktransformers-fig1.toml"),
     ("ktransformers_fig12", "KTransformers", "Fig. 12 (decode speed)", "suites/ktransformers-fig12.toml"),
     ("smoe_fig14", "SMoE", "Fig. 14", "suites/ablation.toml (part smoe-fig14)"),
     ("smoe_table1", "SMoE", "Table I", "suites/smoe-table1.toml"),
@@ -57,7 +58,6 @@ FIGURES = [
 
 # Figures and tables issue 6 lists that have no suite and script yet, and why.
 PENDING = [
-    ("KTransformers", "Fig. 1-style timelines", "not written yet (the timelines exist: run_suite --timeline)"),
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the CPU/CUDA kernels and real models (later issues)"),
     ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "not in issue 6's list (Table 5 and 7 need real downstream tasks "

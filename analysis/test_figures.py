@@ -179,6 +179,22 @@ def test_ktransformers_fig12_compares_each_setting_with_its_baselines(tmp_path):
     assert t.loc["ds3-bf16", "paper KTrans / llama.cpp"] == "1.25-1.76"
 
 
+def test_ktransformers_fig1_measures_overlap_from_the_timelines(tmp_path):
+    import ktransformers_fig1
+
+    res = tmp_path / "results"
+    run_suite(res, "suites/ktransformers-fig1.toml")
+    s = ktransformers_fig1.run(str(res), tmp_path)
+    assert isinstance(s["trend_reproduced"], bool)
+    t = pd.read_csv(tmp_path / "ktransformers-fig1.csv").set_index("mode")
+    assert t.loc["serialised", "CPU-GPU overlap (ms)"] == pytest.approx(0.0, abs=1e-9)  # llama.cpp-style
+    assert t.loc["deferral", "deferred expert tasks"] > 0 and t.loc["overlapped", "deferred expert tasks"] == 0
+    assert (tmp_path / "ktransformers-fig1.png").stat().st_size > 5_000
+    # The interval arithmetic behind the overlap column.
+    assert ktransformers_fig1.busy([(0, 2), (1, 3), (5, 6)]) == 4
+    assert ktransformers_fig1.overlap([(0, 2), (5, 6)], [(1, 5.5)]) == 1.5
+
+
 def test_dali_fig16b_puts_random_gate_reuse_and_residual_side_by_side(tmp_path):
     import dali_fig16b
 
