@@ -131,6 +131,8 @@ def write_result(out: pathlib.Path, fig_id: str, title: str, table: pd.DataFrame
     out.mkdir(parents=True, exist_ok=True)
     if fig is not None:
         save_figure(fig, out / f"{fig_id}.png")
+        import matplotlib.pyplot as plt
+        plt.close(fig)  # the report draws dozens of figures in one process
     write_text_atomic(out / f"{fig_id}.csv", table.to_csv(index=False))
     md = f"# {title}\n\n" + markdown_table(table) + "\n"
     if notes:
