@@ -104,6 +104,7 @@ class NextLayerPrefetcher : public Prefetcher {
   explicit NextLayerPrefetcher(const Params& p) : p_(p) {}
   void after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) override;
   double predict_gpu_ns(const Context& ctx) const override;
+  int64_t max_per_layer() const override { return p_.size; }
 
  private:
   Params p_;

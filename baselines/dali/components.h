@@ -87,11 +87,14 @@ class DaliWindowCache : public CachePolicy {
   struct Params {
     int64_t w_size = 4;
     int64_t u_size = 8;  // Mixtral: 1
+    bool prefetched_first = true;
     static const cfg::Schema<Params>& schema();
   };
   explicit DaliWindowCache(const Params& p) : p_(p) {}
   void reset(const CacheSetup& s) override;
   void on_gate(const Context& ctx) override;
+  void on_insert(int32_t layer, int32_t expert, const Context&) override;
+  void on_evict(int32_t layer, int32_t expert, const Context&) override;
   size_t victim(std::span<const SlotRef> c, SlotRef incoming, const Context&) override;
   void after_layer(const Context& ctx, std::vector<Swap>& out) override;
 
@@ -99,6 +102,10 @@ class DaliWindowCache : public CachePolicy {
   Params p_;
   CacheSetup setup_;
   std::vector<int64_t> score_, steps_;
+  // Per (layer, expert): 1 when it entered by a load that was not one of
+  // this policy's window swaps (a prefetch), 2 while a proposed swap brings it in.
+  std::vector<uint8_t> origin_;
+  bool running_ = false;  // false until the first gate: inserts before it are the placement's
 };
 
 }  // namespace moebench

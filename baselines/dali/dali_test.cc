@@ -138,5 +138,60 @@ TEST(DaliWindow, Algorithm2SwapsAtWindowEndsAndResetsScores) {
   EXPECT_EQ(sw[0].outgoing.expert, 0);
 }
 
+TEST(DaliWindow, PrefetchedExpertsLeaveFirstAndAreNotSwappedOut) {
+  // Three slots: placed e0, e1 (window members), then e2 arrives by prefetch.
+  Residency res(1, 6, 3, false);
+  DaliWindowCache::Params pp;
+  pp.w_size = 1;
+  pp.u_size = 1;
+  DaliWindowCache c(pp);
+  Context ctx;
+  ctx.layer = 0;
+  ctx.experts = 6;
+  ctx.moe_layers = 1;
+  ctx.residency = &res;
+  std::vector<ActiveExpert> act;
+  auto gate = [&](DaliWindowCache& p, std::vector<ActiveExpert> a) {
+    act = std::move(a);
+    ctx.active = act;
+    p.on_gate(ctx);
+  };
+  res.place(0, 0);
+  res.place(0, 1);
+  c.reset(CacheSetup{1, 6, 3, false});
+  c.on_insert(0, 0, ctx);  // the placement's inserts, before the first gate
+  c.on_insert(0, 1, ctx);
+  gate(c, {{0, 1, 1.0f, 0}, {1, 1, 1.0f, 0}});
+  res.place(0, 2);
+  c.on_insert(0, 2, ctx);  // a prefetch
+  // e2 is used heavily (score 5, e0 and e1 have 1): still, the next
+  // prefetch evicts e2, the prefetched one.
+  gate(c, {{2, 5, 1.0f, 0}});
+  const std::vector<SlotRef> cand = {{0, 0}, {0, 1}, {0, 2}};
+  EXPECT_EQ(c.victim(cand, SlotRef{0, 3}, ctx), 2u);
+  // The window swap never picks the prefetched e2 to leave: e4 (score 3)
+  // replaces the worst window member.
+  gate(c, {{4, 3, 1.0f, 0}});
+  std::vector<CachePolicy::Swap> sw;
+  c.after_layer(ctx, sw);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].incoming.expert, 4);
+  EXPECT_NE(sw[0].outgoing.expert, 2);
+  // Swapped in, e4 is a window member: a later prefetch evicts e2 first.
+  res.evict(0, sw[0].outgoing.expert);
+  c.on_evict(0, sw[0].outgoing.expert, ctx);
+  res.place(0, 4);
+  c.on_insert(0, 4, ctx);
+  const std::vector<SlotRef> cand2 = {{0, sw[0].outgoing.expert == 0 ? 1 : 0}, {0, 2}, {0, 4}};
+  EXPECT_EQ(c.victim(cand2, SlotRef{0, 5}, ctx), 1u);
+  // prefetched_first = false: the lowest score leaves, whatever its origin.
+  pp.prefetched_first = false;
+  DaliWindowCache plain(pp);
+  plain.reset(CacheSetup{1, 6, 3, false});
+  gate(plain, {{2, 5, 1.0f, 0}});
+  plain.on_insert(0, 2, ctx);
+  EXPECT_EQ(plain.victim(cand, SlotRef{0, 3}, ctx), 0u);  // e0 and e1 score 0: lower id
+}
+
 }  // namespace
 }  // namespace moebench

@@ -27,6 +27,10 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
         .boolean("admit_on_demand", &S::admit_on_demand,
                  "Experts loaded on demand are admitted to the cache (else used once and dropped).")
+        .boolean("prefetch_buffer", &S::prefetch_buffer,
+                 "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
+                 "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
+                 "the cache share.")
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
         .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,

@@ -39,6 +39,7 @@ struct ResidencySpec {
   std::string pool = "per-layer";  // "per-layer": C slots per layer; "global": one pool of L*C slots
   bool pin_active_token = false;   // experts of the token in flight cannot be evicted
   bool admit_on_demand = true;     // experts loaded on demand enter the cache
+  bool prefetch_buffer = false;    // + the prefetcher's per-layer maximum in slots, beside the cache share
   std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
   bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed
 

@@ -86,6 +86,11 @@ struct StepPlan {
   std::vector<std::pair<int64_t, int64_t>> tokens;  // (sequence, position)
 };
 
+// Slots per layer of the prefetch buffer (residency.prefetch_buffer).
+int64_t buffer_slots(const StrategyInstance& st) {
+  return st.residency.prefetch_buffer && st.prefetcher ? std::max<int64_t>(0, st.prefetcher->max_per_layer()) : 0;
+}
+
 class Simulator : public FutureView {
  public:
   Simulator(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
@@ -103,7 +108,8 @@ class Simulator : public FutureView {
         run_(source, needs_.top_p),
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
-        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
+        res_(int32_t(run_.layers()), int32_t(run_.experts()),
+             std::min<int64_t>(run_.experts(), st.residency.slots(run_.experts()) + buffer_slots(st)),
              st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
@@ -114,6 +120,12 @@ class Simulator : public FutureView {
           "layers, {} experts, top-{} (model '{}')",
           model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
           source.info().model_name));
+    }
+    buffer_ = res_.slots_per_layer() - std::min<int64_t>(run_.experts(), st.residency.slots(run_.experts()));
+    if (buffer_ > 0 && res_.global_pool()) {
+      throw Error(fmt::format("strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
+                              "\"global\"",
+                              st.name));
     }
   }
 
@@ -171,6 +183,10 @@ class Simulator : public FutureView {
 
   std::vector<StepPlan> steps_;
   int64_t cur_step_ = 0;
+  // Prefetch buffer (residency.prefetch_buffer): slots per layer beside the
+  // cache share, and which resident experts came in through it.
+  int64_t buffer_ = 0;
+  std::vector<uint8_t> buffered_;
   int64_t step_sequences_ = 0, step_context_ = 0;
   double step_nonmoe_ns_ = 0;
   double step_start_ns_ = 0;
@@ -264,7 +280,9 @@ void Simulator::plan_steps() {
 }
 
 void Simulator::check_memory() {
-  const int64_t slots = res_.slots_per_layer() * L_;
+  // The prefetch buffer's entries leave after their layer: at most two
+  // layers' worth (the one computing and the next one loading) at a time.
+  const int64_t slots = (res_.slots_per_layer() - buffer_) * L_ + 2 * buffer_;
   m_.gpu_cache_slots = slots;
   const int64_t B = std::min<int64_t>(workload_.batch_size, run_.sequences());
   int64_t max_len = 0;
@@ -298,7 +316,8 @@ void Simulator::place() {
   PlacementContext pc;
   pc.model = &model_;
   pc.cost = &cost_;
-  pc.slots_per_layer = res_.slots_per_layer();
+  // The prefetch buffer starts empty: placement fills the cache share only.
+  pc.slots_per_layer = std::max<int64_t>(0, res_.slots_per_layer() - buffer_slots(st_));
   pc.global_pool = res_.global_pool();
   pc.calibration = calib_;
   pc.future = needs_.future ? this : nullptr;
@@ -476,6 +495,7 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
     }
   }
   if (!staging) {
+    buffered_[size_t(layer) * E_ + expert] = kind == TaskKind::kPrefetchLoad && buffer_ > 0;
     res_.begin_transfer(layer, expert, id, link_.get(id).end_ns);
     hook_ctx_.now_ns = issue;
     st_.cache->on_insert(layer, expert, hook_ctx_);
@@ -621,6 +641,7 @@ SimulationResult Simulator::run() {
   m_.decode_layer_accesses.assign(L_, 0);
   m_.decode_layer_hits.assign(L_, 0);
   m_.prefetch_layer_loads.assign(L_, 0);
+  buffered_.assign(size_t(L_) * E_, 0);
   active_.assign(L_, {});
   tokens_of_.assign(E_, 0);
   xfer_of_.assign(E_, -1);
@@ -1040,6 +1061,19 @@ void Simulator::run_moe_layer(int32_t l) {
   // at gpu_end or after) may take their slots.
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
+  // The prefetch buffer is used once: its experts of this layer leave now
+  // (one still in flight stays until this layer's next pass).
+  if (buffer_ > 0) {
+    advance_link(gpu_end);  // copies that landed while the layer computed are resident now
+    Context c = context(l, gpu_end);
+    for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
+      uint8_t& b = buffered_[size_t(l) * E_ + e];
+      if (!b || !res_.resident(l, e) || res_.pinned(l, e)) continue;
+      b = 0;
+      res_.evict(l, e);
+      st_.cache->on_evict(l, e, c);
+    }
+  }
   prefetch_reqs_.clear();
   Context after = context(l, gpu_end);
   step_.set_reader(&st_.prefetcher->name());

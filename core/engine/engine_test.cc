@@ -98,6 +98,35 @@ TEST(EngineMetrics, HitRateByGroupsOfEightDecodeSteps) {
   EXPECT_DOUBLE_EQ(j[1][1].get<double>(), 1.0);
 }
 
+TEST(EngineResidency, PrefetchBufferIsUsedOnceAndCountedTwice) {
+  // One cache slot per layer; the oracle predicts layer 1's experts {2, 3}
+  // and the next-layer prefetcher loads one (expert 2) during layer 0.
+  std::vector<std::vector<std::vector<int32_t>>> ids(3, {{0, 1}, {2, 3}});
+  const auto src = routing(2, 4, 2, ids);
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
+  spec.prefetcher = testing::component("next-layer");
+  spec.prefetcher.params.set("size", cfg::Value::integer(1, Where{"<test>"}), Where{"<test>"});
+  spec.predictor = testing::component("oracle");
+  spec.residency.admit_on_demand = false;
+  spec.residency.pin_active_token = true;
+  // Without the buffer the prefetched expert takes the cache slot and stays:
+  // the later tokens find it there.
+  const auto kept = run(tiny_model(), round_hardware(), spec, src);
+  EXPECT_EQ(kept.metrics.prefetch_layer_loads[1], 1);
+  EXPECT_EQ(kept.metrics.gpu_cache_slots, 2);
+  // With the buffer it is dropped after layer 1 each time and loaded again,
+  // and the cache keeps its placed expert. Memory: 1 slot x 2 layers + 2 x 1.
+  spec.residency.prefetch_buffer = true;
+  const auto buf = run(tiny_model(), round_hardware(), spec, src);
+  EXPECT_EQ(buf.metrics.prefetch_layer_loads[1], 3);
+  EXPECT_EQ(buf.metrics.gpu_cache_slots, 4);
+  // Reloaded each token, the copy is late each time here (5 us against the
+  // 1 us attention and 2 us experts of layer 0), so the buffer brings no hit;
+  // the kept copy hits on the later tokens.
+  EXPECT_EQ(buf.metrics.decode_layer_hits[1], 0);
+  EXPECT_EQ(kept.metrics.decode_layer_hits[1], 2);
+}
+
 // A deferral that defers the lowest-ranked expert of every layer (a test
 // stand-in for KTransformers' rules): the mechanism is the core's.
 class DeferLast : public Deferral {

@@ -214,6 +214,9 @@ class Prefetcher : public PolicyComponent {
   virtual void after_step(const Context&, std::vector<PrefetchRequest>&) {}
   // Extra GPU work the prefetcher's predictions cost, per layer and step (ns).
   virtual double predict_gpu_ns(const Context&) const { return 0.0; }
+  // The most experts it requests for one layer and step (0: none or
+  // unbounded); sizes the prefetch buffer (residency.prefetch_buffer).
+  virtual int64_t max_per_layer() const { return 0; }
 
  protected:
   Predictor* predictor_ = nullptr;
