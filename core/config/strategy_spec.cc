@@ -30,7 +30,8 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
         .boolean("prefetch_buffer", &S::prefetch_buffer,
                  "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
                  "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
-                 "the cache share.")
+                 "the cache share; a prefetched expert leaves once its layer has used it. Prefetchers "
+                 "that state no maximum (all but next-layer) get no buffer.")
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
         .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,
