@@ -317,7 +317,7 @@ void Simulator::place() {
   pc.model = &model_;
   pc.cost = &cost_;
   // The prefetch buffer starts empty: placement fills the cache share only.
-  pc.slots_per_layer = std::max<int64_t>(0, res_.slots_per_layer() - buffer_slots(st_));
+  pc.slots_per_layer = res_.slots_per_layer() - buffer_;
   pc.global_pool = res_.global_pool();
   pc.calibration = calib_;
   pc.future = needs_.future ? this : nullptr;
