@@ -40,7 +40,8 @@ def run(results: str, out):
     checks = {"random slower than naive": sp["random"] < 1,
               "HybriMoE's prefetch above random": sp["hybrimoe"] > sp["random"],
               "residual-based the fastest": sp["residual"] >= max(sp["random"], sp["hybrimoe"])}
-    notes = ("Prefetched experts enter the cache (25% of experts, LRU victims). Prefetch precision: prefetched "
+    notes = ("Prefetched experts go to DALI's use-once prefetch buffer beside the placed cache (25% of experts; "
+             "docs/STRATEGIES.md). Prefetch precision: prefetched "
              "experts used before eviction / prefetched (analysis/METRICS.md). Checks: "
              + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}. Stated trend: {pv['trend']}.")

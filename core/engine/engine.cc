@@ -1062,14 +1062,15 @@ void Simulator::run_moe_layer(int32_t l) {
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
   // The prefetch buffer is used once: its experts of this layer whose target
-  // gate has passed leave now (one still in flight, or one a token-wise
-  // prefetcher loaded for a later step, stays until this layer's next pass).
+  // gate has passed leave now. A copy still in flight is abandoned (the link
+  // finishes it, the slot is free for the next prefetch); one loaded for a
+  // later step (token-wise) stays.
   if (buffer_ > 0) {
     advance_link(gpu_end);  // copies that landed while the layer computed are resident now
     Context c = context(l, gpu_end);
     for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
       uint8_t& b = buffered_[size_t(l) * E_ + e];
-      if (!b || !res_.resident(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
+      if (!b || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
       b = 0;
       res_.evict(l, e);
       st_.cache->on_evict(l, e, c);

@@ -114,8 +114,9 @@ TEST(EngineResidency, PrefetchBufferIsUsedOnceAndCountedTwice) {
   const auto kept = run(tiny_model(), round_hardware(), spec, src);
   EXPECT_EQ(kept.metrics.prefetch_layer_loads[1], 1);
   EXPECT_EQ(kept.metrics.gpu_cache_slots, 2);
-  // With the buffer it is dropped after layer 1 each time and loaded again,
-  // and the cache keeps its placed expert. Memory: 1 slot x 2 layers + 2 x 1.
+  // With the buffer it leaves after layer 1 each time (abandoned when its
+  // copy is still in flight) and is loaded again; the cache keeps its placed
+  // expert. Memory: 1 slot x 2 layers + 2 x 1.
   spec.residency.prefetch_buffer = true;
   const auto buf = run(tiny_model(), round_hardware(), spec, src);
   EXPECT_EQ(buf.metrics.prefetch_layer_loads[1], 3);
