@@ -30,7 +30,8 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
         .boolean("prefetch_buffer", &S::prefetch_buffer,
                  "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
                  "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
-                 "the cache share; a prefetched expert leaves once its layer has used it. Prefetchers "
+                 "the cache share; a prefetched expert leaves once its layer is done (a copy not started is "
+                 "cancelled). Prefetchers "
                  "that state no maximum (all but next-layer) get no buffer.")
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")

@@ -1062,15 +1062,26 @@ void Simulator::run_moe_layer(int32_t l) {
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
   // The prefetch buffer is used once: its experts of this layer whose target
-  // gate has passed leave now. A copy still in flight is abandoned (the link
-  // finishes it, the slot is free for the next prefetch); one loaded for a
-  // later step (token-wise) stays.
+  // gate has passed leave now. A copy not started yet is cancelled; one
+  // already on the link is abandoned (the link finishes it, the slot is
+  // free for the next prefetch). One loaded for a later step (token-wise)
+  // stays.
   if (buffer_ > 0) {
     advance_link(gpu_end);  // copies that landed while the layer computed are resident now
     Context c = context(l, gpu_end);
     for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
       uint8_t& b = buffered_[size_t(l) * E_ + e];
       if (!b || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
+      if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
+        ++m_.prefetch_cancelled;
+        m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
+        for (int64_t q : link_.queue()) {  // the transfers behind it moved earlier
+          const Transfer& x = link_.get(q);
+          if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
+            res_.update_transfer_end(x.layer, x.expert, x.end_ns);
+          }
+        }
+      }
       b = 0;
       res_.evict(l, e);
       st_.cache->on_evict(l, e, c);
@@ -1094,6 +1105,7 @@ void Simulator::run_moe_layer(int32_t l) {
       if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l) continue;
       if (link_.cancel(q, t_gate)) {
         ++m_.prefetch_cancelled;
+        m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
         if (res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == q) {
           Context c = context(t.layer, t_gate);
           res_.evict(t.layer, t.expert);
