@@ -154,6 +154,9 @@ class Simulator : public FutureView {
   double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer, int32_t expert,
                 double* start = nullptr);
   void advance_link(double now);
+  // Copies queued from position `from` on may have moved: refresh their end
+  // times in residency.
+  void refresh_transfer_ends(size_t from);
   // Frees a slot for (layer, expert) by asking the cache policy; returns the
   // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
   // lists experts of `layer` that must not be evicted.
@@ -484,16 +487,7 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
   t.target_layer = target_layer;
   size_t pos = 0;
   const int64_t id = link_.issue(t, &pos);
-  // Issuing may move the transfers queued behind it: refresh their end times
-  // in residency.
-  const auto& queue = link_.queue();
-  for (size_t i = pos + 1; i < queue.size(); ++i) {
-    const int64_t q = queue[i];
-    const Transfer& x = link_.get(q);
-    if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
-      res_.update_transfer_end(x.layer, x.expert, x.end_ns);
-    }
-  }
+  refresh_transfer_ends(pos + 1);  // issuing may move the transfers queued behind it
   if (!staging) {
     buffered_[size_t(layer) * E_ + expert] = kind == TaskKind::kPrefetchLoad && buffer_ > 0;
     res_.begin_transfer(layer, expert, id, link_.get(id).end_ns);
@@ -511,6 +505,17 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
   }
   if (staging) ++m_.staging_loads;
   return id;
+}
+
+void Simulator::refresh_transfer_ends(size_t from) {
+  const auto& queue = link_.queue();
+  for (size_t i = from; i < queue.size(); ++i) {
+    const int64_t q = queue[i];
+    const Transfer& x = link_.get(q);
+    if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
+      res_.update_transfer_end(x.layer, x.expert, x.end_ns);
+    }
+  }
 }
 
 void Simulator::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
@@ -1075,12 +1080,7 @@ void Simulator::run_moe_layer(int32_t l) {
       if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
         ++m_.prefetch_cancelled;
         m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
-        for (int64_t q : link_.queue()) {  // the transfers behind it moved earlier
-          const Transfer& x = link_.get(q);
-          if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
-            res_.update_transfer_end(x.layer, x.expert, x.end_ns);
-          }
-        }
+        refresh_transfer_ends(0);  // the transfers behind it moved earlier
       }
       b = 0;
       res_.evict(l, e);
