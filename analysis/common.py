@@ -196,6 +196,15 @@ def find_parts(results: str, parts, suites=()):
     return sorted(set(runs)), pd.concat(frames, ignore_index=True)
 
 
+def strategy_rows(df: pd.DataFrame, run_dir, part: str, name: str, hint: str = "") -> pd.DataFrame:
+    """The rows of strategy `name` in a part's results; an error naming the run and part when there are none."""
+    r = df[df["strategy"] == name]
+    if r.empty:
+        raise RuntimeError(f"{run_dir}: expected strategy '{name}' in part {part}, found none"
+                           + (f" ({hint})" if hint else ""))
+    return r
+
+
 def checks_text(checks: dict) -> str:
     """'name: yes; name: no' for a figure's trend checks."""
     return "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
@@ -218,6 +227,8 @@ def characterize_trace(results: str, name: str):
     path = pathlib.Path(results) / "characterize" / f"{name}.safetensors"
     if not path.is_file():
         return None
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "workloads" / "python"))
+    reader_dir = str(pathlib.Path(__file__).resolve().parents[1] / "workloads" / "python")
+    if reader_dir not in sys.path:
+        sys.path.insert(0, reader_dir)
     import moebench_trace
     return moebench_trace.read(str(path))

@@ -32,9 +32,7 @@ def run(results: str, out):
         prev = None
         naive = None
         for strat, label in STEPS:
-            r = df[df["strategy"] == strat]
-            if r.empty:
-                raise RuntimeError(f"{run_dir}: expected strategy '{strat}' in part {part}, found none")
+            r = common.strategy_rows(df, run_dir, part, strat)
             tps = float(r["decode_tokens_per_s"].iloc[0])
             naive = naive or tps
             step = tps / prev if prev else None

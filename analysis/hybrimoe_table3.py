@@ -31,9 +31,7 @@ def run(results: str, out):
     pv = common.paper_values("hybrimoe")["table3"]
     lat = {}
     for strat, row in ROWS.items():
-        r = df[df["strategy"] == strat]
-        if r.empty:
-            raise RuntimeError(f"{run_dir}: expected strategy '{strat}' in part {PART}, found none")
+        r = common.strategy_rows(df, run_dir, PART, strat)
         lat[row] = {"prefill": float(r["ttft_mean_ms"].iloc[0]) / 1e3, "decode": float(r["tbt_mean_ms"].iloc[0]) / 1e3}
     recs = []
     for phase in ("prefill", "decode"):

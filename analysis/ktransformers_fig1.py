@@ -53,9 +53,7 @@ def run(results: str, out):
     pv = common.paper_values("ktransformers")["fig1"]
     recs, windows = [], {}
     for mode in MODES:
-        r = df[df["strategy"] == mode]
-        if r.empty:
-            raise RuntimeError(f"{run_dir}: expected strategy '{mode}' in part {PART}, found none")
+        r = common.strategy_rows(df, run_dir, PART, mode)
         path = run_dir / "timelines" / f"{r.iloc[0]['case_id']}.json"
         if not path.is_file():
             raise RuntimeError(f"{path}: no timeline (run the suite as committed: it sets suite.timeline = true)")

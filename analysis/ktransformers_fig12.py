@@ -31,8 +31,7 @@ def run(results: str, out):
         runs.append(str(run_dir))
         v = df.set_index("strategy")["decode_tokens_per_s"].astype(float)
         for need in ("llamacpp", "ktransformers", "ktransformers-deferral"):
-            if need not in v:
-                raise RuntimeError(f"{run_dir}: expected strategy '{need}' in part ktransformers-fig12-{s}, found none")
+            common.strategy_rows(df, run_dir, f"ktransformers-fig12-{s}", need)
         quant = not s.endswith("bf16")
         recs.append({"setting": s, "llama.cpp tok/s": v["llamacpp"],
                      "Fiddler tok/s": v.get("fiddler", float("nan")),

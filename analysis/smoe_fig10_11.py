@@ -35,8 +35,7 @@ def run(results: str, out):
             return None
         runs.append(str(run_dir))
         for s in SYSTEMS:
-            if df[df["strategy"] == s].empty:
-                raise RuntimeError(f"{run_dir}: expected strategy '{s}' in part {part}, found none")
+            common.strategy_rows(df, run_dir, part, s)
         for n, g in df.groupby("workload.prompt_len"):
             by = g.set_index("strategy")
             kt = float(by.loc["ktransformers", "ttft_mean_ms"])

@@ -24,11 +24,7 @@ SYSTEMS = [("static", "Static"), ("hybrimoe", "HybriMoE (N=1)"), ("smoe", "SMoE 
 
 
 def row(df, run_dir, name):
-    r = df[df["strategy"] == name]
-    if r.empty:
-        raise RuntimeError(f"{run_dir}: expected strategy '{name}' in part {PART}, found none "
-                           "(re-run suites/smoe-table1.toml)")
-    return r.iloc[0]
+    return common.strategy_rows(df, run_dir, PART, name, "re-run suites/smoe-table1.toml").iloc[0]
 
 
 def prefetching_layers_hit_rate(r):

@@ -31,9 +31,7 @@ def run(results: str, out):
         runs.append(str(run_dir))
         base = float(df[df["strategy"] == "ktransformers"]["decode_tokens_per_s"].iloc[0])
         for s in SYSTEMS:
-            r = df[df["strategy"] == s]
-            if r.empty:
-                raise RuntimeError(f"{run_dir}: expected strategy '{s}' in part {part}, found none")
+            r = common.strategy_rows(df, run_dir, part, s)
             h = float(r["decode_tokens_per_s"].iloc[0])
             p = pv[f"{model}.{s}"]
             pbase = pv[f"{model}.ktransformers"]

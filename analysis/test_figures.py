@@ -26,6 +26,12 @@ def run_suite(results, *args):
     assert r.returncode == 0, r.stderr
 
 
+def moebench(*args):
+    """Runs build/bin/moebench from the repository root; returns the completed process."""
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    return subprocess.run([str(BIN / "moebench"), *args], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     res = tmp_path_factory.mktemp("results")
@@ -121,11 +127,9 @@ def test_characterization_figures_from_small_runs(tmp_path):
     res = tmp_path / "results"
     d = res / "characterize"
     d.mkdir(parents=True)
-    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
-    mb = str(BIN / "moebench")
 
     def sh(*args):
-        r = subprocess.run([mb, *args], capture_output=True, text=True, env=env, cwd=ROOT)
+        r = moebench(*args)
         assert r.returncode == 0, r.stderr
         return r.stdout
 
@@ -161,8 +165,7 @@ def test_characterization_figures_from_small_runs(tmp_path):
     assert ((t["rows whose diagonal is the maximum"] >= 0) & (t["rows whose diagonal is the maximum"] <= 1)).all()
 
     # A wrong preset name is an error that names it.
-    r = subprocess.run([mb, "config", "cost", "--model", "deepseek-v2-lite", "--hardware", "no-such-gpu"],
-                       capture_output=True, text=True, env=env, cwd=ROOT)
+    r = moebench("config", "cost", "--model", "deepseek-v2-lite", "--hardware", "no-such-gpu")
     assert r.returncode != 0 and "no-such-gpu" in r.stderr
 
 
@@ -200,11 +203,9 @@ def test_dali_fig16b_puts_random_gate_reuse_and_residual_side_by_side(tmp_path):
 
     d = tmp_path / "results" / "predictors"
     d.mkdir(parents=True)
-    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
     for b in (8, 16, 32, 64):
-        r = subprocess.run([str(BIN / "moebench"), "predictor", "eval", "--model", "mixtral-8x7b", "--sequences", str(b),
-                            "--batch", str(b), "--json", str(d / f"mixtral-8x7b-b{b}.json")],
-                           capture_output=True, text=True, env=env, cwd=ROOT)
+        r = moebench("predictor", "eval", "--model", "mixtral-8x7b", "--sequences", str(b), "--batch", str(b),
+                     "--json", str(d / f"mixtral-8x7b-b{b}.json"))
         assert r.returncode == 0, r.stderr
     s = dali_fig16b.run(str(tmp_path / "results"), tmp_path)
     assert isinstance(s["trend_reproduced"], bool)

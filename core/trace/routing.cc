@@ -285,13 +285,6 @@ __attribute__((always_inline)) inline v16 exp16(v16 x) {
   return y * scale;
 }
 
-// True when any lane of a comparison mask is set.
-__attribute__((always_inline)) inline bool any_lane(i16v m) {
-  uint64_t w[8];
-  std::memcpy(w, &m, 64);
-  return ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
-}
-
 // The set lanes of a comparison mask as bits (lane b -> bit b).
 __attribute__((always_inline)) inline uint32_t lane_bits(i16v m) {
   const i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
@@ -402,7 +395,7 @@ MOEBENCH_CLONES void scan_rows(TopK* t, const float* x, int64_t E, int64_t per, 
       const v16 th = load16(thr);
       i16v m = {};
       for (int64_t q = 0; q < n; ++q) m |= load16(x + (e + q) * 16) >= th;
-      if (any_lane(m)) {
+      if (lane_bits(m) != 0) {
         for (int64_t q = 0; q < n; ++q) {
           const float* row = x + (e + q) * 16;
           // Lanes >= valid have threshold +inf and never appear here.
