@@ -63,7 +63,7 @@ def run(results: str, out):
              f"{100 * llama_worst_prefill:.0f}%. Checks: " + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     models = list(dict.fromkeys(df["model"]))
-    fig, axes = plt.subplots(2, len(models), figsize=(5 * len(models), 7))
+    fig, axes = plt.subplots(2, len(models), figsize=(5 * len(models), 7), squeeze=False)
     for j, model in enumerate(models):
         t = ttft.xs((model, 25), level=["model", "cache"])
         for s in STRATS:

@@ -53,7 +53,7 @@ def test_smoke_script_reports_missing_results(tmp_path):
 def test_metrics_doc_defines_every_metric_column(smoke_results):
     run = common.latest_run(str(smoke_results), "smoke")
     row = json.loads((run / "runs.jsonl").read_text().splitlines()[0])
-    identity = ["suite", "run_id", "case_id", "case_index", "repetition", "status", "error", "backend", "model",
+    identity = ["suite", "run_id", "case_id", "case_index", "repetition", "status", "error", "warnings", "backend", "model",
                 "hardware", "strategy", "axes", "parts", "utc_time", "wall_time_s"]
     keys = list(row.keys())
     assert keys[: len(identity)] == identity

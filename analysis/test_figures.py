@@ -213,3 +213,14 @@ def test_dali_fig16b_puts_random_gate_reuse_and_residual_side_by_side(tmp_path):
     assert len(t) == 8
     assert list(t[t["top-k"] == 2]["random (k/E)"].unique()) == [pytest.approx(0.25)]  # 2 of Mixtral's 8
     assert ((t["residual (DALI)"] >= 0) & (t["residual (DALI)"] <= 1)).all()
+
+
+def test_hybrimoe_fig7_8_draws_one_model(tmp_path):
+    """Results that hold one model once crashed the script (plt.subplots squeezed the axes)."""
+    import hybrimoe_fig7_8
+    res = tmp_path / "results"
+    run_suite(res, "suites/hybrimoe-fig7-8.toml", "--filter",
+              "model.name=deepseek-v2-lite,workload.prompt_len=32")
+    s = hybrimoe_fig7_8.run(str(res), tmp_path / "out")
+    assert s is not None
+    assert (tmp_path / "out" / "hybrimoe-fig7-8.png").stat().st_size > 5_000

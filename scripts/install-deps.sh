@@ -5,9 +5,12 @@
 # Prints the Python interpreter to use on its last line ("PYTHON=...").
 set -euo pipefail
 
-PKGS=(cmake g++ make git libdnnl-dev libtomlplusplus-dev nlohmann-json3-dev libbenchmark-dev
-      libgtest-dev libcli11-dev libfmt-dev python3 python3-numpy python3-pandas python3-matplotlib
-      python3-pytest)
+# ocl-icd-opencl-dev: Debian's libdnnl-dev only *recommends* it, but its CMake config
+# (dnnl-config.cmake -> FindOpenCL) fails without it. scripts/fresh-check proves
+# this list on a clean Debian 12 chroot.
+PKGS=(cmake g++ make git libdnnl-dev ocl-icd-opencl-dev libtomlplusplus-dev nlohmann-json3-dev
+      libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev python3 python3-numpy python3-pandas
+      python3-matplotlib python3-pytest)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -100,9 +100,41 @@ void add_trace_commands(CLI::App& app) {
   c->add_option("--model", copt.model, "Model preset the log was recorded on")->required();
   c->add_option("--prompt-len", copt.prompt_len,
                 "Prompt tokens per sequence (the rest are decode tokens); or a 'prompt' field per line");
+  static std::vector<std::string> field_maps;
+  c->add_option("--field", field_maps,
+                "FIELD=KEY: read canonical field FIELD (seq, token, layer, experts, weights, probs, logits, prompt) "
+                "from the log's key KEY; repeatable");
+  c->add_option("--missing", copt.missing,
+                "Rows of the (seq, token, layer) grid that no line gives: error (default), drop (the token), fill "
+                "(the previous token's routing of that layer)")
+      ->check(CLI::IsMember({"error", "drop", "fill"}));
   c->callback([] {
+    for (const auto& f : field_maps) {
+      const auto eq = f.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw Error(fmt::format("--field: expected FIELD=KEY (e.g. seq=request_id), found '{}'", f));
+      }
+      copt.fields[f.substr(0, eq)] = f.substr(eq + 1);
+    }
     const ConvertSummary sum = convert_jsonl(copt, ConfigPaths::defaults());
-    fmt::print("wrote {} ({} sequences, {} tokens) from {} lines\n", copt.out, sum.sequences, sum.tokens, sum.lines);
+    fmt::print("wrote {} ({} sequences, {} tokens) from {} lines; router probabilities per token and layer: {}\n",
+               copt.out, sum.sequences, sum.tokens, sum.lines,
+               sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
+    if (sum.missing_rows > 0) {
+      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled)\n", sum.missing_rows, copt.missing,
+                 sum.dropped_tokens, sum.filled_rows);
+    }
+    const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
+    if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {
+      fmt::print(stderr,
+                 "warning: the log holds only the chosen experts' probabilities (p = {}); a component that needs more "
+                 "(HybriMoE's MRS uses p = 2k = {}) runs with p = {} on this trace, and its result rows say so in "
+                 "`warnings`\n",
+                 sum.probs_width, 2 * m.top_k, sum.probs_width);
+    } else if (sum.probs_width == 0) {
+      fmt::print(stderr, "warning: the log holds no router probabilities; components that need them (MRS, "
+                         "probability-based predictors) cannot run on this trace\n");
+    }
   });
 
   static std::vector<std::string> families;

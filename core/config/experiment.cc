@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/config/validate.h"
+#include "core/trace/trace_workload.h"
 #include "core/util/sha256.h"
 
 #ifndef MOEBENCH_SOURCE_DIR
@@ -403,6 +404,63 @@ void check_top_level(const Value& root) {
 
 namespace {
 
+// Trace files already opened while expanding one experiment file, by path.
+using TraceHeaders = std::map<std::string, TraceInfo>;
+
+const TraceInfo& trace_header(const Value& wl, const std::string& key, const std::string& rel,
+                              const fs::path& base_dir, const ModelSpec& m, TraceHeaders& cache) {
+  const fs::path path = fs::path(rel).is_absolute() ? fs::path(rel) : base_dir / rel;
+  const std::string id = path.lexically_normal().string() + "\n" + m.name;
+  if (auto it = cache.find(id); it != cache.end()) return it->second;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "an existing trace file",
+                      "no file at '" + path.string() + "'");
+  }
+  std::unique_ptr<TraceSource> src;
+  try {
+    src = open_trace_file(path);
+  } catch (const Error& e) {
+    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a valid trace file", e.what());
+  }
+  check_trace_model(src->info(), m, path.string());
+  return cache.emplace(id, src->info()).first->second;
+}
+
+// Applies sequences / prompt_len / decode_len to a trace workload (select the
+// first N sequences, cap the lengths), checks batch_size against what is
+// selected, and records the values that apply: the number of sequences kept
+// and the longest prompt and generation kept.
+void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const fs::path& base_dir,
+                   TraceHeaders& cache) {
+  const TraceInfo& in = trace_header(wl, "trace", w.trace, base_dir, m, cache);
+  if (!w.calibration_trace.empty()) trace_header(wl, "calibration_trace", w.calibration_trace, base_dir, m, cache);
+  TraceSelection sel;
+  if (wl.find("sequences")) sel.sequences = w.sequences;
+  if (wl.find("prompt_len")) sel.prompt_cap = w.prompt_len;
+  if (wl.find("decode_len")) sel.decode_cap = w.decode_len;
+  std::vector<SequenceInfo> seqs;
+  try {
+    seqs = sel.apply(in, w.trace);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const std::string key = what.rfind("workload.sequences", 0) == 0 ? "sequences" : "prompt_len";
+    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a selection the trace holds", what);
+  }
+  w.sequences = int64_t(seqs.size());
+  w.prompt_len = 0;
+  w.decode_len = 0;
+  for (const SequenceInfo& q : seqs) {
+    w.prompt_len = std::max(w.prompt_len, q.prompt_len);
+    w.decode_len = std::max(w.decode_len, q.decode_len);
+  }
+  cfg::require_key(wl, "workload", "decode_len", w.prompt_len + w.decode_len > 0,
+                   "a selection with at least one token", "0 tokens kept");
+  cfg::require_key(wl, "workload", "batch_size", w.batch_size <= w.sequences,
+                   fmt::format("at most the {} sequences selected from trace '{}'", w.sequences, w.trace),
+                   std::to_string(w.batch_size));
+}
+
 Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
                   const ConfigPaths& paths, const ComponentCatalog* catalog) {
   check_top_level(root);
@@ -451,6 +509,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
 
   std::set<std::string> seen;
+  TraceHeaders traces;  // each trace file is opened and checked once per experiment file
   for_each_combination(outer, [&](const std::vector<size_t>& idx) {
     Section* owners[] = {&model, &hardware, &workload};
     Value tables[3] = {model.table, hardware.table, workload.table};
@@ -466,11 +525,15 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
     const ModelSpec m = parse_model(model_v, "model");
     const HardwareProfile h = parse_hardware(hw_v, "hardware");
-    Value wl_v = tables[2];
-    if (!wl_v.find("seed")) wl_v.set("seed", Value::integer(ex.suite.seed, wl_v.where()));
+    const Value& wl_v = tables[2];
     WorkloadSpec w;
     WorkloadSpec::schema().parse(wl_v, w, "workload");
     w.validate(wl_v, "workload");
+    if (w.kind == "trace") {
+      resolve_trace(w, wl_v, m, base_dir, traces);
+    } else if (!wl_v.find("seed")) {
+      w.seed = ex.suite.seed;
+    }
 
     for (const auto& entry : strategies) {
       for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {

@@ -16,9 +16,17 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .string("calibration_trace", &S::calibration_trace,
                 "kind = \"trace\": a separate trace for components that calibrate (placement profiles, predictors).")
         .integer("seed", &S::seed, "Seed of the synthetic generator.", at_least(0))
-        .integer("sequences", &S::sequences, "Sequences in the run.", between(1, 1 << 20))
-        .integer("prompt_len", &S::prompt_len, "Prefill tokens per sequence.", between(0, 1 << 20), "tokens")
-        .integer("decode_len", &S::decode_len, "Generated tokens per sequence.", between(0, 1 << 20), "tokens")
+        .integer("sequences", &S::sequences,
+                 "Sequences in the run (kind = \"trace\": the first N of the trace; unset = all).",
+                 between(1, 1 << 20))
+        .integer("prompt_len", &S::prompt_len,
+                 "Prefill tokens per sequence (kind = \"trace\": a cap on each recorded prompt, recorded as the "
+                 "longest prompt kept; unset = whole prompts).",
+                 between(0, 1 << 20), "tokens")
+        .integer("decode_len", &S::decode_len,
+                 "Generated tokens per sequence (kind = \"trace\": a cap on each recorded generation, recorded as "
+                 "the longest kept; unset = all).",
+                 between(0, 1 << 20), "tokens")
         .integer("batch_size", &S::batch_size, "Sequences processed together.", between(1, 4096), "sequences")
         .integer("h_trace", &S::h_trace, "Gate-input width of synthetic traces.", between(8, 16384), "elements")
         .integer("calibration_sequences", &S::calibration_sequences,
@@ -32,10 +40,35 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
 void WorkloadSpec::validate(const cfg::Value& src, const std::string& prefix) const {
   cfg::require_key(src, prefix, "trace", kind != "trace" || !trace.empty(),
                    "a trace file path when kind = \"trace\"", "no value");
+  if (kind == "trace") {
+    // Keys of the synthetic generator do not apply to a trace: refuse them
+    // rather than record a value that had no effect.
+    for (const char* k : synthetic_only_keys()) {
+      cfg::require_key(src, prefix, k, src.find(k) == nullptr,
+                       "no synthetic-generator key with kind = \"trace\" (the trace fixes the routing)",
+                       fmt::format("{} is set", k));
+    }
+    // sequences, prompt_len, decode_len and batch_size are checked against
+    // the trace itself when the experiment is expanded (resolve_trace).
+    return;
+  }
   cfg::require_key(src, prefix, "decode_len", prompt_len + decode_len > 0,
                    "prompt_len + decode_len >= 1", "0 tokens in total");
   cfg::require_key(src, prefix, "batch_size", batch_size <= sequences,
                    fmt::format("at most sequences ({})", sequences), std::to_string(batch_size));
+}
+
+const std::vector<const char*>& WorkloadSpec::synthetic_only_keys() {
+  static const std::vector<const char*> k = {"generator", "seed", "h_trace", "calibration_sequences"};
+  return k;
+}
+
+nlohmann::ordered_json WorkloadSpec::to_json() const {
+  nlohmann::ordered_json j = schema().to_json(*this);
+  if (kind == "trace") {
+    for (const char* k : synthetic_only_keys()) j.erase(k);
+  }
+  return j;
 }
 
 }  // namespace moebench

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,11 @@ struct WorkloadSpec {
 
   void validate(const cfg::Value& src, const std::string& prefix) const;
   static const cfg::Schema<WorkloadSpec>& schema();
-  nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
+  // The resolved keys as results record them: a trace workload omits the
+  // synthetic generator's keys (they did not apply).
+  nlohmann::ordered_json to_json() const;
+  // Keys that only the synthetic generator reads.
+  static const std::vector<const char*>& synthetic_only_keys();
 };
 
 }  // namespace moebench

@@ -693,6 +693,12 @@ SimulationResult Simulator::run() {
   m_.cost_table_clamps = cost_.clamped_lookups();
   SimulationResult r;
   r.metrics = std::move(m_);
+  if (run_.short_of_top_p() > 0) {
+    r.warnings.push_back(fmt::format(
+        "a component asked for the top-{} router probabilities per token and layer, the trace holds {}; it ran "
+        "with {}",
+        run_.short_of_top_p(), run_.top_p(), run_.top_p()));
+  }
   if (opt_.timeline) {
     std::stable_sort(timeline_.begin(), timeline_.end(), [](const TaskRecord& a, const TaskRecord& b) {
       return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);

@@ -52,6 +52,9 @@ struct EngineOptions {
 struct SimulationResult {
   RunMetrics metrics;
   std::vector<TaskRecord> timeline;  // when requested, in event order
+  // Conditions the run went on under that the user should know of (e.g. a
+  // trace holding fewer router probabilities than a component asked for).
+  std::vector<std::string> warnings;
 };
 
 // Runs the case. `source` is the evaluation workload; `calibration` builds

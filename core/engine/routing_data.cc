@@ -21,6 +21,12 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
                             "scores), found a trace without them",
                             p_));
   }
+  if (p_ > 0 && in.probs == ProbsStorage::kTopP && in.top_p < p_) {
+    // Beyond the stored top-p the dense probabilities are zeros, not the
+    // router's values: keep only what the trace holds, and say so.
+    short_of_top_p_ = p_;
+    p_ = in.top_p;
+  }
   info_ = in.sequences;
   const int64_t T = in.total_tokens();
   ids_.resize(T * L_ * k_);

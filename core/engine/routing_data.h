@@ -31,6 +31,9 @@ class RunRouting {
   int64_t experts() const { return E_; }
   int64_t top_k() const { return k_; }
   int64_t top_p() const { return p_; }
+  // The top-p a component asked for when the trace holds fewer router
+  // probabilities per token and layer (top_p() is then what it holds); 0 otherwise.
+  int64_t short_of_top_p() const { return short_of_top_p_; }
   int64_t sequences() const { return int64_t(seq_first_.size()); }
   const SequenceInfo& sequence(int64_t s) const { return info_[s]; }
   // Global token index of (sequence, position).
@@ -41,7 +44,7 @@ class RunRouting {
   const float* topp_probs(int64_t token, int64_t layer) const { return &topp_probs_[(token * L_ + layer) * p_]; }
 
  private:
-  int64_t L_ = 0, E_ = 0, k_ = 0, p_ = 0;
+  int64_t L_ = 0, E_ = 0, k_ = 0, p_ = 0, short_of_top_p_ = 0;
   std::vector<SequenceInfo> info_;
   std::vector<int64_t> seq_first_;
   std::vector<int32_t> ids_;

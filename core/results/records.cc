@@ -13,6 +13,8 @@ const std::vector<Column>& identity_columns() {
       {"repetition", "Repetition number (warm-up repetitions are not recorded)."},
       {"status", "\"ok\", or \"error\" with the message in `error`."},
       {"error", "Error message of a failed case."},
+      {"warnings", "Conditions a case ran under that change what it measures (e.g. a trace with fewer router "
+                   "probabilities than a component asked for), '; '-separated; empty when none."},
       {"backend", "\"sim\" (simulated clock) or \"real\" (measured)."},
       {"model", "Model preset name."},
       {"hardware", "Hardware profile name."},

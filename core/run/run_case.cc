@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/trace/trace_workload.h"
 #include "workloads/synthetic/generator.h"
 
 namespace moebench {
@@ -21,13 +22,7 @@ std::unique_ptr<TraceSource> open_checked(const std::filesystem::path& path, con
     throw Error(fmt::format("workload.{}: expected an existing trace file, found no file at '{}'", key, path.string()));
   }
   auto src = open_trace_file(path);
-  const TraceInfo& in = src->info();
-  if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts || in.top_k() != m.top_k) {
-    throw Error(fmt::format("{}: expected a trace of model '{}' ({} MoE layers, {} experts, top-{}), found '{}' "
-                            "({} layers, {} experts, top-{})",
-                            path.string(), m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name,
-                            in.moe_layers, in.experts(), in.top_k()));
-  }
+  check_trace_model(src->info(), m, path.string(), /*warn_name=*/false);  // warned at load
   return src;
 }
 
@@ -35,7 +30,15 @@ std::unique_ptr<TraceSource> open_checked(const std::filesystem::path& path, con
 
 std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpec& m,
                                            const std::filesystem::path& base_dir, const ConfigPaths& paths) {
-  if (w.kind == "trace") return open_checked(resolve(base_dir, w.trace), m, "trace");
+  if (w.kind == "trace") {
+    // The expanded workload holds the selection that applies (Experiment
+    // expansion resolved sequences / prompt_len / decode_len on the trace).
+    TraceSelection sel;
+    sel.sequences = w.sequences;
+    sel.prompt_cap = w.prompt_len;
+    sel.decode_cap = w.decode_len;
+    return select_trace(open_checked(resolve(base_dir, w.trace), m, "trace"), sel, w.trace);
+  }
   const GeneratorParams p = load_generator(w.generator, m, paths);
   return std::make_unique<SyntheticSource>(m, p, layout_from_workload(w, false));
 }

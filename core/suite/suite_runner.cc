@@ -300,6 +300,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   std::signal(SIGTERM, on_signal);
   g_interrupted.store(false);
 
+  std::set<std::string> warned;  // each warning printed once per run (under mu)
   auto worker = [&]() {
     while (!g_interrupted.load()) {
       const size_t i = next.fetch_add(1);
@@ -313,6 +314,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       std::string error;
       std::vector<std::pair<nlohmann::ordered_json, double>> reps;
       std::string timeline;
+      std::vector<std::string> warnings;
       try {
         EngineOptions eo;
         for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
@@ -321,6 +323,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           CaseRun r = run_case(c, registry, paths, eo);
           const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
           if (rep < c.warmup) continue;
+          if (rep == c.warmup) warnings = r.result.warnings;
           reps.push_back({r.result.metrics.to_json(), wall});
           if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
         }
@@ -338,6 +341,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         f["repetition"] = rep;
         f["status"] = error.empty() ? "ok" : "error";
         f["error"] = error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error);
+        f["warnings"] = warnings.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(join(warnings, "; "));
         f["backend"] = c.backend;
         f["model"] = c.model.name;
         f["hardware"] = c.hardware.name;
@@ -372,6 +376,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         run.write_runs(result_columns(), rows_of());
         const int64_t n = ++finished;
         if (!error.empty()) ++out.failed;
+        for (const auto& w : warnings) {
+          if (warned.insert(w).second) fmt::print(stderr, "warning: {} (case {}, strategy {}; in the row's warnings)\n", w, c.id, c.strategy.name);
+        }
         ++out.ran;
         if (!opt.quiet) {
           const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

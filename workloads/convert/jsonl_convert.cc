@@ -1,5 +1,6 @@
 #include "workloads/convert/jsonl_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -8,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace/memory_source.h"
+#include "core/trace/routing.h"
 #include "core/util/atomic_file.h"
 #include "core/util/sha256.h"
+#include "core/util/strings.h"
 
 namespace moebench {
 
@@ -18,7 +21,8 @@ namespace {
 struct Row {
   bool seen = false;
   std::vector<int32_t> ids;
-  std::vector<float> probs;
+  std::vector<float> weights;  // k
+  std::vector<float> probs;    // k (aligned with ids), E (full width) or empty
 };
 
 struct Seq {
@@ -26,11 +30,37 @@ struct Seq {
   std::map<int64_t, bool> prompt;
 };
 
+const std::map<std::string, std::vector<std::string>>& default_keys() {
+  static const std::map<std::string, std::vector<std::string>> k = {
+      {"seq", {"seq", "sequence"}}, {"token", {"token"}},   {"layer", {"layer"}},   {"experts", {"experts"}},
+      {"weights", {"weights"}},     {"probs", {"probs"}},   {"logits", {"logits"}}, {"prompt", {"prompt"}}};
+  return k;
+}
+
 }  // namespace
+
+const std::vector<std::string>& convert_field_names() {
+  static const std::vector<std::string> n = {"seq", "token", "layer", "experts", "weights", "probs", "logits", "prompt"};
+  return n;
+}
 
 ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths) {
   const ModelSpec m = load_model(opt.model, paths);
   const int64_t L = m.moe_layers(), E = m.routed_experts, k = m.top_k;
+  const RoutingConfig rc = RoutingConfig::from_model(m);
+  const bool grouped = rc.n_group > 1 && rc.topk_group < rc.n_group;
+  if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill") {
+    throw Error(fmt::format("--missing: expected one of error, drop, fill, found '{}'", opt.missing));
+  }
+  std::map<std::string, std::vector<std::string>> keys = default_keys();
+  for (const auto& [field, key] : opt.fields) {
+    if (!keys.count(field)) {
+      throw Error(fmt::format("--field {}={}: expected a field among {}, found '{}'", field, key,
+                              join(convert_field_names(), ", "), field));
+    }
+    if (key.empty()) throw Error(fmt::format("--field {}=: expected the log's key name, found an empty one", field));
+    keys[field] = {key};
+  }
   std::ifstream in(opt.input);
   if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found no such file", opt.input));
   std::map<int64_t, Seq> seqs;
@@ -39,21 +69,38 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   int64_t lineno = 0;
   auto bad = [&](const std::string& key, const std::string& expected, const std::string& found) {
     throw Error(fmt::format("{}:{}: {}expected {}, found {}", opt.input, lineno,
-                            key.empty() ? "" : "key '" + key + "': ", expected, found));
+                            key.empty() ? "" : "key '" + key + "': ", expected, found.substr(0, 200)));
   };
-  auto get_int = [&](const nlohmann::json& j, std::initializer_list<const char*> names, int64_t lo,
-                     int64_t hi) -> int64_t {
-    for (const char* n : names) {
-      auto it = j.find(n);
-      if (it == j.end()) continue;
-      if (!it->is_number_integer() || it->get<int64_t>() < lo || it->get<int64_t>() >= hi) {
-        bad(n, fmt::format("an integer in [{}, {})", lo, hi), it->dump());
-      }
-      return it->get<int64_t>();
+  // The value of a canonical field in line `j` and the key it was found under.
+  auto find = [&](const nlohmann::json& j, const std::string& field) -> std::pair<const nlohmann::json*, std::string> {
+    for (const auto& key : keys.at(field)) {
+      if (auto it = j.find(key); it != j.end()) return {&*it, key};
     }
-    bad(*names.begin(), "an integer", "no value");
-    return 0;
+    return {nullptr, keys.at(field).front()};
   };
+  auto get_int = [&](const nlohmann::json& j, const std::string& field, int64_t lo, int64_t hi) -> int64_t {
+    auto [v, key] = find(j, field);
+    if (!v) bad(key, fmt::format("an integer (field '{}'; map another key with --field {}=KEY)", field, field), "no value");
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() >= hi) {
+      bad(key, fmt::format("an integer in [{}, {})", lo, hi), v->dump());
+    }
+    return v->get<int64_t>();
+  };
+  auto numbers = [&](const nlohmann::json* v, const std::string& key, bool non_negative) {
+    std::vector<float> out;
+    if (!v->is_array()) bad(key, "an array of numbers", v->dump());
+    for (const auto& x : *v) {
+      if (!x.is_number() || !std::isfinite(x.get<double>()) || (non_negative && x.get<double>() < 0)) {
+        bad(key, non_negative ? "finite non-negative numbers" : "finite numbers", x.dump());
+      }
+      out.push_back(float(x.get<double>()));
+    }
+    return out;
+  };
+  RoutingScratch scratch;
+  std::vector<int32_t> rid(k);
+  std::vector<float> rw(k), rp(E);
+  int64_t widths[3] = {0, 0, 0};  // lines with no probs, top-k probs, full-width probs
   while (std::getline(in, line)) {
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -65,78 +112,159 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       bad("", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
     }
     if (!j.is_object()) bad("", "a JSON object", j.type_name());
-    const int64_t s = get_int(j, {"seq", "sequence"}, 0, int64_t(1) << 40);
-    const int64_t t = get_int(j, {"token"}, 0, int64_t(1) << 40);
-    const int64_t l = get_int(j, {"layer"}, 0, L);
-    auto ex = j.find("experts");
-    if (ex == j.end() || !ex->is_array() || int64_t(ex->size()) != k) {
-      bad("experts", fmt::format("an array of {} expert ids (top-{} of {})", k, k, m.name),
-          ex == j.end() ? "no value" : ex->dump());
-    }
-    auto pr = j.find("probs");
-    if (pr == j.end()) pr = j.find("weights");
-    if (pr == j.end() || !pr->is_array() || pr->size() != ex->size()) {
-      bad("probs", fmt::format("an array of {} gate probabilities", k), pr == j.end() ? "no value" : pr->dump());
-    }
+    const int64_t s = get_int(j, "seq", 0, int64_t(1) << 40);
+    const int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
+    const int64_t l = get_int(j, "layer", 0, L);
     Row row;
     row.seen = true;
-    for (size_t i = 0; i < ex->size(); ++i) {
-      const auto& x = (*ex)[i];
-      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= E) {
-        bad("experts", fmt::format("expert ids in [0, {})", E), x.dump());
-      }
-      const auto& p = (*pr)[i];
-      if (!p.is_number() || !std::isfinite(p.get<double>()) || p.get<double>() < 0) {
-        bad("probs", "finite non-negative numbers", p.dump());
-      }
-      row.ids.push_back(int32_t(x.get<int64_t>()));
-      row.probs.push_back(float(p.get<double>()));
-    }
-    for (size_t a = 0; a < row.ids.size(); ++a) {
-      for (size_t b = 0; b < a; ++b) {
-        if (row.ids[a] == row.ids[b]) bad("experts", "distinct expert ids", ex->dump());
+    auto [lg, lg_key] = find(j, "logits");
+    auto [pr, pr_key] = find(j, "probs");
+    if (lg) {
+      std::vector<float> logits = numbers(lg, lg_key, false);
+      if (int64_t(logits.size()) != E) bad(lg_key, fmt::format("{} router logits (every expert of {})", E, m.name), lg->dump());
+      route(rc, logits.data(), nullptr, rid.data(), rw.data(), rp.data(), scratch);
+      row.probs = rp;
+    } else if (pr) {
+      row.probs = numbers(pr, pr_key, true);
+      if (int64_t(row.probs.size()) != k && int64_t(row.probs.size()) != E) {
+        bad(pr_key, fmt::format("{} probabilities (the chosen experts') or {} (every expert's)", k, E), pr->dump());
       }
     }
+    const bool full = int64_t(row.probs.size()) == E && E != k;
+    auto [ex, ex_key] = find(j, "experts");
+    if (ex) {
+      if (!ex->is_array() || int64_t(ex->size()) != k) {
+        bad(ex_key, fmt::format("an array of {} expert ids (top-{} of {})", k, k, m.name), ex->dump());
+      }
+      for (const auto& x : *ex) {
+        if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= E) {
+          bad(ex_key, fmt::format("expert ids in [0, {})", E), x.dump());
+        }
+        row.ids.push_back(int32_t(x.get<int64_t>()));
+      }
+      for (size_t a = 0; a < row.ids.size(); ++a) {
+        for (size_t b = 0; b < a; ++b) {
+          if (row.ids[a] == row.ids[b]) bad(ex_key, "distinct expert ids", ex->dump());
+        }
+      }
+    } else if (full) {
+      if (grouped) {
+        bad(ex_key, fmt::format("the chosen experts ({} routes by groups with a selection bias the log does not "
+                                "hold, so they cannot be recomputed from probabilities)",
+                                m.name),
+            "no value");
+      }
+      if (lg) {
+        row.ids = rid;
+      } else {
+        row.ids.resize(k);
+        top_k_indices(row.probs.data(), E, k, nullptr, row.ids.data());
+      }
+    } else {
+      bad(ex_key, fmt::format("the {} chosen expert ids, or full-width probs/logits ({} values) to take them from", k, E),
+          "no value");
+    }
+    if (auto [w, w_key] = find(j, "weights"); w) {
+      row.weights = numbers(w, w_key, true);
+      if (int64_t(row.weights.size()) != k) bad(w_key, fmt::format("{} combine weights", k), w->dump());
+    } else if (int64_t(row.probs.size()) == k) {
+      row.weights = row.probs;  // the chosen experts' probabilities, as the log gives them
+    } else if (full) {
+      double sumw = 0;
+      for (int32_t e : row.ids) sumw += row.probs[e];
+      for (int32_t e : row.ids) {
+        double x = row.probs[e];
+        if (rc.norm_topk_prob && sumw > 0) x /= sumw;
+        row.weights.push_back(float(x * rc.routed_scaling_factor));
+      }
+    } else {
+      bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k), "no value");
+    }
+    ++widths[row.probs.empty() ? 0 : full ? 2 : 1];
     Seq& sq = seqs[s];
     auto& layers = sq.tokens[t];
     layers.resize(L);
     if (layers[l].seen) bad("", "each (seq, token, layer) once", fmt::format("seq {} token {} layer {} again", s, t, l));
     layers[l] = std::move(row);
-    if (auto p = j.find("prompt"); p != j.end()) {
-      if (!p->is_boolean()) bad("prompt", "a boolean", p->dump());
+    if (auto [p, p_key] = find(j, "prompt"); p) {
+      if (!p->is_boolean()) bad(p_key, "a boolean", p->dump());
       sq.prompt[t] = p->get<bool>();
     }
   }
   if (seqs.empty()) throw Error(fmt::format("{}: expected at least one routing record, found none", opt.input));
+  // What the trace can store: the narrowest width every line has.
+  const int64_t width = widths[0] ? 0 : widths[1] ? k : E;
+  sum.probs_width = width;
+
+  // Missing rows of the grid: counted, then an error, dropped or filled.
+  std::string first_missing;
+  for (auto& [s, sq] : seqs) {
+    const int64_t n = sq.tokens.rbegin()->first + 1;
+    for (int64_t t = 0; t < n; ++t) {
+      auto& layers = sq.tokens[t];
+      layers.resize(L);
+      for (int64_t l = 0; l < L; ++l) {
+        if (layers[l].seen) continue;
+        if (sum.missing_rows++ == 0) first_missing = fmt::format("seq {} token {} layer {}", s, t, l);
+      }
+    }
+  }
+  if (sum.missing_rows > 0 && opt.missing == "error") {
+    throw Error(fmt::format("{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
+                            "missing (first: {}); --missing drop removes tokens with a missing layer, --missing "
+                            "fill copies the previous token's routing of that layer",
+                            opt.input, L - 1, sum.missing_rows, first_missing));
+  }
+  for (auto& [s, sq] : seqs) {
+    std::map<int64_t, std::vector<Row>> kept;
+    std::map<int64_t, bool> prompt;
+    const std::vector<Row>* prev = nullptr;
+    for (auto& [t, layers] : sq.tokens) {
+      bool whole = true;
+      for (int64_t l = 0; l < L; ++l) whole = whole && layers[l].seen;
+      if (!whole && opt.missing == "drop") {
+        ++sum.dropped_tokens;
+        continue;
+      }
+      if (!whole) {
+        for (int64_t l = 0; l < L; ++l) {
+          if (layers[l].seen) continue;
+          if (!prev) {
+            throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found sequence {} "
+                                    "token {} layer {} missing at the sequence's start (use --missing drop)",
+                                    opt.input, s, t, l));
+          }
+          layers[l] = (*prev)[l];
+          ++sum.filled_rows;
+        }
+      }
+      const int64_t nt = int64_t(kept.size());
+      if (sq.prompt.count(t)) prompt[nt] = sq.prompt.at(t);
+      prev = &(kept[nt] = std::move(layers));
+    }
+    sq.tokens = std::move(kept);
+    sq.prompt = std::move(prompt);
+  }
 
   TraceInfo info;
   info.model_name = m.name;
   info.model_hash = m.hash();
   info.moe_layers = L;
-  info.routing = RoutingConfig::from_model(m);
-  info.probs = ProbsStorage::kTopP;
-  info.top_p = k;
+  info.routing = rc;
+  info.probs = width == 0 ? ProbsStorage::kNone : width == E ? ProbsStorage::kFull : ProbsStorage::kTopP;
+  info.top_p = width == k ? k : 0;
   nlohmann::ordered_json src;
   src["converter"] = "moebench trace convert (jsonl)";
   src["input"] = opt.input;
   src["input_sha256"] = sha256_hex(read_file(opt.input));
+  src["missing"] = opt.missing;
+  src["missing_rows"] = sum.missing_rows;
+  src["dropped_tokens"] = sum.dropped_tokens;
+  src["filled_rows"] = sum.filled_rows;
   info.source = src.dump();
   for (const auto& [s, sq] : seqs) {
     const int64_t n = int64_t(sq.tokens.size());
-    int64_t expect = 0;
-    for (const auto& [t, layers] : sq.tokens) {
-      if (t != expect) {
-        throw Error(fmt::format("{}: sequence {}: expected tokens 0..{} without gaps, found token {} missing",
-                                opt.input, s, n - 1, expect));
-      }
-      for (int64_t l = 0; l < L; ++l) {
-        if (!layers[l].seen) {
-          throw Error(fmt::format("{}: sequence {} token {}: expected all {} MoE layers, found layer {} missing",
-                                  opt.input, s, t, L, l));
-        }
-      }
-      ++expect;
-    }
+    if (n == 0) continue;
     int64_t prompt = 0;
     if (opt.prompt_len >= 0) {
       prompt = std::min(opt.prompt_len, n);
@@ -145,16 +273,28 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     }
     info.sequences.push_back({prompt, n - prompt});
   }
+  if (info.sequences.empty()) {
+    throw Error(fmt::format("{}: expected at least one token with every layer, found none after --missing drop", opt.input));
+  }
   MemoryTraceSource mem(info);
   int64_t si = 0;
   for (const auto& [s, sq] : seqs) {
+    if (sq.tokens.empty()) continue;
     for (const auto& [t, layers] : sq.tokens) {
       TokenRecord r;
-      r.probs.assign(L * E, 0.0f);
+      if (width > 0) r.probs.assign(L * E, 0.0f);
       for (int64_t l = 0; l < L; ++l) {
-        r.ids.insert(r.ids.end(), layers[l].ids.begin(), layers[l].ids.end());
-        r.weights.insert(r.weights.end(), layers[l].probs.begin(), layers[l].probs.end());
-        for (int64_t j = 0; j < k; ++j) r.probs[l * E + layers[l].ids[j]] = layers[l].probs[j];
+        const Row& row = layers[l];
+        r.ids.insert(r.ids.end(), row.ids.begin(), row.ids.end());
+        r.weights.insert(r.weights.end(), row.weights.begin(), row.weights.end());
+        if (width == E) {
+          std::copy(row.probs.begin(), row.probs.begin() + E, r.probs.begin() + l * E);
+        } else if (width == k) {
+          // Top-k probabilities: from a top-k row as given, from a full-width row at the chosen experts.
+          for (int64_t j = 0; j < k; ++j) {
+            r.probs[l * E + row.ids[j]] = int64_t(row.probs.size()) == E ? row.probs[row.ids[j]] : row.probs[j];
+          }
+        }
       }
       mem.add(si, std::move(r));
       ++sum.tokens;
@@ -163,8 +303,8 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   }
   sum.sequences = si;
   TraceWriteOptions w;
-  w.probs = ProbsStorage::kTopP;
-  w.top_p = k;
+  w.probs = info.probs;
+  w.top_p = info.top_p;
   w.gate_inputs = false;
   write_trace(mem, opt.out, w);
   return sum;

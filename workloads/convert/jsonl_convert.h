@@ -1,13 +1,34 @@
 #pragma once
-// Converts per-token JSON-lines routing logs into trace files. One JSON
-// object per line and per (token, layer):
-//   {"seq": 0, "token": 5, "layer": 3, "experts": [12, 7], "probs": [0.61, 0.22]}
-// "sequence" is accepted for "seq", "weights" for "probs"; an optional
-// boolean "prompt" marks prompt tokens (else --prompt-len splits prompt and
-// decode). Every (seq, token, layer) must appear exactly once; tokens of a
-// sequence must be 0..n-1; layers 0..L-1 of the model's MoE layers.
+// Converts per-(token, layer) JSON-lines routing logs into trace files.
+//
+// One JSON object per line and per (sequence, token, MoE layer). Canonical
+// fields (their default key names in brackets; --field NAME=KEY maps a
+// field to the log's own key, e.g. seq=request_id, layer=layer_idx):
+//   seq [seq | sequence]    sequence id (any integer)
+//   token [token]           position in the sequence, 0..n-1
+//   layer [layer]           MoE layer, 0..L-1
+//   experts [experts]       the k chosen expert ids, rank order
+//   weights [weights]       the k combine weights (optional)
+//   probs [probs]           router probabilities: k values (the chosen
+//                           experts', aligned with `experts`) or E values
+//                           (every expert's; full width)
+//   logits [logits]         E router logits (full width); the model's router
+//                           function turns them into probabilities
+//   prompt [prompt]         optional boolean: a prompt token
+// `experts` may be omitted when full-width probs or logits are given (the
+// top-k is then taken from them; not for grouped routing, where the
+// selection bias is unknown). Missing weights are the chosen experts'
+// probabilities, renormalised as the model does (norm_topk_prob) and scaled
+// by routed_scaling_factor. The trace stores full-width probabilities when
+// every line has them, else the top-k ones (p = k), else none.
+//
+// Missing rows (a (seq, token, layer) of the grid 0..n-1 x 0..L-1 that no
+// line gives) are an error by default, with their count; --missing drop
+// removes tokens with a missing layer, --missing fill copies the same layer
+// of the sequence's previous token (an error for a sequence's first token).
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/config/experiment.h"
@@ -16,12 +37,21 @@ namespace moebench {
 
 struct ConvertOptions {
   std::string input, out, model;
-  int64_t prompt_len = -1;  // -1: use per-line "prompt" flags (default: all decode)
+  int64_t prompt_len = -1;                    // -1: use per-line "prompt" flags (default: all decode)
+  std::map<std::string, std::string> fields;  // canonical field -> the log's key
+  std::string missing = "error";              // "error" | "drop" | "fill"
 };
 
 struct ConvertSummary {
   int64_t lines = 0, sequences = 0, tokens = 0;
+  int64_t missing_rows = 0;    // grid rows no line gave
+  int64_t dropped_tokens = 0;  // --missing drop
+  int64_t filled_rows = 0;     // --missing fill
+  int64_t probs_width = 0;     // router probabilities stored per token and layer (0, k or E)
 };
+
+// Canonical field names, in the order the header comment lists them.
+const std::vector<std::string>& convert_field_names();
 
 ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths);
 

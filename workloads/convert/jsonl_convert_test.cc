@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 #include "core/testing/temp_dir.h"
 #include "core/trace/trace.h"
 #include "core/util/error.h"
@@ -72,14 +75,151 @@ TEST(JsonlConvert, RejectsBadLines) {
   EXPECT_EQ(convert_error("not json\n"),
             "log.jsonl:1: expected a JSON object, found invalid JSON ([json.exception.parse_error.101] parse "
             "error at line 1, column 2: syntax error while parsing value - invalid literal; last read: 'no')");
-  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1], \"probs\": [0.5]}\n"),
+  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1], \"weights\": [0.5]}\n"),
             "log.jsonl:1: key 'experts': expected an array of 2 expert ids (top-2 of mixtral-8x7b), found [1]");
   EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"),
-            "log.jsonl: sequence 0 token 0: expected all 32 MoE layers, found layer 1 missing");
+            "log.jsonl: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..31, found 31 missing "
+            "(first: seq 0 token 0 layer 1); --missing drop removes tokens with a missing layer, --missing fill "
+            "copies the previous token's routing of that layer");
   const std::string twice =
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n";
   EXPECT_EQ(convert_error(twice), "log.jsonl:2: expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again");
+}
+
+// A log in another system's vocabulary: other key names, full-width router
+// logits or probabilities, missing rows.
+struct Log {
+  testing::TempDir dir;
+  ConvertOptions o;
+  explicit Log(const std::string& text) {
+    o.input = dir.write("log.jsonl", text).string();
+    o.out = (dir / "t.safetensors").string();
+    o.model = "mixtral-8x7b";
+  }
+};
+
+std::string hf_lines(int tokens, bool logits, int skip_token = -1, int skip_layer = -1) {
+  std::string s;
+  for (int t = 0; t < tokens; ++t) {
+    for (int l = 0; l < 32; ++l) {
+      if (t == skip_token && l == skip_layer) continue;
+      s += "{\"request_id\": 3, \"position\": " + std::to_string(t) + ", \"layer_idx\": " + std::to_string(l) + ", \"" +
+           (logits ? "router_logits" : "router_probs") + "\": [";
+      for (int e = 0; e < 8; ++e) {
+        // Expert (t + l) % 8 best, then (t + l + 1) % 8, ...
+        const int r = (e - t - l + 64) % 8;
+        const double v = logits ? 4.0 - 0.5 * r : (r == 0 ? 0.4 : r == 1 ? 0.2 : 0.4 / 6);
+        s += (e ? ", " : "") + std::to_string(v);
+      }
+      s += "]}\n";
+    }
+  }
+  return s;
+}
+
+TEST(JsonlConvert, FieldMappingAndFullWidthLogits) {
+  Log g(hf_lines(3, true));
+  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"logits", "router_logits"}};
+  const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.tokens, 3);
+  EXPECT_EQ(sum.probs_width, 8);  // full width kept: MRS can use p = 2k
+  auto t = open_trace_file(g.o.out);
+  EXPECT_EQ(t->info().probs, ProbsStorage::kFull);
+  auto r = t->open(0, kAllFields);
+  TokenRecord rec;
+  ASSERT_TRUE(r->next(rec));
+  ASSERT_TRUE(r->next(rec));  // token 1
+  EXPECT_EQ(rec.ids[5 * 2], 6);  // layer 5: (1 + 5) % 8 first
+  EXPECT_EQ(rec.ids[5 * 2 + 1], 7);
+  // Softmax over the 8 logits 4.0, 3.5, ...: the chosen weights are the
+  // softmax values renormalised over the top 2 (Mixtral's norm_topk_prob).
+  EXPECT_NEAR(rec.weights[10], 1.0 / (1.0 + std::exp(-0.5)), 1e-5);
+  double z = 0;
+  for (int i = 0; i < 8; ++i) z += std::exp(-0.5 * i);
+  EXPECT_NEAR(rec.probs[5 * 8 + 6], 1.0 / z, 1e-3);  // f16
+  EXPECT_NEAR(rec.probs[5 * 8 + 0], std::exp(-0.5 * 2) / z, 1e-3);  // an unchosen expert's probability is kept
+}
+
+TEST(JsonlConvert, FullWidthProbsTakeTheTopK) {
+  Log g(hf_lines(2, false));
+  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"probs", "router_probs"}};
+  const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.probs_width, 8);
+  auto t = open_trace_file(g.o.out);
+  auto r = t->open(0, kAllFields);
+  TokenRecord rec;
+  ASSERT_TRUE(r->next(rec));
+  EXPECT_EQ(rec.ids[0], 0);
+  EXPECT_EQ(rec.ids[1], 1);
+  EXPECT_NEAR(rec.weights[0], 0.4 / 0.6, 1e-6);
+}
+
+TEST(JsonlConvert, UnknownFieldInMappingIsAnError) {
+  Log g(hf_lines(1, true));
+  g.o.fields = {{"sequence_id", "request_id"}};
+  try {
+    convert_jsonl(g.o, ConfigPaths::defaults());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a field among seq, token, layer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
+  const auto map = std::map<std::string, std::string>{
+      {"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"logits", "router_logits"}};
+  {
+    Log g(hf_lines(4, true, 2, 7));
+    g.o.fields = map;
+    try {
+      convert_jsonl(g.o, ConfigPaths::defaults());
+      ADD_FAILURE() << "a missing row was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("found 1 missing (first: seq 3 token 2 layer 7)"), std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    Log g(hf_lines(4, true, 2, 7));
+    g.o.fields = map;
+    g.o.missing = "drop";
+    const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+    EXPECT_EQ(sum.missing_rows, 1);
+    EXPECT_EQ(sum.dropped_tokens, 1);
+    EXPECT_EQ(sum.tokens, 3);
+  }
+  {
+    Log g(hf_lines(4, true, 2, 7));
+    g.o.fields = map;
+    g.o.missing = "fill";
+    const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+    EXPECT_EQ(sum.filled_rows, 1);
+    EXPECT_EQ(sum.tokens, 4);
+    auto t = open_trace_file(g.o.out);
+    auto r = t->open(0, kIdsWeights);
+    TokenRecord rec, prev;
+    ASSERT_TRUE(r->next(rec));
+    ASSERT_TRUE(r->next(prev));
+    ASSERT_TRUE(r->next(rec));  // token 2: layer 7 copied from token 1
+    EXPECT_EQ(rec.ids[7 * 2], prev.ids[7 * 2]);
+    EXPECT_NE(rec.ids[6 * 2], prev.ids[6 * 2]);  // the others are its own
+  }
+  {
+    Log g(hf_lines(2, true, 0, 0));  // nothing to copy from at a sequence's start
+    g.o.fields = map;
+    g.o.missing = "fill";
+    EXPECT_THROW(convert_jsonl(g.o, ConfigPaths::defaults()), Error);
+  }
+}
+
+TEST(JsonlConvert, TopKProbabilitiesOnlyAreStoredAsTopP) {
+  Log g(lines(1, 3, false));
+  const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.probs_width, 2);
+  auto t = open_trace_file(g.o.out);
+  EXPECT_EQ(t->info().probs, ProbsStorage::kTopP);
+  EXPECT_EQ(t->info().top_p, 2);
 }
 
 }  // namespace

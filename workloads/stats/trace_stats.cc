@@ -52,6 +52,12 @@ struct SeqState {
   bool active = true;
 };
 
+// "n/a" for statistics the trace cannot give (NaN; JSON writes null).
+std::string na(double v, const char* spec) {
+  return std::isnan(v) ? std::string("n/a") : fmt::format(fmt::runtime(spec), v);
+}
+std::string na9(double v) { return fmt::format("{:>9}", na(v, "{:9.3f}")); }
+
 }  // namespace
 
 TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
@@ -200,9 +206,9 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   for (int64_t l = 0; l < L; ++l) {
     const auto& c = st.counts[l];
     const double mean = double(std::accumulate(c.begin(), c.end(), int64_t(0))) / double(E);
-    st.load_max_over_mean[l] = mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : 0;
-    st.load_min_over_mean[l] = mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : 0;
-    st.overlap_frac[l] = overlap_n > 0 ? overlap_sum[l] / double(overlap_n) : 0;
+    st.load_max_over_mean[l] = mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : kNA;
+    st.load_min_over_mean[l] = mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : kNA;
+    st.overlap_frac[l] = overlap_n > 0 ? overlap_sum[l] / double(overlap_n) : kNA;
   }
   if (L > 1) {
     st.coact_top1.resize(L - 1);
@@ -213,14 +219,16 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         best += *std::max_element(row, row + E);
         total += st.counts[l][e];
       }
-      st.coact_top1[l] = total > 0 ? double(best) / double(total) : 0;
+      st.coact_top1[l] = total > 0 ? double(best) / double(total) : kNA;
     }
   }
   if (st.has_probs && reuse_n > 0) {
     st.reuse_by_rank.resize(R);
-    for (int64_t q = 0; q < R; ++q) st.reuse_by_rank[q] = double(reuse_hits[q]) / double(reuse_n);
+    // A top-p trace knows the ranks below p only; the rest are zeros, not scores.
+    const int64_t known = in.probs == ProbsStorage::kTopP ? std::min(R, in.top_p) : R;
+    for (int64_t q = 0; q < R; ++q) st.reuse_by_rank[q] = q < known ? double(reuse_hits[q]) / double(reuse_n) : kNA;
   }
-  st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : 0;
+  st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : kNA;
   st.high_workload_chance = double(wk) / double(E);
   {
     double frac_sum = 0;
@@ -244,7 +252,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         ++layers_counted;
       }
     }
-    st.high_workload_diagonal_rows = layers_counted ? frac_sum / double(layers_counted) : 0;
+    st.high_workload_diagonal_rows = layers_counted ? frac_sum / double(layers_counted) : kNA;
   }
   if (E <= 64) st.high_workload_heatmap = transitions;
 
@@ -271,8 +279,18 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
 }
 
 double TraceStats::mean(const std::vector<double>& v) const {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+  return v.empty() ? kNA : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
 }
+
+namespace {
+// NaN (a statistic the trace cannot give) as JSON null.
+nlohmann::ordered_json jnum(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
+nlohmann::ordered_json jvec(const std::vector<double>& v) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (double x : v) a.push_back(jnum(x));
+  return a;
+}
+}  // namespace
 
 nlohmann::ordered_json TraceStats::to_json() const {
   nlohmann::ordered_json j;
@@ -282,25 +300,25 @@ nlohmann::ordered_json TraceStats::to_json() const {
   j["routed_experts"] = experts;
   j["top_k"] = top_k;
   j["summary"] = {
-      {"load_max_over_mean_mean", mean(load_max_over_mean)},
-      {"load_min_over_mean_mean", mean(load_min_over_mean)},
-      {"overlap_frac_mean", mean(overlap_frac)},
-      {"cos_raw_mean", mean(cos_raw)},
-      {"cos_residual_mean", mean(cos_residual)},
-      {"coact_top1_mean", mean(coact_top1)},
-      {"high_workload_persistence", high_workload_persistence},
-      {"high_workload_chance", high_workload_chance},
-      {"high_workload_diagonal_rows", high_workload_diagonal_rows},
+      {"load_max_over_mean_mean", jnum(mean(load_max_over_mean))},
+      {"load_min_over_mean_mean", jnum(mean(load_min_over_mean))},
+      {"overlap_frac_mean", jnum(mean(overlap_frac))},
+      {"cos_raw_mean", jnum(mean(cos_raw))},
+      {"cos_residual_mean", jnum(mean(cos_residual))},
+      {"coact_top1_mean", jnum(mean(coact_top1))},
+      {"high_workload_persistence", jnum(high_workload_persistence)},
+      {"high_workload_chance", jnum(high_workload_chance)},
+      {"high_workload_diagonal_rows", jnum(high_workload_diagonal_rows)},
   };
   j["per_layer"] = {
-      {"load_max_over_mean", load_max_over_mean},
-      {"load_min_over_mean", load_min_over_mean},
-      {"overlap_frac", overlap_frac},
-      {"cos_raw", cos_raw},
-      {"cos_residual", cos_residual},
-      {"coact_top1", coact_top1},
+      {"load_max_over_mean", jvec(load_max_over_mean)},
+      {"load_min_over_mean", jvec(load_min_over_mean)},
+      {"overlap_frac", jvec(overlap_frac)},
+      {"cos_raw", jvec(cos_raw)},
+      {"cos_residual", jvec(cos_residual)},
+      {"coact_top1", jvec(coact_top1)},
   };
-  j["reuse_by_rank"] = reuse_by_rank;
+  j["reuse_by_rank"] = jvec(reuse_by_rank);
   j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
   j["popularity"] = counts;
   if (!high_workload_heatmap.empty()) {
@@ -325,20 +343,20 @@ std::string TraceStats::to_text() const {
       "layer  load max/mean  load min/mean  overlap/k  cos raw  cos resid  coact top1\n",
       sequences, tokens, moe_layers, experts, top_k);
   auto at = [](const std::vector<double>& v, size_t i) {
-    return i < v.size() ? fmt::format("{:9.3f}", v[i]) : std::string("        -");
+    return i < v.size() ? na9(v[i]) : std::string("        -");
   };
   for (int64_t l = 0; l < moe_layers; ++l) {
-    out += fmt::format("{:5d}  {:13.3f}  {:13.3f}  {:9.3f}  {} {}  {}\n", l, load_max_over_mean[l],
-                       load_min_over_mean[l], overlap_frac[l], at(cos_raw, l), at(cos_residual, l),
+    out += fmt::format("{:5d}  {:>13}  {:>13}  {}  {} {}  {}\n", l, na9(load_max_over_mean[l]),
+                       na9(load_min_over_mean[l]), na9(overlap_frac[l]), at(cos_raw, l), at(cos_residual, l),
                        at(coact_top1, l));
   }
   out += fmt::format(
-      "\nmean   {:13.3f}  {:13.3f}  {:9.3f}  {:9.3f}  {:9.3f}  {:9.3f}\n", mean(load_max_over_mean),
-      mean(load_min_over_mean), mean(overlap_frac), mean(cos_raw), mean(cos_residual), mean(coact_top1));
+      "\nmean   {:>13}  {:>13}  {}  {}  {}  {}\n", na9(mean(load_max_over_mean)), na9(mean(load_min_over_mean)),
+      na9(mean(overlap_frac)), na9(mean(cos_raw)), na9(mean(cos_residual)), na9(mean(coact_top1)));
   if (!reuse_by_rank.empty()) {
     out += "\nreuse probability by score rank (rank: P(activated at t+1)):\n";
     for (size_t q = 0; q < reuse_by_rank.size(); ++q) {
-      out += fmt::format("  {:3d}: {:.3f}{}", q, reuse_by_rank[q], (q + 1) % 8 == 0 ? "\n" : "");
+      out += fmt::format("  {:3d}: {:>5}{}", q, na(reuse_by_rank[q], "{:.3f}"), (q + 1) % 8 == 0 ? "\n" : "");
     }
     out += "\n";
   }
@@ -349,9 +367,10 @@ std::string TraceStats::to_text() const {
     out += fmt::format("  {:>9}: {:6.2f}%\n", reuse_distance_buckets[i],
                        total ? 100.0 * double(reuse_distance_counts[i]) / double(total) : 0.0);
   }
-  out += fmt::format("\nhigh-workload persistence (top-3 by workload stays top-3 next step): {:.3f} (chance {:.3f});\n"
-                     "rows of the top-3 transition heatmap whose diagonal is the largest cell: {:.3f}\n",
-                     high_workload_persistence, high_workload_chance, high_workload_diagonal_rows);
+  out += fmt::format("\nhigh-workload persistence (top-3 by workload stays top-3 next step): {} (chance {:.3f});\n"
+                     "rows of the top-3 transition heatmap whose diagonal is the largest cell: {}\n",
+                     na(high_workload_persistence, "{:.3f}"), high_workload_chance,
+                     na(high_workload_diagonal_rows, "{:.3f}"));
   return out;
 }
 

@@ -4,6 +4,7 @@
 // (SMoE Fig. 5/6, HybriMoE Fig. 3, DALI Fig. 8 and Table 8).
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "core/trace/trace.h"
 
 namespace moebench {
+
+// A statistic the trace cannot give (cosines without gate inputs, reuse
+// beyond the ranks a top-p trace stores, overlap of single-token
+// sequences): NaN in the struct, null in JSON, "n/a" in text.
+inline constexpr double kNA = std::numeric_limits<double>::quiet_NaN();
 
 struct StatsOptions {
   int64_t batch = 8;        // sequences grouped for workload statistics (DALI used batch 8)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/trace/memory_source.h"
 
 namespace moebench {
@@ -70,6 +72,58 @@ TEST(TraceStats, HandComputedValues) {
   EXPECT_EQ(st.high_workload_heatmap[(1 * 4 + 2) * 4 + 2], 3);
   const auto j = st.to_json();
   EXPECT_EQ(j["high_workload_heatmap"][1][2][2].get<int>(), 3);
+}
+
+// What a trace cannot give is "n/a" (null in JSON), never 0.0.
+TEST(TraceStats, UnknownStatisticsAreNotAvailableNotZero) {
+  MemoryTraceSource full = source();
+  // The same routing without gate inputs, and with only the top-2 probabilities.
+  TraceInfo info = full.info();
+  info.h_trace = 0;
+  info.probs = ProbsStorage::kTopP;
+  info.top_p = 2;
+  MemoryTraceSource m(info);
+  auto r = full.open(0, kAllFields);
+  TokenRecord rec;
+  while (r->next(rec)) {
+    rec.gate_input.clear();
+    for (int l = 0; l < 2; ++l) {
+      for (int e = 0; e < 4; ++e) {
+        if (e != rec.ids[l * 2] && e != rec.ids[l * 2 + 1]) rec.probs[l * 4 + e] = 0.0f;
+      }
+    }
+    m.add(0, rec);
+  }
+  const TraceStats st = compute_stats(m, StatsOptions{1, 4});
+  EXPECT_TRUE(st.cos_raw.empty());
+  EXPECT_TRUE(std::isnan(st.mean(st.cos_raw)));
+  ASSERT_EQ(st.reuse_by_rank.size(), 4u);
+  EXPECT_DOUBLE_EQ(st.reuse_by_rank[0], (2.0 + 3.0) / 6.0);  // as with full probabilities
+  EXPECT_TRUE(std::isnan(st.reuse_by_rank[2]));              // beyond the stored top-2
+  const auto j = st.to_json();
+  EXPECT_TRUE(j["summary"]["cos_raw_mean"].is_null());
+  EXPECT_TRUE(j["reuse_by_rank"][3].is_null());
+  EXPECT_FALSE(j["reuse_by_rank"][1].is_null());
+  const std::string text = st.to_text();
+  EXPECT_NE(text.find("n/a"), std::string::npos);
+  EXPECT_EQ(text.find("0.000    0.000"), std::string::npos) << text;
+}
+
+TEST(TraceStats, SingleTokenSequencesHaveNoOverlap) {
+  TraceInfo info;
+  info.model_name = "tiny";
+  info.moe_layers = 1;
+  info.routing.experts = 4;
+  info.routing.top_k = 1;
+  info.sequences = {{1, 0}};
+  MemoryTraceSource m(info);
+  TokenRecord r;
+  r.ids = {2};
+  r.weights = {1.0f};
+  m.add(0, r);
+  const TraceStats st = compute_stats(m, StatsOptions{1, 1});
+  EXPECT_TRUE(std::isnan(st.overlap_frac[0]));
+  EXPECT_TRUE(st.to_json()["summary"]["overlap_frac_mean"].is_null());
 }
 
 }  // namespace

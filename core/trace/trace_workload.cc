@@ -1,0 +1,101 @@
+#include "core/trace/trace_workload.h"
+
+#include <cstdio>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::string& where, bool warn_name) {
+  if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts || in.top_k() != m.top_k) {
+    throw Error(fmt::format("{}: expected a trace of model '{}' ({} MoE layers, {} experts, top-{}), found '{}' "
+                            "({} layers, {} experts, top-{})",
+                            where, m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name, in.moe_layers,
+                            in.experts(), in.top_k()));
+  }
+  if (warn_name && !in.model_name.empty() && in.model_name != m.name) {
+    std::fprintf(stderr,
+                 "warning: %s: the trace was recorded for model '%s', the case runs model '%s' (same shape: %lld "
+                 "MoE layers, %lld experts, top-%lld); its routing is used as it is\n",
+                 where.c_str(), in.model_name.c_str(), m.name.c_str(), static_cast<long long>(in.moe_layers),
+                 static_cast<long long>(in.experts()), static_cast<long long>(in.top_k()));
+  }
+}
+
+std::vector<SequenceInfo> TraceSelection::apply(const TraceInfo& in, const std::string& where) const {
+  const int64_t have = int64_t(in.sequences.size());
+  if (sequences != kAll && sequences > have) {
+    throw Error(fmt::format("workload.sequences: expected at most the {} sequences of trace '{}', found {}", have,
+                            where, sequences));
+  }
+  const int64_t n = std::min(sequences, have);
+  std::vector<SequenceInfo> out(size_t(std::max<int64_t>(n, 0)));
+  for (int64_t s = 0; s < n; ++s) {
+    const SequenceInfo& q = in.sequences[size_t(s)];
+    SequenceInfo& o = out[size_t(s)];
+    o.prompt_len = std::min(q.prompt_len, prompt_cap);
+    o.decode_len = std::min(q.decode_len, decode_cap);
+    if (o.prompt_len < q.prompt_len && o.decode_len > 0) {
+      throw Error(fmt::format(
+          "workload.prompt_len: expected a cap that keeps every recorded prompt whole while generated tokens are "
+          "kept (trace '{}', sequence {} has a {}-token prompt, found prompt_len = {}; its generated tokens were "
+          "routed with the whole prompt as context); set decode_len = 0 for a prefill-only study or raise "
+          "prompt_len",
+          where, s, q.prompt_len, prompt_cap));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+class SelectedSource : public TraceSource {
+ public:
+  SelectedSource(std::unique_ptr<TraceSource> base, std::vector<SequenceInfo> seqs)
+      : base_(std::move(base)), info_(base_->info()) {
+    info_.sequences = std::move(seqs);
+  }
+  const TraceInfo& info() const override { return info_; }
+  const GateWeights* gate_weights() const override { return base_->gate_weights(); }
+  std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const override {
+    class Reader : public SequenceReader {
+     public:
+      Reader(std::unique_ptr<SequenceReader> r, int64_t n) : r_(std::move(r)), left_(n) {}
+      bool next(TokenRecord& out) override {
+        if (left_ <= 0) return false;
+        --left_;
+        return r_->next(out);
+      }
+
+     private:
+      std::unique_ptr<SequenceReader> r_;
+      int64_t left_;
+    };
+    // Prompt tokens come first; a shortened prompt keeps no decode tokens (apply() checks).
+    return std::make_unique<Reader>(base_->open(seq, fields), info_.sequences.at(size_t(seq)).tokens());
+  }
+
+ private:
+  std::unique_ptr<TraceSource> base_;
+  TraceInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceSource> select_trace(std::unique_ptr<TraceSource> base, const TraceSelection& sel,
+                                          const std::string& where) {
+  std::vector<SequenceInfo> seqs = sel.apply(base->info(), where);
+  bool same = seqs.size() == base->info().sequences.size();
+  for (size_t s = 0; same && s < seqs.size(); ++s) {
+    same = seqs[s].prompt_len == base->info().sequences[s].prompt_len &&
+           seqs[s].decode_len == base->info().sequences[s].decode_len;
+  }
+  if (same) return base;
+  return std::make_unique<SelectedSource>(std::move(base), std::move(seqs));
+}
+
+}  // namespace moebench
