@@ -65,11 +65,13 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 # ---------------------------------------------------------------- figures and tables
 
 
-def find_part(results: str, part: str, suites=("ablation",)):
+def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = False):
     """The latest complete run that holds `part` (its own suite, or a composite
     suite that includes it) and its successful rows of that part. Earlier runs
     count too: a composite suite run once per part with --filter part=... keeps
-    each part findable."""
+    each part findable. Scripts whose checks are rated over the workload seeds
+    pass all_seeds=True; the others get the lowest seed's rows only (one row
+    per configuration, as they expect) and report "no margin"."""
     best = None
     for suite in (part,) + tuple(suites):
         for run in reversed(run_dirs(results, suite)):
@@ -92,7 +94,10 @@ def find_part(results: str, part: str, suites=("ablation",)):
     if not failed.empty:
         raise RuntimeError(f"{run}: {len(failed)} case(s) of part '{part}' failed: "
                            + "; ".join(failed["error"].astype(str).str[:80].tolist()))
-    return run, rows.drop_duplicates("case_id").reset_index(drop=True)
+    rows = rows.drop_duplicates("case_id")
+    if not all_seeds and SEED_COLUMN in rows.columns and rows[SEED_COLUMN].nunique() > 1:
+        rows = rows[rows[SEED_COLUMN] == rows[SEED_COLUMN].min()]
+    return run, rows.reset_index(drop=True)
 
 
 def paper_values(name: str) -> dict:
@@ -161,7 +166,7 @@ def figure_main(run_fn, argv=None, default_out="results/report") -> int:
         return 2
     if s is None:
         return 2
-    print(f"wrote {pathlib.Path(a.out) / s['markdown']}: trend reproduced: {s.get('trend_reproduced')}")
+    print(f"wrote {pathlib.Path(a.out) / s['markdown']}: {verdict_of(s)}")
     return 0
 
 
@@ -182,12 +187,12 @@ def speedups(df: pd.DataFrame, by: list, metric: str, target: str, others) -> pd
     return pd.DataFrame(recs)
 
 
-def find_parts(results: str, parts, suites=()):
+def find_parts(results: str, parts, suites=(), all_seeds: bool = False):
     """find_part for several parts; concatenated rows and the run directories.
     Parts without results are skipped; None when none has any."""
     runs, frames = [], []
     for p in parts:
-        run, df = find_part(results, p, suites=suites)
+        run, df = find_part(results, p, suites=suites, all_seeds=all_seeds)
         if df is not None:
             runs.append(str(run))
             frames.append(df.assign(part=p))
@@ -206,8 +211,163 @@ def strategy_rows(df: pd.DataFrame, run_dir, part: str, name: str, hint: str = "
 
 
 def checks_text(checks: dict) -> str:
-    """'name: yes; name: no' for a figure's trend checks."""
-    return "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
+    """'name: yes; name: no' for a figure's trend checks (legacy boolean checks without a margin), or each
+    Check's verdict with its effect, tolerance and seeds."""
+    return "; ".join(v.text() if isinstance(v, Check) else f"{k}: {'yes' if v else 'no'} (no margin)"
+                     for k, v in checks.items())
+
+
+# ---------------------------------------------------------------- verdicts with margins
+#
+# A paper trend counts as reproduced only when the effect exceeds a stated
+# tolerance in every one of at least MIN_SEEDS workload seeds (the simulated
+# backend is deterministic per seed; the workload is the noise source). A
+# ratio check states its band around the paper's value. Verdicts are
+# three-valued: reproduced, not reproduced, inconclusive.
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+MIN_SEEDS = 3
+REL_TOL = 0.02     # a time or speed effect must exceed 2 % (relative)
+ABS_TOL = 0.01     # a fraction (hit rate, share) effect must exceed 1 point
+RATIO_BAND = 0.25  # a ratio within 25 % of the paper's counts as matching it
+SEED_COLUMN = "workload.seed"
+
+
+class Effect:
+    """One seed's measured effect for one check. kind 'direction': value > 0 means the paper's direction and
+    must exceed tol; kind 'band': value is harness / paper - 1 and must lie within +-tol. `seedless` marks a
+    quantity that no workload seed changes (the cost model alone), checked once."""
+
+    def __init__(self, value: float, tol: float, kind: str = "direction", unit: str = "", seedless: bool = False):
+        self.value, self.tol, self.kind, self.unit, self.seedless = float(value), float(tol), kind, unit, seedless
+
+    def outcome(self) -> str:
+        v = self.value
+        if v != v:  # NaN: not measurable
+            return INCONCLUSIVE
+        if self.kind == "band":
+            return REPRODUCED if abs(v) <= self.tol else NOT_REPRODUCED
+        if v > self.tol:
+            return REPRODUCED
+        if v < -self.tol:
+            return NOT_REPRODUCED
+        return INCONCLUSIVE
+
+    def show(self, v: Optional[float] = None) -> str:
+        v = self.value if v is None else v
+        if self.unit == "%":
+            return f"{100 * v:+.1f}%"
+        return f"{v:+.3f}{self.unit}"
+
+
+def more(a, b, tol: float = REL_TOL) -> Effect:
+    """a larger than b by more than tol, relative (speeds, times, speedups)."""
+    a, b = float(a), float(b)
+    return Effect(a / b - 1 if b else float("nan"), tol, unit="%")
+
+
+def more_abs(a, b, tol: float = ABS_TOL) -> Effect:
+    """a larger than b by more than tol, absolute (hit rates, shares)."""
+    return Effect(float(a) - float(b), tol)
+
+
+def within(harness, paper, band: float = RATIO_BAND) -> Effect:
+    """harness within +-band of the paper's value (relative)."""
+    h, p = float(harness), float(paper)
+    return Effect(h / p - 1 if p else float("nan"), band, kind="band", unit="%")
+
+
+def every(effects) -> Effect:
+    """All of several effects of one kind (e.g. 'on every model'): the weakest counts."""
+    effects = list(effects)
+    if not effects:
+        return Effect(float("nan"), 0)
+    if effects[0].kind == "band":
+        return max(effects, key=lambda e: abs(e.value) if e.value == e.value else float("inf"))
+    return min(effects, key=lambda e: e.value if e.value == e.value else float("-inf"))
+
+
+class Check:
+    """A check's effects over the workload seeds and its verdict."""
+
+    def __init__(self, name: str, effects: dict):
+        self.name, self.effects = name, effects  # seed -> Effect
+        first = next(iter(effects.values()))
+        self.tol, self.kind, self.seedless = first.tol, first.kind, first.seedless
+        outcomes = {e.outcome() for e in effects.values()}
+        enough = self.seedless or len(effects) >= MIN_SEEDS
+        if len(outcomes) == 1 and enough:
+            self.verdict = outcomes.pop()
+        else:
+            self.verdict = INCONCLUSIVE
+        self.reason = ("" if enough else f"{len(effects)} seed(s), {MIN_SEEDS} needed") if self.verdict == INCONCLUSIVE \
+            else ""
+        if self.verdict == INCONCLUSIVE and not self.reason:
+            if outcomes == {INCONCLUSIVE}:
+                self.reason = "within tolerance in every seed"
+            else:
+                self.reason = "differs across seeds" if self.kind == "direction" else "inside the band in some seeds only"
+
+    def text(self) -> str:
+        e = list(self.effects.values())
+        vals = ", ".join(x.show() for x in e)
+        margin = (f"needs > {e[0].show(self.tol).lstrip('+')}" if self.kind == "direction"
+                  else f"band +-{e[0].show(self.tol).lstrip('+')} of the paper")
+        seeds = "cost model only" if self.seedless else f"{len(e)} seed(s)"
+        why = f"; {self.reason}" if self.reason else ""
+        return f"{self.name}: {self.verdict} (effect {vals}; {margin}; {seeds}{why})"
+
+
+def seeds(df: pd.DataFrame):
+    """The workload seeds present in a part's rows (one None when the rows carry no seed)."""
+    if SEED_COLUMN not in df.columns:
+        return [None]
+    return sorted(df[SEED_COLUMN].dropna().unique().tolist()) or [None]
+
+
+def by_seed(df: pd.DataFrame):
+    """(seed, rows of that seed) for every workload seed in df."""
+    for sd in seeds(df):
+        yield sd, (df if sd is None else df[df[SEED_COLUMN] == sd])
+
+
+def evaluate(df: pd.DataFrame, measure) -> dict:
+    """Runs measure(rows of one seed) -> {check name: Effect} for every seed; returns {name: Check}."""
+    per = {}
+    for sd, d in by_seed(df):
+        for name, eff in measure(d).items():
+            per.setdefault(name, {})[sd] = eff
+    return {name: Check(name, effs) for name, effs in per.items()}
+
+
+def evaluate_once(effects: dict) -> dict:
+    """Checks measured once, outside the seeded suites (predictor JSON, characterisation): a Check each."""
+    return {name: Check(name, {None: eff}) for name, eff in effects.items()}
+
+
+def verdict_of(summary: dict) -> str:
+    """A figure's verdict: three-valued from its margin checks, or 'no margin (legacy check: yes/no)' for a
+    script whose checks still compare without a tolerance over a single seed."""
+    if summary.get("verdict"):
+        return summary["verdict"]
+    tr = summary.get("trend_reproduced")
+    return "no margin" + ("" if tr is None else f" (legacy check: {'yes' if tr else 'no'})")
+
+
+def figure_verdict(checks: dict) -> str:
+    """not reproduced if any check is not; else inconclusive if any is; else reproduced."""
+    vs = [c.verdict if isinstance(c, Check) else INCONCLUSIVE for c in checks.values()]
+    if NOT_REPRODUCED in vs:
+        return NOT_REPRODUCED
+    if INCONCLUSIVE in vs or not vs:
+        return INCONCLUSIVE
+    return REPRODUCED
+
+
+def seed_mean(df: pd.DataFrame, keys, value: str) -> pd.DataFrame:
+    """Mean of `value` over the workload seeds per `keys` (for tables and figures), with its min and max."""
+    g = df.groupby(keys)[value]
+    return g.agg(["mean", "min", "max"]).reset_index()
 
 
 # ---------------------------------------------------------------- characterisation data (make characterize)

@@ -88,20 +88,44 @@ def run_all(results: str, out: pathlib.Path):
     return entries
 
 
-def yes_no(v):
-    return "-" if v is None else ("yes" if v else "**no**")
+def verdict_counts(entries) -> dict:
+    """How many figures have each verdict (figures with results only)."""
+    out = {}
+    for e in entries:
+        if e["status"] == "ok":
+            v = common.verdict_of(e["summary"])
+            v = "no margin" if v.startswith("no margin") else v
+            out[v] = out.get(v, 0) + 1
+    return out
+
+
+def headline(entries) -> str:
+    c = verdict_counts(entries)
+    n = sum(c.values())
+    return (f"{n} figures and tables from results: {c.get(common.REPRODUCED, 0)} reproduced, "
+            f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive, "
+            f"{c.get('no margin', 0)} not yet rated with margins (their scripts still compare without a tolerance "
+            "on one seed; not counted as reproduced).")
+
+
+VERDICT_RULE = (f"A trend is *reproduced* when its effect exceeds the stated tolerance ({100 * common.REL_TOL:.0f}% for "
+                f"times and speeds, {common.ABS_TOL:.2f} for fractions such as hit rates; a ratio within "
+                f"+-{100 * common.RATIO_BAND:.0f}% of the paper's) in every one of at least {common.MIN_SEEDS} "
+                "workload seeds; *not reproduced* when the opposite holds beyond the tolerance in every seed; "
+                "*inconclusive* otherwise (within tolerance, or seed-dependent). A figure is not reproduced if any "
+                "of its checks is not, inconclusive if any is.")
 
 
 def index_markdown(entries, results: str) -> str:
     s = ("# moebench report\n\nEvery figure and table the harness reproduces, from the latest complete runs in "
          f"`{results}/`. Paper values are the papers' (analysis/paper_values/); harness values are simulated. "
-         "'Trend reproduced' is each script's stated check, not a judgement of closeness; the tables give the "
-         "numbers and their ratios.\n\n")
-    s += "| paper | figure / table | trend reproduced | numbers (harness vs paper) | suite |\n|---|---|---|---|---|\n"
+         "The verdict is each script's stated checks, not a judgement of closeness; the tables give the "
+         "numbers and their ratios.\n\n" + VERDICT_RULE + "\n\n**" + headline(entries) + "**\n\n")
+    s += "| paper | figure / table | verdict | numbers (harness vs paper) | suite |\n|---|---|---|---|---|\n"
     for e in entries:
         if e["status"] == "ok":
             sm = e["summary"]
-            s += (f"| {e['paper']} | [{e['figure']}]({sm['markdown']}) | {yes_no(sm.get('trend_reproduced'))} | "
+            s += (f"| {e['paper']} | [{e['figure']}]({sm['markdown']}) | {common.verdict_of(sm)} | "
                   f"{sm.get('headline', '')} | {e['suite']} |\n")
         elif e["status"] == "not run":
             how = e["suite"] if e["suite"].startswith("make ") else f"build/bin/run_suite {e['suite'].split(' ')[0]}"
@@ -125,12 +149,13 @@ def index_html(entries, out: pathlib.Path, results: str) -> str:
              "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}</style></head><body>",
              "<h1>moebench report</h1>",
              f"<p>From the latest complete runs in <code>{html.escape(results)}/</code>. Paper values are the "
-             "papers'; harness values are simulated.</p><table><tr><th>paper</th><th>figure / table</th>"
-             "<th>trend reproduced</th><th>numbers (harness vs paper)</th><th>status</th></tr>"]
+             f"papers'; harness values are simulated.</p><p>{html.escape(VERDICT_RULE)}</p>"
+             f"<p><b>{html.escape(headline(entries))}</b></p><table><tr><th>paper</th><th>figure / table</th>"
+             "<th>verdict</th><th>numbers (harness vs paper)</th><th>status</th></tr>"]
     for e in entries:
-        tr = e["summary"].get("trend_reproduced") if e["status"] == "ok" else None
+        tr = common.verdict_of(e["summary"]) if e["status"] == "ok" else "-"
         parts.append(f"<tr><td>{e['paper']}</td><td><a href='#{e['module']}'>{html.escape(e['figure'])}</a></td>"
-                     f"<td>{'-' if tr is None else ('yes' if tr else '<b>no</b>')}</td>"
+                     f"<td>{html.escape(tr)}</td>"
                      f"<td>{html.escape(e['summary'].get('headline', '') if e['status'] == 'ok' else '')}</td>"
                      f"<td>{e['status']}</td></tr>")
     parts.append("</table><h2>Pending</h2><table><tr><th>paper</th><th>figure / table</th><th>why</th></tr>")
@@ -168,6 +193,7 @@ def main(argv=None) -> int:
     ok = sum(e["status"] == "ok" for e in entries)
     print(f"wrote {out / 'index.md'} and {out / 'index.html'}: {ok} of {len(entries)} figures from results, "
           f"{len(PENDING)} pending groups")
+    print(headline(entries))
     for e in entries:
         if e["status"] not in ("ok",):
             print(f"  {e['paper']} {e['figure']}: {e['status']}")

@@ -67,6 +67,10 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
         .integer("repetitions", &S::repetitions, "Measured repetitions per case.", between(1, 10000))
         .integer("warmup", &S::warmup, "Unmeasured warm-up repetitions per case.", between(0, 10000))
         .integer("seed", &S::seed, "Default workload seed for cases that do not set one.", at_least(0))
+        .integer("seeds", &S::seeds,
+                 "Workload seeds per case (seed, seed + 1, ...): every synthetic-workload case whose [workload] sets "
+                 "no seed runs once per seed, so verdicts can require an effect to hold across seeds.",
+                 between(1, 1000))
         .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.");
     return s;
   }();
@@ -513,26 +517,34 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   for_each_combination(outer, [&](const std::vector<size_t>& idx) {
     Section* owners[] = {&model, &hardware, &workload};
     Value tables[3] = {model.table, hardware.table, workload.table};
-    std::vector<std::pair<std::string, std::string>> axes;
+    std::vector<std::pair<std::string, std::string>> axes0;
     for (size_t a = 0; a < outer.size(); ++a) {
       const Section* owner = refs[a].sec;
       for (int s = 0; s < 3; ++s) {
         if (owners[s] == owner) set_path(tables[s], outer[a].path, outer[a].values[idx[a]]);
       }
-      axes.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
+      axes0.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
     }
     const Value model_v = resolve_preset("models", tables[0], "model", paths, base_dir);
     const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
     const ModelSpec m = parse_model(model_v, "model");
     const HardwareProfile h = parse_hardware(hw_v, "hardware");
     const Value& wl_v = tables[2];
-    WorkloadSpec w;
-    WorkloadSpec::schema().parse(wl_v, w, "workload");
-    w.validate(wl_v, "workload");
+    WorkloadSpec w0;
+    WorkloadSpec::schema().parse(wl_v, w0, "workload");
+    w0.validate(wl_v, "workload");
+    // One pass per workload seed ([suite] seeds) for a synthetic workload
+    // without its own seed; a trace, or a workload with a seed, has one.
+    const bool replicate = w0.kind != "trace" && !wl_v.find("seed");
+    const int64_t n_seeds = replicate ? ex.suite.seeds : 1;
+    for (int64_t si = 0; si < n_seeds; ++si) {
+    WorkloadSpec w = w0;
+    auto axes = axes0;
     if (w.kind == "trace") {
       resolve_trace(w, wl_v, m, base_dir, traces);
-    } else if (!wl_v.find("seed")) {
-      w.seed = ex.suite.seed;
+    } else if (replicate) {
+      w.seed = ex.suite.seed + si;
+      if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
     }
 
     for (const auto& entry : strategies) {
@@ -575,6 +587,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
         ex.cases.push_back(std::move(c));
       });
     }
+    }  // seeds
   });
   return ex;
 }

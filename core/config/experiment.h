@@ -48,6 +48,7 @@ struct SuiteSpec {
   int64_t repetitions = 1;
   int64_t warmup = 0;
   int64_t seed = 1;              // default workload seed
+  int64_t seeds = 1;             // workload seeds per case: seed, seed + 1, ... (synthetic workloads)
   bool timeline = false;         // write a Chrome-trace timeline per case
   static const cfg::Schema<SuiteSpec>& schema();
 };

@@ -175,3 +175,34 @@ TEST(Experiment, DescribeListsEveryModelField) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+TEST(Experiment, SeedsReplicateSyntheticCasesAcrossWorkloadSeeds) {
+  testing::TempDir dir;
+  const Experiment ex = load_experiment_text(
+      "[suite]\nname = \"t\"\nseed = 7\nseeds = 3\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nprompt_len = [8, 16]\n"
+      "[[strategy]]\npreset = \"all-cpu\"\n[[strategy]]\npreset = \"llamacpp\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(ex.cases.size(), 2u * 3u * 2u);
+  // Seeds inside the other axes, strategies innermost: both strategies see each seed.
+  EXPECT_EQ(ex.cases[0].workload.seed, 7);
+  EXPECT_EQ(ex.cases[1].workload.seed, 7);
+  EXPECT_EQ(ex.cases[2].workload.seed, 8);
+  EXPECT_EQ(ex.cases[5].workload.seed, 9);
+  EXPECT_EQ(ex.cases[6].workload.seed, 7);
+  EXPECT_EQ(ex.cases[6].workload.prompt_len, 16);
+  EXPECT_EQ(ex.cases[2].axes.back(), (std::pair<std::string, std::string>{"workload.seed", "8"}));
+  // A workload that sets its own seed is not replicated.
+  const Experiment one = load_experiment_text(
+      "[suite]\nname = \"t\"\nseeds = 3\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nseed = 4\n[[strategy]]\npreset = \"all-cpu\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(one.cases.size(), 1u);
+  EXPECT_EQ(one.cases[0].workload.seed, 4);
+}
+
+}  // namespace
+}  // namespace moebench

@@ -292,3 +292,29 @@ TEST(Engine, ChromeTraceLooksLikeAChromeTrace) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// A trace holding only the top-2 router probabilities cannot give a
+// component the top-4 it asks for (HybriMoE's MRS uses p = 2k): the run keeps
+// what the trace holds (no zeros passed off as probabilities) and says so.
+TEST(EngineRouting, FewerStoredProbabilitiesThanRequestedAreKeptAndReported) {
+  MemoryTraceSource full = testing::routing(1, 8, 2, {{{0, 1}}, {{2, 3}}});
+  TraceInfo info = full.info();
+  info.probs = ProbsStorage::kTopP;
+  info.top_p = 2;
+  MemoryTraceSource topp(info);
+  auto r = full.open(0, kAllFields);
+  TokenRecord rec;
+  while (r->next(rec)) topp.add(0, rec);
+  const RunRouting run(topp, 4);
+  EXPECT_EQ(run.top_p(), 2);
+  EXPECT_EQ(run.short_of_top_p(), 4);
+  const RunRouting ok(full, 4);
+  EXPECT_EQ(ok.top_p(), 4);
+  EXPECT_EQ(ok.short_of_top_p(), 0);
+}
+
+}  // namespace
+}  // namespace moebench
