@@ -20,7 +20,8 @@ class FixedScores : public Predictor {
 
 TEST(NextLayerPrefetcher, LoadsOnlyTheUncachedAmongTheTopSize) {
   const ModelSpec m = testing::tiny_model(2, 6, 2);
-  const CostModel cost(m, testing::round_hardware());
+  const HardwareProfile hw = testing::round_hardware();  // CostModel keeps a reference: a named profile
+  const CostModel cost(m, hw);
   Residency res(2, 6, 3, false);
   res.place(1, 4);  // layer 1: the best-scored expert is cached
   NextLayerPrefetcher::Params p;

@@ -29,6 +29,12 @@ namespace moebench {
 class CostModel {
  public:
   CostModel(const ModelSpec& model, const HardwareProfile& hw);
+  // The cost model keeps references to `model` and `hw`: a temporary would
+  // dangle (ASan found a temporary profile in a test), so binding one does
+  // not compile.
+  CostModel(const ModelSpec& model, HardwareProfile&& hw) = delete;
+  CostModel(ModelSpec&& model, const HardwareProfile& hw) = delete;
+  CostModel(ModelSpec&& model, HardwareProfile&& hw) = delete;
 
   // Routed expert with `tokens` routed to it (tokens >= 1).
   double cpu_expert_ns(int64_t tokens, bool first_in_layer) const;
