@@ -538,55 +538,55 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     const bool replicate = w0.kind != "trace" && !wl_v.find("seed");
     const int64_t n_seeds = replicate ? ex.suite.seeds : 1;
     for (int64_t si = 0; si < n_seeds; ++si) {
-    WorkloadSpec w = w0;
-    auto axes = axes0;
-    if (w.kind == "trace") {
-      resolve_trace(w, wl_v, m, base_dir, traces);
-    } else if (replicate) {
-      w.seed = ex.suite.seed + si;
-      if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
-    }
+      WorkloadSpec w = w0;
+      auto axes = axes0;
+      if (w.kind == "trace") {
+        resolve_trace(w, wl_v, m, base_dir, traces);
+      } else if (replicate) {
+        w.seed = ex.suite.seed + si;
+        if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
+      }
 
-    for (const auto& entry : strategies) {
-      for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
-        Value st = entry.table;
-        auto case_axes = axes;
-        for (size_t a = 0; a < entry.axes.size(); ++a) {
-          set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
-          case_axes.emplace_back(entry.axes[a].label, show_value(entry.axes[a].values[sidx[a]]));
-        }
-        const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
-        Case c;
-        c.model = m;
-        c.hardware = h;
-        c.workload = w;
-        c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
-        c.backend = ex.suite.backend;
-        c.repetitions = ex.suite.repetitions;
-        c.warmup = ex.suite.warmup;
-        c.timeline = ex.suite.timeline;
-        c.axes = std::move(case_axes);
-        c.base_dir = base_dir;
-        nlohmann::ordered_json cj;
-        cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup}};
-        cj["model"] = m.to_json();
-        cj["hardware"] = h.to_json();
-        cj["workload"] = w.to_json();
-        cj["strategy"] = c.strategy.to_json(catalog);
-        c.id = sha256_hex(cj.dump()).substr(0, 16);
-        c.config = std::move(cj);
-        c.index = ex.cases.size();
-        c.parts = {ex.suite.name};
-        if (!seen.insert(c.id).second) {
-          throw ConfigError(st_v.where(), "strategy",
-                            "distinct cases (every combination must differ)",
-                            fmt::format("strategy '{}' twice with the same model, hardware and "
-                                        "workload (case {})",
-                                        c.strategy.name, c.id));
-        }
-        ex.cases.push_back(std::move(c));
-      });
-    }
+      for (const auto& entry : strategies) {
+        for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
+          Value st = entry.table;
+          auto case_axes = axes;
+          for (size_t a = 0; a < entry.axes.size(); ++a) {
+            set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
+            case_axes.emplace_back(entry.axes[a].label, show_value(entry.axes[a].values[sidx[a]]));
+          }
+          const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
+          Case c;
+          c.model = m;
+          c.hardware = h;
+          c.workload = w;
+          c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
+          c.backend = ex.suite.backend;
+          c.repetitions = ex.suite.repetitions;
+          c.warmup = ex.suite.warmup;
+          c.timeline = ex.suite.timeline;
+          c.axes = std::move(case_axes);
+          c.base_dir = base_dir;
+          nlohmann::ordered_json cj;
+          cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup}};
+          cj["model"] = m.to_json();
+          cj["hardware"] = h.to_json();
+          cj["workload"] = w.to_json();
+          cj["strategy"] = c.strategy.to_json(catalog);
+          c.id = sha256_hex(cj.dump()).substr(0, 16);
+          c.config = std::move(cj);
+          c.index = ex.cases.size();
+          c.parts = {ex.suite.name};
+          if (!seen.insert(c.id).second) {
+            throw ConfigError(st_v.where(), "strategy",
+                              "distinct cases (every combination must differ)",
+                              fmt::format("strategy '{}' twice with the same model, hardware and "
+                                          "workload (case {})",
+                                          c.strategy.name, c.id));
+          }
+          ex.cases.push_back(std::move(c));
+        });
+      }
     }  // seeds
   });
   return ex;
