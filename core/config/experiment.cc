@@ -443,14 +443,10 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
   if (wl.find("sequences")) sel.sequences = w.sequences;
   if (wl.find("prompt_len")) sel.prompt_cap = w.prompt_len;
   if (wl.find("decode_len")) sel.decode_cap = w.decode_len;
-  std::vector<SequenceInfo> seqs;
-  try {
-    seqs = sel.apply(in, w.trace);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    const std::string key = what.rfind("workload.sequences", 0) == 0 ? "sequences" : "prompt_len";
-    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a selection the trace holds", what);
+  if (const auto p = sel.check(in, w.trace)) {
+    throw ConfigError(cfg::where_of_key(wl, p->key), "workload." + p->key, p->expected, p->found);
   }
+  const std::vector<SequenceInfo> seqs = sel.apply(in, w.trace);
   w.sequences = int64_t(seqs.size());
   w.prompt_len = 0;
   w.decode_len = 0;

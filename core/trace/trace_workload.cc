@@ -26,27 +26,36 @@ void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::strin
   }
 }
 
-std::vector<SequenceInfo> TraceSelection::apply(const TraceInfo& in, const std::string& where) const {
+std::optional<TraceSelection::Problem> TraceSelection::check(const TraceInfo& in, const std::string& where) const {
   const int64_t have = int64_t(in.sequences.size());
   if (sequences != kAll && sequences > have) {
-    throw Error(fmt::format("workload.sequences: expected at most the {} sequences of trace '{}', found {}", have,
-                            where, sequences));
+    return Problem{"sequences", fmt::format("at most the {} sequences of trace '{}'", have, where),
+                   std::to_string(sequences)};
   }
-  const int64_t n = std::min(sequences, have);
+  for (int64_t s = 0; s < std::min(sequences, have); ++s) {
+    const SequenceInfo& q = in.sequences[size_t(s)];
+    if (std::min(q.prompt_len, prompt_cap) < q.prompt_len && std::min(q.decode_len, decode_cap) > 0) {
+      return Problem{"prompt_len",
+                     fmt::format("a cap that keeps every recorded prompt whole while generated tokens are kept "
+                                 "(trace '{}', sequence {} has a {}-token prompt; its generated tokens were routed "
+                                 "with the whole prompt as context); set decode_len = 0 for a prefill-only study or "
+                                 "raise prompt_len",
+                                 where, s, q.prompt_len),
+                     std::to_string(prompt_cap)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<SequenceInfo> TraceSelection::apply(const TraceInfo& in, const std::string& where) const {
+  if (const auto p = check(in, where)) {
+    throw Error(fmt::format("workload.{}: expected {}, found {}", p->key, p->expected, p->found));
+  }
+  const int64_t n = std::min(sequences, int64_t(in.sequences.size()));
   std::vector<SequenceInfo> out(size_t(std::max<int64_t>(n, 0)));
   for (int64_t s = 0; s < n; ++s) {
-    const SequenceInfo& q = in.sequences[size_t(s)];
-    SequenceInfo& o = out[size_t(s)];
-    o.prompt_len = std::min(q.prompt_len, prompt_cap);
-    o.decode_len = std::min(q.decode_len, decode_cap);
-    if (o.prompt_len < q.prompt_len && o.decode_len > 0) {
-      throw Error(fmt::format(
-          "workload.prompt_len: expected a cap that keeps every recorded prompt whole while generated tokens are "
-          "kept (trace '{}', sequence {} has a {}-token prompt, found prompt_len = {}; its generated tokens were "
-          "routed with the whole prompt as context); set decode_len = 0 for a prefill-only study or raise "
-          "prompt_len",
-          where, s, q.prompt_len, prompt_cap));
-    }
+    out[size_t(s)].prompt_len = std::min(in.sequences[size_t(s)].prompt_len, prompt_cap);
+    out[size_t(s)].decode_len = std::min(in.sequences[size_t(s)].decode_len, decode_cap);
   }
   return out;
 }

@@ -14,11 +14,13 @@
 // routing of a D-token generation. A generated token after a *shortened*
 // prompt, however, was routed with the full prompt as context; the view
 // therefore refuses to keep decode tokens of a sequence whose prompt it
-// shortens (TraceSelection::check says so before a run starts).
+// shortens (TraceSelection::check says so; the experiment loader asks it
+// before any case runs).
 
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/trace/trace.h"
@@ -31,9 +33,16 @@ struct TraceSelection {
   int64_t prompt_cap = kAll;  // prompt tokens kept per sequence
   int64_t decode_cap = kAll;  // generated tokens kept per sequence
 
-  // The selected sequences' lengths. Throws Error naming `where` (a trace
-  // path) and the key when the selection asks for more sequences than the
-  // trace has, or would keep decode tokens after a shortened prompt.
+  // What is wrong with the selection for trace `in` (named `where`): more
+  // sequences than the trace has, or decode tokens kept after a shortened
+  // prompt. `key` is the workload key at fault ("sequences", "prompt_len").
+  struct Problem {
+    std::string key, expected, found;
+  };
+  std::optional<Problem> check(const TraceInfo& in, const std::string& where) const;
+
+  // The selected sequences' lengths; throws Error "workload.<key>: expected
+  // ..., found ..." for a Problem.
   std::vector<SequenceInfo> apply(const TraceInfo& in, const std::string& where) const;
 };
 
