@@ -295,18 +295,15 @@ class Check:
         first = next(iter(effects.values()))
         self.tol, self.kind, self.seedless = first.tol, first.kind, first.seedless
         outcomes = {e.outcome() for e in effects.values()}
-        enough = self.seedless or len(effects) >= MIN_SEEDS
-        if len(outcomes) == 1 and enough:
+        self.verdict, self.reason = INCONCLUSIVE, ""
+        if not (self.seedless or len(effects) >= MIN_SEEDS):
+            self.reason = f"{len(effects)} seed(s), {MIN_SEEDS} needed"
+        elif len(outcomes) == 1 and outcomes != {INCONCLUSIVE}:
             self.verdict = outcomes.pop()
+        elif outcomes == {INCONCLUSIVE}:
+            self.reason = "within tolerance in every seed"
         else:
-            self.verdict = INCONCLUSIVE
-        self.reason = ("" if enough else f"{len(effects)} seed(s), {MIN_SEEDS} needed") if self.verdict == INCONCLUSIVE \
-            else ""
-        if self.verdict == INCONCLUSIVE and not self.reason:
-            if outcomes == {INCONCLUSIVE}:
-                self.reason = "within tolerance in every seed"
-            else:
-                self.reason = "differs across seeds" if self.kind == "direction" else "inside the band in some seeds only"
+            self.reason = "differs across seeds" if self.kind == "direction" else "inside the band in some seeds only"
 
     def text(self) -> str:
         e = list(self.effects.values())
@@ -362,12 +359,6 @@ def figure_verdict(checks: dict) -> str:
     if INCONCLUSIVE in vs or not vs:
         return INCONCLUSIVE
     return REPRODUCED
-
-
-def seed_mean(df: pd.DataFrame, keys, value: str) -> pd.DataFrame:
-    """Mean of `value` over the workload seeds per `keys` (for tables and figures), with its min and max."""
-    g = df.groupby(keys)[value]
-    return g.agg(["mean", "min", "max"]).reset_index()
 
 
 # ---------------------------------------------------------------- characterisation data (make characterize)
