@@ -51,41 +51,49 @@ report: build
 # trains SMoE's linear predictor on the calibration stream, evaluates on the
 # evaluation stream, writes results/predictors/*.json for the report.
 PRED_DIR = results/predictors
+# Every evaluation runs on 3 workload seeds (a verdict needs its effect in each).
+PRED_SEEDS = 1 2 3
 predictors: build
 	mkdir -p $(PRED_DIR)
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor train --model deepseek-v3 --sequences 64 \
 	  --out $(PRED_DIR)/deepseek-v3-linear.safetensors
-	for b in 8 16 32 64; do \
-	  for m in deepseek-v2-lite mixtral-8x7b; do \
-	    MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model $$m --sequences 64 --batch $$b \
-	      --json $(PRED_DIR)/$$m-b$$b.json > /dev/null || exit 1; \
+	for s in $(PRED_SEEDS); do \
+	  for b in 8 16 32 64; do \
+	    for m in deepseek-v2-lite mixtral-8x7b; do \
+	      MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model $$m --seed $$s --sequences 64 --batch $$b \
+	        --json $(PRED_DIR)/$$m-b$$b-s$$s.json > /dev/null || exit 1; \
+	    done; \
 	  done; \
+	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model qwen3-30b-a3b --seed $$s --sequences 64 --batch 8 \
+	    --json $(PRED_DIR)/qwen3-30b-a3b-b8-s$$s.json > /dev/null || exit 1; \
+	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model deepseek-v3 --seed $$s --sequences 64 --batch 8 \
+	    --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8-s$$s.json > /dev/null || exit 1; \
 	done
-	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model qwen3-30b-a3b --sequences 64 --batch 8 \
-	  --json $(PRED_DIR)/qwen3-30b-a3b-b8.json > /dev/null
-	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model deepseek-v3 --sequences 64 --batch 8 \
-	  --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8.json > /dev/null
 
 # Workload and cost characterisation (HybriMoE Fig. 3(b)(c)(e)(f), SMoE Fig. 5
 # and 6, DALI Fig. 8): trace statistics of the calibrated synthetic workloads,
 # two short decode traces, the simulated expert costs; results/characterize/.
 CHAR_DIR = results/characterize
 MB = MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench
+# The workload statistics run on 3 workload seeds (<name>-s<seed>.*); the cost table needs none.
+CHAR_SEEDS = 1 2 3
 characterize: build
 	mkdir -p $(CHAR_DIR)
-	$(MB) trace stats --model deepseek-v2-lite --sequences 16 --prompt-len 64 --decode-len 128 \
-	  --json $(CHAR_DIR)/deepseek-v2-lite-decode.json > /dev/null
-	$(MB) trace stats --model deepseek-v2-lite --sequences 1 --prompt-len 128 --decode-len 0 \
-	  --json $(CHAR_DIR)/deepseek-v2-lite-prefill128.json > /dev/null
 	$(MB) config cost --model deepseek-v2-lite --hardware hybrimoe-a6000 \
 	  --json $(CHAR_DIR)/cost-deepseek-v2-lite-hybrimoe-a6000.json > /dev/null
-	$(MB) trace stats --model deepseek-v3 --sequences 16 --prompt-len 64 --decode-len 128 \
-	  --json $(CHAR_DIR)/deepseek-v3-decode.json > /dev/null
-	$(MB) trace stats --model mixtral-8x7b --sequences 64 --prompt-len 64 --decode-len 128 --batch 8 \
-	  --json $(CHAR_DIR)/mixtral-8x7b-b8.json > /dev/null
-	for m in deepseek-v3 qwen3-235b-a22b; do \
-	  $(MB) trace gen --model $$m --sequences 1 --prompt-len 16 --decode-len 256 --no-probs --no-gate-inputs \
-	    --out $(CHAR_DIR)/$$m-decode.safetensors > /dev/null || exit 1; \
+	for s in $(CHAR_SEEDS); do \
+	  $(MB) trace stats --model deepseek-v2-lite --seed $$s --sequences 16 --prompt-len 64 --decode-len 128 \
+	    --json $(CHAR_DIR)/deepseek-v2-lite-decode-s$$s.json > /dev/null || exit 1; \
+	  $(MB) trace stats --model deepseek-v2-lite --seed $$s --sequences 1 --prompt-len 128 --decode-len 0 \
+	    --json $(CHAR_DIR)/deepseek-v2-lite-prefill128-s$$s.json > /dev/null || exit 1; \
+	  $(MB) trace stats --model deepseek-v3 --seed $$s --sequences 16 --prompt-len 64 --decode-len 128 \
+	    --json $(CHAR_DIR)/deepseek-v3-decode-s$$s.json > /dev/null || exit 1; \
+	  $(MB) trace stats --model mixtral-8x7b --seed $$s --sequences 64 --prompt-len 64 --decode-len 128 --batch 8 \
+	    --json $(CHAR_DIR)/mixtral-8x7b-b8-s$$s.json > /dev/null || exit 1; \
+	  for m in deepseek-v3 qwen3-235b-a22b; do \
+	    $(MB) trace gen --model $$m --seed $$s --sequences 1 --prompt-len 16 --decode-len 256 --no-probs --no-gate-inputs \
+	      --out $(CHAR_DIR)/$$m-decode-s$$s.safetensors > /dev/null || exit 1; \
+	  done; \
 	done
 
 clean:

@@ -235,7 +235,8 @@ SEED_COLUMN = "workload.seed"
 
 class Effect:
     """One seed's measured effect for one check. kind 'direction': value > 0 means the paper's direction and
-    must exceed tol; kind 'band': value is harness / paper - 1 and must lie within +-tol. `seedless` marks a
+    must exceed tol; kind 'band': value is harness / paper - 1 and must lie within +-tol; kind 'at_most' (a
+    claim of no gain): value must not exceed tol. `seedless` marks a
     quantity that no workload seed changes (the cost model alone), checked once."""
 
     def __init__(self, value: float, tol: float, kind: str = "direction", unit: str = "", seedless: bool = False):
@@ -247,6 +248,8 @@ class Effect:
             return INCONCLUSIVE
         if self.kind == "band":
             return REPRODUCED if abs(v) <= self.tol else NOT_REPRODUCED
+        if self.kind == "at_most":
+            return REPRODUCED if v <= self.tol else NOT_REPRODUCED
         if v > self.tol:
             return REPRODUCED
         if v < -self.tol:
@@ -271,6 +274,12 @@ def more_abs(a, b, tol: float = ABS_TOL) -> Effect:
     return Effect(float(a) - float(b), tol)
 
 
+def no_more(a, b, tol: float = REL_TOL) -> Effect:
+    """a not larger than b by more than tol, relative (a paper's 'no further gain'): a / b - 1 <= tol."""
+    a, b = float(a), float(b)
+    return Effect(a / b - 1 if b else float("nan"), tol, kind="at_most", unit="%")
+
+
 def within(harness, paper, band: float = RATIO_BAND) -> Effect:
     """harness within +-band of the paper's value (relative)."""
     h, p = float(harness), float(paper)
@@ -284,6 +293,8 @@ def every(effects) -> Effect:
         return Effect(float("nan"), 0)
     if effects[0].kind == "band":
         return max(effects, key=lambda e: abs(e.value) if e.value == e.value else float("inf"))
+    if effects[0].kind == "at_most":
+        return max(effects, key=lambda e: e.value if e.value == e.value else float("inf"))
     return min(effects, key=lambda e: e.value if e.value == e.value else float("-inf"))
 
 
@@ -303,13 +314,15 @@ class Check:
         elif outcomes == {INCONCLUSIVE}:
             self.reason = "within tolerance in every seed"
         else:
-            self.reason = "differs across seeds" if self.kind == "direction" else "inside the band in some seeds only"
+            self.reason = {"direction": "differs across seeds", "at_most": "exceeded in some seeds only"}.get(
+                self.kind, "inside the band in some seeds only")
 
     def text(self) -> str:
         e = list(self.effects.values())
         vals = ", ".join(x.show() for x in e)
-        margin = (f"needs > {e[0].show(self.tol).lstrip('+')}" if self.kind == "direction"
-                  else f"band +-{e[0].show(self.tol).lstrip('+')} of the paper")
+        tol = e[0].show(self.tol).lstrip('+')
+        margin = {"direction": f"needs > {tol}", "at_most": f"must not exceed +{tol}"}.get(
+            self.kind, f"band +-{tol} of the paper")
         seeds = "cost model only" if self.seedless else f"{len(e)} seed(s)"
         why = f"; {self.reason}" if self.reason else ""
         return f"{self.name}: {self.verdict} (effect {vals}; {margin}; {seeds}{why})"
@@ -328,11 +341,56 @@ def by_seed(df: pd.DataFrame):
         yield sd, (df if sd is None else df[df[SEED_COLUMN] == sd])
 
 
+IDENTITY_COLUMNS = {"suite", "run_id", "case_id", "case_index", "repetition", "status", "error", "warnings",
+                    "utc_time", "wall_time_s", "axes"}
+CONFIG_COLUMNS = {"backend", "model", "hardware", "strategy", "parts", "part"}
+
+
+def seed_mean(df: pd.DataFrame, keys=()) -> pd.DataFrame:
+    """One row per configuration: the numeric metric columns averaged over the workload seeds, the configuration
+    (model, strategy, part, every dotted configuration column) kept; non-numeric metrics (per-layer lists) are
+    dropped. For the tables and figures, while checks are rated per seed with evaluate(). Rows without several
+    seeds come back unchanged. `keys` names further columns that identify a configuration (a script's own)."""
+    if df is None or SEED_COLUMN not in df.columns or df[SEED_COLUMN].nunique() <= 1:
+        return df
+    cols = [c for c in df.columns if c not in IDENTITY_COLUMNS and c != SEED_COLUMN]
+    keys = [c for c in cols if "." in c or c in CONFIG_COLUMNS or c in keys]
+    metrics = [c for c in cols if c not in keys and pd.api.types.is_numeric_dtype(df[c])]
+    group = df[keys].astype(str).agg("\x1f".join, axis=1)
+    first = df.groupby(group, sort=False)[keys].first()
+    mean = df.groupby(group, sort=False)[metrics].mean()
+    out = first.join(mean).reset_index(drop=True)
+    return out[[c for c in df.columns if c in out.columns]]
+
+
+def seeds_text(df: pd.DataFrame) -> str:
+    """'mean over workload seeds 1, 2, 3' (or 'one workload seed') for a table's notes."""
+    s = [x for x in seeds(df) if x is not None]
+    if len(s) <= 1:
+        return "one workload seed" + (f" ({int(s[0])})" if s else "")
+    return "mean over workload seeds " + ", ".join(str(int(x)) for x in s)
+
+
+def margin_text() -> str:
+    return (f"an effect counts above {100 * REL_TOL:.0f}% for speeds and times, {ABS_TOL:.2f} for fractions, "
+            f"a ratio within {100 * RATIO_BAND:.0f}% of the paper's, in every one of at least {MIN_SEEDS} seeds")
+
+
 def evaluate(df: pd.DataFrame, measure) -> dict:
     """Runs measure(rows of one seed) -> {check name: Effect} for every seed; returns {name: Check}."""
     per = {}
     for sd, d in by_seed(df):
         for name, eff in measure(d).items():
+            per.setdefault(name, {})[sd] = eff
+    return {name: Check(name, effs) for name, effs in per.items()}
+
+
+def evaluate_seeds(per_seed: dict, measure) -> dict:
+    """evaluate() for data that comes one object per workload seed ({seed: data}, e.g. make characterize's
+    files): measure(data) -> {check name: Effect}; returns {name: Check}."""
+    per = {}
+    for sd, data in per_seed.items():
+        for name, eff in measure(data).items():
             per.setdefault(name, {})[sd] = eff
     return {name: Check(name, effs) for name, effs in per.items()}
 
@@ -372,14 +430,33 @@ def characterize_json(results: str, name: str):
     return json.loads(path.read_text())
 
 
-def characterize_trace(results: str, name: str):
-    """results/characterize/<name>.safetensors through the numpy trace reader, or None."""
+def _seeded_files(results: str, name: str, ext: str) -> dict:
+    import re
+    root = pathlib.Path(results) / "characterize"
+    out = {}
+    if root.is_dir():
+        for path in sorted(root.glob(f"{name}-s*.{ext}")):
+            m = re.fullmatch(re.escape(f"{name}-s") + r"(\d+)\." + ext, path.name)
+            if m:
+                out[int(m.group(1))] = path
+    return out
+
+
+def characterize_seeds(results: str, name: str):
+    """{seed: JSON} of results/characterize/<name>-s<seed>.json (`make characterize` writes 3 workload seeds),
+    or None when there is none."""
+    files = _seeded_files(results, name, "json")
+    return {sd: json.loads(p.read_text()) for sd, p in files.items()} or None
+
+
+def characterize_trace_seeds(results: str, name: str):
+    """{seed: trace} of results/characterize/<name>-s<seed>.safetensors through the numpy trace reader, or None."""
     import sys
-    path = pathlib.Path(results) / "characterize" / f"{name}.safetensors"
-    if not path.is_file():
+    files = _seeded_files(results, name, "safetensors")
+    if not files:
         return None
     reader_dir = str(pathlib.Path(__file__).resolve().parents[1] / "workloads" / "python")
     if reader_dir not in sys.path:
         sys.path.insert(0, reader_dir)
     import moebench_trace
-    return moebench_trace.read(str(path))
+    return {sd: moebench_trace.read(str(p)) for sd, p in files.items()}

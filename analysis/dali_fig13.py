@@ -10,7 +10,7 @@ import sys
 
 
 import common
-from dali_fig12 import BASELINES, speed_figure, speedup_summary, with_summary_rows
+from dali_fig12 import BASELINES, speed_checks, speed_figure, speedup_summary, with_summary_rows
 
 FIG = "dali-fig13"
 PART = "dali-fig12-deepseek"
@@ -18,22 +18,21 @@ TITLE = "DALI Fig. 13: prefill speed vs batch size, DeepSeek-V2-Lite (50% cache,
 
 
 def run(results: str, out):
-    run_dir, df = common.find_part(results, PART, suites=("dali",))
-    if df is None:
+    run_dir, rows = common.find_part(results, PART, suites=("dali",), all_seeds=True)
+    if rows is None:
         return None
     pv = common.paper_values("dali")["fig13"]
+    checks = common.evaluate(rows, lambda d: speed_checks(d, "prefill_tokens_per_s", ["workload.batch_size"]))
+    df = common.seed_mean(rows)
     sp, summary = speedup_summary(df, "prefill_tokens_per_s", ["workload.batch_size"], pv)
     mean = dict(zip(summary["DALI over"], summary["harness mean speedup"]))
-    checks = {"DALI faster than every baseline on average": all(v > 1 for v in mean.values()),
-              "speedup over llama.cpp > over KTransformers > over HybriMoE":
-                  mean["llamacpp"] > mean["ktransformers"] > mean["hybrimoe"]}
     table = with_summary_rows(sp.rename(columns={"workload.batch_size": "batch"}), summary)
-    notes = ("Prefill speed: prompt tokens per second of simulated prefill time, 64-token prompts. "
-             "MoE-Lightning (paper 2.45x) is not implemented. Checks: "
+    notes = ("Prefill speed: prompt tokens per second of simulated prefill time, 64-token prompts, " + common.seeds_text(rows) + ". "
+             "MoE-Lightning (paper 2.45x) is not implemented. Checks (" + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig = speed_figure(df, "prefill_tokens_per_s", "prefill tokens/s", TITLE)
     return common.write_result(out, FIG, TITLE, table, fig,
-                               {"trend_reproduced": all(checks.values()), "run": str(run_dir),
+                               {"verdict": common.figure_verdict(checks), "run": str(run_dir),
                                 "paper": "DALI Fig. 13",
                                 "headline": "DALI mean prefill speedup: " + ", ".join(
                                     f"{b} {mean[b]:.2f}x (paper {pv[b]:.2f}x)" for b in BASELINES)},

@@ -23,26 +23,32 @@ TITLE = "DALI Fig. 22: decode speed vs decoding length (batch 16, prompt 32)"
 
 
 def run(results: str, out):
-    runs, df = common.find_parts(results, PARTS, suites=("dali",))
-    if df is None:
+    runs, rows = common.find_parts(results, PARTS, suites=("dali",), all_seeds=True)
+    if rows is None:
         return None
     pv = common.paper_values("dali")["fig22"]
-    sp = common.speedups(df, ["model", "workload.decode_len"], "decode_tokens_per_s", "dali", BASELINES)
-    sp["model"] = sp["model"].map(lambda m: SHORT.get(m, m))
-    rows, mean = [], {}
-    for m, g in sp.groupby("model"):
-        for b in BASELINES:
-            h = float(g[f"dali / {b}"].mean())
-            mean[(m, b)] = h
-            p = pv.get(b) if m == "mixtral" else None
-            rows.append({"model": m, "DALI over": b, "harness mean speedup": h, "paper mean speedup": p,
-                         "harness / paper": common.ratio(h, p)})
-    summary = pd.DataFrame(rows)
-    checks = {f"{m}: DALI faster than every baseline": all(mean[(m, b)] > 1 for b in BASELINES)
-              for m in sorted({k[0] for k in mean})}
+
+    def mean_speedups(d):
+        sp = common.speedups(d, ["model", "workload.decode_len"], "decode_tokens_per_s", "dali", BASELINES)
+        sp["model"] = sp["model"].map(lambda m: SHORT.get(m, m))
+        return sp, {(m, b): float(g[f"dali / {b}"].mean()) for m, g in sp.groupby("model") for b in BASELINES}
+
+    def measure(d):
+        _, mn = mean_speedups(d)
+        return {f"{m}: DALI faster than every baseline": common.every(common.more(mn[(m, b)], 1.0) for b in BASELINES)
+                for m in sorted({k[0] for k in mn})}
+
+    checks = common.evaluate(rows, measure)
+    df = common.seed_mean(rows)
+    sp, mean = mean_speedups(df)
+    summary = pd.DataFrame([{"model": m, "DALI over": b, "harness mean speedup": h,
+                             "paper mean speedup": pv.get(b) if m == "mixtral" else None,
+                             "harness / paper": common.ratio(h, pv.get(b) if m == "mixtral" else None)}
+                            for (m, b), h in mean.items()])
     table = pd.concat([summary, sp.rename(columns={"workload.decode_len": "decode length"})], ignore_index=True)
     notes = ("Paper averages are stated for Mixtral (text); the caption names DeepSeek, whose run has no paper "
-             "numbers. Checks: " + common.checks_text(checks)
+             "numbers. Numbers: " + common.seeds_text(rows) + ". Checks (" + common.margin_text() + "): "
+             + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}.")
     models = [m for m in SHORT if (df["model"] == m).any()]
     fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 3.3), squeeze=False)
@@ -58,7 +64,7 @@ def run(results: str, out):
     axes[0][0].legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
     return common.write_result(out, FIG, TITLE, table, fig,
-                               {"trend_reproduced": all(checks.values()), "run": "; ".join(runs),
+                               {"verdict": common.figure_verdict(checks), "run": "; ".join(runs),
                                 "paper": "DALI Fig. 22",
                                 "headline": "Mixtral mean decode speedup: " + ", ".join(
                                     f"{b} {mean.get(('mixtral', b), float('nan')):.2f}x (paper {pv[b]:.2f}x)"

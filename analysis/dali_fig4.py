@@ -25,30 +25,38 @@ TITLE = "DALI Fig. 4: CPU vs GPU expert time under Fiddler's assignment"
 
 
 def run(results: str, out):
-    run_dir, df = common.find_part(results, PART, suites=("dali",))
-    if df is None:
+    run_dir, rows = common.find_part(results, PART, suites=("dali",), all_seeds=True)
+    if rows is None:
         return None
-    df = df[df["strategy"] == "fiddler"].copy()
-    df["gpu_side_s"] = df["gpu_expert_time_s"] + df["h2d_util_frac"] * df["total_time_s"]
-    recs = []
-    for _, r in df.sort_values(["model", "workload.batch_size"]).iterrows():
-        recs.append({"model": SHORT.get(r["model"], r["model"]), "batch": int(r["workload.batch_size"]),
-                     "CPU expert s": float(r["cpu_expert_time_s"]), "GPU expert s": float(r["gpu_expert_time_s"]),
-                     "GPU expert + copies s": float(r["gpu_side_s"]),
-                     "CPU / GPU(+copies)": float(r["cpu_expert_time_s"]) / float(r["gpu_side_s"])
-                     if r["gpu_side_s"] > 0 else float("inf")})
-    table = pd.DataFrame(recs)
-    checks = {}
-    for m, g in table.groupby("model"):
-        g = g.sort_values("batch")
-        checks[f"{m}: CPU longer at the smallest batch"] = bool(g["CPU / GPU(+copies)"].iloc[0] > 1)
-        checks[f"{m}: the CPU/GPU ratio falls as the batch grows"] = bool(
-            g["CPU / GPU(+copies)"].iloc[-1] < g["CPU / GPU(+copies)"].iloc[0])
-        checks[f"{m}: GPU longer at the largest batch"] = bool(g["CPU / GPU(+copies)"].iloc[-1] < 1)
+
+    def times(d):
+        d = d[d["strategy"] == "fiddler"].copy()
+        d["gpu_side_s"] = d["gpu_expert_time_s"] + d["h2d_util_frac"] * d["total_time_s"]
+        recs = []
+        for _, r in d.sort_values(["model", "workload.batch_size"]).iterrows():
+            recs.append({"model": SHORT.get(r["model"], r["model"]), "batch": int(r["workload.batch_size"]),
+                         "CPU expert s": float(r["cpu_expert_time_s"]), "GPU expert s": float(r["gpu_expert_time_s"]),
+                         "GPU expert + copies s": float(r["gpu_side_s"]),
+                         "CPU / GPU(+copies)": float(r["cpu_expert_time_s"]) / float(r["gpu_side_s"])
+                         if r["gpu_side_s"] > 0 else float("inf")})
+        return pd.DataFrame(recs)
+
+    def measure(d):
+        checks = {}
+        for m, g in times(d).groupby("model"):
+            q = g.sort_values("batch")["CPU / GPU(+copies)"].tolist()
+            checks[f"{m}: CPU longer at the smallest batch"] = common.more(q[0], 1.0)
+            checks[f"{m}: the CPU/GPU ratio falls as the batch grows"] = common.more(q[0], q[-1])
+            checks[f"{m}: GPU longer at the largest batch"] = common.more(1.0, q[-1])
+        return checks
+
+    checks = common.evaluate(rows, measure)
+    table = times(common.seed_mean(rows))
     notes = ("CPU expert s: CPU lane time computing routed experts; GPU expert s: GPU lane time computing routed "
              "experts; + copies adds the time the PCIe link was busy with expert weights (Fiddler copies a "
              "non-resident expert when that is faster than the CPU). Whole run (prefill and decode). Qwen3-30B-A3B "
-             "stands in for the paper's Qwen-1.5. Checks: "
+             "stands in for the paper's Qwen-1.5. Numbers: " + common.seeds_text(rows) + ". Checks ("
+             + common.margin_text() + "): "
              + common.checks_text(checks)
              + ".\n\nPaper: DALI section 3.1, text on Fig. 4 (no numbers given).")
     models = list(table["model"].unique())
@@ -65,7 +73,7 @@ def run(results: str, out):
     axes[0][0].legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
     return common.write_result(out, FIG, TITLE, table, fig,
-                               {"trend_reproduced": all(checks.values()), "run": str(run_dir), "paper": "DALI Fig. 4",
+                               {"verdict": common.figure_verdict(checks), "run": str(run_dir), "paper": "DALI Fig. 4",
                                 "headline": "CPU / GPU(+copies) time, smallest -> largest batch: " + ", ".join(
                                     f"{m} {g['CPU / GPU(+copies)'].iloc[0]:.2f} -> {g['CPU / GPU(+copies)'].iloc[-1]:.2f}"
                                     for m, g in table.groupby("model")) + " (paper: >1 -> <1)"},

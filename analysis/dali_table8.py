@@ -21,24 +21,29 @@ def run(results: str, out):
     pv = common.paper_values("dali")["table8"]
     recs, files = [], []
     for short, model in MODELS.items():
-        d = pc.load(results, model, 8)
-        if d is None:
+        per_seed = pc.load_seeds(results, model, 8)
+        if per_seed is None:
             return None
-        files.append(d["_path"])
-        for i, layer in enumerate(pv["layers"]):
-            idx = layer - 1  # cosine between 1-based layer `layer` and the next one
-            raw = d["cos_raw"][idx] if idx < len(d["cos_raw"]) else None
-            res = d["cos_residual"][idx] if idx < len(d["cos_residual"]) else None
-            recs.append({"model": short, "layer": layer, "raw (harness)": raw, "raw (paper)": pv[f"{short}.raw"][i],
-                         "residual (harness)": res, "residual (paper)": pv[f"{short}.residual"][i]})
-    table = pd.DataFrame(recs)
-    higher = bool((table["residual (harness)"] > table["raw (harness)"]).all())
+        for seed, d in per_seed.items():
+            files.append(d["_path"])
+            for i, layer in enumerate(pv["layers"]):
+                idx = layer - 1  # cosine between 1-based layer `layer` and the next one
+                raw = d["cos_raw"][idx] if idx < len(d["cos_raw"]) else float("nan")
+                res = d["cos_residual"][idx] if idx < len(d["cos_residual"]) else float("nan")
+                recs.append({common.SEED_COLUMN: seed, "model": short, "layer": layer, "raw (harness)": raw,
+                             "raw (paper)": pv[f"{short}.raw"][i], "residual (harness)": res,
+                             "residual (paper)": pv[f"{short}.residual"][i]})
+    rows = pd.DataFrame(recs)
+    checks = common.evaluate(rows, lambda t: {"residual-corrected closer to the truth in every layer": common.every(
+        common.more_abs(r, w) for r, w in zip(t["residual (harness)"], t["raw (harness)"]))})
+    table = rows.groupby(["model", "layer"], as_index=False, sort=False)[
+        ["raw (harness)", "raw (paper)", "residual (harness)", "residual (paper)"]].mean()
     notes = ("The residual vectors come from the calibration stream, the cosines from the evaluation stream. "
-             f"Note: {pv['note']}. Trend: residual-corrected inputs are closer to the truth in every layer: "
-             f"{'yes' if higher else 'no'}.\n\nPaper: {pv['source']}.")
+             f"Note: {pv['note']}. Numbers: " + common.seeds_text(rows) + ". Check (" + common.margin_text() + "): "
+             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     g = table.groupby("model")[["raw (harness)", "raw (paper)", "residual (harness)", "residual (paper)"]].mean()
     return common.write_result(out, "dali-table8", TITLE, table, None,
-                               {"trend_reproduced": higher, "run": "; ".join(files), "paper": "DALI Table 8",
+                               {"verdict": common.figure_verdict(checks), "run": "; ".join(sorted(files))[:300], "paper": "DALI Table 8",
                                 "headline": "mean raw/residual: " + ", ".join(
                                     f"{m} {r['raw (harness)']:.2f}/{r['residual (harness)']:.2f} (paper "
                                     f"{r['raw (paper)']:.2f}/{r['residual (paper)']:.2f})" for m, r in g.iterrows())

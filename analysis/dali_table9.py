@@ -21,33 +21,41 @@ TITLE = "DALI Table 9: decode speed by (w_size, u_size), batch 32"
 
 
 def run(results: str, out):
-    runs, df = common.find_parts(results, PARTS, suites=("dali",))
-    if df is None:
+    runs, rows = common.find_parts(results, PARTS, suites=("dali",), all_seeds=True)
+    if rows is None:
         return None
     pv = common.paper_values("dali")["table9"]
-    recs, checks = [], {}
-    for model, g in df.groupby("model"):
-        m = SHORT.get(model, model)
-        hyb = float(g[g["strategy"] == "hybrimoe"]["decode_tokens_per_s"].iloc[0])
-        p_hyb = pv[f"{m}.hybrimoe"]
-        recs.append({"model": m, "setting": "HybriMoE", "tok/s": hyb, "/ HybriMoE": 1.0,
-                     "paper tok/s": p_hyb, "paper / HybriMoE": 1.0})
-        d = g[g["strategy"] == "dali"]
-        ratios = []
-        for (w, u), p in zip(pv[f"{m}.settings"], pv[f"{m}.dali"]):
-            r = d[(d["strategy.cache.params.w_size"].astype(int) == w) & (d["strategy.cache.params.u_size"].astype(int) == u)]
-            v = float(r["decode_tokens_per_s"].iloc[0]) if not r.empty else float("nan")
-            ratios.append(v / hyb)
-            recs.append({"model": m, "setting": f"({w}, {u})", "tok/s": v, "/ HybriMoE": v / hyb,
-                         "paper tok/s": p, "paper / HybriMoE": p / p_hyb})
-        checks[f"{m}: every setting faster than HybriMoE"] = all(x > 1 for x in ratios)
+
+    def tabulate(d):
+        recs, ratios = [], {}
+        for model, g in d.groupby("model"):
+            m = SHORT.get(model, model)
+            hyb = float(g[g["strategy"] == "hybrimoe"]["decode_tokens_per_s"].iloc[0])
+            p_hyb = pv[f"{m}.hybrimoe"]
+            recs.append({"model": m, "setting": "HybriMoE", "tok/s": hyb, "/ HybriMoE": 1.0,
+                         "paper tok/s": p_hyb, "paper / HybriMoE": 1.0})
+            dl = g[g["strategy"] == "dali"]
+            for (w, u), p in zip(pv[f"{m}.settings"], pv[f"{m}.dali"]):
+                r = dl[(dl["strategy.cache.params.w_size"].astype(int) == w)
+                       & (dl["strategy.cache.params.u_size"].astype(int) == u)]
+                v = float(r["decode_tokens_per_s"].iloc[0]) if not r.empty else float("nan")
+                ratios.setdefault(m, []).append(v / hyb)
+                recs.append({"model": m, "setting": f"({w}, {u})", "tok/s": v, "/ HybriMoE": v / hyb,
+                             "paper tok/s": p, "paper / HybriMoE": p / p_hyb})
+        return recs, ratios
+
+    checks = common.evaluate(rows, lambda d: {
+        f"{m}: every setting faster than HybriMoE": common.every(common.more(x, 1.0) for x in rs)
+        for m, rs in tabulate(d)[1].items()})
+    recs, _ = tabulate(common.seed_mean(rows))
     table = pd.DataFrame(recs)
     notes = ("Absolute speeds differ from the paper's by more than an order of magnitude: the paper's tokens/s "
              "are per sequence, the harness's decode_tokens_per_s counts every sequence of the batch (analysis/"
-             "METRICS.md); compare the '/ HybriMoE' columns. Checks: "
+             "METRICS.md); compare the '/ HybriMoE' columns. Numbers: " + common.seeds_text(rows) + ". Checks ("
+             + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     return common.write_result(out, FIG, TITLE, table, None,
-                               {"trend_reproduced": all(checks.values()), "run": "; ".join(runs), "paper": "DALI Table 9",
+                               {"verdict": common.figure_verdict(checks), "run": "; ".join(runs), "paper": "DALI Table 9",
                                 "headline": "best DALI setting / HybriMoE: " + ", ".join(
                                     f"{m} {g['/ HybriMoE'].iloc[1:].max():.2f}x (paper {g['paper / HybriMoE'].iloc[1:].max():.2f}x)"
                                     for m, g in table.groupby("model"))},

@@ -1,20 +1,30 @@
-"""Reading results/predictors/*.json (written by `make predictors`)."""
+"""Reading results/predictors/*.json (written by `make predictors`: one file per model, batch size and workload
+seed, <model>-b<batch>-s<seed>.json)."""
 
 from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 
-def load(results: str, model: str, batch: int):
-    path = pathlib.Path(results) / "predictors" / f"{model}-b{batch}.json"
-    if not path.is_file():
+def load_seeds(results: str, model: str, batch: int):
+    """{seed: report} for every workload seed evaluated for (model, batch); None when there is none."""
+    root = pathlib.Path(results) / "predictors"
+    if not root.is_dir():
         return None
-    d = json.loads(path.read_text())
-    if d.get("model") != model or d.get("batch") != batch:
-        raise RuntimeError(f"{path}: expected model {model}, batch {batch}; found {d.get('model')}, {d.get('batch')}")
-    d["_path"] = str(path)
-    return d
+    out = {}
+    for path in sorted(root.glob(f"{model}-b{batch}-s*.json")):
+        m = re.fullmatch(re.escape(f"{model}-b{batch}-s") + r"(\d+)\.json", path.name)
+        if not m:
+            continue
+        d = json.loads(path.read_text())
+        if d.get("model") != model or d.get("batch") != batch:
+            raise RuntimeError(f"{path}: expected model {model}, batch {batch}; found {d.get('model')}, "
+                               f"{d.get('batch')}")
+        d["_path"] = str(path)
+        out[int(m.group(1))] = d
+    return out or None
 
 
 def mean(xs):

@@ -23,36 +23,52 @@ AXIS = {"token-wise": "strategy.prefetcher.params.n", "flex": "strategy.prefetch
 
 
 def run(results: str, out):
-    run_dir, df = common.find_part(results, PART)
-    if df is None:
+    run_dir, seeded = common.find_part(results, PART, all_seeds=True)
+    if seeded is None:
         return None
     pv = common.paper_values("smoe")["fig14"]
-    init = df[df["strategy"] == "initial-cache"].iloc[0]
-    recs = [{"method": m, "prefetch": -1, "decode tok/s": float(init["decode_tokens_per_s"]),
-             "hit rate": float(init["decode_hit_rate_token_frac"]),
-             "wait cache (ms/token)": float(init["bd_wait_cache_ms_per_token"])} for m in AXIS]
-    for m, col in AXIS.items():
-        for _, r in df[df["strategy"] == m].iterrows():
-            recs.append({"method": m, "prefetch": int(r[col]), "decode tok/s": float(r["decode_tokens_per_s"]),
-                         "hit rate": float(r["decode_hit_rate_token_frac"]),
-                         "wait cache (ms/token)": float(r["bd_wait_cache_ms_per_token"])})
-    table = pd.DataFrame(recs).sort_values(["method", "prefetch"]).reset_index(drop=True)
+
+    def tabulate(df):
+        init = df[df["strategy"] == "initial-cache"].iloc[0]
+        recs = [{"method": m, "prefetch": -1, "decode tok/s": float(init["decode_tokens_per_s"]),
+                 "hit rate": float(init["decode_hit_rate_token_frac"]),
+                 "wait cache (ms/token)": float(init["bd_wait_cache_ms_per_token"])} for m in AXIS]
+        for m, col in AXIS.items():
+            for _, r in df[df["strategy"] == m].iterrows():
+                recs.append({"method": m, "prefetch": int(r[col]), "decode tok/s": float(r["decode_tokens_per_s"]),
+                             "hit rate": float(r["decode_hit_rate_token_frac"]),
+                             "wait cache (ms/token)": float(r["bd_wait_cache_ms_per_token"])})
+        return pd.DataFrame(recs).sort_values(["method", "prefetch"]).reset_index(drop=True)
+
+    def series_of(t, m, c):
+        return t[t["method"] == m].set_index("prefetch")[c]
+
+    def measure(df):
+        t = tabulate(df)
+        tw_tps, tw_hit = series_of(t, "token-wise", "decode tok/s"), series_of(t, "token-wise", "hit rate")
+        lw_tps, lw_hit = series_of(t, "layer-wise", "decode tok/s"), series_of(t, "layer-wise", "hit rate")
+        nan = float("nan")
+        return {
+            "token-wise: throughput rises at 1-2 (over prediction without prefetch)": common.more(
+                max(tw_tps.get(1, nan), tw_tps.get(2, nan)), tw_tps[0]),
+            "token-wise: hit rate rises at 1-2 (over the initial cache)": common.more_abs(
+                max(tw_hit.get(1, nan), tw_hit.get(2, nan)), tw_hit[-1]),
+            "layer-wise: hit rate rises with the count (4 over the initial cache)": common.more_abs(
+                lw_hit.get(4, nan), lw_hit[-1]),
+            "layer-wise: throughput falls with the count (4 below 1)": common.more(lw_tps.get(1, nan),
+                                                                                   lw_tps.get(4, nan)),
+            "token-wise beats layer-wise at its best count": common.more(tw_tps.max(), lw_tps.max()),
+        }
+
+    checks = common.evaluate(seeded, measure)
+    table = tabulate(common.seed_mean(seeded))
 
     def series(m, c):
-        return table[table["method"] == m].set_index("prefetch")[c]
+        return series_of(table, m, c)
 
-    tw_tps, tw_hit = series("token-wise", "decode tok/s"), series("token-wise", "hit rate")
-    lw_tps, lw_hit = series("layer-wise", "decode tok/s"), series("layer-wise", "hit rate")
-    checks = {
-        "token-wise: hit rate and throughput rise at 1-2": bool(max(tw_tps.get(1, 0), tw_tps.get(2, 0)) > tw_tps[0]
-                                                               and max(tw_hit.get(1, 0), tw_hit.get(2, 0)) > tw_hit[-1]),
-        "layer-wise: hit rate rises with the count": bool(lw_hit.get(4, 0) > lw_hit[-1] + 0.01),
-        "layer-wise: throughput falls with the count": bool(lw_tps.get(4, 0) < lw_tps.get(1, 0)),
-        "token-wise beats layer-wise at its best count": bool(tw_tps.max() > lw_tps.max()),
-    }
-    reproduced = all(checks.values())
     notes = ("-1: only the initial cache (no predictor); 0: prediction without prefetch. Paper trends: "
-             f"{pv['trend_layerwise']}; {pv['trend_tokenwise']}; {pv['trend_flex']}. Checks: "
+             f"{pv['trend_layerwise']}; {pv['trend_tokenwise']}; {pv['trend_flex']}. Numbers: "
+             + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks)
              + f".\n\nPaper: {pv['source']}; {pv['setting']}.")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -66,7 +82,7 @@ def run(results: str, out):
     axes[0].legend(fontsize=8)
     fig.suptitle(TITLE + " (harness; the paper gives trends)", fontsize=9)
     return common.write_result(out, PART, TITLE, table, fig,
-                               {"trend_reproduced": reproduced, "run": str(run_dir), "paper": "SMoE Fig. 14",
+                               {"verdict": common.figure_verdict(checks), "run": str(run_dir), "paper": "SMoE Fig. 14",
                                 "headline": common.checks_text(checks)},
                                notes)
 

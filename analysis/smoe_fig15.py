@@ -37,32 +37,46 @@ def prefetching_layers_hit_rate(r):
 
 
 def run(results: str, out):
-    run_dir, df = common.find_part(results, PART, suites=("smoe-table1",))
-    if df is None:
+    run_dir, seeded = common.find_part(results, PART, suites=("smoe-table1",), all_seeds=True)
+    if seeded is None:
         return None
     pv = common.paper_values("smoe")["fig15"]
-    recs = []
-    for name, label in SYSTEMS:
-        r = row(df, run_dir, name)
-        if "prefetch_loads_by_layer" not in r or not isinstance(r["prefetch_loads_by_layer"], list):
-            raise RuntimeError(f"{run_dir}: rows have no prefetch_loads_by_layer (results from an older build; "
-                               "re-run suites/smoe-table1.toml)")
-        on_rate, on_n, n_layers = prefetching_layers_hit_rate(r)
-        recs.append({"system": label, "decode hit rate (all layers)": float(r["decode_hit_rate_token_frac"]),
-                     "hit rate (prefetching layers)": on_rate, "prefetching layers": f"{on_n}/{n_layers}",
-                     "prefetch loads": int(r["prefetch_loads"]), "decode tok/s": float(r["decode_tokens_per_s"])})
-    table = pd.DataFrame(recs)
+
+    def tabulate(df):
+        recs = []
+        for name, label in SYSTEMS:
+            r = row(df, run_dir, name)
+            if "prefetch_loads_by_layer" not in r or not isinstance(r["prefetch_loads_by_layer"], list):
+                raise RuntimeError(f"{run_dir}: rows have no prefetch_loads_by_layer (results from an older build; "
+                                   "re-run suites/smoe-table1.toml)")
+            on_rate, on_n, n_layers = prefetching_layers_hit_rate(r)
+            recs.append({"system": label, "decode hit rate (all layers)": float(r["decode_hit_rate_token_frac"]),
+                         "hit rate (prefetching layers)": on_rate, "prefetching layers": f"{on_n}/{n_layers}",
+                         "prefetch loads": int(r["prefetch_loads"]), "decode tok/s": float(r["decode_tokens_per_s"])})
+        return pd.DataFrame(recs)
+
+    def measure(df):
+        t = tabulate(df)
+        h = dict(zip([s for s, _ in SYSTEMS], t["decode hit rate (all layers)"]))
+        flex_on = float(t.iloc[3]["hit rate (prefetching layers)"])
+        return {"HybriMoE above Static": common.more_abs(h["hybrimoe"], h["static"]),
+                "SMoE above HybriMoE": common.more_abs(h["smoe"], h["hybrimoe"]),
+                "SMoE-Flex (its prefetching layers) highest": common.more_abs(
+                    flex_on, max(h["smoe"], h["hybrimoe"], h["static"]))}
+
+    checks = common.evaluate(seeded, measure)
+    # Per-layer lists do not average in seed_mean: each seed's table, then the mean.
+    per_seed = [tabulate(d) for _, d in common.by_seed(seeded)]
+    table = per_seed[0].copy()
+    for c in ("decode hit rate (all layers)", "hit rate (prefetching layers)", "prefetch loads", "decode tok/s"):
+        table[c] = sum(t[c] for t in per_seed) / len(per_seed)
+    table["prefetching layers"] = [" / ".join(dict.fromkeys(v)) for v in zip(*(t["prefetching layers"] for t in per_seed))]
     h = dict(zip([s for s, _ in SYSTEMS], table["decode hit rate (all layers)"]))
     flex_on = float(table.iloc[3]["hit rate (prefetching layers)"])
-    checks = {
-        "HybriMoE above Static": bool(h["hybrimoe"] > h["static"]),
-        "SMoE above HybriMoE": bool(h["smoe"] > h["hybrimoe"]),
-        "SMoE-Flex (its prefetching layers) highest": bool(flex_on > max(h["smoe"], h["hybrimoe"], h["static"])),
-    }
-    reproduced = all(checks.values())
     notes = (f"Paper (text, no numbers): {pv['trend_smoe']}; {pv['trend_flex']}. Static is the initial cache "
              "alone. SMoE-Flex's all-layer rate includes the layers it does not prefetch on; the paper's bar is "
-             "the rate over the prefetching layers (layers with prefetch loads in the run). Checks: "
+             "the rate over the prefetching layers (layers with prefetch loads in the run). Numbers: "
+             + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}; {pv['setting']}.")
     fig, ax = plt.subplots(figsize=(6, 3.4))
     x = list(range(len(table)))
@@ -73,7 +87,7 @@ def run(results: str, out):
     ax.legend(fontsize=8)
     ax.set_title(TITLE, fontsize=9)
     return common.write_result(out, "smoe-fig15", TITLE, table, fig,
-                               {"trend_reproduced": reproduced, "run": str(run_dir),
+                               {"verdict": common.figure_verdict(checks), "run": str(run_dir),
                                 "headline": "hit rate static {:.2f}, HybriMoE {:.2f}, SMoE {:.2f}, Flex {:.2f} "
                                             "(its layers {:.2f})".format(h["static"], h["hybrimoe"], h["smoe"],
                                                                          h["smoe-flex"], flex_on),

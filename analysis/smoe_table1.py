@@ -23,31 +23,45 @@ SYSTEMS = ["ktransformers", "hybrimoe", "smoe", "smoe-flex"]
 
 def run(results: str, out):
     pv = common.paper_values("smoe")["table1"]
-    recs, runs = [], []
+    runs, seeded = [], []
     for model, part in PARTS.items():
-        run_dir, df = common.find_part(results, part, suites=("smoe-table1",))
+        run_dir, df = common.find_part(results, part, suites=("smoe-table1",), all_seeds=True)
         if df is None:
             return None
         runs.append(str(run_dir))
-        base = float(df[df["strategy"] == "ktransformers"]["decode_tokens_per_s"].iloc[0])
         for s in SYSTEMS:
-            r = common.strategy_rows(df, run_dir, part, s)
-            h = float(r["decode_tokens_per_s"].iloc[0])
-            p = pv[f"{model}.{s}"]
-            pbase = pv[f"{model}.ktransformers"]
-            recs.append({"model": model, "system": s, "harness tok/s": h, "paper tok/s": p,
-                         "ratio harness/paper": h / p, "harness vs KTrans": h / base, "paper vs KTrans": p / pbase,
-                         "decode hit rate": float(r["decode_hit_rate_token_frac"].iloc[0])})
-    table = pd.DataFrame(recs)
-    checks = {}
-    for model in PARTS:
-        t = table[table["model"] == model].set_index("system")
-        checks[f"{model}: SMoE faster than KTransformers"] = bool(t.loc["smoe", "harness tok/s"] > t.loc["ktransformers", "harness tok/s"])
-        checks[f"{model}: SMoE faster than HybriMoE"] = bool(t.loc["smoe", "harness tok/s"] > t.loc["hybrimoe", "harness tok/s"])
-    reproduced = all(checks.values())
+            common.strategy_rows(df, run_dir, part, s)
+        seeded.append(df.assign(model_key=model))
+    both = pd.concat(seeded, ignore_index=True)
+
+    def tabulate(d):
+        recs = []
+        for model, g in d.groupby("model_key", sort=False):
+            base = float(g[g["strategy"] == "ktransformers"]["decode_tokens_per_s"].iloc[0])
+            for s in SYSTEMS:
+                r = g[g["strategy"] == s]
+                h = float(r["decode_tokens_per_s"].iloc[0])
+                p = pv[f"{model}.{s}"]
+                pbase = pv[f"{model}.ktransformers"]
+                recs.append({"model": model, "system": s, "harness tok/s": h, "paper tok/s": p,
+                             "ratio harness/paper": h / p, "harness vs KTrans": h / base, "paper vs KTrans": p / pbase,
+                             "decode hit rate": float(r["decode_hit_rate_token_frac"].iloc[0])})
+        return pd.DataFrame(recs)
+
+    def measure(d):
+        table, checks = tabulate(d), {}
+        for model in PARTS:
+            t = table[table["model"] == model].set_index("system")["harness tok/s"]
+            checks[f"{model}: SMoE faster than KTransformers"] = common.more(t["smoe"], t["ktransformers"])
+            checks[f"{model}: SMoE faster than HybriMoE"] = common.more(t["smoe"], t["hybrimoe"])
+        return checks
+
+    checks = common.evaluate(both, measure)
+    table = tabulate(common.seed_mean(both, keys=["model_key"]))
     notes = ("Paper values are the mean of Table I's six datasets; the harness runs one synthetic workload per "
              "model. Absolute tokens/s depend on the cost model's calibration; compare the ratios to "
-             "KTransformers. Checks (the paper's ordering): "
+             "KTransformers. Numbers: " + common.seeds_text(both) + ". Checks (the paper's ordering; "
+             + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}.")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for ax, model in zip(axes, PARTS):
@@ -61,7 +75,7 @@ def run(results: str, out):
     axes[0].legend(fontsize=8)
     fig.suptitle(TITLE, fontsize=9)
     return common.write_result(out, "smoe-table1", TITLE, table, fig,
-                               {"trend_reproduced": reproduced, "run": "; ".join(sorted(set(runs))),
+                               {"verdict": common.figure_verdict(checks), "run": "; ".join(sorted(set(runs))),
                                 "headline": "SMoE vs KTrans: " + ", ".join(
                                     f"{m} {table[(table['model'] == m) & (table['system'] == 'smoe')]['harness vs KTrans'].iloc[0]:.2f}x "
                                     f"(paper {table[(table['model'] == m) & (table['system'] == 'smoe')]['paper vs KTrans'].iloc[0]:.2f}x)"

@@ -71,3 +71,34 @@ def test_figure_verdict_and_evaluate_per_seed():
     # A legacy boolean check has no margin and never counts as reproduced.
     assert common.verdict_of({"trend_reproduced": True}) == "no margin (legacy check: yes)"
     assert common.verdict_of({"verdict": REPRODUCED}) == REPRODUCED
+
+
+def test_a_claim_of_no_further_gain():
+    # KTransformers: 4 deferred experts bring no further gain over 3.
+    assert common.no_more(100.5, 100.0).outcome() == REPRODUCED    # +0.5 %: no gain beyond the tolerance
+    assert common.no_more(95.0, 100.0).outcome() == REPRODUCED     # slower is no gain either
+    assert common.no_more(110.0, 100.0).outcome() == NOT_REPRODUCED
+    c = common.Check("c", {s: common.no_more(v, 100.0) for s, v in ((1, 101.0), (2, 105.0), (3, 100.0))})
+    assert c.verdict == INCONCLUSIVE and "some seeds only" in c.reason
+    assert "must not exceed +2.0%" in c.text()
+    assert common.every([common.no_more(101, 100), common.no_more(110, 100)]).outcome() == NOT_REPRODUCED
+
+
+def test_seed_mean_averages_metrics_per_configuration():
+    df = pd.DataFrame({"case_id": ["a1", "b1", "a2", "b2"], "workload.seed": [1, 1, 2, 2],
+                       "strategy": ["a", "b", "a", "b"], "workload.batch_size": [8, 8, 8, 8],
+                       "speed": [10.0, 20.0, 12.0, 22.0], "per_layer": [[1], [2], [3], [4]], "mine": ["x", "y", "x", "y"]})
+    m = common.seed_mean(df, keys=["mine"])
+    assert len(m) == 2 and "workload.seed" not in m.columns and "per_layer" not in m.columns
+    assert m.set_index("strategy")["speed"].to_dict() == {"a": 11.0, "b": 21.0}
+    assert list(m["mine"]) == ["x", "y"]
+    one = df[df["workload.seed"] == 1]
+    assert common.seed_mean(one) is one  # nothing to average
+    assert common.seeds_text(df) == "mean over workload seeds 1, 2"
+
+
+def test_evaluate_seeds_takes_one_object_per_seed():
+    per_seed = {1: {"a": 0.5, "b": 0.4}, 2: {"a": 0.5, "b": 0.45}, 3: {"a": 0.5, "b": 0.3}}
+    checks = common.evaluate_seeds(per_seed, lambda d: {"a above b": common.more_abs(d["a"], d["b"])})
+    assert checks["a above b"].verdict == REPRODUCED
+    assert sorted(checks["a above b"].effects) == [1, 2, 3]
