@@ -36,7 +36,12 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
         .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,
-                 "Queued prefetches whose target layer has already started are dropped.");
+                 "Queued prefetches whose target layer has already started are dropped.")
+        .choice("late_prefetch", &S::late_prefetch, {"before-demand", "before-gate", "issue"},
+                "When a prefetch request is dropped before it evicts anything: its copy, queued behind the "
+                "link's work, would land after a demand load issued at its target layer's gate would "
+                "(before-demand), or after that gate (before-gate); gates are estimated from the previous "
+                "step's gate-to-gate time. issue: every request is issued.");
     return s;
   }();
   return s;

@@ -42,6 +42,11 @@ struct ResidencySpec {
   bool prefetch_buffer = false;    // + the prefetcher's per-layer maximum in slots, beside the cache share
   std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
   bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed
+  // The prefetch rule (docs/STRATEGIES.md): "before-demand" drops a request
+  // (before it evicts anything) whose copy would land after a demand load
+  // issued at its target layer's estimated gate; "before-gate" one that
+  // would land after that gate; "issue" issues every request.
+  std::string late_prefetch = "before-demand";
 
   // Slots per layer for a model with `experts` routed experts per layer.
   int64_t slots(int64_t experts) const;

@@ -193,6 +193,12 @@ class Simulator : public FutureView {
   int64_t step_sequences_ = 0, step_context_ = 0;
   double step_nonmoe_ns_ = 0;
   double step_start_ns_ = 0;
+  // Gate time of each MoE layer in this step and in the step before (NaN
+  // until set): the late-prefetch rule estimates a target layer's gate from
+  // the previous step's gate-to-gate time.
+  std::vector<double> gate_cur_, gate_prev_;
+  double layer_interval_ns() const;
+  bool lands_too_late(const PrefetchRequest& r, double now) const;
   double layer_ready_ns_ = 0;   // when the next layer's attention may start
   double deferred_done_ns_ = -1;  // deferred CPU work of the previous layer (-1: none)
   std::vector<std::vector<ActiveExpert>> active_;  // this step, per MoE layer
@@ -518,13 +524,44 @@ void Simulator::refresh_transfer_ends(size_t from) {
   }
 }
 
+double Simulator::layer_interval_ns() const {
+  // Mean gate-to-gate time of the previous step's MoE layers; NaN before a
+  // previous step exists (or with one MoE layer).
+  if (L_ < 2 || gate_prev_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return (gate_prev_[size_t(L_ - 1)] - gate_prev_[0]) / double(L_ - 1);
+}
+
+bool Simulator::lands_too_late(const PrefetchRequest& r, double now) const {
+  const double dt = layer_interval_ns();
+  if (!(dt >= 0) || gate_cur_.empty()) return false;  // no estimate yet: issue
+  // From the current layer's gate; after the last layer (the step's end,
+  // cur_layer_ = L_) from now, the next step's first gate about one interval on.
+  const bool step_end = cur_layer_ >= L_;
+  const double ref = step_end ? now : gate_cur_[size_t(cur_layer_)];
+  if (!(ref >= 0)) return false;
+  const double layers_ahead =
+      double(r.target_step_offset) * double(L_) + double(r.layer - cur_layer_) + (step_end ? 1.0 : 0.0);
+  double deadline = ref + layers_ahead * dt;
+  // "before-demand": it must land before a demand load issued at that gate would.
+  if (st_.residency.late_prefetch == "before-demand") deadline += cost_.h2d_expert_ns();
+  const double lands = std::max(now, link_.free_ns()) + cost_.h2d_expert_ns();
+  return lands > deadline;
+}
+
 void Simulator::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
+  const bool drop_late = st_.residency.late_prefetch != "issue";
   for (const auto& r : reqs) {
     if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ || r.target_step_offset < 0) {
       bad_decision("prefetcher", fmt::format("requested expert {} of layer {} (step offset {})", r.expert, r.layer,
                                              r.target_step_offset));
     }
     if (res_.cached(r.layer, r.expert)) continue;  // already there or on its way
+    // The prefetch rule (docs/STRATEGIES.md): a copy that cannot land before
+    // its target layer's gate is dropped before it evicts anything.
+    if (drop_late && lands_too_late(r, now)) {
+      ++m_.prefetch_dropped_late;
+      continue;
+    }
     // The experts the current layer uses stay; so do the other requests' targets.
     pinned_now_.clear();
     for (const auto& q : reqs) {
@@ -745,6 +782,8 @@ void Simulator::run_step(int64_t s) {
   step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
   step_start_ns_ = gpu_lane().free_ns();
   layer_ready_ns_ = step_start_ns_;
+  if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
+  gate_cur_.assign(size_t(L_), std::numeric_limits<double>::quiet_NaN());
   deferred_done_ns_ = -1;
   const double nonmoe = step_nonmoe_ns_;
   int32_t moe = 0;
@@ -787,6 +826,7 @@ void Simulator::run_moe_layer(int32_t l) {
   double att_start;
   const double att = step_nonmoe_ns_;
   const double t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, &att_start);
+  gate_cur_[size_t(l)] = t_gate;
   if (decode) m_.bd_attention_ns += att;
 
   // 2. transfers completed by the gate; routing revealed; hits.

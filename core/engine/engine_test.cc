@@ -128,6 +128,63 @@ TEST(EngineResidency, PrefetchBufferIsUsedOnceAndCountedTwice) {
   EXPECT_EQ(kept.metrics.decode_layer_hits[1], 2);
 }
 
+TEST(EngineResidency, LatePrefetchRuleDropsCopiesThatCannotBeatTheirLayer) {
+  // 8 experts, top-4, four slots per layer. Layer 1 alternates between
+  // experts {4..7} and {0..3}, so every token the oracle predicts four experts
+  // not resident and the next-layer prefetcher asks for all four during
+  // layer 0. One copy takes 5 us and a layer about 9 us (attention 1 us, four
+  // GPU experts of 2 us), so the later copies of the four land after a demand
+  // load issued at layer 1's gate would (before-demand drops them), and more
+  // land after the gate itself (before-gate drops those too).
+  const std::vector<int32_t> low = {0, 1, 2, 3}, high = {4, 5, 6, 7};
+  std::vector<std::vector<std::vector<int32_t>>> ids;
+  for (int t = 0; t < 8; ++t) ids.push_back({low, t % 2 ? low : high});
+  const auto src = routing(2, 8, 4, ids);
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 4);
+  spec.prefetcher = testing::component("next-layer");
+  spec.prefetcher.params.set("size", cfg::Value::integer(4, Where{"<test>"}), Where{"<test>"});
+  spec.predictor = testing::component("oracle");
+  spec.residency.admit_on_demand = false;
+  spec.residency.pin_active_token = true;
+  spec.residency.late_prefetch = "issue";
+  const auto model = tiny_model(2, 8, 4);
+  const auto issue = run(model, round_hardware(), spec, src);
+  spec.residency.late_prefetch = "before-demand";
+  const auto demand = run(model, round_hardware(), spec, src);
+  spec.residency.late_prefetch = "before-gate";
+  const auto gate = run(model, round_hardware(), spec, src);
+  EXPECT_EQ(issue.metrics.prefetch_dropped_late, 0);
+  EXPECT_GT(demand.metrics.prefetch_dropped_late, 0);
+  EXPECT_GT(gate.metrics.prefetch_dropped_late, demand.metrics.prefetch_dropped_late);
+  // A dropped request is never issued: fewer copies, and no more link time.
+  EXPECT_LT(demand.metrics.prefetch_loads, issue.metrics.prefetch_loads);
+  EXPECT_LT(gate.metrics.prefetch_loads, demand.metrics.prefetch_loads);
+  // The first step has no previous step to estimate from: its requests are issued.
+  EXPECT_GT(gate.metrics.prefetch_loads, 0);
+  // Bounded harm: dropping the late copies never makes the run slower here.
+  EXPECT_LE(demand.metrics.makespan_ns, issue.metrics.makespan_ns);
+}
+
+TEST(EngineResidency, HybriMoeCodePrefetchSkipsATopExpertAlreadyResident) {
+  // mrs-next takes the top prefetch_size experts of layer l+1 by MRS score
+  // over all experts and loads those not resident (the public code). Layer
+  // 1 always routes to expert 0; with three slots (experts 0-2 placed) the
+  // top-scored expert is resident and nothing is prefetched. With one slot
+  // holding expert 0 and layer 1 routing to expert 2, expert 2 is the top
+  // and is prefetched.
+  auto spec = strategy("gpu-ondemand", "mrs", "uniform", 3);
+  spec.prefetcher = testing::component("mrs-next");
+  spec.prefetcher.params.set("prefetch_size", cfg::Value::integer(1, Where{"<test>"}), Where{"<test>"});
+  spec.residency.late_prefetch = "issue";
+  std::vector<std::vector<std::vector<int32_t>>> resident_top(6, {{0, 1}, {0, 1}});
+  const auto a = run(tiny_model(), round_hardware(), spec, routing(2, 4, 2, resident_top, 1));
+  EXPECT_EQ(a.metrics.prefetch_loads, 0);
+  spec.residency.slots_per_layer = 1;
+  std::vector<std::vector<std::vector<int32_t>>> missing_top(6, {{0, 1}, {2, 3}});
+  const auto b = run(tiny_model(), round_hardware(), spec, routing(2, 4, 2, missing_top, 1));
+  EXPECT_GT(b.metrics.prefetch_loads, 0);
+}
+
 // A deferral that defers the lowest-ranked expert of every layer (a test
 // stand-in for KTransformers' rules): the mechanism is the core's.
 class DeferLast : public Deferral {

@@ -90,6 +90,7 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        [](const RunMetrics& m) { return ratio(m.prefetch_covered, m.token_accesses[1]); }},
       {"prefetch_late", "Useful prefetches still in flight at their layer's gate.", [](const RunMetrics& m) { return J(m.prefetch_late); }},
       {"prefetch_cancelled", "Queued prefetches dropped because their layer had started.", [](const RunMetrics& m) { return J(m.prefetch_cancelled); }},
+      {"prefetch_dropped_late", "Prefetch requests dropped before issue: the copy would land too late for its target layer (residency.late_prefetch).", [](const RunMetrics& m) { return J(m.prefetch_dropped_late); }},
       {"demand_loads", "Expert loads because an expert ran on the GPU without being cached.", [](const RunMetrics& m) { return J(m.demand_loads); }},
       {"swap_loads", "Expert loads requested by the cache policy (window swaps, post-prefill fill).", [](const RunMetrics& m) { return J(m.swap_loads); }},
       {"staging_loads", "Loads into a use-once buffer (no free slot could be made, or on-demand loads are not admitted).",

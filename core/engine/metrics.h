@@ -35,6 +35,7 @@ struct RunMetrics {
   // Transfers.
   int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0;
   int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
+  int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer
   int64_t prefetch_covered = 0;  // activations cached at the gate thanks to a prefetch for that step
   int64_t h2d_bytes = 0, d2h_bytes = 0, act_h2d_bytes = 0;
