@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -461,6 +462,37 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
                    std::to_string(w.batch_size));
 }
 
+// The number of cases a file asks for, refused above kMaxCases before any is
+// built: a sweep of a few long axes multiplies to millions of cases (each a
+// full configuration in memory) and would exhaust memory instead of failing.
+void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int64_t seeds,
+                      const std::vector<StrategyEntry>& strategies) {
+  constexpr uint64_t kCap = std::numeric_limits<uint64_t>::max() / 2;
+  auto mul = [](uint64_t a, uint64_t b) { return (b != 0 && a > kCap / b) ? kCap : a * b; };
+  uint64_t outer_n = std::max<uint64_t>(1, static_cast<uint64_t>(std::max<int64_t>(1, seeds)));
+  std::string shape = seeds > 1 ? fmt::format("{} seeds", seeds) : "";
+  for (const auto& a : outer) {
+    outer_n = mul(outer_n, a.values.size());
+    shape += fmt::format("{}{} ({})", shape.empty() ? "" : " x ", a.label, a.values.size());
+  }
+  uint64_t per = 0;
+  for (const auto& e : strategies) {
+    uint64_t n = 1;
+    for (const auto& a : e.axes) n = mul(n, a.values.size());
+    per = std::min(kCap, per + n);
+  }
+  const uint64_t total = mul(outer_n, per);
+  if (total > kMaxCases) {
+    throw ConfigError(outer.empty() ? root.where() : outer.front().where,
+                      outer.empty() ? std::string("strategy") : outer.front().label,
+                      fmt::format("at most {} cases in one experiment file (split the sweep into several "
+                                  "suites)",
+                                  kMaxCases),
+                      fmt::format("{}{} cases: {}{}{} strategy combination(s)", total >= kCap ? "over " : "",
+                                  total >= kCap ? kCap : total, shape, shape.empty() ? "" : " x ", per));
+  }
+}
+
 Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
                   const ConfigPaths& paths, const ComponentCatalog* catalog) {
   check_top_level(root);
@@ -507,6 +539,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   });
   std::vector<AxisDef> outer;
   for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
+  check_case_count(root, outer, ex.suite.seeds, strategies);
 
   std::set<std::string> seen;
   TraceHeaders traces;  // each trace file is opened and checked once per experiment file
@@ -640,6 +673,11 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
       c.index = ex.cases.size();
       by_id[c.id] = c.index;
       ex.cases.push_back(std::move(c));
+    }
+    if (ex.cases.size() > kMaxCases) {
+      throw ConfigError(x.where(), fmt::format("include[{}]", i),
+                        fmt::format("at most {} cases in one composite suite", kMaxCases),
+                        fmt::format("{} cases up to and including '{}'", ex.cases.size(), part.string()));
     }
   }
   return ex;

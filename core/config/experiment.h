@@ -84,6 +84,10 @@ struct Experiment {
 // [suite] and `include = ["part.toml", ...]` (paths relative to it): its
 // cases are the parts' cases in order, a case that several parts share
 // appearing once with every part in Case::parts.
+// The most cases one experiment file (or composite suite) may expand to; a
+// larger sweep is refused with the axes' sizes before any case is built.
+inline constexpr uint64_t kMaxCases = 100000;
+
 Experiment load_experiment(const std::filesystem::path& file, const ConfigPaths& paths,
                            const ComponentCatalog* catalog);
 // Same from TOML text (tests, embedded defaults); `name` is used in messages.

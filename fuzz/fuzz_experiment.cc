@@ -1,0 +1,30 @@
+// Fuzz target: the experiment-file loader (TOML text -> expanded, resolved
+// cases). Bad input must end in a moebench::Error (a positioned ConfigError
+// for the user); anything else (another exception, a crash, a sanitizer
+// report, a hang) is a bug. Presets are read from MOEBENCH_HOME/configs.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "core/config/experiment.h"
+#include "core/util/error.h"
+#include "tools/catalog.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace moebench;
+  static const ConfigPaths paths = ConfigPaths::defaults();
+  // An empty directory: `include` and `file` keys resolve against it.
+  static const std::filesystem::path base = [] {
+    auto d = std::filesystem::temp_directory_path() / "moebench-fuzz-experiment";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    (void)load_experiment_text(text, "<fuzz>", base, paths, &tools::component_catalog());
+  } catch (const Error&) {
+    // The expected outcome of bad input: a clear error.
+  }
+  return 0;
+}
