@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", opt.dry_run, "List the cases and exit");
   app.add_flag("--timeline", opt.timeline, "Write a Chrome-trace timeline (Perfetto) for every case");
   app.add_flag("--quiet,-q", opt.quiet, "No progress or summary output");
+  app.add_option("--max-cases", opt.max_cases, "Refuse an experiment that expands to more cases (default 100000)")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

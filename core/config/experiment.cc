@@ -462,11 +462,11 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
                    std::to_string(w.batch_size));
 }
 
-// The number of cases a file asks for, refused above kMaxCases before any is
+// The number of cases a file asks for, refused above max_cases before any is
 // built: a sweep of a few long axes multiplies to millions of cases (each a
 // full configuration in memory) and would exhaust memory instead of failing.
 void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int64_t seeds,
-                      const std::vector<StrategyEntry>& strategies) {
+                      const std::vector<StrategyEntry>& strategies, uint64_t max_cases) {
   constexpr uint64_t kCap = std::numeric_limits<uint64_t>::max() / 2;
   auto mul = [](uint64_t a, uint64_t b) { return (b != 0 && a > kCap / b) ? kCap : a * b; };
   uint64_t outer_n = std::max<uint64_t>(1, static_cast<uint64_t>(std::max<int64_t>(1, seeds)));
@@ -482,19 +482,19 @@ void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int6
     per = std::min(kCap, per + n);
   }
   const uint64_t total = mul(outer_n, per);
-  if (total > kMaxCases) {
+  if (total > max_cases) {
     throw ConfigError(outer.empty() ? root.where() : outer.front().where,
                       outer.empty() ? std::string("strategy") : outer.front().label,
                       fmt::format("at most {} cases in one experiment file (split the sweep into several "
-                                  "suites)",
-                                  kMaxCases),
+                                  "suites, or raise the limit with run_suite --max-cases)",
+                                  max_cases),
                       fmt::format("{}{} cases: {}{}{} strategy combination(s)", total >= kCap ? "over " : "",
                                   total >= kCap ? kCap : total, shape, shape.empty() ? "" : " x ", per));
   }
 }
 
 Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
-                  const ConfigPaths& paths, const ComponentCatalog* catalog) {
+                  const ConfigPaths& paths, const ComponentCatalog* catalog, uint64_t max_cases) {
   check_top_level(root);
   Experiment ex;
   ex.file = file;
@@ -539,7 +539,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   });
   std::vector<AxisDef> outer;
   for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
-  check_case_count(root, outer, ex.suite.seeds, strategies);
+  check_case_count(root, outer, ex.suite.seeds, strategies, max_cases);
 
   std::set<std::string> seen;
   TraceHeaders traces;  // each trace file is opened and checked once per experiment file
@@ -626,7 +626,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
 namespace {
 
 Experiment load_composite(const Value& root, const fs::path& file, const fs::path& base, const ConfigPaths& paths,
-                          const ComponentCatalog* catalog, int depth) {
+                          const ComponentCatalog* catalog, int depth, uint64_t max_cases) {
   for (const auto& e : root.entries()) {
     if (e.key != "suite" && e.key != "include") {
       throw ConfigError(e.key_where, e.key,
@@ -659,8 +659,8 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
     const Value proot = cfg::load_toml_file(part);
     fs::path pbase = part.parent_path();
     if (pbase.empty()) pbase = ".";
-    Experiment sub = proot.find("include") ? load_composite(proot, part, pbase, paths, catalog, depth + 1)
-                                           : expand(proot, part, pbase, paths, catalog);
+    Experiment sub = proot.find("include") ? load_composite(proot, part, pbase, paths, catalog, depth + 1, max_cases)
+                                           : expand(proot, part, pbase, paths, catalog, max_cases);
     for (auto& c : sub.cases) {
       auto it = by_id.find(c.id);
       if (it != by_id.end()) {
@@ -674,9 +674,9 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
       by_id[c.id] = c.index;
       ex.cases.push_back(std::move(c));
     }
-    if (ex.cases.size() > kMaxCases) {
+    if (ex.cases.size() > max_cases) {
       throw ConfigError(x.where(), fmt::format("include[{}]", i),
-                        fmt::format("at most {} cases in one composite suite", kMaxCases),
+                        fmt::format("at most {} cases in one composite suite (run_suite --max-cases)", max_cases),
                         fmt::format("{} cases up to and including '{}'", ex.cases.size(), part.string()));
     }
   }
@@ -686,19 +686,19 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
 }  // namespace
 
 Experiment load_experiment(const fs::path& file, const ConfigPaths& paths,
-                           const ComponentCatalog* catalog) {
+                           const ComponentCatalog* catalog, uint64_t max_cases) {
   const Value root = cfg::load_toml_file(file);
   fs::path base = file.parent_path();
   if (base.empty()) base = ".";
-  if (root.find("include")) return load_composite(root, file, base, paths, catalog, 0);
-  return expand(root, file, base, paths, catalog);
+  if (root.find("include")) return load_composite(root, file, base, paths, catalog, 0, max_cases);
+  return expand(root, file, base, paths, catalog, max_cases);
 }
 
 Experiment load_experiment_text(const std::string& text, const std::string& name,
                                 const fs::path& base_dir, const ConfigPaths& paths,
-                                const ComponentCatalog* catalog) {
+                                const ComponentCatalog* catalog, uint64_t max_cases) {
   const Value root = cfg::parse_toml(text, name);
-  return expand(root, fs::path(name), base_dir, paths, catalog);
+  return expand(root, fs::path(name), base_dir, paths, catalog, max_cases);
 }
 
 }  // namespace moebench

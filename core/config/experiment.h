@@ -84,16 +84,17 @@ struct Experiment {
 // [suite] and `include = ["part.toml", ...]` (paths relative to it): its
 // cases are the parts' cases in order, a case that several parts share
 // appearing once with every part in Case::parts.
-// The most cases one experiment file (or composite suite) may expand to; a
-// larger sweep is refused with the axes' sizes before any case is built.
+// `max_cases`: the most cases the file (or composite suite) may expand to;
+// a larger sweep is refused with the axes' sizes before any case is built
+// (run_suite --max-cases overrides the default).
 inline constexpr uint64_t kMaxCases = 100000;
 
 Experiment load_experiment(const std::filesystem::path& file, const ConfigPaths& paths,
-                           const ComponentCatalog* catalog);
+                           const ComponentCatalog* catalog, uint64_t max_cases = kMaxCases);
 // Same from TOML text (tests, embedded defaults); `name` is used in messages.
 Experiment load_experiment_text(const std::string& text, const std::string& name,
                                 const std::filesystem::path& base_dir, const ConfigPaths& paths,
-                                const ComponentCatalog* catalog);
+                                const ComponentCatalog* catalog, uint64_t max_cases = kMaxCases);
 
 // Resolves one section that may say `preset = "<name>"` (kind is "models",
 // "hardware" or "strategies"): the preset file, with the section's other

@@ -64,6 +64,52 @@ TEST(Experiment, SweepIsCartesianProductInFileOrderStrategiesInnermost) {
   for (size_t i = 0; i < ex.cases.size(); ++i) EXPECT_EQ(ex.cases[i].index, i);
 }
 
+TEST(Experiment, ASweepOverTheCaseCapIsRefusedBeforeAnyCaseIsBuilt) {
+  testing::TempDir dir;
+  auto range = [](int n) {
+    std::string s = "[";
+    for (int i = 1; i <= n; ++i) {
+      if (i > 1) s += ',';
+      s += std::to_string(i);
+    }
+    s += ']';
+    return s;
+  };
+  // 100 x 100 x 8 x 99 = 7,920,000 cases: once took 16 GB and minutes, now one error.
+  const std::string text = std::string(kBase) + "[workload]\nsequences = 100\nprompt_len = " + range(100) +
+                           "\ndecode_len = " + range(100) + "\nbatch_size = " + range(8) +
+                           "\n[[strategy]]\nname = \"a\"\nresidency.cache_ratio = [" +
+                           [] {
+                             std::string s;
+                             for (int i = 1; i < 100; ++i) {
+                               if (i > 1) s += ',';
+                               s += std::to_string(i / 100.0);
+                             }
+                             return s;
+                           }() +
+                           "]\n";
+  try {
+    load(text, dir);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("exp.toml:10:14: key 'workload.prompt_len'"), std::string::npos) << msg;  // the first axis
+    EXPECT_NE(msg.find("at most 100000 cases"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("7920000 cases: workload.prompt_len (100) x workload.decode_len (100) x "
+                       "workload.batch_size (8) x 99 strategy combination(s)"),
+              std::string::npos)
+        << msg;
+  }
+  // The limit is a parameter (run_suite --max-cases).
+  const std::string ten = std::string(kBase) + "[workload]\nprompt_len = " + range(10) + "\n[[strategy]]\nname = \"a\"\n";
+  EXPECT_THROW(load_experiment_text(ten, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr, 9), ConfigError);
+  EXPECT_EQ(load_experiment_text(ten, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr, 10).cases.size(), 10u);
+  // Under the default cap it expands.
+  EXPECT_EQ(load(std::string(kBase) + "[workload]\nprompt_len = " + range(10) + "\n[[strategy]]\nname = \"a\"\n", dir)
+                .cases.size(),
+            10u);
+}
+
 TEST(Experiment, StrategyDefaultsApplyUnlessAStrategySetsTheKey) {
   testing::TempDir dir;
   const Experiment ex = load(std::string("strategies = [\"all-cpu\"]\n") + kBase +

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
 #include <toml++/toml.h>
 
 #include "core/util/atomic_file.h"
@@ -166,8 +171,14 @@ Where where_of(const toml::source_region& r, const std::string& file) {
   return Where{file, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
 }
 
-Value convert(const toml::node& n, const std::string& file) {
+Value convert(const toml::node& n, const std::string& file, const std::string& key, int depth) {
   const Where w = where_of(n.source(), file);
+  // Every later pass over a Value recurses. check_nesting_before_parse's
+  // bound is conservative, so this exact check is a second line of defence.
+  if (depth > kMaxNesting) {
+    throw ConfigError(w, key, fmt::format("at most {} levels of nested tables and arrays", kMaxNesting),
+                      "deeper nesting");
+  }
   switch (n.type()) {
     case toml::node_type::boolean: return Value::boolean(*n.value<bool>(), w);
     case toml::node_type::integer: return Value::integer(*n.value<int64_t>(), w);
@@ -175,14 +186,15 @@ Value convert(const toml::node& n, const std::string& file) {
     case toml::node_type::string: return Value::string(*n.value<std::string>(), w);
     case toml::node_type::array: {
       std::vector<Value> items;
-      for (const auto& x : *n.as_array()) items.push_back(convert(x, file));
+      for (const auto& x : *n.as_array()) items.push_back(convert(x, file, key, depth + 1));
       return Value::array(std::move(items), w);
     }
     case toml::node_type::table: {
       Value t = Value::table(w);
       for (const auto& [k, v] : *n.as_table()) {
         t.entries().push_back(
-            Value::Entry{std::string(k.str()), where_of(k.source(), file), convert(v, file)});
+            Value::Entry{std::string(k.str()), where_of(k.source(), file),
+                         convert(v, file, join_key(key, std::string(k.str())), depth + 1)});
       }
       return t;
     }
@@ -195,10 +207,103 @@ Value convert(const toml::node& n, const std::string& file) {
 
 }  // namespace
 
+// toml++ recurses once per nesting level when it builds and frees a table,
+// so a header or dotted key a few hundred thousand parts deep overflows the
+// stack inside toml::parse before convert() can refuse it. This lexical pass
+// bounds the nesting first, conservatively: each open bracket counts one level
+// plus the most dots of any dotted key (or value) written at that level, and
+// a table header's dots count for the keys under it. Strings and comments are
+// skipped; a float's single dot counts, so the bound is never too low.
+void check_nesting_before_parse(std::string_view text, const std::string& source_name) {
+  std::vector<int> level{0};  // per open bracket: most dots of a chain in it
+  int header = 0;             // dots of the current [table] header
+  int chain = 0;              // dots in the dotted run being read
+  bool in_header = false;
+  int line = 1;
+  size_t line_start = 0;
+  auto depth = [&] {
+    int d = header;
+    for (size_t i = 0; i < level.size(); ++i) d += (i ? 1 : 0) + std::max(level[i], chain * (i + 1 == level.size()));
+    return d;
+  };
+  auto fail = [&](size_t pos) {
+    throw ConfigError(Where{source_name, line, static_cast<int>(pos - line_start) + 1}, "",
+                      fmt::format("at most {} levels of nested tables and arrays", kMaxNesting),
+                      "deeper nesting (counted before parsing)");
+  };
+  auto end_chain = [&] {
+    level.back() = std::max(level.back(), chain);
+    chain = 0;
+  };
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      end_chain();
+      ++line;
+      line_start = i + 1;
+      continue;
+    }
+    if (c == '#') {
+      while (i + 1 < n && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      const bool multi = text.substr(i, 3) == std::string(3, c);
+      const std::string_view close = multi ? text.substr(i, 3) : text.substr(i, 1);
+      size_t j = i + close.size();
+      while (j < n) {
+        if (c == '"' && text[j] == '\\') {
+          ++j;  // the escaped character is skipped below, newline or not
+        } else if (!multi && text[j] == '\n') {
+          break;
+        } else if (text.substr(j, close.size()) == close) {
+          break;
+        }
+        if (j < n && text[j] == '\n') {
+          ++line;
+          line_start = j + 1;
+        }
+        ++j;
+      }
+      // An unterminated one-line string ends at its newline (toml++ reports it).
+      i = (j < n && text[j] == '\n') ? j - 1 : std::min(n, j + close.size()) - 1;
+      continue;  // a quoted key part continues the dotted run
+    }
+    if (c == '.') {
+      ++chain;
+      if (depth() > kMaxNesting) fail(i);
+      continue;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '\t') continue;
+    end_chain();
+    if (c == '[' || c == '{') {
+      // A '[' that opens a line is a table header: its dots replace the last header's.
+      const bool starts_line = text.substr(line_start, i - line_start).find_first_not_of(" \t[") ==
+                               std::string_view::npos;
+      if (c == '[' && level.size() == 1 && starts_line) {
+        header = 0;
+        in_header = true;
+        continue;
+      }
+      level.push_back(0);
+      if (depth() > kMaxNesting) fail(i);
+    } else if (c == ']' && in_header) {
+      header = std::max(header, level.back());
+      level.back() = 0;
+      if (i + 1 < n && text[i + 1] == ']') ++i;
+      in_header = false;
+    } else if ((c == ']' || c == '}') && level.size() > 1) {
+      level.pop_back();
+    }
+  }
+}
+
 Value parse_toml(std::string_view text, const std::string& source_name) {
+  check_nesting_before_parse(text, source_name);
   try {
     toml::table tbl = toml::parse(text, source_name);
-    Value v = convert(tbl, source_name);
+    Value v = convert(tbl, source_name, "", 0);
     v.set_where(Where{source_name, 1, 1});
     return v;
   } catch (const toml::parse_error& e) {

@@ -91,6 +91,10 @@ struct Value::Entry {
   Value value;
 };
 
+// The deepest nesting of tables and arrays a config may have (a dotted key
+// a.b.c counts one level per part); deeper input is a ConfigError.
+inline constexpr int kMaxNesting = 64;
+
 // Parses a TOML file. A missing file or a syntax error is a ConfigError
 // naming the file (and line/column for syntax errors).
 Value load_toml_file(const std::filesystem::path& path);

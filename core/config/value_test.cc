@@ -53,5 +53,43 @@ TEST(Value, SyntaxErrorNamesFileLineAndColumn) {
   }
 }
 
+TEST(Value, NestingDeeperThanTheLimitIsAConfigErrorNotAStackOverflow) {
+  // A dotted key 30,000 parts deep (fuzz/regressions/experiment/deep-dotted-key.toml)
+  // once crashed run_suite with SIGSEGV; so did a [a.a...] header.
+  std::string deep = "x";
+  for (int i = 0; i < 30000; ++i) deep += ".x";
+  for (const std::string& text : {deep + " = 1\n", "[" + deep + "]\ny = 1\n"}) {
+    try {
+      parse_toml(text, "deep.toml");
+      FAIL() << "expected a ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.where().file, "deep.toml");
+      EXPECT_EQ(e.expected(), "at most 64 levels of nested tables and arrays");
+      EXPECT_EQ(e.found().rfind("deeper nesting", 0), 0u) << e.found();
+    }
+  }
+  // Deep enough to overflow the stack inside toml++ itself: refused before parsing.
+  std::string deeper = "x";
+  for (int i = 0; i < 300000; ++i) deeper += ".x";
+  for (const std::string& text : {"a = 1\n[" + deeper + "]\ny = 1\n", "t = { " + deeper + " = 1 }\n"}) {
+    try {
+      parse_toml(text, "deeper.toml");
+      FAIL() << "expected a ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.where().line, text[0] == 'a' ? 2 : 1);
+      EXPECT_EQ(e.found(), "deeper nesting (counted before parsing)");
+    }
+  }
+  // Dots in strings, comments and floats are not nesting.
+  const std::string dots(100000, '.');
+  EXPECT_NO_THROW(parse_toml("a = \"" + dots + "\"\nb = '" + dots + "'\nc = \"\"\"\n" + dots +
+                                 "\"\"\"\n# " + dots + "\nd = [1.5, 2.5, 3.5, 4.5, 5.5]\n[e.f]\ng.h = 1.25\n",
+                             "dots.toml"));
+  // At the limit it parses.
+  std::string ok = "x";
+  for (int i = 1; i < kMaxNesting; ++i) ok += ".x";
+  EXPECT_NO_THROW(parse_toml(ok + " = 1\n", "ok.toml"));
+}
+
 }  // namespace
 }  // namespace moebench::cfg

@@ -13,6 +13,8 @@
 
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/engine/metrics.h"
@@ -31,6 +33,29 @@ constexpr int kSchemaVersion = 1;
 std::atomic<bool> g_interrupted{false};
 
 void on_signal(int) { g_interrupted.store(true); }
+
+// A manifest that says "running" belongs either to a live run_suite (two
+// processes must not write one run directory) or to one that was killed
+// without a chance to write its status; only the second may be resumed.
+void refuse_if_still_running(const nlohmann::ordered_json& m, const fs::path& dir) {
+  if (m.value("status", "") != "running" || !m.contains("pid")) return;
+  const int64_t pid = m.value("pid", int64_t(0));
+  std::string host;
+  if (m.contains("provenance")) host = m["provenance"].value("hostname", "");
+  char self[256] = {0};
+  ::gethostname(self, sizeof self - 1);
+  if (pid <= 0 || pid == ::getpid() || host != self) return;
+  std::string cmdline;
+  try {
+    cmdline = read_file(fmt::format("/proc/{}/cmdline", pid));
+  } catch (const Error&) {
+    return;  // no such process: the run was killed
+  }
+  if (cmdline.find("run_suite") == std::string::npos) return;
+  throw Error(fmt::format("{}: expected an unfinished run to resume, found one still running (run_suite pid {} on "
+                          "{}); wait for it or stop it first",
+                          dir.string(), pid, host));
+}
 
 std::string axes_text(const Case& c) {
   std::vector<std::string> parts;
@@ -180,7 +205,7 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
 
 SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   const ConfigPaths paths = ConfigPaths::defaults();
-  Experiment ex = load_experiment(opt.file, paths, &registry);
+  Experiment ex = load_experiment(opt.file, paths, &registry, opt.max_cases);
   std::vector<const Case*> cases;
   for (const auto& c : ex.cases) {
     if (case_matches(c, opt.filter)) cases.push_back(&c);
@@ -232,6 +257,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
                             "cases; the suite file changed since that run",
                             dir.string(), hash));
   }
+  if (existed) refuse_if_still_running(run.read_manifest(), dir);
   run.prepare();
   out.run_dir = dir;
   const std::string run_id = dir.filename().string();
@@ -254,7 +280,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   if (const char* slow = std::getenv("MOEBENCH_TEST_SLOWDOWN"); slow && *slow) {
     manifest["test_slowdown"] = slow;  // test-only: a strategy's CPU made slower on purpose
   }
+  // "running" stays in the manifest if the process is killed without a
+  // chance to write (kill -9, power loss); pid and host tell --resume and a
+  // reader whether that process still exists (README, "Reading a result").
   manifest["status"] = "running";
+  manifest["pid"] = static_cast<int64_t>(::getpid());
   manifest["started_utc"] = existed ? run.read_manifest().value("started_utc", prov.utc_time) : prov.utc_time;
   manifest["seeds"] = nlohmann::ordered_json::array();
   manifest["cases"] = nlohmann::ordered_json::array();

@@ -29,6 +29,7 @@ struct SuiteOptions {
   std::string filter;          // "key=value,key~text,..." over resolved config keys and axes
   bool progress_tty = false;   // draw a progress line (otherwise one line per case)
   bool quiet = false;
+  uint64_t max_cases = kMaxCases;  // a larger sweep is refused at load
   std::vector<std::string> argv;
 };
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "baselines/register.h"
@@ -139,6 +140,11 @@ TEST(RunSuite, ResumeAfterKillLosesAndDuplicatesNothing) {
   int status = 0;
   waitpid(child, &status, 0);
   ASSERT_FALSE(run_dir.empty());
+  // SIGKILL leaves no chance to write: the manifest still says "running",
+  // with the pid of a process that no longer exists (README, "Reading a result").
+  const auto killed = RunDirectory(run_dir).read_manifest();
+  EXPECT_EQ(killed["status"], "running");
+  EXPECT_EQ(killed["pid"], static_cast<int64_t>(child));
   o.resume = true;
   const auto r = run_suite(o, builtin_registry());
   EXPECT_EQ(r.run_dir, run_dir);  // the interrupted run was found and finished
@@ -153,6 +159,41 @@ TEST(RunSuite, ResumeAfterKillLosesAndDuplicatesNothing) {
   // A second --resume finds nothing to do and starts a new run instead.
   const auto again = run_suite(o, builtin_registry());
   EXPECT_NE(again.run_dir, run_dir);
+}
+
+TEST(RunSuite, ResumeRefusesARunWhoseProcessIsStillAlive) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  const auto first = run_suite(o, builtin_registry());
+  // A live process named run_suite stands in for a run in progress.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    execl("/bin/sleep", "run_suite", "60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let exec replace the image
+  RunDirectory rd(first.run_dir);
+  auto m = rd.read_manifest();
+  m["status"] = "running";
+  m["pid"] = static_cast<int64_t>(child);
+  rd.write_manifest(m);
+  o.out = first.run_dir;
+  o.resume = true;
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("found one still running (run_suite pid {} on", child)),
+              std::string::npos)
+        << e.what();
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const auto again = run_suite(o, builtin_registry());  // now it may be resumed
+  EXPECT_EQ(again.skipped, 3);
+  EXPECT_EQ(RunDirectory(first.run_dir).read_manifest()["status"], "complete");
 }
 
 TEST(RunSuite, ExistingRunDirectoryNeedsResume) {

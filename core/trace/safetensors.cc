@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -74,10 +77,30 @@ int64_t TensorInfo::numel() const {
 void parse_header(const std::string& json_text, uint64_t data_size, const std::string& file,
                   std::vector<TensorInfo>* tensors, std::map<std::string, std::string>* metadata) {
   nlohmann::json h;
+  // JSON lets a repeated key silently replace the first; a header with one is
+  // ambiguous (which shape or metadata value was meant?), so it is refused.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  const auto on_event = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (ev == E::object_start) {
+      keys.emplace_back();
+    } else if (ev == E::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (ev == E::key && !keys.empty() && parsed.is_string()) {
+      if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+        duplicate = parsed.get<std::string>();
+      }
+    }
+    return true;
+  };
   try {
-    h = nlohmann::json::parse(json_text);
+    h = nlohmann::json::parse(json_text, on_event);
   } catch (const nlohmann::json::exception& e) {
     bad(file, "header", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
+  }
+  if (!duplicate.empty()) {
+    bad(file, "header", "each key once per JSON object", fmt::format("key '{}' twice", duplicate));
   }
   if (!h.is_object()) bad(file, "header", "a JSON object", std::string(h.type_name()));
   tensors->clear();

@@ -133,6 +133,13 @@ TEST(Header, ValidatesEverySize) {
             "f.st: tensor 'a' shape: expected non-negative integers, found -1");
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0),
             "f.st: tensor 'a' shape: expected a size that fits in 64 bits, found [4611686018427387904,4]");
+  // A repeated key would silently replace the first (issue 16); at any depth.
+  EXPECT_EQ(header_error(R"({"__metadata__":{"k":"v","k":"w"}})", 0),
+            "f.st: header: expected each key once per JSON object, found key 'k' twice");
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4),
+            "f.st: header: expected each key once per JSON object, found key 'a' twice");
+  // The same key in two different objects is fine.
+  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{"a":"x","dtype":"y"}})", 4), "<ok>");
 }
 
 TEST(File, WriterReaderRoundTripAndTruncation) {

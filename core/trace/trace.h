@@ -35,6 +35,11 @@ namespace moebench {
 
 inline constexpr const char* kTraceFormat = "moebench-trace";
 inline constexpr int kTraceFormatVersion = 1;
+// Largest sizes a trace's metadata may state (real models: <= 94 MoE layers,
+// <= 384 routed experts, hidden size <= 16384); a larger value is an error.
+inline constexpr int64_t kMaxTraceLayers = 1024;
+inline constexpr int64_t kMaxTraceExperts = 4096;
+inline constexpr int64_t kMaxTraceHidden = 65536;
 
 struct SequenceInfo {
   int64_t prompt_len = 0;

@@ -1,6 +1,7 @@
 // Trace files: writer (from any TraceSource) and memory-mapped reader.
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -235,11 +236,17 @@ class FileTraceSource : public TraceSource {
     if (it == file_->metadata().end()) bad("__metadata__." + key, "a value", "none");
     return it->second;
   }
-  int64_t meta_int(const std::string& key, int64_t lo) const {
+  // Every size in the metadata has a sane maximum (kMaxTrace*): later passes
+  // allocate products of them (trace stats: layers x experts x experts), and a
+  // 26 KB file once asked for routed_experts = 1e9 and grew past 13 GB.
+  int64_t meta_int(const std::string& key, int64_t lo, int64_t hi) const {
     const std::string v = meta(key);
     char* end = nullptr;
+    errno = 0;
     const long long x = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || x < lo) bad("__metadata__." + key, fmt::format("an integer >= {}", lo), "'" + v + "'");
+    if (v.empty() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+      bad("__metadata__." + key, fmt::format("an integer in [{}, {}]", lo, hi), "'" + v + "'");
+    }
     return x;
   }
   const st::TensorInfo* tensor(const std::string& name, st::DType dt, const std::vector<int64_t>& shape,
@@ -266,16 +273,16 @@ class FileTraceSource : public TraceSource {
     info_.model_name = meta("model");
     info_.model_hash = meta("model_hash");
     info_.source = meta("source");
-    const int64_t L = info_.moe_layers = meta_int("moe_layers", 1);
-    const int64_t E = info_.routing.experts = meta_int("routed_experts", 1);
-    const int64_t k = info_.routing.top_k = meta_int("top_k", 1);
+    const int64_t L = info_.moe_layers = meta_int("moe_layers", 1, kMaxTraceLayers);
+    const int64_t E = info_.routing.experts = meta_int("routed_experts", 1, kMaxTraceExperts);
+    const int64_t k = info_.routing.top_k = meta_int("top_k", 1, kMaxTraceExperts);
     if (k > E) bad("__metadata__.top_k", fmt::format("at most routed_experts ({})", E), std::to_string(k));
-    info_.h_trace = meta_int("h_trace", 0);
+    info_.h_trace = meta_int("h_trace", 0, kMaxTraceHidden);
     if (!routing_from_name(meta("routing"), &info_.routing.function)) {
       bad("__metadata__.routing", "a routing function name", "'" + meta("routing") + "'");
     }
-    info_.routing.n_group = meta_int("n_group", 1);
-    info_.routing.topk_group = meta_int("topk_group", 1);
+    info_.routing.n_group = meta_int("n_group", 1, kMaxTraceExperts);
+    info_.routing.topk_group = meta_int("topk_group", 1, kMaxTraceExperts);
     info_.routing.norm_topk_prob = meta("norm_topk_prob") == "true";
     info_.routing.routed_scaling_factor = std::strtod(meta("routed_scaling_factor").c_str(), nullptr);
 
@@ -292,7 +299,7 @@ class FileTraceSource : public TraceSource {
       std::memcpy(&d, file_->data(*dl) + 4 * s, 4);
       if (p < 0 || d < 0) bad(fmt::format("sequence {}", s), "non-negative lengths", fmt::format("prompt {} decode {}", p, d));
       info_.sequences.push_back({p, d});
-      T += p + d;
+      T += int64_t(p) + int64_t(d);  // in 64 bits: two int32 lengths can sum past 2^31
     }
     ids_ = tensor("topk_ids", st::DType::kI32, {T, L, k}, true);
     weights_ = tensor("topk_weights", st::DType::kF32, {T, L, k}, true);

@@ -188,7 +188,20 @@ TEST(TraceFile, RejectsBadFilesWithClearMessages) {
   EXPECT_EQ(open_error(p), f + ": __metadata__.format: expected 'moebench-trace', found 'something-else'");
 
   write_variant(p, "", st::DType::kF32, {}, {}, {{"top_k", "five"}});
-  EXPECT_EQ(open_error(p), f + ": __metadata__.top_k: expected an integer >= 1, found 'five'");
+  EXPECT_EQ(open_error(p), f + ": __metadata__.top_k: expected an integer in [1, 4096], found 'five'");
+
+  // Sizes are bounded: routed_experts = 1e9 once made trace stats allocate past 13 GB.
+  write_variant(p, "", st::DType::kF32, {}, {}, {{"routed_experts", "1000000000"}});
+  EXPECT_EQ(open_error(p), f + ": __metadata__.routed_experts: expected an integer in [1, 4096], found '1000000000'");
+  write_variant(p, "", st::DType::kF32, {}, {}, {{"moe_layers", "99999999999999999999"}});
+  EXPECT_EQ(open_error(p),
+            f + ": __metadata__.moe_layers: expected an integer in [1, 1024], found '99999999999999999999'");
+
+  // Sequence lengths are summed in 64 bits: INT32_MAX + 1 once wrapped negative
+  // and led to an out-of-bounds read (fuzz/regressions/trace/seq-length-int32-overflow).
+  const int32_t big = 2147483647;
+  write_variant(p, "seq_prompt_len", st::DType::kI32, {1}, bytes_of(&big, 4));
+  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [2147483648, 1, 2], found shape [1, 1, 2]");
 
   EXPECT_EQ(open_error(dir / "missing.safetensors"),
             (dir / "missing.safetensors").string() + ": expected a readable safetensors file, found No such file or directory");

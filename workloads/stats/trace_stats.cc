@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/trace/routing.h"
+#include "core/util/memory.h"
 
 namespace moebench {
 
@@ -75,6 +76,10 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   st.has_gate_inputs = H > 0;
   const unsigned fields = (st.has_probs ? kProbs : 0u) | (st.has_gate_inputs ? kGateInput : 0u);
 
+  // The co-activation and transition tables grow with layers x experts^2.
+  check_allocation(uint64_t(L) * uint64_t(E) * uint64_t(E) * (sizeof(int64_t) + sizeof(int32_t)) +
+                       uint64_t(std::max<int64_t>(H, 0)) * uint64_t(L) * sizeof(double),
+                   fmt::format("trace statistics of model {} ({} MoE layers x {} experts^2)", in.model_name, L, E));
   st.counts.assign(L, std::vector<int64_t>(E, 0));
   std::vector<double> overlap_sum(L, 0);
   int64_t overlap_n = 0;

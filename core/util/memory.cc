@@ -1,0 +1,36 @@
+#include "core/util/memory.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream ss(line.substr(13));
+      uint64_t kb = 0;
+      if (ss >> kb) return kb * 1024;
+    }
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+}
+
+void check_allocation(uint64_t bytes, const std::string& what) {
+  const uint64_t avail = available_memory_bytes();
+  if (bytes > avail) {
+    throw Error(fmt::format("{}: expected at most {:.2f} GiB (the memory available), found {:.2f} GiB needed", what,
+                            double(avail) / (1ull << 30), double(bytes) / (1ull << 30)));
+  }
+}
+
+}  // namespace moebench

@@ -1,0 +1,17 @@
+#pragma once
+// Memory checks before large allocations: a size computed from user input
+// (a trace's metadata, a sweep) is compared with the memory this machine has
+// free, so a hostile or mistaken input gets a clear error instead of an
+// out-of-memory kill or std::bad_alloc.
+#include <cstdint>
+#include <string>
+
+namespace moebench {
+
+// MemAvailable from /proc/meminfo in bytes; physical memory if that cannot be read.
+uint64_t available_memory_bytes();
+
+// Throws moebench::Error naming `what` when `bytes` exceeds the available memory.
+void check_allocation(uint64_t bytes, const std::string& what);
+
+}  // namespace moebench
