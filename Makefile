@@ -3,7 +3,7 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, bench, report, clean.
+# Other targets: build, bench, compare, report, predictors, characterize, asan, fuzz, clean.
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,7 +11,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench report predictors characterize clean
+.PHONY: all deps build test run bench compare report predictors characterize asan fuzz clean
 
 all: build
 
@@ -43,6 +43,12 @@ bench: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_trace
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_engine
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_decisions
+
+# A strategy against every baseline (README, "Add your own policy").
+STRATEGY ?= example-fifo
+compare: build
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/compare.toml
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/compare.py --strategy $(STRATEGY)
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report
@@ -94,6 +100,37 @@ characterize: build
 	    $(MB) trace gen --model $$m --seed $$s --sequences 1 --prompt-len 16 --decode-len 256 --no-probs --no-gate-inputs \
 	      --out $(CHAR_DIR)/$$m-decode-s$$s.safetensors > /dev/null || exit 1; \
 	  done; \
+	done
+
+# Hostile-input checks (README, "Reliability"); not part of `make test`.
+# asan: every C++ test under AddressSanitizer + UndefinedBehaviorSanitizer
+# (clang, CUDA off: nvcc does not take the sanitizer flags).
+# fuzz: each libFuzzer target for FUZZ_RUNS executions from the seed corpus
+# and the saved regressions; a crash leaves its input in $(FUZZ_BUILD)/artifacts/.
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_RUNS  ?= 1000000
+FUZZ_TARGETS = experiment trace
+CLANG_PKGS = clang-14 libclang-rt-14-dev
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DMOEBENCH_CUDA=OFF \
+            -DMOEBENCH_BENCHMARKS=OFF -DMOEBENCH_SANITIZE=ON
+asan: deps
+	./scripts/install-deps.sh $(CLANG_PKGS) > /dev/null
+	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE gpu
+
+fuzz: deps
+	./scripts/install-deps.sh $(CLANG_PKGS) > /dev/null
+	cmake -S . -B $(FUZZ_BUILD) $(SAN_CMAKE) -DMOEBENCH_FUZZ=ON -DMOEBENCH_TESTS=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t && \
+	  MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/bin/fuzz_$$t -runs=$(FUZZ_RUNS) \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t fuzz/regressions/$$t || exit 1; \
 	done
 
 clean:

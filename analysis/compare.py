@@ -15,8 +15,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 import common  # noqa: E402
+
+
+HIGHLIGHT, OTHER = "#d9a441", "#4878a8"
 
 
 def main(argv=None) -> int:
@@ -49,14 +53,22 @@ def main(argv=None) -> int:
     table = pd.DataFrame(rows)
     print(common.markdown_table(table))
     models = list(dict.fromkeys(table["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), sharex=True)
-    axes = axes if len(models) > 1 else [axes]
+    # One panel per model, each with its own x scale (speeds differ by model),
+    # strategies top to bottom in the suite's order, room for long names.
+    longest = max(len(s) for s in table["strategy"])
+    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models) + 0.09 * longest, 0.32 * len(df["strategy"].unique()) + 1.8),
+                             sharex=False, sharey=True, constrained_layout=True)
+    axes = list(axes) if len(models) > 1 else [axes]
     for ax, model in zip(axes, models):
         t = table[table["model"] == model]
-        colors = ["#d9a441" if s == a.strategy else "#4878a8" for s in t["strategy"]]
+        colors = [HIGHLIGHT if s == a.strategy else OTHER for s in t["strategy"]]
         ax.barh(t["strategy"], t["decode tok/s"], color=colors)
-        ax.set_title(f"{model}: decode tokens/s")
-    axes[0].invert_yaxis()
+        ax.set_title(model, fontsize=9)
+        ax.set_xlabel("decode tokens/s")
+        ax.tick_params(axis="y", labelsize=8)
+    axes[0].invert_yaxis()  # the y axis is shared: this orders every panel
+    axes[-1].legend(handles=[Patch(color=HIGHLIGHT, label=a.strategy), Patch(color=OTHER, label="baselines")],
+                    fontsize=8, loc="upper right")
     fig.suptitle(f"{a.strategy} against the baselines ({run.name}, simulated)", fontsize=9)
     out = run / "figures"
     common.save_figure(fig, out / "compare.png")

@@ -56,12 +56,12 @@ FIGURES = [
     ("dali_table9", "DALI", "Table 9", "suites/dali.toml (parts dali-table9-*)"),
 ]
 
-# Figures and tables issue 6 lists that have no suite and script yet, and why.
+# The papers' figures and tables with no suite and script yet, and why.
 PENDING = [
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
-     "need the CPU/CUDA kernels and real models (later issues)"),
-    ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "not in issue 6's list (Table 5 and 7 need real downstream tasks "
-     "and GPU memory measurements)"),
+     "need the real CPU/CUDA kernels and trained models, which the simulated backend does not have"),
+    ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "need real downstream tasks (Tables 5, 7) and measured GPU memory; "
+     "not yet built"),
 ]
 
 
@@ -102,10 +102,12 @@ def verdict_counts(entries) -> dict:
 def headline(entries) -> str:
     c = verdict_counts(entries)
     n = sum(c.values())
-    return (f"{n} figures and tables from results: {c.get(common.REPRODUCED, 0)} reproduced, "
-            f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive, "
-            f"{c.get('no margin', 0)} not yet rated with margins (their scripts still compare without a tolerance "
-            "on one seed; not counted as reproduced).")
+    s = (f"{n} figures and tables from results: {c.get(common.REPRODUCED, 0)} reproduced, "
+         f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive")
+    if c.get("no margin", 0):
+        s += (f", {c['no margin']} not yet rated with margins (their scripts still compare without a tolerance "
+              "on one seed; not counted as reproduced)")
+    return s + "."
 
 
 VERDICT_RULE = (f"A trend is *reproduced* when its effect exceeds the stated tolerance ({100 * common.REL_TOL:.0f}% for "
@@ -154,7 +156,10 @@ def index_html(entries, out: pathlib.Path, results: str) -> str:
              "<th>verdict</th><th>numbers (harness vs paper)</th><th>status</th></tr>"]
     for e in entries:
         tr = common.verdict_of(e["summary"]) if e["status"] == "ok" else "-"
-        parts.append(f"<tr><td>{e['paper']}</td><td><a href='#{e['module']}'>{html.escape(e['figure'])}</a></td>"
+        # Only a figure with results has a section to link to.
+        fig = (f"<a href='#{e['module']}'>{html.escape(e['figure'])}</a>" if e["status"] == "ok"
+               else html.escape(e["figure"]))
+        parts.append(f"<tr><td>{e['paper']}</td><td>{fig}</td>"
                      f"<td>{html.escape(tr)}</td>"
                      f"<td>{html.escape(e['summary'].get('headline', '') if e['status'] == 'ok' else '')}</td>"
                      f"<td>{e['status']}</td></tr>")

@@ -95,6 +95,15 @@ def test_report_lists_every_figure_and_the_pending_ones(results, tmp_path):
     assert "## Pending" in index and "KTransformers" in index
     html = (tmp_path / "index.html").read_text()
     assert "<img src='hybrimoe-fig9.png'" in html
+    # Every in-page link has its target (figures not run have no section), and
+    # a missing number prints as "-", never "nan"; no internal issue numbers.
+    import re
+    ids = set(re.findall(r"id='([^']+)'", html))
+    links = re.findall(r"href='#([^']+)'", html)
+    assert links and set(links) <= ids, set(links) - ids
+    for text in (index, html):
+        assert not re.search(r"\bnan\b", text, re.I)
+        assert not re.search(r"\bissue \d", text)
 
 
 def test_dali_parts_run_separately_are_each_found(tmp_path):

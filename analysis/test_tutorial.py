@@ -39,14 +39,26 @@ def test_preset_resolves_and_compare_commands_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert '"fifo"' in r.stdout
     cmds = [c.strip() for c in re.findall(r"```sh\n(.+?)```", section(), re.S)[-1].strip().splitlines()]
-    assert cmds[0].startswith("build/bin/run_suite suites/compare.toml")
-    # The README's commands, on one model to stay quick.
-    r = subprocess.run([str(BIN / "run_suite"), "suites/compare.toml", "--filter", "model.name=deepseek-v2-lite",
-                        "--results", str(tmp_path), "--quiet"], capture_output=True, text=True, env=env, cwd=ROOT)
+    m = re.match(r"make compare STRATEGY=(\S+)", cmds[0])
+    assert m, cmds
+    # `make compare` runs the suite, then compare.py with the Python make recorded.
+    r = subprocess.run(["make", "-n", "compare", f"STRATEGY={m.group(1)}"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert cmds[1].startswith("python3 analysis/compare.py")
-    args = cmds[1].split()[2:]
-    r = subprocess.run([sys.executable, str(ROOT / "analysis" / "compare.py"), *args, "--results", str(tmp_path)],
-                       capture_output=True, text=True, cwd=ROOT)
+    assert re.search(r"bin/run_suite suites/compare.toml", r.stdout), r.stdout
+    assert re.search(rf"analysis/compare.py --strategy {re.escape(m.group(1))}", r.stdout), r.stdout
+    # The suite as a user edits it ("replace example-fifo with your preset"):
+    # CI runs its own copy with the example put back, so the edit breaks nothing.
+    text = (ROOT / "suites" / "compare.toml").read_text()
+    mine = re.search(r'strategies = \["([^"]+)"', text).group(1)
+    fixture = tmp_path / "compare.toml"
+    fixture.write_text(text.replace(f'"{mine}', '"example-fifo'))
+    results = tmp_path / "results"
+    # On one model to stay quick.
+    r = subprocess.run([str(BIN / "run_suite"), str(fixture), "--filter", "model.name=deepseek-v2-lite",
+                        "--results", str(results), "--quiet"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, str(ROOT / "analysis" / "compare.py"), "--strategy", "example-fifo",
+                        "--results", str(results)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "example-fifo+belady" in r.stdout and "oracle" in r.stdout
+    assert (next(results.glob("compare/*/figures")) / "compare.png").is_file()

@@ -12,6 +12,9 @@ PKGS=(cmake g++ make git libdnnl-dev ocl-icd-opencl-dev libtomlplusplus-dev nloh
       libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev python3 python3-numpy python3-pandas
       python3-matplotlib python3-pytest)
 
+# Extra packages named on the command line (make asan / make fuzz add clang).
+PKGS+=("$@")
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -602,7 +602,11 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           cj["hardware"] = h.to_json();
           cj["workload"] = w.to_json();
           cj["strategy"] = c.strategy.to_json(catalog);
-          c.id = sha256_hex(cj.dump()).substr(0, 16);
+          // The id hashes what decides the result: strategy.source is a
+          // citation, so rewording it does not make a new case.
+          nlohmann::ordered_json identity = cj;
+          identity["strategy"].erase("source");
+          c.id = sha256_hex(identity.dump()).substr(0, 16);
           c.config = std::move(cj);
           c.index = ex.cases.size();
           c.parts = {ex.suite.name};

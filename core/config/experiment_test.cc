@@ -174,6 +174,10 @@ TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
   EXPECT_EQ(a.cases[0].id, b.cases[0].id);
   const auto c = load(std::string(kBase) + "[workload]\nseed = 8\n[[strategy]]\nname = \"a\"\n", dir);
   EXPECT_NE(a.cases[0].id, c.cases[0].id);
+  // A citation is not configuration: rewording strategy.source keeps the id.
+  const auto d = load(std::string(kBase) + "[[strategy]]\nname = \"a\"\nsource = \"a paper, section 9\"\n", dir);
+  EXPECT_EQ(a.cases[0].id, d.cases[0].id);
+  EXPECT_EQ(d.cases[0].config["strategy"]["source"], "a paper, section 9");  // still recorded
 }
 
 TEST(Experiment, ListFieldIsAValueNotAnAxis) {

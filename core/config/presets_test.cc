@@ -28,7 +28,7 @@ TEST(Presets, EveryModelAndHardwarePresetLoads) {
   }
 }
 
-// The architecture table of ARCHITECTURE.md section 1, checked against the presets.
+// Each model preset's shape, checked against the model's public configuration (docs/COST_MODEL.md).
 TEST(Presets, ModelShapesMatchPublicConfigs) {
   const auto paths = ConfigPaths::defaults();
   struct Row {

@@ -1,6 +1,6 @@
 #pragma once
-// StrategySpec: a named composition of policy components (ARCHITECTURE.md
-// section 3) plus the residency settings the core enforces for it.
+// StrategySpec: a named composition of policy components (docs/STRATEGIES.md)
+// plus the residency settings the core enforces for it.
 //
 // A component is written either as a name (`cache = "lru"`) or as a table
 // (`[cache] kind = "mrs"  alpha = 0.5`). Which kinds exist and which params

@@ -1,6 +1,6 @@
 #pragma once
 // The execution core: runs one strategy over one workload on the simulated
-// clock (ARCHITECTURE.md section 2).
+// clock (docs/COST_MODEL.md).
 //
 // Steps: per batch of sequences, one prefill step (all prompt tokens of the
 // batch) then one decode step per generated token. Per step and MoE layer:

@@ -1,5 +1,5 @@
 #pragma once
-// The plug-in points of a strategy (ARCHITECTURE.md section 3). Components
+// The plug-in points of a strategy (docs/STRATEGIES.md, "Registered components"). Components
 // only decide: they read one Context and return decisions (plans, victims,
 // requests); the core validates every decision and executes it. A bad
 // decision (an expert computed twice, a victim that is pinned, a load of a

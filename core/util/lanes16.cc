@@ -12,16 +12,26 @@ namespace {
 // values. Four rounds of interleaving rows i and i + 8 (a perfect shuffle)
 // transpose a 16 x 16 tile.
 __attribute__((always_inline)) inline void transpose16(v16* rows) {
+#if defined(__clang__)  // clang's form of the same two shuffles (the sanitizer and fuzz builds)
+#define MOEBENCH_SHUFFLE_LO(a, b) __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
+#define MOEBENCH_SHUFFLE_HI(a, b) \
+  __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
+#else
   const i16v lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
   const i16v hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+#define MOEBENCH_SHUFFLE_LO(a, b) __builtin_shuffle(a, b, lo)
+#define MOEBENCH_SHUFFLE_HI(a, b) __builtin_shuffle(a, b, hi)
+#endif
   for (int round = 0; round < 4; ++round) {
     v16 next[16];
     for (int i = 0; i < 8; ++i) {
-      next[2 * i] = __builtin_shuffle(rows[i], rows[i + 8], lo);
-      next[2 * i + 1] = __builtin_shuffle(rows[i], rows[i + 8], hi);
+      next[2 * i] = MOEBENCH_SHUFFLE_LO(rows[i], rows[i + 8]);
+      next[2 * i + 1] = MOEBENCH_SHUFFLE_HI(rows[i], rows[i + 8]);
     }
     for (int i = 0; i < 16; ++i) rows[i] = next[i];
   }
+#undef MOEBENCH_SHUFFLE_LO
+#undef MOEBENCH_SHUFFLE_HI
 }
 
 }  // namespace

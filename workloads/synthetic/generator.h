@@ -10,7 +10,7 @@
 //                 A_{l+1} = cos(theta) A_l + sin(theta) B_l                 (rotating mixing)
 //   routing:      logits_l = D_l Q_l h_V + beta_l                           (softmax / grouped / sigmoid top-k)
 //
-// Two refinements of the sketch in WORKLOADS.md, both for realism:
+// Two refinements of the sketch in docs/WORKLOADS.md, both for realism:
 //   * h is split into a gate-visible half V and a gate-invisible half. The
 //     large shared residual mean (mean_hidden) lives in the invisible half:
 //     it makes adjacent layers' gate inputs similar (the cosine targets)

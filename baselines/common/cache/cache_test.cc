@@ -125,7 +125,7 @@ TEST(PlainCacheExperiment, BeladyIsNeverWorse) {
   }
 }
 
-// A hand-checked case with two slots and top-2 (the situation POLICIES.md
+// A hand-checked case with two slots and top-2 (the situation docs/STRATEGIES.md
 // discusses for HybriMoE Fig. 9): with nothing pinned, a co-activated
 // expert computed earlier in the layer can give its slot away.
 TEST(PlainCacheExperiment, HandCheckedTwoSlots) {
