@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,6 +17,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace moebench;
+  // Size checks against a budget below libFuzzer's -rss_limit_mb, so a
+  // metadata size too large for memory is the clear error it is for a user.
+  static const bool limited = ::setenv("MOEBENCH_MEMORY_LIMIT_MB", "1024", 0) == 0;
+  (void)limited;
   static const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("moebench-fuzz-trace-" + std::to_string(::getpid()) + ".safetensors");
   {

@@ -8,7 +8,8 @@
 
 namespace moebench {
 
-// MemAvailable from /proc/meminfo in bytes; physical memory if that cannot be read.
+// MemAvailable from /proc/meminfo in bytes (physical memory if that cannot be
+// read), lowered to $MOEBENCH_MEMORY_LIMIT_MB when that is set.
 uint64_t available_memory_bytes();
 
 // Throws moebench::Error naming `what` when `bytes` exceeds the available memory.
