@@ -1,5 +1,7 @@
 #include "core/util/memory.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "core/util/error.h"
@@ -18,6 +20,15 @@ TEST(Memory, AllocationAboveTheAvailableMemoryIsAClearError) {
     EXPECT_EQ(msg.rfind("a huge table: expected at most ", 0), 0u) << msg;
     EXPECT_NE(msg.find("GiB (the memory available), found 4294967296.00 GiB needed"), std::string::npos) << msg;
   }
+}
+
+TEST(Memory, TheEnvironmentCanLowerTheBudget) {
+  const uint64_t machine = available_memory_bytes();
+  ::setenv("MOEBENCH_MEMORY_LIMIT_MB", "1", 1);
+  EXPECT_EQ(available_memory_bytes(), std::min<uint64_t>(machine, uint64_t(1) << 20));
+  EXPECT_THROW(check_allocation(uint64_t(2) << 20, "two MiB"), Error);
+  ::unsetenv("MOEBENCH_MEMORY_LIMIT_MB");
+  EXPECT_NO_THROW(check_allocation(uint64_t(2) << 20, "two MiB"));
 }
 
 }  // namespace
