@@ -17,15 +17,13 @@
 #ifndef MOEBENCH_SOURCE_DIR
 #define MOEBENCH_SOURCE_DIR "."
 #endif
-#ifndef MOEBENCH_GIT_COMMIT
-#define MOEBENCH_GIT_COMMIT "unknown"
-#endif
-#ifndef MOEBENCH_BUILD_TYPE
-#define MOEBENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef MOEBENCH_VERSION
-#define MOEBENCH_VERSION "0.0.0"
-#endif
+
+namespace moebench::build_info {
+// core/results/build_info.cc.in, generated at configure time.
+extern const char* const kGitCommit;
+extern const char* const kBuildType;
+extern const char* const kVersion;
+}  // namespace moebench::build_info
 
 namespace moebench {
 namespace {
@@ -66,9 +64,9 @@ std::string utc_now_stamp() { return format_time("%Y%m%dT%H%M%SZ"); }
 
 Provenance collect_provenance(const std::vector<std::string>& argv) {
   Provenance p;
-  p.moebench_version = MOEBENCH_VERSION;
-  p.build_commit = MOEBENCH_GIT_COMMIT;
-  p.build_type = MOEBENCH_BUILD_TYPE;
+  p.moebench_version = build_info::kVersion;
+  p.build_commit = build_info::kGitCommit;
+  p.build_type = build_info::kBuildType;
 #if defined(__clang__)
   p.compiler = fmt::format("clang {}", __clang_version__);
 #elif defined(__GNUC__)
