@@ -18,6 +18,7 @@ import traceback
 import pandas as pd
 
 import common
+import testbeds
 
 # (script module, paper, figure/table, suite that produces its results)
 FIGURES = [
@@ -137,12 +138,30 @@ def index_markdown(entries, results: str) -> str:
     s += "\n## Pending\n\n| paper | figure / table | why |\n|---|---|---|\n"
     for paper, fig, why in PENDING:
         s += f"| {paper} | {fig} | {why} |\n"
+    tb = _TESTBEDS.get("markdown", "")
+    if tb:
+        s += "\n## Testbeds: the baselines' absolute times\n\n" + tb + "\n"
     s += "\n## Details\n\n"
     for e in entries:
         if e["status"] == "ok":
             md = (pathlib.Path(e["summary"]["markdown"]))
             s += f"- [{e['paper']} {e['figure']}]({md})\n"
     return s
+
+
+# The testbed check (analysis/testbeds.py): its Markdown table and notes, once run.
+_TESTBEDS = {}
+
+
+def run_testbeds(results: str, out: pathlib.Path):
+    try:
+        s = testbeds.run(results, out)
+    except Exception:  # a broken check must not hide the figures
+        traceback.print_exc()
+        s = None
+    if s is not None:
+        _TESTBEDS["markdown"] = (out / s["markdown"]).read_text().split("\n\n", 1)[1]
+        _TESTBEDS["headline"] = s["headline"]
 
 
 def index_html(entries, out: pathlib.Path, results: str) -> str:
@@ -167,6 +186,12 @@ def index_html(entries, out: pathlib.Path, results: str) -> str:
     for paper, fig, why in PENDING:
         parts.append(f"<tr><td>{paper}</td><td>{html.escape(fig)}</td><td>{html.escape(why)}</td></tr>")
     parts.append("</table>")
+    if _TESTBEDS.get("markdown"):
+        tb = pd.read_csv(out / "testbeds.csv")
+        parts.append("<h2 id='testbeds'>Testbeds: the baselines' absolute times</h2>")
+        parts.append(tb.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
+        notes = _TESTBEDS["markdown"].split("\n\n", 1)[-1]
+        parts.append("<p>" + html.escape(notes).replace("\n\n", "</p><p>") + "</p>")
     for e in entries:
         if e["status"] != "ok":
             continue
@@ -193,6 +218,7 @@ def main(argv=None) -> int:
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     entries = run_all(a.results, out)
+    run_testbeds(a.results, out)
     common.write_text_atomic(out / "index.md", index_markdown(entries, a.results))
     common.write_text_atomic(out / "index.html", index_html(entries, out, a.results))
     ok = sum(e["status"] == "ok" for e in entries)

@@ -243,3 +243,22 @@ def test_hybrimoe_fig7_8_draws_one_model(tmp_path):
     s = hybrimoe_fig7_8.run(str(res), tmp_path / "out")
     assert s is not None
     assert (tmp_path / "out" / "hybrimoe-fig7-8.png").stat().st_size > 5_000
+
+
+def test_testbed_check_lists_the_baselines_absolute_times_paper_vs_harness(tmp_path):
+    import testbeds
+    res = tmp_path / "results"
+    assert testbeds.run(str(res), tmp_path) is None  # nothing run yet: no table
+    run_suite(res, "suites/ablation.toml", "--filter", "part=hybrimoe-table3,workload.seed=1")
+    s = testbeds.run(str(res), tmp_path)
+    t = pd.read_csv(tmp_path / "testbeds.csv")
+    # Only the parts that ran: HybriMoE Table III's baseline, prefill and decode, never the proposed system.
+    assert list(t["paper"]) == ["HybriMoE", "HybriMoE"] and set(t["baseline"]) == {"kTransformers"}
+    run_dir, df = common.find_part(str(res), "hybrimoe-table3")
+    base = df[df["strategy"] == "ktransformers-gpuexperts"]
+    assert t.loc[0, "paper value"] == pytest.approx(1.47)
+    assert t.loc[0, "harness value"] == pytest.approx(float(base["ttft_mean_ms"].iloc[0]) / 1e3)
+    assert t.loc[1, "harness value"] == pytest.approx(float(base["tbt_mean_ms"].iloc[0]) / 1e3)
+    assert t.loc[1, "harness / paper"] == pytest.approx(t.loc[1, "harness value"] / 0.21)
+    assert set(t["within 15%"]) <= {"yes", "no"}
+    assert s["headline"].startswith(f"{(t['within 15%'] == 'yes').sum()} of 2 baseline numbers within 15%")
