@@ -3,7 +3,7 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, bench, compare, report, predictors, characterize, asan, fuzz, clean.
+# Other targets: build, bench, compare, report, report-accept, predictors, characterize, asan, fuzz, clean.
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,7 +11,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench compare report predictors characterize asan fuzz clean
+.PHONY: all deps build test run bench compare report report-accept predictors characterize asan fuzz clean
 
 all: build
 
@@ -52,6 +52,10 @@ compare: build
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report
+
+# Records today's verdicts as results/reference/verdicts.csv (the report's "before" column).
+report-accept: build
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report --accept
 
 # Predictor accuracy on the papers' models (SMoE Fig. 3, DALI Tables 2 and 8):
 # trains SMoE's linear predictor on the calibration stream, evaluates on the

@@ -66,6 +66,10 @@ PENDING = [
 ]
 
 
+# The verdicts a change is judged against (make report-accept writes them).
+REFERENCE = pathlib.Path(__file__).resolve().parents[1] / "results" / "reference" / "verdicts.csv"
+
+
 def run_all(results: str, out: pathlib.Path):
     entries = []
     for module, paper, fig, suite in FIGURES:
@@ -119,7 +123,7 @@ VERDICT_RULE = (f"A trend is *reproduced* when its effect exceeds the stated tol
                 "of its checks is not, inconclusive if any is.")
 
 
-def index_markdown(entries, results: str) -> str:
+def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -> str:
     s = ("# moebench report\n\nEvery figure and table the harness reproduces, from the latest complete runs in "
          f"`{results}/`. Paper values are the papers' (analysis/paper_values/); harness values are simulated. "
          "The verdict is each script's stated checks, not a judgement of closeness; the tables give the "
@@ -138,6 +142,7 @@ def index_markdown(entries, results: str) -> str:
     s += "\n## Pending\n\n| paper | figure / table | why |\n|---|---|---|\n"
     for paper, fig, why in PENDING:
         s += f"| {paper} | {fig} | {why} |\n"
+    s += before_after_markdown(entries, reference)
     tb = _TESTBEDS.get("markdown", "")
     if tb:
         s += "\n## Testbeds: the baselines' absolute times\n\n" + tb + "\n"
@@ -164,7 +169,55 @@ def run_testbeds(results: str, out: pathlib.Path):
         _TESTBEDS["headline"] = s["headline"]
 
 
-def index_html(entries, out: pathlib.Path, results: str) -> str:
+
+
+def verdict_rows(entries) -> pd.DataFrame:
+    return pd.DataFrame([{"paper": e["paper"], "figure": e["figure"],
+                          "verdict": common.verdict_of(e["summary"]) if e["status"] == "ok" else e["status"],
+                          "headline": e["summary"].get("headline", "") if e["status"] == "ok" else ""}
+                         for e in entries])
+
+
+def accept_reference(entries, path: pathlib.Path) -> None:
+    """Records the current verdicts as the reference, with the commit and date they came from."""
+    import datetime
+    import subprocess
+    try:
+        commit = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    t = verdict_rows(entries)
+    t["recorded"] = f"{commit} {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    common.write_text_atomic(path, t.to_csv(index=False))
+
+
+def before_after(entries, path: pathlib.Path):
+    """(table, recorded) of each figure's reference verdict beside today's, or (None, "") without a reference."""
+    if not path.is_file():
+        return None, ""
+    ref = pd.read_csv(path, keep_default_na=False)
+    now = verdict_rows(entries)
+    t = now.merge(ref[["paper", "figure", "verdict"]], on=["paper", "figure"], how="left", suffixes=("", " before"))
+    t["verdict before"] = t["verdict before"].fillna("absent")
+    t = t.rename(columns={"verdict": "verdict now"})
+    t["changed"] = ["" if a == b else "changed" for a, b in zip(t["verdict before"], t["verdict now"])]
+    recorded = str(ref["recorded"].iloc[0]) if "recorded" in ref and len(ref) else ""
+    return t[["paper", "figure", "verdict before", "verdict now", "changed"]], recorded
+
+
+def before_after_markdown(entries, path: pathlib.Path) -> str:
+    t, recorded = before_after(entries, path)
+    if t is None:
+        return ""
+    n = int((t["changed"] == "changed").sum())
+    return (f"\n## Verdicts before and after\n\nAgainst the reference verdicts recorded at {recorded} "
+            f"(`{path.name}`, written by `make report-accept`): {n} of {len(t)} changed.\n\n"
+            + common.markdown_table(t) + "\n")
+
+
+def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path = REFERENCE) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>moebench report</title>",
              "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;"
              "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}</style></head><body>",
@@ -186,6 +239,11 @@ def index_html(entries, out: pathlib.Path, results: str) -> str:
     for paper, fig, why in PENDING:
         parts.append(f"<tr><td>{paper}</td><td>{html.escape(fig)}</td><td>{html.escape(why)}</td></tr>")
     parts.append("</table>")
+    ba, recorded = before_after(entries, reference)
+    if ba is not None:
+        parts.append(f"<h2 id='before-after'>Verdicts before and after</h2><p>Against the reference verdicts "
+                     f"recorded at {html.escape(recorded)} ({reference.name}, written by make report-accept).</p>")
+        parts.append(ba.to_html(index=False, na_rep="-"))
     if _TESTBEDS.get("markdown"):
         tb = pd.read_csv(out / "testbeds.csv")
         parts.append("<h2 id='testbeds'>Testbeds: the baselines' absolute times</h2>")
@@ -214,17 +272,23 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", default="results")
     ap.add_argument("--out", default="results/report")
+    ap.add_argument("--reference", default=str(REFERENCE), help="reference verdicts to compare with")
+    ap.add_argument("--accept", action="store_true", help="record today's verdicts as the reference")
     a = ap.parse_args(argv)
+    reference = pathlib.Path(a.reference)
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     entries = run_all(a.results, out)
     run_testbeds(a.results, out)
-    common.write_text_atomic(out / "index.md", index_markdown(entries, a.results))
-    common.write_text_atomic(out / "index.html", index_html(entries, out, a.results))
+    common.write_text_atomic(out / "index.md", index_markdown(entries, a.results, reference))
+    common.write_text_atomic(out / "index.html", index_html(entries, out, a.results, reference))
     ok = sum(e["status"] == "ok" for e in entries)
     print(f"wrote {out / 'index.md'} and {out / 'index.html'}: {ok} of {len(entries)} figures from results, "
           f"{len(PENDING)} pending groups")
     print(headline(entries))
+    if a.accept:
+        accept_reference(entries, reference)
+        print(f"wrote {reference}: the reference verdicts (commit it with the reason)")
     for e in entries:
         if e["status"] not in ("ok",):
             print(f"  {e['paper']} {e['figure']}: {e['status']}")

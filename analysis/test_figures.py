@@ -262,3 +262,25 @@ def test_testbed_check_lists_the_baselines_absolute_times_paper_vs_harness(tmp_p
     assert t.loc[1, "harness / paper"] == pytest.approx(t.loc[1, "harness value"] / 0.21)
     assert set(t["within 15%"]) <= {"yes", "no"}
     assert s["headline"].startswith(f"{(t['within 15%'] == 'yes').sum()} of 2 baseline numbers within 15%")
+
+
+def test_report_shows_verdicts_before_and_after_against_the_reference(results, tmp_path):
+    ref = tmp_path / "verdicts.csv"
+    cmd = [sys.executable, str(ROOT / "analysis" / "report.py"), "--results", str(results), "--out",
+           str(tmp_path / "report"), "--reference", str(ref)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "before and after" not in (tmp_path / "report" / "index.md").read_text()  # no reference yet
+    r = subprocess.run(cmd + ["--accept"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    t = pd.read_csv(ref)
+    fig9 = t[t["figure"] == "Fig. 9"].iloc[0]
+    assert fig9["verdict"] in VERDICTS and fig9["recorded"].endswith(tuple("0123456789"))
+    # A reference that says otherwise for one figure: the report shows the change.
+    t.loc[t["figure"] == "Fig. 9", "verdict"] = "earlier verdict"
+    t.to_csv(ref, index=False)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    index = (tmp_path / "report" / "index.md").read_text()
+    assert f"1 of {len(t)} changed" in index
+    assert f"| HybriMoE | Fig. 9 | earlier verdict | {fig9['verdict']} | changed |" in index
+    assert "id='before-after'" in (tmp_path / "report" / "index.html").read_text()
