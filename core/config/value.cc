@@ -219,6 +219,7 @@ void check_nesting_before_parse(std::string_view text, const std::string& source
   int header = 0;             // dots of the current [table] header
   int chain = 0;              // dots in the dotted run being read
   bool in_header = false;
+  bool only_brackets = true;  // the line so far holds only blanks and '['
   int line = 1;
   size_t line_start = 0;
   auto depth = [&] {
@@ -242,8 +243,10 @@ void check_nesting_before_parse(std::string_view text, const std::string& source
       end_chain();
       ++line;
       line_start = i + 1;
+      only_brackets = true;
       continue;
     }
+    if (c != '[' && c != ' ' && c != '\t') only_brackets = false;
     if (c == '#') {
       while (i + 1 < n && text[i + 1] != '\n') ++i;
       continue;
@@ -279,9 +282,7 @@ void check_nesting_before_parse(std::string_view text, const std::string& source
     end_chain();
     if (c == '[' || c == '{') {
       // A '[' that opens a line is a table header: its dots replace the last header's.
-      const bool starts_line = text.substr(line_start, i - line_start).find_first_not_of(" \t[") ==
-                               std::string_view::npos;
-      if (c == '[' && level.size() == 1 && starts_line) {
+      if (c == '[' && level.size() == 1 && only_brackets) {
         header = 0;
         in_header = true;
         continue;
