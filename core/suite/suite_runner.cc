@@ -37,14 +37,12 @@ void on_signal(int) { g_interrupted.store(true); }
 // A manifest that says "running" belongs either to a live run_suite (two
 // processes must not write one run directory) or to one that was killed
 // without a chance to write its status; only the second may be resumed.
-void refuse_if_still_running(const nlohmann::ordered_json& m, const fs::path& dir) {
+void refuse_if_still_running(const nlohmann::ordered_json& m, const std::string& this_host, const fs::path& dir) {
   if (m.value("status", "") != "running" || !m.contains("pid")) return;
   const int64_t pid = m.value("pid", int64_t(0));
   std::string host;
   if (m.contains("provenance")) host = m["provenance"].value("hostname", "");
-  char self[256] = {0};
-  ::gethostname(self, sizeof self - 1);
-  if (pid <= 0 || pid == ::getpid() || host != self) return;
+  if (pid <= 0 || pid == ::getpid() || host != this_host) return;
   std::string cmdline;
   try {
     cmdline = read_file(fmt::format("/proc/{}/cmdline", pid));
@@ -252,17 +250,18 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   if (existed && !opt.resume) {
     throw Error(fmt::format("{}: expected an empty run directory (or --resume), found an existing run", dir.string()));
   }
-  if (existed && run.read_manifest().value("experiment_hash", "") != hash) {
+  const nlohmann::ordered_json prior = existed ? run.read_manifest() : nlohmann::ordered_json::object();
+  if (existed && prior.value("experiment_hash", "") != hash) {
     throw Error(fmt::format("{}: expected a run of this suite's cases (experiment hash {}), found a run of different "
                             "cases; the suite file changed since that run",
                             dir.string(), hash));
   }
-  if (existed) refuse_if_still_running(run.read_manifest(), dir);
+  const Provenance prov = collect_provenance(opt.argv);
+  if (existed) refuse_if_still_running(prior, prov.hostname, dir);
   run.prepare();
   out.run_dir = dir;
   const std::string run_id = dir.filename().string();
 
-  const Provenance prov = collect_provenance(opt.argv);
   nlohmann::ordered_json manifest;
   manifest["schema_version"] = kSchemaVersion;
   manifest["provenance"] = prov.to_json();
@@ -285,7 +284,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   // reader whether that process still exists (README, "Reading a result").
   manifest["status"] = "running";
   manifest["pid"] = static_cast<int64_t>(::getpid());
-  manifest["started_utc"] = existed ? run.read_manifest().value("started_utc", prov.utc_time) : prov.utc_time;
+  manifest["started_utc"] = existed ? prior.value("started_utc", prov.utc_time) : prov.utc_time;
   manifest["seeds"] = nlohmann::ordered_json::array();
   manifest["cases"] = nlohmann::ordered_json::array();
   std::set<int64_t> seeds;
