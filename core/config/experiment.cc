@@ -469,7 +469,7 @@ void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int6
                       const std::vector<StrategyEntry>& strategies, uint64_t max_cases) {
   constexpr uint64_t kCap = std::numeric_limits<uint64_t>::max() / 2;
   auto mul = [](uint64_t a, uint64_t b) { return (b != 0 && a > kCap / b) ? kCap : a * b; };
-  uint64_t outer_n = std::max<uint64_t>(1, static_cast<uint64_t>(std::max<int64_t>(1, seeds)));
+  uint64_t outer_n = static_cast<uint64_t>(std::max<int64_t>(1, seeds));
   std::string shape = seeds > 1 ? fmt::format("{} seeds", seeds) : "";
   for (const auto& a : outer) {
     outer_n = mul(outer_n, a.values.size());
