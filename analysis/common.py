@@ -378,11 +378,7 @@ def margin_text() -> str:
 
 def evaluate(df: pd.DataFrame, measure) -> dict:
     """Runs measure(rows of one seed) -> {check name: Effect} for every seed; returns {name: Check}."""
-    per = {}
-    for sd, d in by_seed(df):
-        for name, eff in measure(d).items():
-            per.setdefault(name, {})[sd] = eff
-    return {name: Check(name, effs) for name, effs in per.items()}
+    return evaluate_seeds(dict(by_seed(df)), measure)
 
 
 def evaluate_seeds(per_seed: dict, measure) -> dict:
@@ -430,13 +426,15 @@ def characterize_json(results: str, name: str):
     return json.loads(path.read_text())
 
 
-def _seeded_files(results: str, name: str, ext: str) -> dict:
+def seeded_files(root, name: str, ext: str) -> dict:
+    """{seed: path} of <root>/<name>-s<seed>.<ext> (the per-seed files of make characterize and make
+    predictors); empty when there is none."""
     import re
-    root = pathlib.Path(results) / "characterize"
+    root = pathlib.Path(root)
     out = {}
     if root.is_dir():
         for path in sorted(root.glob(f"{name}-s*.{ext}")):
-            m = re.fullmatch(re.escape(f"{name}-s") + r"(\d+)\." + ext, path.name)
+            m = re.fullmatch(re.escape(f"{name}-s") + r"(\d+)\." + re.escape(ext), path.name)
             if m:
                 out[int(m.group(1))] = path
     return out
@@ -445,14 +443,14 @@ def _seeded_files(results: str, name: str, ext: str) -> dict:
 def characterize_seeds(results: str, name: str):
     """{seed: JSON} of results/characterize/<name>-s<seed>.json (`make characterize` writes 3 workload seeds),
     or None when there is none."""
-    files = _seeded_files(results, name, "json")
+    files = seeded_files(pathlib.Path(results) / "characterize", name, "json")
     return {sd: json.loads(p.read_text()) for sd, p in files.items()} or None
 
 
 def characterize_trace_seeds(results: str, name: str):
     """{seed: trace} of results/characterize/<name>-s<seed>.safetensors through the numpy trace reader, or None."""
     import sys
-    files = _seeded_files(results, name, "safetensors")
+    files = seeded_files(pathlib.Path(results) / "characterize", name, "safetensors")
     if not files:
         return None
     reader_dir = str(pathlib.Path(__file__).resolve().parents[1] / "workloads" / "python")

@@ -5,25 +5,20 @@ from __future__ import annotations
 
 import json
 import pathlib
-import re
+
+import common
 
 
 def load_seeds(results: str, model: str, batch: int):
     """{seed: report} for every workload seed evaluated for (model, batch); None when there is none."""
-    root = pathlib.Path(results) / "predictors"
-    if not root.is_dir():
-        return None
     out = {}
-    for path in sorted(root.glob(f"{model}-b{batch}-s*.json")):
-        m = re.fullmatch(re.escape(f"{model}-b{batch}-s") + r"(\d+)\.json", path.name)
-        if not m:
-            continue
+    for sd, path in common.seeded_files(pathlib.Path(results) / "predictors", f"{model}-b{batch}", "json").items():
         d = json.loads(path.read_text())
         if d.get("model") != model or d.get("batch") != batch:
             raise RuntimeError(f"{path}: expected model {model}, batch {batch}; found {d.get('model')}, "
                                f"{d.get('batch')}")
         d["_path"] = str(path)
-        out[int(m.group(1))] = d
+        out[sd] = d
     return out or None
 
 
