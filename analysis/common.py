@@ -100,14 +100,21 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
     return run, rows.reset_index(drop=True)
 
 
-def paper_values(name: str) -> dict:
-    """analysis/paper_values/<name>.toml (numbers transcribed from the papers)."""
+def repo_root() -> pathlib.Path:
+    return pathlib.Path(__file__).resolve().parent.parent
+
+
+def load_toml(path) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib  # type: ignore
-    path = pathlib.Path(__file__).resolve().parent / "paper_values" / f"{name}.toml"
-    return tomllib.loads(path.read_text())
+    return tomllib.loads(pathlib.Path(path).read_text())
+
+
+def paper_values(name: str) -> dict:
+    """analysis/paper_values/<name>.toml (numbers transcribed from the papers)."""
+    return load_toml(pathlib.Path(__file__).resolve().parent / "paper_values" / f"{name}.toml")
 
 
 def ratio(harness, paper):

@@ -261,7 +261,59 @@ def test_testbed_check_lists_the_baselines_absolute_times_paper_vs_harness(tmp_p
     assert t.loc[1, "harness value"] == pytest.approx(float(base["tbt_mean_ms"].iloc[0]) / 1e3)
     assert t.loc[1, "harness / paper"] == pytest.approx(t.loc[1, "harness value"] / 0.21)
     assert set(t["within 15%"]) <= {"yes", "no"}
-    assert s["headline"].startswith(f"{(t['within 15%'] == 'yes').sum()} of 2 baseline numbers within 15%")
+    # Both rows are declared in configs/hardware/hybrimoe-a6000.toml's [[calibration]]: targets, not checks.
+    assert all(r.startswith("calibration target (fits ") for r in t["role"])
+    n_ok = (t["within 15%"] == "yes").sum()
+    assert s["headline"].startswith(f"{n_ok} of 2 calibration targets and 0 of 0 checks within tolerance")
+
+
+def _fit_testbed():
+    """scripts/fit-testbed as a module (it has no .py suffix)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("fit_testbed", str(ROOT / "scripts" / "fit-testbed"))
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("fit_testbed", loader))
+    loader.exec_module(mod)
+    return mod
+
+
+def test_testbed_targets_are_baselines_with_the_papers_values():
+    """Every [[calibration]] entry of a hardware profile names a baseline row of analysis/testbeds.py, states the
+    paper's value as analysis/paper_values transcribes it, and names keys that exist in the profile."""
+    import testbeds
+    fit = _fit_testbed()
+    declared = testbeds.declared_targets()
+    assert declared, "no profile declares a calibration target"
+    smoe, hyb = common.paper_values("smoe")["table1"], common.paper_values("hybrimoe")["table3"]
+    paper = {"smoe-table1-ktransformers-deepseek-v3": smoe["deepseek.ktransformers"],
+             "smoe-table1-ktransformers-qwen3-235b-a22b": smoe["qwen3.ktransformers"],
+             "hybrimoe-table3-ktransformers-prefill": hyb["prefill"]["baseline"],
+             "hybrimoe-table3-ktransformers-decode": hyb["decode"]["baseline"]}
+    for tid, (profile, tol, value, fits) in declared.items():
+        assert tid in paper, f"{profile}: calibration '{tid}' is not a baseline row of analysis/testbeds.py"
+        assert value == pytest.approx(paper[tid], rel=1e-12)
+        assert 0 < tol <= 0.15
+        text = (ROOT / "configs" / "hardware" / f"{profile}.toml").read_text()
+        for key in fits.split(", "):
+            assert fit.get_value(text, key) > 0  # the fitted key exists in the named entry
+        for t in common.load_toml(ROOT / "configs" / "hardware" / f"{profile}.toml")["calibration"]:
+            assert "hybrimoe" not in t["strategy"] or t["system"] != "HybriMoE"  # never the proposed system
+
+
+def test_fit_testbed_rewrites_only_the_named_entry():
+    fit = _fit_testbed()
+    text = ("[cpu]\nmem_bw_gbps = 80.0\n\n[[cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = 0.5   # why\n\n"
+            "[[cpu_kernel]]\nfamily = \"ktransformers\"\ndtype = \"int4\"\nbw_efficiency = 0.6\n\n"
+            "[[stack]]\nname = \"ktransformers\"\nlayer_overhead_us = 1000.0\n")
+    assert fit.get_value(text, "cpu_kernel.ktransformers.bw_efficiency") == 0.6
+    assert fit.get_value(text, "cpu_kernel.ktransformers.int4.bw_efficiency") == 0.6
+    new = fit.set_value(text, "cpu_kernel.ktransformers.bw_efficiency", 0.81049)
+    new = fit.set_value(new, "stack.ktransformers.layer_overhead_us", 2246.3)
+    assert fit.get_value(new, "cpu_kernel.ggml.bw_efficiency") == 0.5 and "0.5   # why" in new
+    assert fit.get_value(new, "cpu_kernel.ktransformers.bw_efficiency") == 0.8105
+    assert fit.get_value(new, "stack.ktransformers.layer_overhead_us") == 2246
+    with pytest.raises(SystemExit):
+        fit.get_value(text, "stack.llamacpp.launch_us")  # no such entry: a clear error, not a silent default
 
 
 def test_report_shows_verdicts_before_and_after_against_the_reference(results, tmp_path):

@@ -74,17 +74,28 @@ void add_config_commands(CLI::App& app) {
 
   auto* cost = config->add_subcommand(
       "cost", "Print the simulated backend's expert costs (ms) for a model on a hardware profile, by tokens per expert");
-  static std::string cost_model, cost_hw, cost_json;
+  static std::string cost_model, cost_hw, cost_json, cost_strategy;
   static std::vector<int64_t> cost_tokens;
   cost->add_option("--model", cost_model, "Model preset name or file")->required();
   cost->add_option("--hardware", cost_hw, "Hardware preset name or file")->required();
   cost->add_option("--tokens", cost_tokens, "Tokens routed to one expert (default 1, 2, 4, ..., 4096)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   cost->add_option("--json", cost_json, "Also write the table as JSON to this file");
+  cost->add_option("--strategy", cost_strategy,
+                   "Strategy preset or file whose implementation (stack, CPU kernel) to apply (default: the "
+                   "profile's own values)");
   cost->callback([] {
     const auto paths = ConfigPaths::defaults();
     const ModelSpec m = load_model(cost_model, paths);
-    const HardwareProfile h = load_hardware(cost_hw, paths);
+    const HardwareProfile declared = load_hardware(cost_hw, paths);
+    nlohmann::ordered_json used;
+    HardwareProfile h = declared;
+    if (!cost_strategy.empty()) {
+      const auto& cat = component_catalog();
+      const StrategySpec st = load_strategy(cost_strategy, paths, &cat);
+      h = with_implementation(declared, st.implementation.stack, st.implementation.cpu_kernel,
+                              to_string(m.expert_dtype), &used);
+    }
     const CostModel c(m, h);
     std::vector<int64_t> tokens = cost_tokens;
     if (tokens.empty()) {
@@ -93,12 +104,19 @@ void add_config_commands(CLI::App& app) {
     nlohmann::ordered_json j;
     j["model"] = m.name;
     j["hardware"] = h.name;
+    if (!used.is_null()) j["implementation"] = used;
     j["expert_bytes"] = c.expert_bytes();
     j["h2d_expert_ms"] = c.h2d_expert_ns() / 1e6;
     j["has_gpu"] = c.has_gpu();
     j["by_tokens"] = nlohmann::ordered_json::array();
-    fmt::print("{} on {}: one expert {:.1f} MiB, H2D copy {:.3f} ms\n\n", m.name, h.name,
+    fmt::print("{} on {}: one expert {:.1f} MiB, H2D copy {:.3f} ms\n", m.name, h.name,
                double(c.expert_bytes()) / (1 << 20), c.h2d_expert_ns() / 1e6);
+    if (!used.is_null()) {
+      fmt::print("implementation of {}: stack {} ({}), CPU kernel {} ({})\n", cost_strategy,
+                 used["stack"].get<std::string>(), used["stack_entry"].get<std::string>(),
+                 used["cpu_kernel"].get<std::string>(), used["cpu_kernel_entry"].get<std::string>());
+    }
+    fmt::print("\n");
     fmt::print("{:>7}  {:>20}  {:>19}  {:>13}\n", "tokens", "CPU first in layer", "CPU later in layer", "GPU (cached)");
     for (int64_t t : tokens) {
       const double first = c.cpu_expert_ns(t, true) / 1e6, later = c.cpu_expert_ns(t, false) / 1e6;

@@ -207,3 +207,47 @@ TEST(ConfigErrors, DuplicateCases) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+const char* kImplHead =
+    "[suite]\nname = \"t\"\n"
+    "[model]\npreset = \"mixtral-8x7b\"\n"
+    "[hardware]\npreset = \"local-cpu\"\n";
+
+TEST(ConfigErrors, ImplementationUnknownKey) {
+  const std::string text = std::string(kImplHead) + "[[strategy]]\nname = \"s\"\nimplementation = { stak = \"x\" }\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:9:20: key 'strategy.implementation.stak': expected a known key of [strategy.implementation], "
+            "found unknown key 'stak'; did you mean 'stack'?");
+}
+
+TEST(ConfigErrors, CpuKernelEfficiencyOutOfRange) {
+  const std::string text = std::string(kImplHead) +
+                           "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = -0.5\n"
+                           "evidence = \"assumption\"\nsource = \"x\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:9:17: key 'hardware.cpu_kernel[0].bw_efficiency': expected -1 (unset) or a value in range, "
+            "found -0.5");
+}
+
+TEST(ConfigErrors, CpuKernelEvidenceRequired) {
+  const std::string text = std::string(kImplHead) +
+                           "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = 0.5\nsource = \"x\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(text).find("key 'hardware.cpu_kernel[0].evidence': expected one of"), std::string::npos)
+      << load_error(text);
+}
+
+TEST(ConfigErrors, DuplicateStackName) {
+  const std::string text = std::string(kImplHead) +
+                           "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"x\"\n"
+                           "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack, found 'a' again (stack[0])");
+}
+
+}  // namespace
+}  // namespace moebench

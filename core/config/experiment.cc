@@ -602,6 +602,10 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           cj["hardware"] = h.to_json();
           cj["workload"] = w.to_json();
           cj["strategy"] = c.strategy.to_json(catalog);
+          // What the strategy's implementation costs on this hardware
+          // (the entries applied and the effective numbers).
+          with_implementation(h, c.strategy.implementation.stack, c.strategy.implementation.cpu_kernel,
+                              to_string(m.expert_dtype), &cj["implementation"]);
           // The id hashes what decides the result: strategy.source is a
           // citation, so rewording it does not make a new case.
           nlohmann::ordered_json identity = cj;

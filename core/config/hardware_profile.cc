@@ -36,7 +36,15 @@ const cfg::Schema<CpuSpec>& cpu_schema() {
                 non_negative(), "us")
         .number("first_task_warmup_us", &S::first_task_warmup_us,
                 "Extra cost of the first expert task of a layer (cold caches).", non_negative(),
-                "us");
+                "us")
+        .number("expert_bw_efficiency", &S::expert_bw_efficiency,
+                "Fraction of mem_bw_gbps that routed-expert kernels read at (a [[cpu_kernel]] entry "
+                "sets it for the strategy's kernel family).",
+                open_closed_unit())
+        .number("expert_gflops", &S::expert_gflops,
+                "Effective rate of routed-expert kernels when compute-bound, all used cores (-1 = the dtype's "
+                "peak x gemm_efficiency; a [[cpu_kernel]] entry sets it for the strategy's kernel family).",
+                NumRange{-1.0}, "GFLOP/s");
     return s;
   }();
   return s;
@@ -65,7 +73,11 @@ const cfg::Schema<GpuSpec>& gpu_schema() {
                 non_negative(), "us")
         .integer("layer_kernels", &S::layer_kernels,
                  "Kernel launches of one layer's attention, norms and router (each costs kernel_launch_us).",
-                 between(0, 1000));
+                 between(0, 1000))
+        .number("layer_overhead_us", &S::layer_overhead_us,
+                "Host time per layer that the layer's GPU work waits on (interpreter, synchronisation); "
+                "a [[stack]] entry sets it for the strategy's software stack.",
+                non_negative(), "us");
     return s;
   }();
   return s;
@@ -105,6 +117,101 @@ const cfg::Schema<CostTable>& table_schema() {
   return s;
 }
 
+const std::vector<std::string>& evidence_kinds() {
+  static const std::vector<std::string> k = {"paper", "measured", "fitted", "spec", "assumption"};
+  return k;
+}
+
+constexpr double kUnset = -1.0;
+
+const cfg::Schema<CpuKernelSpec>& cpu_kernel_schema() {
+  using S = CpuKernelSpec;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.cpu_kernel");
+    s.string("family", &S::family,
+             "CPU expert-kernel family, as a strategy names it in implementation.cpu_kernel.")
+        .required()
+        .string("dtype", &S::dtype, "Expert dtype this entry applies to (\"*\" = any).")
+        .number("bw_efficiency", &S::bw_efficiency,
+                "Fraction of cpu.mem_bw_gbps the family's expert reads reach (-1 = cpu.expert_bw_efficiency).",
+                NumRange{kUnset, 1.0})
+        .number("compute_gflops", &S::compute_gflops,
+                "Effective rate when compute-bound, all used cores (-1 = peak x cpu.gemm_efficiency).",
+                NumRange{kUnset}, "GFLOP/s")
+        .number("task_overhead_us", &S::task_overhead_us, "Fixed cost per expert task (-1 = cpu.task_overhead_us).",
+                NumRange{kUnset}, "us")
+        .number("first_task_warmup_us", &S::first_task_warmup_us,
+                "Extra cost of a layer's first expert task (-1 = cpu.first_task_warmup_us).", NumRange{kUnset}, "us")
+        .choice("evidence", &S::evidence, evidence_kinds(),
+                "Where the numbers come from: the paper's measurement, our measurement, a fit on a declared "
+                "calibration target, a datasheet, or an assumption.")
+        .required()
+        .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
+        .required();
+    return s;
+  }();
+  return s;
+}
+
+const cfg::Schema<StackSpec>& stack_schema() {
+  using S = StackSpec;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.stack");
+    s.string("name", &S::name, "Software stack, as a strategy names it in implementation.stack.")
+        .required()
+        .boolean("cuda_graph", &S::cuda_graph,
+                 "The step is replayed from a CUDA Graph: GPU work costs no per-kernel launch time.")
+        .integer("launches_per_layer", &S::launches_per_layer,
+                 "Kernel launches of one layer's non-MoE work (-1 = gpu.layer_kernels).", at_least(-1))
+        .number("launch_us", &S::launch_us, "Host cost per kernel launch (-1 = gpu.kernel_launch_us).",
+                NumRange{kUnset}, "us")
+        .number("layer_overhead_us", &S::layer_overhead_us,
+                "Host time per layer the GPU waits on (-1 = gpu.layer_overhead_us).", NumRange{kUnset}, "us")
+        .choice("evidence", &S::evidence, evidence_kinds(), "Where the numbers come from (as in [[cpu_kernel]]).")
+        .required()
+        .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
+        .required();
+    return s;
+  }();
+  return s;
+}
+
+const cfg::Schema<TestbedTarget>& calibration_schema() {
+  using S = TestbedTarget;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.calibration");
+    s.string("id", &S::id, "Row id in analysis/testbeds.py.")
+        .required()
+        .string("system", &S::system, "The baseline system the paper measured (never the proposed system).")
+        .required()
+        .string("model", &S::model, "Model preset.")
+        .required()
+        .string("quantity", &S::quantity, "What was measured.")
+        .required()
+        .string("unit", &S::unit, "Its unit.")
+        .required()
+        .number("value", &S::value, "The paper's number.", positive())
+        .required()
+        .number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.", open_closed_unit())
+        .string_list("fits", &S::fits, "Profile keys fitted on this target.")
+        .string("source", &S::source, "Publication, table or figure.")
+        .required()
+        .string("suite", &S::suite, "Suite part that runs the baseline in this setting (scripts/fit-testbed).")
+        .required()
+        .string("strategy", &S::strategy, "The baseline's strategy name in that suite.")
+        .required()
+        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
+                "Results column compared with the value (seed mean).")
+        .required()
+        .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+    return s;
+  }();
+  return s;
+}
+
 }  // namespace
 
 const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
@@ -120,7 +227,13 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
         .table("gpu", &S::gpu, gpu_schema(), "Accelerator.")
         .table("link", &S::link, link_schema(), "Host-device interconnect.")
         .table_list("table", &S::tables, table_schema(),
-                    "Measured cost tables that override the roofline formulas.");
+                    "Measured cost tables that override the roofline formulas.")
+        .table_list("cpu_kernel", &S::cpu_kernels, cpu_kernel_schema(),
+                    "What each CPU expert-kernel family achieves here (docs/COST_MODEL.md, implementations).")
+        .table_list("stack", &S::stacks, stack_schema(),
+                    "What each software stack costs here around the experts (launches, host time per layer).")
+        .table_list("calibration", &S::calibration, calibration_schema(),
+                    "Baseline measurements on this testbed the profile was fitted on (analysis/testbeds.py).");
     return s;
   }();
   return s;
@@ -152,6 +265,41 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps", link.h2d_gbps > 0,
                 "a number > 0 when a GPU is present", fmt::format("{}", link.h2d_gbps));
   }
+  require_key(cpu_src, cpu_prefix, "expert_gflops", cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,
+              "-1 (peak x gemm_efficiency) or a number > 0", fmt::format("{}", cpu.expert_gflops));
+  auto unset_or = [&](const cfg::Value* list, size_t i, const std::string& what, const std::string& key, double x,
+                      bool ok) {
+    const cfg::Value& tv = list && i < list->items().size() ? list->items()[i] : src;
+    require_key(tv, fmt::format("{}.{}[{}]", prefix, what, i), key, x == kUnset || ok,
+                "-1 (unset) or a value in range", fmt::format("{}", x));
+  };
+  const cfg::Value* kernels_v = src.find("cpu_kernel");
+  for (size_t i = 0; i < cpu_kernels.size(); ++i) {
+    const auto& k = cpu_kernels[i];
+    unset_or(kernels_v, i, "cpu_kernel", "bw_efficiency", k.bw_efficiency, k.bw_efficiency > 0);
+    unset_or(kernels_v, i, "cpu_kernel", "compute_gflops", k.compute_gflops, k.compute_gflops > 0);
+    unset_or(kernels_v, i, "cpu_kernel", "task_overhead_us", k.task_overhead_us, k.task_overhead_us >= 0);
+    unset_or(kernels_v, i, "cpu_kernel", "first_task_warmup_us", k.first_task_warmup_us,
+             k.first_task_warmup_us >= 0);
+    for (size_t j = 0; j < i; ++j) {
+      const cfg::Value& kv = kernels_v && i < kernels_v->items().size() ? kernels_v->items()[i] : src;
+      require_key(kv, fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
+                  !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype),
+                  "one entry per family and dtype",
+                  fmt::format("'{}' for dtype '{}' again (cpu_kernel[{}])", k.family, k.dtype, j));
+    }
+  }
+  const cfg::Value* stacks_v = src.find("stack");
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    const auto& st = stacks[i];
+    unset_or(stacks_v, i, "stack", "launch_us", st.launch_us, st.launch_us >= 0);
+    unset_or(stacks_v, i, "stack", "layer_overhead_us", st.layer_overhead_us, st.layer_overhead_us >= 0);
+    for (size_t j = 0; j < i; ++j) {
+      const cfg::Value& sv = stacks_v && i < stacks_v->items().size() ? stacks_v->items()[i] : src;
+      require_key(sv, fmt::format("{}.stack[{}]", prefix, i), "name", stacks[j].name != st.name,
+                  "one entry per stack", fmt::format("'{}' again (stack[{}])", st.name, j));
+    }
+  }
   const cfg::Value* tables_v = src.find("table");
   for (size_t i = 0; i < tables.size(); ++i) {
     const auto& t = tables[i];
@@ -165,6 +313,54 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                   fmt::format("{} after {}", t.tokens[j], t.tokens[j - 1]));
     }
   }
+}
+
+HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
+                                    const std::string& cpu_kernel, const std::string& dtype,
+                                    nlohmann::ordered_json* used) {
+  HardwareProfile out = hw;
+  const CpuKernelSpec* k = nullptr;
+  for (const auto& e : hw.cpu_kernels) {
+    if (e.family != cpu_kernel) continue;
+    if (e.dtype == dtype) {
+      k = &e;
+      break;
+    }
+    if ((e.dtype == "*" || e.dtype.empty()) && !k) k = &e;
+  }
+  if (k) {
+    if (k->bw_efficiency != kUnset) out.cpu.expert_bw_efficiency = k->bw_efficiency;
+    if (k->task_overhead_us != kUnset) out.cpu.task_overhead_us = k->task_overhead_us;
+    if (k->first_task_warmup_us != kUnset) out.cpu.first_task_warmup_us = k->first_task_warmup_us;
+  }
+  const StackSpec* st = nullptr;
+  for (const auto& e : hw.stacks) {
+    if (e.name == stack) st = &e;
+  }
+  if (st) {
+    if (st->launches_per_layer >= 0) out.gpu.layer_kernels = st->launches_per_layer;
+    if (st->launch_us != kUnset) out.gpu.kernel_launch_us = st->launch_us;
+    if (st->layer_overhead_us != kUnset) out.gpu.layer_overhead_us = st->layer_overhead_us;
+    if (st->cuda_graph) out.gpu.kernel_launch_us = 0;
+  }
+  if (k && k->compute_gflops != kUnset) out.cpu.expert_gflops = k->compute_gflops;
+  if (used) {
+    nlohmann::ordered_json j;
+    j["stack"] = stack;
+    j["stack_entry"] = st ? st->name : "profile default";
+    j["stack_evidence"] = st ? st->evidence : "";
+    j["cpu_kernel"] = cpu_kernel;
+    j["cpu_kernel_entry"] = k ? fmt::format("{} ({})", k->family, k->dtype) : "profile default";
+    j["cpu_kernel_evidence"] = k ? k->evidence : "";
+    j["cpu_expert_bw_gbps"] = out.cpu.mem_bw_gbps * out.cpu.expert_bw_efficiency;
+    j["cpu_expert_gflops"] = out.cpu.expert_gflops;  // -1: peak x gemm_efficiency
+    j["cpu_task_overhead_us"] = out.cpu.task_overhead_us;
+    j["gpu_launch_us"] = out.gpu.kernel_launch_us;
+    j["gpu_layer_launches"] = out.gpu.layer_kernels;
+    j["layer_overhead_us"] = out.gpu.layer_overhead_us;
+    *used = std::move(j);
+  }
+  return out;
 }
 
 }  // namespace moebench

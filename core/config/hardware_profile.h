@@ -30,6 +30,12 @@ struct CpuSpec {
   double gemm_efficiency = 0.5;      // fraction of peak reached by expert matmuls
   double task_overhead_us = 0;       // fixed cost per expert task (dispatch, sync)
   double first_task_warmup_us = 0;   // extra cost of a layer's first expert task
+  // Fraction of mem_bw_gbps that routed-expert kernels read at (a
+  // [[cpu_kernel]] entry sets it for the strategy's kernel family).
+  double expert_bw_efficiency = 1.0;
+  // Effective rate of routed-expert kernels when compute-bound, all used
+  // cores (-1: the dtype's peak x gemm_efficiency).
+  double expert_gflops = -1;
 };
 
 struct GpuSpec {
@@ -43,6 +49,9 @@ struct GpuSpec {
   double gemm_efficiency = 0.6;
   double kernel_launch_us = 0;  // per expert / per op launch
   int64_t layer_kernels = 8;    // kernel launches of one layer's non-MoE work
+  // Host time per layer that the layer's GPU work waits on (interpreter,
+  // synchronisation); a [[stack]] entry sets it for the strategy's stack.
+  double layer_overhead_us = 0;
 };
 
 struct LinkSpec {
@@ -62,6 +71,53 @@ struct CostTable {
   std::vector<double> time_us;  // same length
 };
 
+// What one CPU expert-kernel family (a strategy's implementation.cpu_kernel)
+// achieves on this machine. Unset numbers (-1) keep the [cpu] values.
+struct CpuKernelSpec {
+  std::string family;             // e.g. "ktransformers", "ggml", "pytorch"
+  std::string dtype = "*";        // expert dtype it applies to ("*" = any)
+  double bw_efficiency = -1;      // fraction of cpu.mem_bw_gbps its expert reads reach
+  double compute_gflops = -1;     // effective rate when compute-bound (replaces peak x gemm_efficiency)
+  double task_overhead_us = -1;   // per expert task
+  double first_task_warmup_us = -1;
+  std::string evidence;           // "paper" | "measured" | "fitted" | "spec" | "assumption"
+  std::string source;
+};
+
+// What one software stack (a strategy's implementation.stack) costs on this
+// machine around the experts: GPU launches and host time per layer.
+struct StackSpec {
+  std::string name;               // e.g. "ktransformers", "llamacpp", "pytorch"
+  bool cuda_graph = false;        // the step is replayed from a CUDA Graph: no per-kernel launch cost
+  int64_t launches_per_layer = -1;  // kernel launches of a layer's non-MoE work (-1 = gpu.layer_kernels)
+  double launch_us = -1;          // host cost per launch (-1 = gpu.kernel_launch_us)
+  double layer_overhead_us = -1;  // host time per layer the GPU waits on (-1 = gpu.layer_overhead_us)
+  std::string evidence;
+  std::string source;
+};
+
+// A published number a profile was fitted on: always a baseline system's
+// measurement on this testbed, never the proposed system's (analysis/testbeds.py
+// reports the harness against it).
+struct TestbedTarget {
+  std::string id;                 // the row id in analysis/testbeds.py
+  std::string system;             // the baseline measured
+  std::string model;
+  std::string quantity;
+  std::string unit;
+  double value = 0;               // the paper's number
+  double tolerance = 0.15;        // relative
+  std::vector<std::string> fits;  // the profile keys fitted on it
+  std::string source;
+  // Where the harness measures it (scripts/fit-testbed): a suite part, the
+  // strategy's name there, a results column, and whether the column is
+  // divided by the batch size (a per-sequence speed).
+  std::string suite;
+  std::string strategy;
+  std::string metric;
+  bool per_sequence = false;
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -70,6 +126,9 @@ struct HardwareProfile {
   GpuSpec gpu;
   LinkSpec link;
   std::vector<CostTable> tables;
+  std::vector<CpuKernelSpec> cpu_kernels;
+  std::vector<StackSpec> stacks;
+  std::vector<TestbedTarget> calibration;
 
   bool has_gpu() const { return gpu.count > 0; }
   int64_t gpu_mem_bytes() const;
@@ -78,5 +137,16 @@ struct HardwareProfile {
   static const cfg::Schema<HardwareProfile>& schema();
   nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
 };
+
+// The profile as a strategy's implementation runs on it: the [[cpu_kernel]]
+// entry of family `cpu_kernel` for `dtype` (an entry for that dtype before
+// one for "*") and the [[stack]] entry named `stack` replace the [cpu] and
+// [gpu] values they set; a name without an entry keeps the profile's values.
+// A CUDA Graph stack costs no launch time (layer and expert kernels). `used`,
+// when given, receives what was applied: the entries (or "profile default")
+// and the effective numbers, for the result rows.
+HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
+                                    const std::string& cpu_kernel, const std::string& dtype,
+                                    nlohmann::ordered_json* used = nullptr);
 
 }  // namespace moebench

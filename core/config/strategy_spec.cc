@@ -47,9 +47,25 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
   return s;
 }
 
+const cfg::Schema<ImplementationSpec>& ImplementationSpec::schema() {
+  using S = ImplementationSpec;
+  static const cfg::Schema<S> s = [] {
+    cfg::Schema<S> s("strategy.implementation");
+    s.string("stack", &S::stack,
+             "Software stack around the experts (launches, host time per layer); the hardware profile's "
+             "[[stack]] entry of this name says what it costs there.")
+        .string("cpu_kernel", &S::cpu_kernel,
+                "CPU expert-kernel family; the hardware profile's [[cpu_kernel]] entry of this name (and the "
+                "expert dtype) says what it achieves there.")
+        .string("source", &S::source, "Why the strategy runs on this stack and kernel.");
+    return s;
+  }();
+  return s;
+}
+
 const std::vector<std::string>& StrategySpec::top_level_keys() {
   static const std::vector<std::string> k = {"preset", "name", "description", "system",
-                                             "variant", "source", "residency"};
+                                             "variant", "source", "residency", "implementation"};
   return k;
 }
 
@@ -145,6 +161,10 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
       ResidencySpec::schema().parse(e.value, s.residency, key);
       continue;
     }
+    if (e.key == "implementation") {
+      ImplementationSpec::schema().parse(e.value, s.implementation, key);
+      continue;
+    }
     bool is_component = false;
     for (const auto& f : component_families()) {
       if (f == e.key) {
@@ -166,6 +186,7 @@ nlohmann::ordered_json StrategySpec::to_json(const ComponentCatalog* catalog) co
   j["variant"] = variant;
   j["source"] = source;
   j["residency"] = ResidencySpec::schema().to_json(residency);
+  j["implementation"] = ImplementationSpec::schema().to_json(implementation);
   for (const auto& f : component_families()) {
     const ComponentSpec& c = component(f);
     nlohmann::ordered_json cj;

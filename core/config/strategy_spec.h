@@ -53,6 +53,19 @@ struct ResidencySpec {
   static const cfg::Schema<ResidencySpec>& schema();
 };
 
+// The software a strategy runs as (docs/COST_MODEL.md, "Implementations"):
+// the stack around the experts and the CPU expert-kernel family. The names
+// are the same on every testbed; what each costs on a machine is in that
+// hardware profile's [[stack]] and [[cpu_kernel]] entries (a profile without
+// an entry for a name uses its own [cpu] and [gpu] values).
+struct ImplementationSpec {
+  std::string stack = "generic";       // e.g. "ktransformers", "llamacpp", "pytorch"
+  std::string cpu_kernel = "generic";  // e.g. "ktransformers", "ggml", "pytorch"
+  std::string source;                  // why this strategy runs on this stack and kernel
+
+  static const cfg::Schema<ImplementationSpec>& schema();
+};
+
 // Implemented by the policy registry.
 class ComponentCatalog {
  public:
@@ -76,6 +89,7 @@ struct StrategySpec {
   std::string variant = "paper"; // "paper" | "code" | "ablation" | "oracle" | "baseline"
   std::string source;            // paper section / code reference
   ResidencySpec residency;
+  ImplementationSpec implementation;
   ComponentSpec placement, assigner, cache, prefetcher, predictor, deferral;
 
   ComponentSpec& component(const std::string& family);

@@ -82,8 +82,13 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
   if (cpu_table_) {
     t = lookup_ns(*cpu_table_, double(tokens));
   } else {
+    // The strategy's kernel family (hardware [[cpu_kernel]], applied by
+    // with_implementation) sets the bandwidth it reaches and its compute rate.
     const double flops = double(model_.expert_flops_per_token()) * double(tokens);
-    t = hw_.cpu.task_overhead_us * kNsPerUs + cpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype);
+    const double mem = ns_for_bytes(double(expert_bytes_), hw_.cpu.mem_bw_gbps * hw_.cpu.expert_bw_efficiency);
+    const double rate = hw_.cpu.expert_gflops > 0 ? hw_.cpu.expert_gflops
+                                                  : cpu_peak_gflops(model_.expert_dtype) * hw_.cpu.gemm_efficiency;
+    t = hw_.cpu.task_overhead_us * kNsPerUs + std::max(mem, flops / rate);
   }
   if (first_in_layer) t += hw_.cpu.first_task_warmup_us * kNsPerUs;
   return t;
@@ -119,7 +124,8 @@ double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t con
                                                      model_.dense_dtype));
   const double kv = double(sequences) * double(context) * double(model_.kv_bytes_per_token());
   const double flops = double(tokens) * double(model_.attention_flops_per_token(context));
-  return gpu_roofline_ns(weights + kv, flops, model_.dense_dtype, double(hw_.gpu.layer_kernels));
+  return hw_.gpu.layer_overhead_us * kNsPerUs +
+         gpu_roofline_ns(weights + kv, flops, model_.dense_dtype, double(hw_.gpu.layer_kernels));
 }
 
 double CostModel::dense_ffn_ns(int64_t tokens) const {

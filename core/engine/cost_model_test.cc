@@ -72,3 +72,89 @@ TEST(CostModel, MeasuredTablesInterpolateAndClamp) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// A strategy's implementation on a profile (docs/COST_MODEL.md, "Implementations").
+HardwareProfile implementation_hw() {
+  HardwareProfile h = roofline_hw();
+  h.gpu.layer_kernels = 8;
+  CpuKernelSpec any;
+  any.family = "ggml";
+  any.bw_efficiency = 0.5;
+  any.evidence = "assumption";
+  CpuKernelSpec int4 = any;
+  int4.dtype = "int4";
+  int4.bw_efficiency = 0.25;
+  int4.compute_gflops = 100;
+  int4.task_overhead_us = 7;
+  h.cpu_kernels = {any, int4};
+  StackSpec eager;
+  eager.name = "pytorch";
+  eager.launches_per_layer = 100;
+  eager.launch_us = 16;
+  eager.layer_overhead_us = 50;
+  StackSpec graph;
+  graph.name = "ktransformers";
+  graph.cuda_graph = true;
+  h.stacks = {eager, graph};
+  return h;
+}
+
+TEST(Implementation, KernelEntryForTheDtypeBeforeTheWildcard) {
+  const HardwareProfile h = implementation_hw();
+  nlohmann::ordered_json used;
+  const HardwareProfile bf16 = with_implementation(h, "generic", "ggml", "bf16", &used);
+  EXPECT_DOUBLE_EQ(bf16.cpu.expert_bw_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(bf16.cpu.expert_gflops, -1);
+  EXPECT_DOUBLE_EQ(bf16.cpu.task_overhead_us, 1);  // unset: the [cpu] value
+  EXPECT_EQ(used["cpu_kernel_entry"], "ggml (*)");
+  EXPECT_EQ(used["stack_entry"], "profile default");
+  EXPECT_DOUBLE_EQ(used["cpu_expert_bw_gbps"].get<double>(), 50.0);
+  const HardwareProfile q = with_implementation(h, "generic", "ggml", "int4", &used);
+  EXPECT_DOUBLE_EQ(q.cpu.expert_bw_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(q.cpu.expert_gflops, 100);
+  EXPECT_DOUBLE_EQ(q.cpu.task_overhead_us, 7);
+  EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
+  // A family the profile does not list keeps the profile's values.
+  const HardwareProfile other = with_implementation(h, "generic", "pytorch", "int4", &used);
+  EXPECT_DOUBLE_EQ(other.cpu.expert_bw_efficiency, 1.0);
+  EXPECT_EQ(used["cpu_kernel_entry"], "profile default");
+}
+
+TEST(Implementation, KernelEfficiencyAndRateChangeCpuExpertTime) {
+  ModelSpec m = testing::tiny_model();
+  m.hidden_size = 1024;
+  m.expert_intermediate = 2048;
+  const double bytes = 3.0 * 1024 * 2048 * 2;
+  const double flops_per_token = 2.0 * 3 * 1024 * 2048;
+  const HardwareProfile base = implementation_hw();
+  const HardwareProfile h = with_implementation(base, "generic", "ggml", "bf16");
+  const CostModel c(m, h);
+  // Memory-bound: half the bandwidth (100 GB/s x 0.5).
+  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(1, false), 1000 + bytes / 50);
+  HardwareProfile rate = h;
+  rate.cpu.expert_gflops = 100;  // replaces peak x gemm_efficiency (1000)
+  const CostModel r(m, rate);
+  EXPECT_DOUBLE_EQ(r.cpu_expert_ns(512, false), 1000 + flops_per_token * 512 / 100);
+}
+
+TEST(Implementation, StackSetsLaunchesAndHostTimePerLayer) {
+  ModelSpec m = testing::tiny_model();
+  const HardwareProfile base = implementation_hw();
+  const HardwareProfile plain = with_implementation(base, "generic", "generic", "bf16");
+  const HardwareProfile eager = with_implementation(base, "pytorch", "generic", "bf16");
+  const HardwareProfile graph = with_implementation(base, "ktransformers", "generic", "bf16");
+  const CostModel cp(m, plain), ce(m, eager), cg(m, graph);
+  const double t_plain = cp.layer_nonmoe_ns(1, 1, 16);
+  // Eager: 100 launches of 16 us and 50 us of host time instead of 8 launches of 2 us.
+  EXPECT_DOUBLE_EQ(ce.layer_nonmoe_ns(1, 1, 16) - t_plain, (100 * 16 - 8 * 2 + 50) * 1e3);
+  EXPECT_DOUBLE_EQ(ce.gpu_expert_ns(1) - cp.gpu_expert_ns(1), (16 - 2) * 1e3);
+  // CUDA Graph: no launch time at all.
+  EXPECT_DOUBLE_EQ(t_plain - cg.layer_nonmoe_ns(1, 1, 16), 8 * 2 * 1e3);
+  EXPECT_DOUBLE_EQ(cp.gpu_expert_ns(1) - cg.gpu_expert_ns(1), 2 * 1e3);
+}
+
+}  // namespace
+}  // namespace moebench
