@@ -111,6 +111,7 @@ HardwareProfile test_slowdown(const HardwareProfile& hw, const std::string& stra
   slow.cpu.peak_gflops_fp32 /= factor;
   slow.cpu.peak_gflops_bf16 /= factor;
   slow.cpu.peak_gflops_int8 /= factor;
+  if (slow.cpu.expert_gflops > 0) slow.cpu.expert_gflops /= factor;  // a [[cpu_kernel]] rate
   slow.cpu.task_overhead_us *= factor;
   slow.cpu.first_task_warmup_us *= factor;
   for (auto& t : slow.tables) {
