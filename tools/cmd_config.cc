@@ -93,8 +93,7 @@ void add_config_commands(CLI::App& app) {
     if (!cost_strategy.empty()) {
       const auto& cat = component_catalog();
       const StrategySpec st = load_strategy(cost_strategy, paths, &cat);
-      h = with_implementation(declared, st.implementation.stack, st.implementation.cpu_kernel,
-                              to_string(m.expert_dtype), &used);
+      h = implementation_hardware(declared, st, m, &used);
     }
     const CostModel c(m, h);
     std::vector<int64_t> tokens = cost_tokens;

@@ -193,6 +193,12 @@ ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths) 
   return parse_model(v, "model");
 }
 
+HardwareProfile implementation_hardware(const HardwareProfile& hw, const StrategySpec& strategy,
+                                        const ModelSpec& model, nlohmann::ordered_json* used) {
+  return with_implementation(hw, strategy.implementation.stack, strategy.implementation.cpu_kernel,
+                             to_string(model.expert_dtype), used);
+}
+
 HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths) {
   const Value v = resolve_preset("hardware", preset_section(name_or_path, "<command line>"),
                                  "hardware", paths, fs::current_path());
@@ -604,8 +610,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           cj["strategy"] = c.strategy.to_json(catalog);
           // What the strategy's implementation costs on this hardware
           // (the entries applied and the effective numbers).
-          with_implementation(h, c.strategy.implementation.stack, c.strategy.implementation.cpu_kernel,
-                              to_string(m.expert_dtype), &cj["implementation"]);
+          implementation_hardware(h, c.strategy, m, &cj["implementation"]);
           // The id hashes what decides the result: strategy.source is a
           // citation, so rewording it does not make a new case.
           nlohmann::ordered_json identity = cj;

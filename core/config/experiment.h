@@ -106,6 +106,12 @@ cfg::Value resolve_preset(const std::string& kind, const cfg::Value& section,
 // Loads a preset by name (tools, tests).
 ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths);
 HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths);
+// `hw` as `strategy`'s implementation runs on it for `model`'s expert dtype
+// (with_implementation; `used` receives what was applied). The one place
+// that maps a strategy onto a profile: case resolution, run_case and
+// `moebench config cost` all call it.
+HardwareProfile implementation_hardware(const HardwareProfile& hw, const StrategySpec& strategy,
+                                        const ModelSpec& model, nlohmann::ordered_json* used = nullptr);
 StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
                            const ComponentCatalog* catalog);
 

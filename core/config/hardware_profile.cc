@@ -267,10 +267,13 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   }
   require_key(cpu_src, cpu_prefix, "expert_gflops", cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,
               "-1 (peak x gemm_efficiency) or a number > 0", fmt::format("{}", cpu.expert_gflops));
+  // The source of entry i of an array of tables (for the error position).
+  auto item = [&](const cfg::Value* list, size_t i) -> const cfg::Value& {
+    return list && i < list->items().size() ? list->items()[i] : src;
+  };
   auto unset_or = [&](const cfg::Value* list, size_t i, const std::string& what, const std::string& key, double x,
                       bool ok) {
-    const cfg::Value& tv = list && i < list->items().size() ? list->items()[i] : src;
-    require_key(tv, fmt::format("{}.{}[{}]", prefix, what, i), key, x == kUnset || ok,
+    require_key(item(list, i), fmt::format("{}.{}[{}]", prefix, what, i), key, x == kUnset || ok,
                 "-1 (unset) or a value in range", fmt::format("{}", x));
   };
   const cfg::Value* kernels_v = src.find("cpu_kernel");
@@ -282,8 +285,7 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     unset_or(kernels_v, i, "cpu_kernel", "first_task_warmup_us", k.first_task_warmup_us,
              k.first_task_warmup_us >= 0);
     for (size_t j = 0; j < i; ++j) {
-      const cfg::Value& kv = kernels_v && i < kernels_v->items().size() ? kernels_v->items()[i] : src;
-      require_key(kv, fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
+      require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
                   !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype),
                   "one entry per family and dtype",
                   fmt::format("'{}' for dtype '{}' again (cpu_kernel[{}])", k.family, k.dtype, j));
@@ -295,15 +297,14 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     unset_or(stacks_v, i, "stack", "launch_us", st.launch_us, st.launch_us >= 0);
     unset_or(stacks_v, i, "stack", "layer_overhead_us", st.layer_overhead_us, st.layer_overhead_us >= 0);
     for (size_t j = 0; j < i; ++j) {
-      const cfg::Value& sv = stacks_v && i < stacks_v->items().size() ? stacks_v->items()[i] : src;
-      require_key(sv, fmt::format("{}.stack[{}]", prefix, i), "name", stacks[j].name != st.name,
+      require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name", stacks[j].name != st.name,
                   "one entry per stack", fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
   const cfg::Value* tables_v = src.find("table");
   for (size_t i = 0; i < tables.size(); ++i) {
     const auto& t = tables[i];
-    const cfg::Value& tv = tables_v && i < tables_v->items().size() ? tables_v->items()[i] : src;
+    const cfg::Value& tv = item(tables_v, i);
     const std::string tp = fmt::format("{}.table[{}]", prefix, i);
     require_key(tv, tp, "time_us", t.time_us.size() == t.tokens.size() && !t.tokens.empty(),
                 fmt::format("a non-empty array as long as tokens ({} items)", t.tokens.size()),
@@ -330,6 +331,7 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
   }
   if (k) {
     if (k->bw_efficiency != kUnset) out.cpu.expert_bw_efficiency = k->bw_efficiency;
+    if (k->compute_gflops != kUnset) out.cpu.expert_gflops = k->compute_gflops;
     if (k->task_overhead_us != kUnset) out.cpu.task_overhead_us = k->task_overhead_us;
     if (k->first_task_warmup_us != kUnset) out.cpu.first_task_warmup_us = k->first_task_warmup_us;
   }
@@ -343,7 +345,6 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (st->layer_overhead_us != kUnset) out.gpu.layer_overhead_us = st->layer_overhead_us;
     if (st->cuda_graph) out.gpu.kernel_launch_us = 0;
   }
-  if (k && k->compute_gflops != kUnset) out.cpu.expert_gflops = k->compute_gflops;
   if (used) {
     nlohmann::ordered_json j;
     j["stack"] = stack;

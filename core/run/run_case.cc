@@ -133,9 +133,8 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
   CaseRun r;
   r.backend = c.backend;
-  const auto& impl = c.strategy.implementation;
-  const HardwareProfile hw = test_slowdown(
-      with_implementation(c.hardware, impl.stack, impl.cpu_kernel, to_string(c.model.expert_dtype)), c.strategy.name);
+  const HardwareProfile hw =
+      test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model), c.strategy.name);
   r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
   return r;
 }
