@@ -145,7 +145,7 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
     s += before_after_markdown(entries, reference)
     tb = _TESTBEDS.get("markdown", "")
     if tb:
-        s += "\n## Testbeds: the baselines' absolute times\n\n" + tb + "\n"
+        s += "\n## Testbeds: the baselines' absolute times and breakdowns\n\n" + tb + "\n"
     s += "\n## Details\n\n"
     for e in entries:
         if e["status"] == "ok":
@@ -246,7 +246,7 @@ def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path
         parts.append(ba.to_html(index=False, na_rep="-"))
     if _TESTBEDS.get("markdown"):
         tb = pd.read_csv(out / "testbeds.csv")
-        parts.append("<h2 id='testbeds'>Testbeds: the baselines' absolute times</h2>")
+        parts.append("<h2 id='testbeds'>Testbeds: the baselines' absolute times and breakdowns</h2>")
         parts.append(tb.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
         notes = _TESTBEDS["markdown"].split("\n\n", 1)[-1]
         parts.append("<p>" + html.escape(notes).replace("\n\n", "</p><p>") + "</p>")

@@ -17,12 +17,14 @@ class FakeCatalog : public ComponentCatalog {
     return {"none"};
   }
   nlohmann::ordered_json resolve(const std::string&, const std::string& kind,
-                                 const cfg::Value& params, const std::string& prefix) const override {
+                                 const cfg::Value& params,
+                                 const std::string& prefix) const override {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (const auto& e : params.entries()) {
       if (kind == "lru" && e.key == "capacity_hint") {
         if (!e.value.is_int()) {
-          throw ConfigError(e.value.where(), prefix + ".capacity_hint", "an integer", e.value.describe());
+          throw ConfigError(e.value.where(), prefix + ".capacity_hint", "an integer",
+                            e.value.describe());
         }
         j[e.key] = e.value.as_int();
         continue;
@@ -72,8 +74,9 @@ TEST(ConfigErrors, WrongType) {
   const std::string text = std::string(kHead) +
                            "[model]\npreset = \"mixtral-8x7b\"\ntop_k = \"two\"\n"
                            "[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(load_error(text),
-            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, 64], found string \"two\"");
+  EXPECT_EQ(
+      load_error(text),
+      "exp.toml:7:9: key 'model.top_k': expected an integer in [1, 64], found string \"two\"");
 }
 
 TEST(ConfigErrors, OutOfRange) {
@@ -89,8 +92,9 @@ TEST(ConfigErrors, OutOfRangeNumberInNestedPresetOverride) {
   const std::string text = std::string(kHead) +
                            "cpu.gemm_efficiency = 1.5\n"
                            "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(load_error(text),
-            "exp.toml:5:23: key 'hardware.cpu.gemm_efficiency': expected a number in (0, 1], found 1.5");
+  EXPECT_EQ(
+      load_error(text),
+      "exp.toml:5:23: key 'hardware.cpu.gemm_efficiency': expected a number in (0, 1], found 1.5");
 }
 
 TEST(ConfigErrors, ChoiceTypoSuggests) {
@@ -103,7 +107,8 @@ TEST(ConfigErrors, ChoiceTypoSuggests) {
 }
 
 TEST(ConfigErrors, PresetNameTypoSuggestsClosest) {
-  const std::string text = std::string(kHead) + "[model]\npreset = \"mixtrl-8x7b\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string text =
+      std::string(kHead) + "[model]\npreset = \"mixtrl-8x7b\"\n[[strategy]]\nname = \"s\"\n";
   const std::string msg = load_error(text);
   EXPECT_EQ(msg.substr(0, 56), "exp.toml:6:10: key 'model.preset': expected a model pres");
   EXPECT_NE(msg.find("expected a model preset in configs/models/ (deepseek-v2-lite, deepseek-v2.5, "
@@ -113,16 +118,18 @@ TEST(ConfigErrors, PresetNameTypoSuggestsClosest) {
 }
 
 TEST(ConfigErrors, MissingPresetFile) {
-  const std::string text = std::string(kHead) +
-                           "[model]\npreset = \"models/missing.toml\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string text =
+      std::string(kHead) +
+      "[model]\npreset = \"models/missing.toml\"\n[[strategy]]\nname = \"s\"\n";
   testing::TempDir dir;
   try {
     load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "exp.toml:6:10: key 'model.preset': expected an existing preset file, found no file at '" +
-                  (dir.path() / "models/missing.toml").string() + "'");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "exp.toml:6:10: key 'model.preset': expected an existing preset file, found no file at '" +
+            (dir.path() / "models/missing.toml").string() + "'");
   }
 }
 
@@ -144,10 +151,12 @@ TEST(ConfigErrors, TomlSyntaxError) {
 }
 
 TEST(ConfigErrors, CrossFieldValidationPointsAtKey) {
-  const std::string text = std::string(kHead) +
-                           "[model]\npreset = \"mixtral-8x7b\"\ntop_k = 9\n[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(load_error(text),
-            "exp.toml:7:9: key 'model.top_k': expected an integer in [1, routed_experts = 8], found 9");
+  const std::string text =
+      std::string(kHead) +
+      "[model]\npreset = \"mixtral-8x7b\"\ntop_k = 9\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(
+      load_error(text),
+      "exp.toml:7:9: key 'model.top_k': expected an integer in [1, routed_experts = 8], found 9");
 }
 
 TEST(ConfigErrors, MissingRequiredSection) {
@@ -179,8 +188,9 @@ TEST(ConfigErrors, EmptySweepAxis) {
 
 TEST(ConfigErrors, ComponentKindTypoSuggests) {
   FakeCatalog cat;
-  const std::string text = std::string(kHead) +
-                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\ncache = \"lrú\"\n";
+  const std::string text =
+      std::string(kHead) +
+      "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\ncache = \"lrú\"\n";
   EXPECT_EQ(load_error(text, &cat),
             "exp.toml:9:9: key 'strategy.cache': expected a registered cache (lfu, lru), found "
             "'lrú'; did you mean 'lru'?");
@@ -198,7 +208,8 @@ TEST(ConfigErrors, ComponentUnknownParam) {
 
 TEST(ConfigErrors, DuplicateCases) {
   const std::string text = std::string(kHead) +
-                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n[[strategy]]\nname = \"s\"\n";
+                           "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = "
+                           "\"s\"\n[[strategy]]\nname = \"s\"\n";
   const std::string msg = load_error(text);
   EXPECT_EQ(msg.substr(0, 63), "exp.toml:9:1: key 'strategy': expected distinct cases (every co");
   EXPECT_NE(msg.find("found strategy 's' twice with the same model, hardware and workload"),
@@ -217,36 +228,55 @@ const char* kImplHead =
     "[hardware]\npreset = \"local-cpu\"\n";
 
 TEST(ConfigErrors, ImplementationUnknownKey) {
-  const std::string text = std::string(kImplHead) + "[[strategy]]\nname = \"s\"\nimplementation = { stak = \"x\" }\n";
+  const std::string text =
+      std::string(kImplHead) + "[[strategy]]\nname = \"s\"\nimplementation = { stak = \"x\" }\n";
   EXPECT_EQ(load_error(text),
-            "exp.toml:9:20: key 'strategy.implementation.stak': expected a known key of [strategy.implementation], "
+            "exp.toml:9:20: key 'strategy.implementation.stak': expected a known key of "
+            "[strategy.implementation], "
             "found unknown key 'stak'; did you mean 'stack'?");
 }
 
 TEST(ConfigErrors, CpuKernelEfficiencyOutOfRange) {
-  const std::string text = std::string(kImplHead) +
-                           "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = -0.5\n"
-                           "evidence = \"assumption\"\nsource = \"x\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string text =
+      std::string(kImplHead) +
+      "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = -0.5\n"
+      "evidence = \"assumption\"\nsource = \"x\"\n[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(text),
-            "exp.toml:9:17: key 'hardware.cpu_kernel[0].bw_efficiency': expected -1 (unset) or a value in range, "
+            "exp.toml:9:17: key 'hardware.cpu_kernel[0].bw_efficiency': expected -1 (unset) or a "
+            "value in range, "
             "found -0.5");
 }
 
 TEST(ConfigErrors, CpuKernelEvidenceRequired) {
-  const std::string text = std::string(kImplHead) +
-                           "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = 0.5\nsource = \"x\"\n"
-                           "[[strategy]]\nname = \"s\"\n";
-  EXPECT_NE(load_error(text).find("key 'hardware.cpu_kernel[0].evidence': expected one of"), std::string::npos)
+  const std::string text =
+      std::string(kImplHead) +
+      "[[hardware.cpu_kernel]]\nfamily = \"ggml\"\nbw_efficiency = 0.5\nsource = \"x\"\n"
+      "[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(text).find("key 'hardware.cpu_kernel[0].evidence': expected one of"),
+            std::string::npos)
+      << load_error(text);
+}
+
+TEST(ConfigErrors, StackGpuBandwidthEfficiencyOutOfRange) {
+  const std::string text =
+      std::string(kImplHead) +
+      "[[hardware.stack]]\nname = \"a\"\ngpu_bw_efficiency = 1.5\nevidence = \"paper\"\n"
+      "source = \"x\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(text),
+            "exp.toml:9:21: key 'hardware.stack[0].gpu_bw_efficiency': expected a number in [-1, "
+            "1], found 1.5")
       << load_error(text);
 }
 
 TEST(ConfigErrors, DuplicateStackName) {
-  const std::string text = std::string(kImplHead) +
-                           "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"x\"\n"
-                           "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
-                           "[[strategy]]\nname = \"s\"\n";
+  const std::string text =
+      std::string(kImplHead) +
+      "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"x\"\n"
+      "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
+      "[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(text),
-            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack, found 'a' again (stack[0])");
+            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack, found 'a' "
+            "again (stack[0])");
 }
 
 }  // namespace

@@ -37,13 +37,16 @@ const cfg::Schema<CpuSpec>& cpu_schema() {
         .number("first_task_warmup_us", &S::first_task_warmup_us,
                 "Extra cost of the first expert task of a layer (cold caches).", non_negative(),
                 "us")
-        .number("expert_bw_efficiency", &S::expert_bw_efficiency,
-                "Fraction of mem_bw_gbps that routed-expert kernels read at (a [[cpu_kernel]] entry "
-                "sets it for the strategy's kernel family).",
-                open_closed_unit())
+        .number(
+            "expert_bw_efficiency", &S::expert_bw_efficiency,
+            "Fraction of mem_bw_gbps that routed-expert kernels read at (a [[cpu_kernel]] entry "
+            "sets it for the strategy's kernel family).",
+            open_closed_unit())
         .number("expert_gflops", &S::expert_gflops,
-                "Effective rate of routed-expert kernels when compute-bound, all used cores (-1 = the dtype's "
-                "peak x gemm_efficiency; a [[cpu_kernel]] entry sets it for the strategy's kernel family).",
+                "Effective rate of routed-expert kernels when compute-bound, all used cores (-1 = "
+                "the dtype's "
+                "peak x gemm_efficiency; a [[cpu_kernel]] entry sets it for the strategy's kernel "
+                "family).",
                 NumRange{-1.0}, "GFLOP/s");
     return s;
   }();
@@ -55,7 +58,8 @@ const cfg::Schema<GpuSpec>& gpu_schema() {
   using namespace cfg;
   static const Schema<S> s = [] {
     Schema<S> s("hardware.gpu");
-    s.integer("count", &S::count, "GPUs (0 = CPU-only machine; moebench models one).", between(0, 1))
+    s.integer("count", &S::count, "GPUs (0 = CPU-only machine; moebench models one).",
+              between(0, 1))
         .string("model", &S::model, "GPU model name.")
         .number("mem_gib", &S::mem_gib, "Device memory.", non_negative(), "GiB")
         .number("runtime_reserved_gib", &S::runtime_reserved_gib,
@@ -72,12 +76,18 @@ const cfg::Schema<GpuSpec>& gpu_schema() {
         .number("kernel_launch_us", &S::kernel_launch_us, "Launch overhead per GPU task.",
                 non_negative(), "us")
         .integer("layer_kernels", &S::layer_kernels,
-                 "Kernel launches of one layer's attention, norms and router (each costs kernel_launch_us).",
+                 "Kernel launches of one layer's attention, norms and router (each costs "
+                 "kernel_launch_us).",
                  between(0, 1000))
         .number("layer_overhead_us", &S::layer_overhead_us,
-                "Host time per layer that the layer's GPU work waits on (interpreter, synchronisation); "
+                "Host time per layer that the layer's GPU work waits on (interpreter, "
+                "synchronisation); "
                 "a [[stack]] entry sets it for the strategy's software stack.",
-                non_negative(), "us");
+                non_negative(), "us")
+        .number("hbm_efficiency", &S::hbm_efficiency,
+                "Fraction of hbm_gbps that memory-bound kernels (decode matmuls, attention) reach; "
+                "a [[stack]] entry sets it for the strategy's kernels.",
+                open_closed_unit());
     return s;
   }();
   return s;
@@ -89,8 +99,10 @@ const cfg::Schema<LinkSpec>& link_schema() {
   static const Schema<S> s = [] {
     Schema<S> s("hardware.link");
     s.string("kind", &S::kind, "Interconnect, e.g. pcie4-x16.")
-        .number("h2d_gbps", &S::h2d_gbps, "Effective host-to-device bandwidth.", non_negative(), "GB/s")
-        .number("d2h_gbps", &S::d2h_gbps, "Effective device-to-host bandwidth.", non_negative(), "GB/s")
+        .number("h2d_gbps", &S::h2d_gbps, "Effective host-to-device bandwidth.", non_negative(),
+                "GB/s")
+        .number("d2h_gbps", &S::d2h_gbps, "Effective device-to-host bandwidth.", non_negative(),
+                "GB/s")
         .number("latency_us", &S::latency_us, "Fixed cost per transfer.", non_negative(), "us")
         .boolean("duplex", &S::duplex, "Both directions can transfer at once.");
     return s;
@@ -108,7 +120,8 @@ const cfg::Schema<CostTable>& table_schema() {
         .required()
         .string("model", &S::model, "Model preset it was measured on (\"*\" = any).")
         .string("dtype", &S::dtype, "Expert dtype it was measured with (\"*\" = any).")
-        .number_list("tokens", &S::tokens, "Tokens per expert (ascending).", non_negative(), "tokens")
+        .number_list("tokens", &S::tokens, "Tokens per expert (ascending).", non_negative(),
+                     "tokens")
         .required()
         .number_list("time_us", &S::time_us, "Measured time per task.", non_negative(), "us")
         .required();
@@ -134,17 +147,21 @@ const cfg::Schema<CpuKernelSpec>& cpu_kernel_schema() {
         .required()
         .string("dtype", &S::dtype, "Expert dtype this entry applies to (\"*\" = any).")
         .number("bw_efficiency", &S::bw_efficiency,
-                "Fraction of cpu.mem_bw_gbps the family's expert reads reach (-1 = cpu.expert_bw_efficiency).",
+                "Fraction of cpu.mem_bw_gbps the family's expert reads reach (-1 = "
+                "cpu.expert_bw_efficiency).",
                 NumRange{kUnset, 1.0})
-        .number("compute_gflops", &S::compute_gflops,
-                "Effective rate when compute-bound, all used cores (-1 = peak x cpu.gemm_efficiency).",
-                NumRange{kUnset}, "GFLOP/s")
-        .number("task_overhead_us", &S::task_overhead_us, "Fixed cost per expert task (-1 = cpu.task_overhead_us).",
-                NumRange{kUnset}, "us")
+        .number(
+            "compute_gflops", &S::compute_gflops,
+            "Effective rate when compute-bound, all used cores (-1 = peak x cpu.gemm_efficiency).",
+            NumRange{kUnset}, "GFLOP/s")
+        .number("task_overhead_us", &S::task_overhead_us,
+                "Fixed cost per expert task (-1 = cpu.task_overhead_us).", NumRange{kUnset}, "us")
         .number("first_task_warmup_us", &S::first_task_warmup_us,
-                "Extra cost of a layer's first expert task (-1 = cpu.first_task_warmup_us).", NumRange{kUnset}, "us")
+                "Extra cost of a layer's first expert task (-1 = cpu.first_task_warmup_us).",
+                NumRange{kUnset}, "us")
         .choice("evidence", &S::evidence, evidence_kinds(),
-                "Where the numbers come from: the paper's measurement, our measurement, a fit on a declared "
+                "Where the numbers come from: the paper's measurement, our measurement, a fit on a "
+                "declared "
                 "calibration target, a datasheet, or an assumption.")
         .required()
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
@@ -161,15 +178,23 @@ const cfg::Schema<StackSpec>& stack_schema() {
     Schema<S> s("hardware.stack");
     s.string("name", &S::name, "Software stack, as a strategy names it in implementation.stack.")
         .required()
-        .boolean("cuda_graph", &S::cuda_graph,
-                 "The step is replayed from a CUDA Graph: GPU work costs no per-kernel launch time.")
+        .boolean(
+            "cuda_graph", &S::cuda_graph,
+            "The step is replayed from a CUDA Graph: GPU work costs no per-kernel launch time.")
         .integer("launches_per_layer", &S::launches_per_layer,
-                 "Kernel launches of one layer's non-MoE work (-1 = gpu.layer_kernels).", at_least(-1))
-        .number("launch_us", &S::launch_us, "Host cost per kernel launch (-1 = gpu.kernel_launch_us).",
-                NumRange{kUnset}, "us")
+                 "Kernel launches of one layer's non-MoE work (-1 = gpu.layer_kernels).",
+                 at_least(-1))
+        .number("launch_us", &S::launch_us,
+                "Host cost per kernel launch (-1 = gpu.kernel_launch_us).", NumRange{kUnset}, "us")
         .number("layer_overhead_us", &S::layer_overhead_us,
-                "Host time per layer the GPU waits on (-1 = gpu.layer_overhead_us).", NumRange{kUnset}, "us")
-        .choice("evidence", &S::evidence, evidence_kinds(), "Where the numbers come from (as in [[cpu_kernel]]).")
+                "Host time per layer the GPU waits on (-1 = gpu.layer_overhead_us).",
+                NumRange{kUnset}, "us")
+        .number("gpu_bw_efficiency", &S::gpu_bw_efficiency,
+                "Fraction of gpu.hbm_gbps the stack's memory-bound kernels reach (-1 = "
+                "gpu.hbm_efficiency).",
+                NumRange{kUnset, 1.0})
+        .choice("evidence", &S::evidence, evidence_kinds(),
+                "Where the numbers come from (as in [[cpu_kernel]]).")
         .required()
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
         .required();
@@ -185,7 +210,8 @@ const cfg::Schema<TestbedTarget>& calibration_schema() {
     Schema<S> s("hardware.calibration");
     s.string("id", &S::id, "Row id in analysis/testbeds.py.")
         .required()
-        .string("system", &S::system, "The baseline system the paper measured (never the proposed system).")
+        .string("system", &S::system,
+                "The baseline system the paper measured (never the proposed system).")
         .required()
         .string("model", &S::model, "Model preset.")
         .required()
@@ -195,15 +221,19 @@ const cfg::Schema<TestbedTarget>& calibration_schema() {
         .required()
         .number("value", &S::value, "The paper's number.", positive())
         .required()
-        .number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.", open_closed_unit())
+        .number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.",
+                open_closed_unit())
         .string_list("fits", &S::fits, "Profile keys fitted on this target.")
         .string("source", &S::source, "Publication, table or figure.")
         .required()
-        .string("suite", &S::suite, "Suite part that runs the baseline in this setting (scripts/fit-testbed).")
+        .string("suite", &S::suite,
+                "Suite part that runs the baseline in this setting (scripts/fit-testbed).")
         .required()
         .string("strategy", &S::strategy, "The baseline's strategy name in that suite.")
         .required()
-        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
+        .choice("metric", &S::metric,
+                {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms", "gpu_util_frac",
+                 "cpu_util_frac"},
                 "Results column compared with the value (seed mean).")
         .required()
         .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
@@ -229,11 +259,14 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
         .table_list("table", &S::tables, table_schema(),
                     "Measured cost tables that override the roofline formulas.")
         .table_list("cpu_kernel", &S::cpu_kernels, cpu_kernel_schema(),
-                    "What each CPU expert-kernel family achieves here (docs/COST_MODEL.md, implementations).")
+                    "What each CPU expert-kernel family achieves here (docs/COST_MODEL.md, "
+                    "implementations).")
         .table_list("stack", &S::stacks, stack_schema(),
-                    "What each software stack costs here around the experts (launches, host time per layer).")
+                    "What each software stack costs here around the experts (launches, host time "
+                    "per layer).")
         .table_list("calibration", &S::calibration, calibration_schema(),
-                    "Baseline measurements on this testbed the profile was fitted on (analysis/testbeds.py).");
+                    "Baseline measurements on this testbed the profile was fitted on "
+                    "(analysis/testbeds.py).");
     return s;
   }();
   return s;
@@ -257,22 +290,23 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                 fmt::format("{}", gpu.hbm_gbps));
     require_key(gpu_src, gpu_prefix, "peak_tflops_bf16", gpu.peak_tflops_bf16 > 0,
                 "a number > 0 when count = 1", fmt::format("{}", gpu.peak_tflops_bf16));
-    require_key(gpu_src, gpu_prefix, "runtime_reserved_gib",
-                gpu.runtime_reserved_gib < gpu.mem_gib, fmt::format("less than mem_gib ({})", gpu.mem_gib),
+    require_key(gpu_src, gpu_prefix, "runtime_reserved_gib", gpu.runtime_reserved_gib < gpu.mem_gib,
+                fmt::format("less than mem_gib ({})", gpu.mem_gib),
                 fmt::format("{}", gpu.runtime_reserved_gib));
     const cfg::Value* link_v = src.find("link");
     const cfg::Value& link_src = link_v ? *link_v : src;
     require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps", link.h2d_gbps > 0,
                 "a number > 0 when a GPU is present", fmt::format("{}", link.h2d_gbps));
   }
-  require_key(cpu_src, cpu_prefix, "expert_gflops", cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,
+  require_key(cpu_src, cpu_prefix, "expert_gflops",
+              cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,
               "-1 (peak x gemm_efficiency) or a number > 0", fmt::format("{}", cpu.expert_gflops));
   // The source of entry i of an array of tables (for the error position).
   auto item = [&](const cfg::Value* list, size_t i) -> const cfg::Value& {
     return list && i < list->items().size() ? list->items()[i] : src;
   };
-  auto unset_or = [&](const cfg::Value* list, size_t i, const std::string& what, const std::string& key, double x,
-                      bool ok) {
+  auto unset_or = [&](const cfg::Value* list, size_t i, const std::string& what,
+                      const std::string& key, double x, bool ok) {
     require_key(item(list, i), fmt::format("{}.{}[{}]", prefix, what, i), key, x == kUnset || ok,
                 "-1 (unset) or a value in range", fmt::format("{}", x));
   };
@@ -281,7 +315,8 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const auto& k = cpu_kernels[i];
     unset_or(kernels_v, i, "cpu_kernel", "bw_efficiency", k.bw_efficiency, k.bw_efficiency > 0);
     unset_or(kernels_v, i, "cpu_kernel", "compute_gflops", k.compute_gflops, k.compute_gflops > 0);
-    unset_or(kernels_v, i, "cpu_kernel", "task_overhead_us", k.task_overhead_us, k.task_overhead_us >= 0);
+    unset_or(kernels_v, i, "cpu_kernel", "task_overhead_us", k.task_overhead_us,
+             k.task_overhead_us >= 0);
     unset_or(kernels_v, i, "cpu_kernel", "first_task_warmup_us", k.first_task_warmup_us,
              k.first_task_warmup_us >= 0);
     for (size_t j = 0; j < i; ++j) {
@@ -295,10 +330,14 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   for (size_t i = 0; i < stacks.size(); ++i) {
     const auto& st = stacks[i];
     unset_or(stacks_v, i, "stack", "launch_us", st.launch_us, st.launch_us >= 0);
-    unset_or(stacks_v, i, "stack", "layer_overhead_us", st.layer_overhead_us, st.layer_overhead_us >= 0);
+    unset_or(stacks_v, i, "stack", "layer_overhead_us", st.layer_overhead_us,
+             st.layer_overhead_us >= 0);
+    unset_or(stacks_v, i, "stack", "gpu_bw_efficiency", st.gpu_bw_efficiency,
+             st.gpu_bw_efficiency > 0);
     for (size_t j = 0; j < i; ++j) {
-      require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name", stacks[j].name != st.name,
-                  "one entry per stack", fmt::format("'{}' again (stack[{}])", st.name, j));
+      require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name",
+                  stacks[j].name != st.name, "one entry per stack",
+                  fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
   const cfg::Value* tables_v = src.find("table");
@@ -343,6 +382,7 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (st->launches_per_layer >= 0) out.gpu.layer_kernels = st->launches_per_layer;
     if (st->launch_us != kUnset) out.gpu.kernel_launch_us = st->launch_us;
     if (st->layer_overhead_us != kUnset) out.gpu.layer_overhead_us = st->layer_overhead_us;
+    if (st->gpu_bw_efficiency != kUnset) out.gpu.hbm_efficiency = st->gpu_bw_efficiency;
     if (st->cuda_graph) out.gpu.kernel_launch_us = 0;
   }
   if (used) {
@@ -359,6 +399,7 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     j["gpu_launch_us"] = out.gpu.kernel_launch_us;
     j["gpu_layer_launches"] = out.gpu.layer_kernels;
     j["layer_overhead_us"] = out.gpu.layer_overhead_us;
+    j["gpu_bw_gbps"] = out.gpu.hbm_gbps * out.gpu.hbm_efficiency;
     *used = std::move(j);
   }
   return out;

@@ -21,15 +21,15 @@ namespace moebench {
 struct CpuSpec {
   std::string model;
   int64_t sockets = 1;
-  int64_t cores = 1;           // physical cores used for expert compute
-  int64_t threads = 1;         // worker threads
-  double mem_bw_gbps = 0;      // sustained read bandwidth of those cores
-  double peak_gflops_fp32 = 0; // all used cores
-  double peak_gflops_bf16 = 0; // 0 = no native bf16: computed at the fp32 rate
-  double peak_gflops_int8 = 0; // 0 = no int8 dot product: computed at the fp32 rate
-  double gemm_efficiency = 0.5;      // fraction of peak reached by expert matmuls
-  double task_overhead_us = 0;       // fixed cost per expert task (dispatch, sync)
-  double first_task_warmup_us = 0;   // extra cost of a layer's first expert task
+  int64_t cores = 1;                // physical cores used for expert compute
+  int64_t threads = 1;              // worker threads
+  double mem_bw_gbps = 0;           // sustained read bandwidth of those cores
+  double peak_gflops_fp32 = 0;      // all used cores
+  double peak_gflops_bf16 = 0;      // 0 = no native bf16: computed at the fp32 rate
+  double peak_gflops_int8 = 0;      // 0 = no int8 dot product: computed at the fp32 rate
+  double gemm_efficiency = 0.5;     // fraction of peak reached by expert matmuls
+  double task_overhead_us = 0;      // fixed cost per expert task (dispatch, sync)
+  double first_task_warmup_us = 0;  // extra cost of a layer's first expert task
   // Fraction of mem_bw_gbps that routed-expert kernels read at (a
   // [[cpu_kernel]] entry sets it for the strategy's kernel family).
   double expert_bw_efficiency = 1.0;
@@ -39,7 +39,7 @@ struct CpuSpec {
 };
 
 struct GpuSpec {
-  int64_t count = 1;           // 0 = CPU-only machine
+  int64_t count = 1;  // 0 = CPU-only machine
   std::string model;
   double mem_gib = 0;
   double runtime_reserved_gib = 0;  // CUDA context, workspaces, activations
@@ -52,21 +52,24 @@ struct GpuSpec {
   // Host time per layer that the layer's GPU work waits on (interpreter,
   // synchronisation); a [[stack]] entry sets it for the strategy's stack.
   double layer_overhead_us = 0;
+  // Fraction of hbm_gbps that memory-bound kernels (decode-shaped matmuls,
+  // attention) reach; a [[stack]] entry sets it for the strategy's kernels.
+  double hbm_efficiency = 1.0;
 };
 
 struct LinkSpec {
-  std::string kind;          // e.g. "pcie4-x16"
-  double h2d_gbps = 0;       // effective host-to-device bandwidth (pinned memory)
+  std::string kind;     // e.g. "pcie4-x16"
+  double h2d_gbps = 0;  // effective host-to-device bandwidth (pinned memory)
   double d2h_gbps = 0;
-  double latency_us = 0;     // per transfer
-  bool duplex = true;        // H2D and D2H can run at the same time
+  double latency_us = 0;  // per transfer
+  bool duplex = true;     // H2D and D2H can run at the same time
 };
 
 // A measured cost curve: time of one task as a function of tokens per expert.
 struct CostTable {
-  std::string lane;          // "cpu-expert" | "gpu-expert" | "h2d-expert" | "gpu-layer"
-  std::string model;         // model preset it was measured on ("*" = any)
-  std::string dtype;         // expert dtype it was measured with ("*" = any)
+  std::string lane;             // "cpu-expert" | "gpu-expert" | "h2d-expert" | "gpu-layer"
+  std::string model;            // model preset it was measured on ("*" = any)
+  std::string dtype;            // expert dtype it was measured with ("*" = any)
   std::vector<double> tokens;   // ascending
   std::vector<double> time_us;  // same length
 };
@@ -74,24 +77,29 @@ struct CostTable {
 // What one CPU expert-kernel family (a strategy's implementation.cpu_kernel)
 // achieves on this machine. Unset numbers (-1) keep the [cpu] values.
 struct CpuKernelSpec {
-  std::string family;             // e.g. "ktransformers", "ggml", "pytorch"
-  std::string dtype = "*";        // expert dtype it applies to ("*" = any)
-  double bw_efficiency = -1;      // fraction of cpu.mem_bw_gbps its expert reads reach
-  double compute_gflops = -1;     // effective rate when compute-bound (replaces peak x gemm_efficiency)
-  double task_overhead_us = -1;   // per expert task
+  std::string family;         // e.g. "ktransformers", "ggml", "pytorch"
+  std::string dtype = "*";    // expert dtype it applies to ("*" = any)
+  double bw_efficiency = -1;  // fraction of cpu.mem_bw_gbps its expert reads reach
+  double compute_gflops =
+      -1;  // effective rate when compute-bound (replaces peak x gemm_efficiency)
+  double task_overhead_us = -1;  // per expert task
   double first_task_warmup_us = -1;
-  std::string evidence;           // "paper" | "measured" | "fitted" | "spec" | "assumption"
+  std::string evidence;  // "paper" | "measured" | "fitted" | "spec" | "assumption"
   std::string source;
 };
 
 // What one software stack (a strategy's implementation.stack) costs on this
 // machine around the experts: GPU launches and host time per layer.
 struct StackSpec {
-  std::string name;               // e.g. "ktransformers", "llamacpp", "pytorch"
-  bool cuda_graph = false;        // the step is replayed from a CUDA Graph: no per-kernel launch cost
-  int64_t launches_per_layer = -1;  // kernel launches of a layer's non-MoE work (-1 = gpu.layer_kernels)
-  double launch_us = -1;          // host cost per launch (-1 = gpu.kernel_launch_us)
-  double layer_overhead_us = -1;  // host time per layer the GPU waits on (-1 = gpu.layer_overhead_us)
+  std::string name;         // e.g. "ktransformers", "llamacpp", "pytorch"
+  bool cuda_graph = false;  // the step is replayed from a CUDA Graph: no per-kernel launch cost
+  int64_t launches_per_layer =
+      -1;                 // kernel launches of a layer's non-MoE work (-1 = gpu.layer_kernels)
+  double launch_us = -1;  // host cost per launch (-1 = gpu.kernel_launch_us)
+  double layer_overhead_us =
+      -1;  // host time per layer the GPU waits on (-1 = gpu.layer_overhead_us)
+  double gpu_bw_efficiency =
+      -1;  // fraction of gpu.hbm_gbps its memory-bound kernels reach (-1 = gpu.hbm_efficiency)
   std::string evidence;
   std::string source;
 };
@@ -100,8 +108,8 @@ struct StackSpec {
 // measurement on this testbed, never the proposed system's (analysis/testbeds.py
 // reports the harness against it).
 struct TestbedTarget {
-  std::string id;                 // the row id in analysis/testbeds.py
-  std::string system;             // the baseline measured
+  std::string id;      // the row id in analysis/testbeds.py
+  std::string system;  // the baseline measured
   std::string model;
   std::string quantity;
   std::string unit;

@@ -9,7 +9,9 @@ namespace moebench {
 namespace {
 constexpr double kNsPerUs = 1e3;
 // GB/s = 1e9 bytes/s = 1 byte/ns; GFLOP/s = 1 FLOP/ns; TFLOP/s = 1e3 FLOP/ns.
-double ns_for_bytes(double bytes, double gbps) { return gbps > 0 ? bytes / gbps : 0.0; }
+double ns_for_bytes(double bytes, double gbps) {
+  return gbps > 0 ? bytes / gbps : 0.0;
+}
 }  // namespace
 
 CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_(model), hw_(hw) {
@@ -50,16 +52,20 @@ double CostModel::lookup_ns(const CostTable& t, double tokens) const {
 double CostModel::cpu_peak_gflops(WeightDtype d) const {
   const CpuSpec& c = hw_.cpu;
   switch (d) {
-    case WeightDtype::kBf16: return c.peak_gflops_bf16 > 0 ? c.peak_gflops_bf16 : c.peak_gflops_fp32;
-    case WeightDtype::kFp16: return c.peak_gflops_fp32;
+    case WeightDtype::kBf16:
+      return c.peak_gflops_bf16 > 0 ? c.peak_gflops_bf16 : c.peak_gflops_fp32;
+    case WeightDtype::kFp16:
+      return c.peak_gflops_fp32;
     case WeightDtype::kInt8:
-    case WeightDtype::kInt4: return c.peak_gflops_int8 > 0 ? c.peak_gflops_int8 : c.peak_gflops_fp32;
+    case WeightDtype::kInt4:
+      return c.peak_gflops_int8 > 0 ? c.peak_gflops_int8 : c.peak_gflops_fp32;
   }
   return c.peak_gflops_fp32;
 }
 
 double CostModel::gpu_peak_tflops(WeightDtype d) const {
-  // int4 weights are dequantised and multiplied in bf16 (Marlin-style); int8 uses int8 tensor cores.
+  // int4 weights are dequantised and multiplied in bf16 (Marlin-style); int8 uses int8 tensor
+  // cores.
   if (d == WeightDtype::kInt8 && hw_.gpu.peak_tflops_int8 > 0) return hw_.gpu.peak_tflops_int8;
   return hw_.gpu.peak_tflops_bf16;
 }
@@ -70,9 +76,10 @@ double CostModel::cpu_roofline_ns(double bytes, double flops, WeightDtype d) con
   return std::max(mem, comp);
 }
 
-double CostModel::gpu_roofline_ns(double bytes, double flops, WeightDtype d, double launches) const {
+double CostModel::gpu_roofline_ns(double bytes, double flops, WeightDtype d,
+                                  double launches) const {
   if (!hw_.has_gpu()) return cpu_roofline_ns(bytes, flops, d);
-  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps);
+  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps * hw_.gpu.hbm_efficiency);
   const double comp = flops / (gpu_peak_tflops(d) * 1e3 * hw_.gpu.gemm_efficiency);
   return launches * hw_.gpu.kernel_launch_us * kNsPerUs + std::max(mem, comp);
 }
@@ -85,9 +92,11 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
     // The strategy's kernel family (hardware [[cpu_kernel]], applied by
     // with_implementation) sets the bandwidth it reaches and its compute rate.
     const double flops = double(model_.expert_flops_per_token()) * double(tokens);
-    const double mem = ns_for_bytes(double(expert_bytes_), hw_.cpu.mem_bw_gbps * hw_.cpu.expert_bw_efficiency);
-    const double rate = hw_.cpu.expert_gflops > 0 ? hw_.cpu.expert_gflops
-                                                  : cpu_peak_gflops(model_.expert_dtype) * hw_.cpu.gemm_efficiency;
+    const double mem =
+        ns_for_bytes(double(expert_bytes_), hw_.cpu.mem_bw_gbps * hw_.cpu.expert_bw_efficiency);
+    const double rate = hw_.cpu.expert_gflops > 0
+                            ? hw_.cpu.expert_gflops
+                            : cpu_peak_gflops(model_.expert_dtype) * hw_.cpu.gemm_efficiency;
     t = hw_.cpu.task_overhead_us * kNsPerUs + std::max(mem, flops / rate);
   }
   if (first_in_layer) t += hw_.cpu.first_task_warmup_us * kNsPerUs;
@@ -120,8 +129,8 @@ double CostModel::gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const {
 
 double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const {
   if (layer_table_) return lookup_ns(*layer_table_, double(tokens));
-  const double weights = double(model_.matrix_bytes(model_.attention_params() + model_.gate_params(),
-                                                     model_.dense_dtype));
+  const double weights = double(
+      model_.matrix_bytes(model_.attention_params() + model_.gate_params(), model_.dense_dtype));
   const double kv = double(sequences) * double(context) * double(model_.kv_bytes_per_token());
   const double flops = double(tokens) * double(model_.attention_flops_per_token(context));
   return hw_.gpu.layer_overhead_us * kNsPerUs +
@@ -142,12 +151,14 @@ double CostModel::lm_head_ns(int64_t tokens) const {
 
 double CostModel::d2h_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
-  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps);
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps);
 }
 
 double CostModel::h2d_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
-  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps);
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps);
 }
 
 }  // namespace moebench

@@ -17,7 +17,7 @@ HardwareProfile roofline_hw() {
   h.cpu.first_task_warmup_us = 3;
   h.gpu.count = 1;
   h.gpu.hbm_gbps = 1000;
-  h.gpu.peak_tflops_bf16 = 100;   // 1e5 FLOP/ns
+  h.gpu.peak_tflops_bf16 = 100;  // 1e5 FLOP/ns
   h.gpu.gemm_efficiency = 0.5;
   h.gpu.kernel_launch_us = 2;
   h.link.h2d_gbps = 20;
@@ -36,7 +36,8 @@ TEST(CostModel, RooflineFormulas) {
   EXPECT_EQ(c.expert_bytes(), int64_t(bytes));
   // CPU, 1 token: memory bound (bytes / 100) vs flops / (2000 * 0.5).
   EXPECT_DOUBLE_EQ(c.cpu_expert_ns(1, false), 1000 + std::max(bytes / 100, flops_per_token / 1000));
-  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(1, true), 1000 + 3000 + std::max(bytes / 100, flops_per_token / 1000));
+  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(1, true),
+                   1000 + 3000 + std::max(bytes / 100, flops_per_token / 1000));
   // CPU, 512 tokens: compute bound.
   EXPECT_DOUBLE_EQ(c.cpu_expert_ns(512, false), 1000 + flops_per_token * 512 / 1000);
   // GPU: launch + max(bytes / 1000, flops / (1e5 * 0.5)).
@@ -64,10 +65,11 @@ TEST(CostModel, MeasuredTablesInterpolateAndClamp) {
   const CostModel c(m, h);
   EXPECT_DOUBLE_EQ(c.cpu_expert_ns(2, false), 20000);
   EXPECT_EQ(c.clamped_lookups(), 0);
-  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(7, false), 30000);  // clamped to the last point, not extrapolated
+  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(7, false),
+                   30000);  // clamped to the last point, not extrapolated
   EXPECT_EQ(c.clamped_lookups(), 1);
   EXPECT_DOUBLE_EQ(c.cpu_expert_ns(1, true), 10000 + 3000);  // warm-up still applies
-  EXPECT_NE(c.gpu_expert_ns(1), 1000);  // the other model's table is not used
+  EXPECT_NE(c.gpu_expert_ns(1), 1000);                       // the other model's table is not used
 }
 
 }  // namespace
@@ -154,6 +156,27 @@ TEST(Implementation, StackSetsLaunchesAndHostTimePerLayer) {
   // CUDA Graph: no launch time at all.
   EXPECT_DOUBLE_EQ(t_plain - cg.layer_nonmoe_ns(1, 1, 16), 8 * 2 * 1e3);
   EXPECT_DOUBLE_EQ(cp.gpu_expert_ns(1) - cg.gpu_expert_ns(1), 2 * 1e3);
+}
+
+TEST(Implementation, StackGpuBandwidthEfficiencySlowsMemoryBoundGpuWork) {
+  ModelSpec m = testing::tiny_model();
+  m.hidden_size = 1024;
+  m.expert_intermediate = 2048;
+  const double bytes = 3.0 * 1024 * 2048 * 2;  // one bf16 expert, memory-bound at one token
+  HardwareProfile base = implementation_hw();
+  base.stacks[0].gpu_bw_efficiency = 0.25;
+  nlohmann::ordered_json used;
+  const HardwareProfile eager = with_implementation(base, "pytorch", "generic", "bf16", &used);
+  EXPECT_DOUBLE_EQ(eager.gpu.hbm_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(used["gpu_bw_gbps"].get<double>(), 250.0);
+  const HardwareProfile graph =
+      with_implementation(base, "ktransformers", "generic", "bf16", &used);
+  EXPECT_DOUBLE_EQ(graph.gpu.hbm_efficiency, 1.0);  // unset: the [gpu] value
+  EXPECT_DOUBLE_EQ(used["gpu_bw_gbps"].get<double>(), 1000.0);
+  const CostModel ce(m, eager), cg(m, graph);
+  EXPECT_DOUBLE_EQ(ce.gpu_expert_ns(1),
+                   16 * 1e3 + bytes / 250);  // launch + bytes at 1000 x 0.25 GB/s
+  EXPECT_DOUBLE_EQ(cg.gpu_expert_ns(1), bytes / 1000);
 }
 
 }  // namespace
