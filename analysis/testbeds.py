@@ -33,13 +33,25 @@ TITLE = "Testbeds: the baselines' absolute times and breakdowns, paper vs harnes
 TOLERANCE = 0.15  # a fitted calibration target must land within 15% of the paper
 
 
+def _load(results: str, part: str, suite: str, runs: list):
+    """The latest run of `part` (all seeds) and its rows; records the run directory."""
+    run_dir, df = common.find_part(results, part, suites=(suite,), all_seeds=True)
+    if df is not None:
+        runs.append(str(run_dir))
+    return run_dir, df
+
+
+def _moe_layers(r) -> float:
+    """MoE layers of the model in results rows `r` (its layers less the leading dense ones)."""
+    return float(r["model.num_layers"].iloc[0]) - float(r["model.first_dense_layers"].iloc[0])
+
+
 def _hybrimoe(results: str, recs: list, runs: list):
     """HybriMoE Table III baseline: kTransformers on Qwen2, 25% cache, A6000 + Xeon 5220R."""
     part = "hybrimoe-table3"
-    run_dir, df = common.find_part(results, part, all_seeds=True)
+    run_dir, df = _load(results, part, "ablation", runs)
     if df is None:
         return
-    runs.append(str(run_dir))
     pv = common.paper_values("hybrimoe")["table3"]
     d = common.seed_mean(df)
     seeds = common.seeds_text(df)
@@ -58,10 +70,9 @@ def _smoe(results: str, recs: list, runs: list):
     pv = common.paper_values("smoe")["table1"]
     for model, part, name in (("deepseek", "smoe-table1-deepseek-v3", "deepseek-v3"),
                               ("qwen3", "smoe-table1-qwen3", "qwen3-235b-a22b")):
-        run_dir, df = common.find_part(results, part, suites=("smoe-table1",), all_seeds=True)
+        run_dir, df = _load(results, part, "smoe-table1", runs)
         if df is None:
             continue
-        runs.append(str(run_dir))
         d, seeds = common.seed_mean(df), common.seeds_text(df)
         for system, label in (("ktransformers", "KTransformers"), ("hybrimoe", "HybriMoE")):
             r = common.strategy_rows(d, run_dir, part, system)
@@ -94,14 +105,6 @@ def _dali(results: str, recs: list, runs: list):
                      "seeds": seeds})
 
 
-def _load(results: str, part: str, suite: str, runs: list):
-    """The latest run of `part` (all seeds) and its rows; records the run directory."""
-    run_dir, df = common.find_part(results, part, suites=(suite,), all_seeds=True)
-    if df is not None:
-        runs.append(str(run_dir))
-    return run_dir, df
-
-
 def _ktransformers(results: str, recs: list, runs: list):
     """KTransformers on its A100 server, DS-3 BF16 decode: the split without Expert Deferral (section 4.2) and the
     share of Fiddler's and llama.cpp's GPU time spent launching kernels (Fig. 4)."""
@@ -122,8 +125,7 @@ def _ktransformers(results: str, recs: list, runs: list):
     for system, label in (("fiddler", "Fiddler"), ("llamacpp", "llama.cpp")):
         r = common.strategy_rows(d, run_dir, part, system)
         # Launch time of the MoE layers' non-MoE work over the GPU's busy time on those layers, per token.
-        moe_layers = float(r["model.num_layers"].iloc[0]) - float(r["model.first_dense_layers"].iloc[0])
-        launch = moe_layers * float(r["implementation.gpu_layer_launches"].iloc[0]) * float(
+        launch = _moe_layers(r) * float(r["implementation.gpu_layer_launches"].iloc[0]) * float(
             r["implementation.gpu_launch_us"].iloc[0]) / 1e3
         gpu = sum(float(r[c].iloc[0]) for c in ("bd_attention_ms_per_token", "bd_predict_ms_per_token",
                                                 "bd_gpu_compute_ms_per_token", "bd_shared_expert_ms_per_token"))
@@ -141,12 +143,11 @@ def _smoe_breakdown(results: str, recs: list, runs: list):
         return
     d = common.seed_mean(df)
     r = common.strategy_rows(d, run_dir, part, "hybrimoe")
-    moe_layers = float(r["model.num_layers"].iloc[0]) - float(r["model.first_dense_layers"].iloc[0])
     recs.append({"id": "smoe-fig13-hybrimoe-wait-cache", "paper": "SMoE", "testbed": str(r["hardware"].iloc[0]),
                  "baseline": "HybriMoE", "model": str(r["model"].iloc[0]),
                  "quantity": "GPU wait for expert copies per token and MoE layer (breakdown)", "unit": "ms",
                  "paper value": common.paper_values("smoe")["fig13"]["wait_cache_ms_per_token_per_layer.hybrimoe"],
-                 "harness value": float(r["bd_wait_cache_ms_per_token"].iloc[0]) / moe_layers,
+                 "harness value": float(r["bd_wait_cache_ms_per_token"].iloc[0]) / _moe_layers(r),
                  "source": "SMoE Fig. 13", "seeds": common.seeds_text(df)})
 
 

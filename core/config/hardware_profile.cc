@@ -231,9 +231,7 @@ const cfg::Schema<TestbedTarget>& calibration_schema() {
         .required()
         .string("strategy", &S::strategy, "The baseline's strategy name in that suite.")
         .required()
-        .choice("metric", &S::metric,
-                {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms", "gpu_util_frac",
-                 "cpu_util_frac"},
+        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
                 "Results column compared with the value (seed mean).")
         .required()
         .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
