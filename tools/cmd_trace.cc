@@ -1,7 +1,7 @@
 // moebench trace gen|stats|convert
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include <fstream>
 #include <iostream>
@@ -41,11 +41,15 @@ void add_gen_options(CLI::App* c, GenArgs& a, bool for_stats) {
   if (!for_stats) model->required();
   c->add_option("--preset", a.preset, "Synthetic-workload preset (default: the model family's)");
   c->add_option("--seed", a.seed, "Workload seed")->check(CLI::NonNegativeNumber);
-  c->add_option("--sequences", a.sequences, "Sequences")->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-  c->add_option("--prompt-len", a.prompt_len, "Prompt tokens per sequence")->check(CLI::Range(int64_t(0), int64_t(1) << 20));
-  c->add_option("--decode-len", a.decode_len, "Decoded tokens per sequence")->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+  c->add_option("--sequences", a.sequences, "Sequences")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  c->add_option("--prompt-len", a.prompt_len, "Prompt tokens per sequence")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+  c->add_option("--decode-len", a.decode_len, "Decoded tokens per sequence")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
   c->add_option("--h-trace", a.h_trace, "Gate-input width (power of two >= 32)");
-  c->add_flag("--calibration", a.calibration, "Draw from the calibration stream (disjoint from evaluation)");
+  c->add_flag("--calibration", a.calibration,
+              "Draw from the calibration stream (disjoint from evaluation)");
 }
 
 }  // namespace
@@ -65,11 +69,13 @@ void add_trace_commands(CLI::App& app) {
     auto src = make_source(gen);
     TraceWriteOptions o;
     o.gate_inputs = !gen.no_gate_inputs;
-    o.probs = gen.no_probs ? ProbsStorage::kNone : gen.top_p > 0 ? ProbsStorage::kTopP : ProbsStorage::kFull;
+    o.probs = gen.no_probs    ? ProbsStorage::kNone
+              : gen.top_p > 0 ? ProbsStorage::kTopP
+                              : ProbsStorage::kFull;
     o.top_p = gen.top_p;
     write_trace(*src, gen.out, o);
-    fmt::print("wrote {} ({} sequences, {} tokens, {} MoE layers)\n", gen.out, src->info().sequences.size(),
-               src->info().total_tokens(), src->info().moe_layers);
+    fmt::print("wrote {} ({} sequences, {} tokens, {} MoE layers)\n", gen.out,
+               src->info().sequences.size(), src->info().total_tokens(), src->info().moe_layers);
   });
 
   static GenArgs sgen;
@@ -78,62 +84,77 @@ void add_trace_commands(CLI::App& app) {
   auto* s = trace->add_subcommand("stats", "Statistics of a trace file or of a generated workload");
   s->add_option("file", stats_file, "Trace file (or use --model to generate)");
   add_gen_options(s, sgen, true);
-  s->add_option("--batch", sopt.batch, "Sequences per batch for workload statistics")->check(CLI::Range(1, 4096));
+  s->add_option("--batch", sopt.batch, "Sequences per batch for workload statistics")
+      ->check(CLI::Range(1, 4096));
   s->add_option("--json", json_out, "Also write all statistics as JSON to this file");
   s->callback([] {
     std::unique_ptr<TraceSource> src;
     if (!stats_file.empty() && !sgen.model.empty()) {
       throw Error("trace stats: expected a trace file or --model, found both");
     }
-    if (!stats_file.empty()) src = open_trace_file(stats_file);
-    else if (!sgen.model.empty()) src = make_source(sgen);
-    else throw Error("trace stats: expected a trace file or --model, found neither");
+    if (!stats_file.empty())
+      src = open_trace_file(stats_file);
+    else if (!sgen.model.empty())
+      src = make_source(sgen);
+    else
+      throw Error("trace stats: expected a trace file or --model, found neither");
     const TraceStats st = compute_stats(*src, sopt);
     std::cout << st.to_text();
     if (!json_out.empty()) write_file_atomic(json_out, st.to_json().dump(1) + "\n");
   });
 
   static ConvertOptions copt;
-  auto* c = trace->add_subcommand("convert", "Convert per-token JSON-lines routing logs into a trace file");
-  c->add_option("input", copt.input, "JSON-lines file (one object per token and layer)")->required();
+  auto* c = trace->add_subcommand("convert",
+                                  "Convert per-token JSON-lines routing logs into a trace file");
+  c->add_option("input", copt.input, "JSON-lines file (one object per token and layer)")
+      ->required();
   c->add_option("--out", copt.out, "Output trace file")->required();
   c->add_option("--model", copt.model, "Model preset the log was recorded on")->required();
-  c->add_option("--prompt-len", copt.prompt_len,
-                "Prompt tokens per sequence (the rest are decode tokens); or a 'prompt' field per line");
+  c->add_option(
+      "--prompt-len", copt.prompt_len,
+      "Prompt tokens per sequence (the rest are decode tokens); or a 'prompt' field per line");
   static std::vector<std::string> field_maps;
   c->add_option("--field", field_maps,
-                "FIELD=KEY: read canonical field FIELD (seq, token, layer, experts, weights, probs, logits, prompt) "
+                "FIELD=KEY: read canonical field FIELD (seq, token, layer, experts, weights, "
+                "probs, logits, prompt) "
                 "from the log's key KEY; repeatable");
   c->add_option("--missing", copt.missing,
-                "Rows of the (seq, token, layer) grid that no line gives: error (default), drop (the token), fill "
+                "Rows of the (seq, token, layer) grid that no line gives: error (default), drop "
+                "(the token), fill "
                 "(the previous token's routing of that layer)")
       ->check(CLI::IsMember({"error", "drop", "fill"}));
   c->callback([] {
     for (const auto& f : field_maps) {
       const auto eq = f.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw Error(fmt::format("--field: expected FIELD=KEY (e.g. seq=request_id), found '{}'", f));
+        throw Error(
+            fmt::format("--field: expected FIELD=KEY (e.g. seq=request_id), found '{}'", f));
       }
       copt.fields[f.substr(0, eq)] = f.substr(eq + 1);
     }
     const ConvertSummary sum = convert_jsonl(copt, ConfigPaths::defaults());
-    fmt::print("wrote {} ({} sequences, {} tokens) from {} lines; router probabilities per token and layer: {}\n",
-               copt.out, sum.sequences, sum.tokens, sum.lines,
-               sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
+    fmt::print(
+        "wrote {} ({} sequences, {} tokens) from {} lines; router probabilities per token and "
+        "layer: {}\n",
+        copt.out, sum.sequences, sum.tokens, sum.lines,
+        sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
     if (sum.missing_rows > 0) {
-      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled)\n", sum.missing_rows, copt.missing,
-                 sum.dropped_tokens, sum.filled_rows);
+      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled)\n", sum.missing_rows,
+                 copt.missing, sum.dropped_tokens, sum.filled_rows);
     }
     const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
     if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {
       fmt::print(stderr,
-                 "warning: the log holds only the chosen experts' probabilities (p = {}); a component that needs more "
-                 "(HybriMoE's MRS uses p = 2k = {}) runs with p = {} on this trace, and its result rows say so in "
+                 "warning: the log holds only the chosen experts' probabilities (p = {}); a "
+                 "component that needs more "
+                 "(HybriMoE's MRS uses p = 2k = {}) runs with p = {} on this trace, and its result "
+                 "rows say so in "
                  "`warnings`\n",
                  sum.probs_width, 2 * m.top_k, sum.probs_width);
     } else if (sum.probs_width == 0) {
-      fmt::print(stderr, "warning: the log holds no router probabilities; components that need them (MRS, "
-                         "probability-based predictors) cannot run on this trace\n");
+      fmt::print(stderr,
+                 "warning: the log holds no router probabilities; components that need them (MRS, "
+                 "probability-based predictors) cannot run on this trace\n");
     }
   });
 
@@ -143,14 +164,17 @@ void add_trace_commands(CLI::App& app) {
   static FitOptions fopt;
   auto* f = trace->add_subcommand(
       "fit", "Fit synthetic-workload presets to the calibration targets of docs/WORKLOADS.md");
-  f->add_option("--family", families, "Families to fit")->check(CLI::IsMember(calibration_families()));
+  f->add_option("--family", families, "Families to fit")
+      ->check(CLI::IsMember(calibration_families()));
   f->add_flag("--all", all, "Fit every family");
   f->add_flag("--write", write, "Write the fitted presets to configs/workloads/<family>.toml");
   f->add_flag("--evaluate-only", evaluate_only, "Evaluate the current presets without fitting");
   f->add_option("--report", report, "Write the Markdown calibration report here");
-  f->add_option("--max-evals", fopt.max_evals, "Objective evaluations per family")->check(CLI::Range(1, 100000));
-  f->add_option("--refine-evals", fopt.refine_evals,
-                "Nelder-Mead refinement evaluations per phase (default: 600 for deepseek-v3, 200 otherwise)")
+  f->add_option("--max-evals", fopt.max_evals, "Objective evaluations per family")
+      ->check(CLI::Range(1, 100000));
+  f->add_option(
+       "--refine-evals", fopt.refine_evals,
+       "Nelder-Mead refinement evaluations per phase (default: 600 for deepseek-v3, 200 otherwise)")
       ->check(CLI::Range(0, 100000));
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
@@ -176,17 +200,23 @@ void add_trace_commands(CLI::App& app) {
       std::fflush(stdout);
       FamilyReport r = evaluate_only ? evaluate_family(fam, start, paths, fopt)
                                      : fit_family(fam, start, paths, fopt);
-      int within = 0;
+      int within = 0, fitted = 0;
       for (const auto& t : r.targets) {
-        within += t.within;
-        fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}\n", t.target->id, t.achieved,
-                   t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE");
+        within += t.within && t.target->fitted;
+        fitted += t.target->fitted;
+        fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
+                   t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",
+                   t.target->fitted ? "" : " (not fitted yet)");
       }
-      for (const auto& c : r.checks) fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS", c.evidence);
-      fmt::print("  {} of {} targets in range, {} evaluations\n", within, r.targets.size(), r.evals);
+      for (const auto& c : r.checks)
+        fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS",
+                   c.evidence);
+      fmt::print("  {} of {} fitted targets in range, {} evaluations\n", within, fitted, r.evals);
       if (write && !evaluate_only) {
         const auto file = paths.find("workloads", fam);
-        if (!file) throw Error("trace fit: expected configs/workloads/" + fam + ".toml to exist, found none");
+        if (!file)
+          throw Error("trace fit: expected configs/workloads/" + fam +
+                      ".toml to exist, found none");
         GeneratorParams p = r.params;
         p.name = fam;
         p.description = "fitted synthetic workload for " + fam + " (see docs/calibration.md)";

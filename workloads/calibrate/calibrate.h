@@ -20,23 +20,29 @@
 namespace moebench {
 
 struct CalibrationTarget {
-  std::string id;           // short key, e.g. "cos_raw_mean"
-  std::string statistic;    // what is measured
-  std::string measured_on;  // model the published number comes from
-  std::string source;       // "DALI Table 8", ...
-  std::string published;    // as published ("0.44", "1.08-1.12")
-  double lo = 0, hi = 0;    // accepted range (stated range, or published value +- our tolerance)
+  std::string id;              // short key, e.g. "cos_raw_mean"
+  std::string statistic;       // what is measured
+  std::string measured_on;     // model the published number comes from
+  std::string source;          // "DALI Table 8", ...
+  std::string published;       // as published ("0.44", "1.08-1.12")
+  double lo = 0, hi = 0;       // accepted range (stated range, or published value +- our tolerance)
   std::string tolerance_note;  // how lo/hi were derived when the source gives a point value
   std::vector<std::string> families;  // families it is fitted and checked on
   std::string direct_family;          // the family it was measured on ("" = none of ours)
-  std::string phase;                  // "geometry" (gate inputs) or "routing"
+  std::string phase;                  // "geometry" (gate inputs: cosines, gate reuse) or "routing"
   std::function<double(const TraceStats&)> measure;
+  // false: measured and reported, not yet in the fit's objective nor required
+  // by the tests (the cross-layer and Mixtral temporal targets of issue 12,
+  // which the committed presets' structure cannot meet yet).
+  bool fitted = true;
 };
 
 // Qualitative checks reported next to the targets (not fitted).
 struct CalibrationCheck {
   std::string id, statistic, source, expectation;
+  std::string phase = "routing";  // the workload it reads: "geometry" (gate inputs) or "routing"
   std::function<std::pair<bool, std::string>(const TraceStats&)> evaluate;  // (holds, evidence)
+  bool required = true;  // false: reported only (as CalibrationTarget::fitted)
 };
 
 const std::vector<CalibrationTarget>& calibration_targets();
@@ -48,12 +54,14 @@ const std::vector<std::string>& calibration_families();
 
 struct FitOptions {
   int64_t geometry_sequences = 16, geometry_tokens = 96;  // workload for cosine targets
-  int64_t routing_sequences = 256, routing_tokens = 64;   // workload for load/overlap targets
-                                                          // (many sequences: consecutive tokens are correlated)
+  int64_t routing_sequences = 256,
+          routing_tokens = 64;  // workload for load/overlap targets
+                                // (many sequences: consecutive tokens are correlated)
   int64_t seed = 20261121;
   double proxy_weight = 0.5;  // a proxy target (measured on another model) counts half a direct one
-  int64_t max_evals = 300;     // coordinate descent, per phase (geometry, routing)
-  int64_t refine_evals = -1;   // Nelder-Mead refinement after it, per phase (-1: the family's default)
+  int64_t max_evals = 300;    // coordinate descent, per phase (geometry, routing)
+  int64_t refine_evals =
+      -1;  // Nelder-Mead refinement after it, per phase (-1: the family's default)
   bool verbose = false;
 };
 

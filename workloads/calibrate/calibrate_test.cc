@@ -19,13 +19,16 @@ TEST(Calibration, CommittedPresetsMeetTheirTargets) {
     const FamilyReport r = evaluate_family(fam, load_generator(fam, m, paths), paths, opt);
     EXPECT_FALSE(r.targets.empty()) << fam;
     for (const auto& t : r.targets) {
+      if (!t.target->fitted) continue;  // reported, not fitted yet (issue 12)
       const bool direct = t.target->direct_family == fam;
       const double slack = direct ? 0.0 : 0.25 * (t.target->hi - t.target->lo);
       EXPECT_TRUE(t.achieved >= t.target->lo - slack && t.achieved <= t.target->hi + slack)
-          << fam << ": " << t.target->id << (direct ? " (direct)" : " (proxy)") << " achieved " << t.achieved
-          << ", range [" << t.target->lo << ", " << t.target->hi << "]";
+          << fam << ": " << t.target->id << (direct ? " (direct)" : " (proxy)") << " achieved "
+          << t.achieved << ", range [" << t.target->lo << ", " << t.target->hi << "]";
     }
-    for (const auto& c : r.checks) EXPECT_TRUE(c.holds) << fam << ": " << c.check->id << ": " << c.evidence;
+    for (const auto& c : r.checks)
+      EXPECT_TRUE(c.holds || !c.check->required)
+          << fam << ": " << c.check->id << ": " << c.evidence;
   }
 }
 

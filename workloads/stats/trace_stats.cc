@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "core/trace/routing.h"
+#include "core/util/detmath.h"
+#include "core/util/lanes16.h"
 #include "core/util/memory.h"
 
 namespace moebench {
@@ -14,7 +17,7 @@ namespace moebench {
 namespace {
 
 const std::vector<std::string>& distance_buckets() {
-  static const std::vector<std::string> b = {"1",     "2",      "3-4",     "5-8", "9-16",
+  static const std::vector<std::string> b = {"1",     "2",     "3-4",    "5-8",  "9-16",
                                              "17-32", "33-64", "65-128", ">128", "first use"};
   return b;
 }
@@ -43,13 +46,35 @@ double cosine(const float* a, const float* b, const float* add, int64_t n) {
   return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
 }
 
+// out[e] = bias[e] + W[e] . x for e < rows (16 partial sums per row, then a
+// fixed tree: the same bits in every clone).
+MOEBENCH_CLONES void gate_logits(const float* W, const float* bias, const float* x, int64_t rows,
+                                 int64_t n, float* out) {
+  using lanes::load16;
+  using lanes::v16;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* w = W + r * n;
+    v16 acc = {};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) acc += load16(w + i) * load16(x + i);
+    float l[16];
+    std::memcpy(l, &acc, 64);
+    for (int h = 8; h >= 1; h >>= 1) {
+      for (int j = 0; j < h; ++j) l[j] += l[j + h];
+    }
+    float s = l[0];
+    for (; i < n; ++i) s += w[i] * x[i];
+    out[r] = bias[r] + s;
+  }
+}
+
 struct SeqState {
   std::unique_ptr<SequenceReader> reader;
   TokenRecord rec;
   bool has_prev = false;
-  std::vector<int32_t> prev_ids;       // [L][k]
-  std::vector<int32_t> prev_ranked;    // [L][R]
-  std::vector<int64_t> last_seen;      // [L][E], -1 = never
+  std::vector<int32_t> prev_ids;     // [L][k]
+  std::vector<int32_t> prev_ranked;  // [L][R]
+  std::vector<int64_t> last_seen;    // [L][E], -1 = never
   bool active = true;
 };
 
@@ -57,7 +82,9 @@ struct SeqState {
 std::string na(double v, const char* spec) {
   return std::isnan(v) ? std::string("n/a") : fmt::format(fmt::runtime(spec), v);
 }
-std::string na9(double v) { return fmt::format("{:>9}", na(v, "{:9.3f}")); }
+std::string na9(double v) {
+  return fmt::format("{:>9}", na(v, "{:9.3f}"));
+}
 
 }  // namespace
 
@@ -79,7 +106,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   // The co-activation and transition tables grow with layers x experts^2.
   check_allocation(uint64_t(L) * uint64_t(E) * uint64_t(E) * (sizeof(int64_t) + sizeof(int32_t)) +
                        uint64_t(std::max<int64_t>(H, 0)) * uint64_t(L) * sizeof(double),
-                   fmt::format("trace statistics of model {} ({} MoE layers x {} experts^2)", in.model_name, L, E));
+                   fmt::format("trace statistics of model {} ({} MoE layers x {} experts^2)",
+                               in.model_name, L, E));
   st.counts.assign(L, std::vector<int64_t>(E, 0));
   std::vector<double> overlap_sum(L, 0);
   int64_t overlap_n = 0;
@@ -92,6 +120,26 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   st.reuse_distance_counts.assign(distance_buckets().size(), 0);
   int64_t persist_hits = 0, persist_n = 0;
   std::vector<int32_t> transitions(size_t(L) * E * E, 0);  // [l][from][to]
+  std::vector<int64_t> repeat_first_n(L, 0), repeat_any_n(L, 0);
+
+  // Gate reuse needs the routers in the gate-input space.
+  const GateWeights* gates = src.gate_weights();
+  const int64_t D =
+      (st.has_gate_inputs && gates && gates->h == H && gates->layers == L && gates->experts == E)
+          ? std::clamp<int64_t>(opt.gate_reuse_distance, 0, std::max<int64_t>(L - 1, 0))
+          : 0;
+  std::vector<int64_t> reuse_top1_hits(D * L, 0), reuse_recall_hits(D * L, 0);
+  std::vector<float> pred_logits(E), pred_probs(E), pred_w(k);
+  std::vector<int32_t> pred_ids(k);
+  std::vector<uint8_t> actual(E);
+  RoutingScratch route_scratch;
+  // With a token budget, every stride-th token (spread over all sequences).
+  const int64_t total_tokens = in.total_tokens();
+  const int64_t reuse_stride =
+      opt.gate_reuse_tokens > 0
+          ? std::max<int64_t>(1, (total_tokens + opt.gate_reuse_tokens - 1) / opt.gate_reuse_tokens)
+          : 1;
+  int64_t token_index = 0;
 
   std::vector<int32_t> ranked(R);
   std::vector<uint8_t> active(E);
@@ -142,6 +190,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
               for (int64_t i = 0; i < k; ++i) common += ids[j] == p[i];
             }
             overlap_sum[l] += double(common) / double(k);
+            repeat_first_n[l] += ids[0] == p[0];
+            repeat_any_n[l] += common > 0;
             if (st.has_probs) {
               std::fill(active.begin(), active.end(), 0);
               for (int64_t j = 0; j < k; ++j) active[ids[j]] = 1;
@@ -161,6 +211,24 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
               cos_sum[l] += cosine(h0, h1, nullptr, H);
               double* rs = &res_sum[l * H];
               for (int64_t i = 0; i < H; ++i) rs[i] += double(h1[i]) - double(h0[i]);
+            }
+          }
+        }
+        if (D > 0 && token_index++ % reuse_stride == 0) {
+          ++st.gate_reuse_tokens;
+          for (int64_t j = 0; j < L; ++j) {
+            const int32_t* truth = &r.ids[j * k];
+            std::fill(actual.begin(), actual.end(), 0);
+            for (int64_t q = 0; q < k; ++q) actual[truth[q]] = 1;
+            for (int64_t d = 1; d <= D && j - d >= 0; ++d) {
+              const int64_t l = j - d;  // the layer whose gate input predicts layer j
+              gate_logits(gates->w(j), gates->b(j), &r.gate_input[l * H], E, H, pred_logits.data());
+              const float* sel = gates->selection_bias.empty() ? nullptr : gates->sel(j);
+              route(in.routing, pred_logits.data(), sel, pred_ids.data(), pred_w.data(),
+                    pred_probs.data(), route_scratch);
+              reuse_top1_hits[(d - 1) * L + l] += pred_ids[0] == truth[0];
+              for (int64_t q = 0; q < k; ++q)
+                reuse_recall_hits[(d - 1) * L + l] += actual[pred_ids[q]];
             }
           }
         }
@@ -211,9 +279,29 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   for (int64_t l = 0; l < L; ++l) {
     const auto& c = st.counts[l];
     const double mean = double(std::accumulate(c.begin(), c.end(), int64_t(0))) / double(E);
-    st.load_max_over_mean[l] = mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : kNA;
-    st.load_min_over_mean[l] = mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : kNA;
+    st.load_max_over_mean[l] =
+        mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : kNA;
+    st.load_min_over_mean[l] =
+        mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : kNA;
     st.overlap_frac[l] = overlap_n > 0 ? overlap_sum[l] / double(overlap_n) : kNA;
+  }
+  st.repeat_first.resize(L);
+  st.repeat_any.resize(L);
+  for (int64_t l = 0; l < L; ++l) {
+    st.repeat_first[l] = overlap_n > 0 ? double(repeat_first_n[l]) / double(overlap_n) : kNA;
+    st.repeat_any[l] = overlap_n > 0 ? double(repeat_any_n[l]) / double(overlap_n) : kNA;
+  }
+  if (D > 0 && st.gate_reuse_tokens > 0) {
+    st.gate_reuse_top1.assign(D, std::vector<double>(L, kNA));
+    st.gate_reuse_recall.assign(D, std::vector<double>(L, kNA));
+    const double n = double(st.gate_reuse_tokens);
+    for (int64_t d = 1; d <= D; ++d) {
+      for (int64_t l = 0; l + d < L; ++l) {
+        st.gate_reuse_top1[d - 1][l] = double(reuse_top1_hits[(d - 1) * L + l]) / n;
+        st.gate_reuse_recall[d - 1][l] =
+            double(reuse_recall_hits[(d - 1) * L + l]) / (n * double(k));
+      }
+    }
   }
   if (L > 1) {
     st.coact_top1.resize(L - 1);
@@ -231,15 +319,16 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     st.reuse_by_rank.resize(R);
     // A top-p trace knows the ranks below p only; the rest are zeros, not scores.
     const int64_t known = in.probs == ProbsStorage::kTopP ? std::min(R, in.top_p) : R;
-    for (int64_t q = 0; q < R; ++q) st.reuse_by_rank[q] = q < known ? double(reuse_hits[q]) / double(reuse_n) : kNA;
+    for (int64_t q = 0; q < R; ++q)
+      st.reuse_by_rank[q] = q < known ? double(reuse_hits[q]) / double(reuse_n) : kNA;
   }
   st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : kNA;
   st.high_workload_chance = double(wk) / double(E);
   {
-    double frac_sum = 0;
+    double frac_sum = 0, above_sum = 0;
     int64_t layers_counted = 0;
     for (int64_t l = 0; l < L; ++l) {
-      int64_t rows = 0, diag = 0;
+      int64_t rows = 0, diag = 0, above = 0;
       for (int64_t e = 0; e < E; ++e) {
         const int32_t* row = &transitions[(size_t(l) * E + e) * E];
         int64_t total = 0;
@@ -251,13 +340,17 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         if (total < 10) continue;
         ++rows;
         diag += row[e] == mx;
+        above += E > 1 && double(row[e]) > double(total - row[e]) / double(E - 1);
       }
       if (rows > 0) {
         frac_sum += double(diag) / double(rows);
+        above_sum += double(above) / double(rows);
         ++layers_counted;
       }
     }
     st.high_workload_diagonal_rows = layers_counted ? frac_sum / double(layers_counted) : kNA;
+    st.high_workload_diagonal_above_mean =
+        layers_counted ? above_sum / double(layers_counted) : kNA;
   }
   if (E <= 64) st.high_workload_heatmap = transitions;
 
@@ -284,12 +377,28 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
 }
 
 double TraceStats::mean(const std::vector<double>& v) const {
-  return v.empty() ? kNA : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+  double sum = 0;
+  int64_t n = 0;
+  for (double x : v) {
+    if (std::isnan(x)) continue;
+    sum += x;
+    ++n;
+  }
+  return n > 0 ? sum / double(n) : kNA;
+}
+
+double TraceStats::gate_reuse_top1_mean(int64_t d) const {
+  return d >= 1 && d <= int64_t(gate_reuse_top1.size()) ? mean(gate_reuse_top1[d - 1]) : kNA;
+}
+double TraceStats::gate_reuse_recall_mean(int64_t d) const {
+  return d >= 1 && d <= int64_t(gate_reuse_recall.size()) ? mean(gate_reuse_recall[d - 1]) : kNA;
 }
 
 namespace {
 // NaN (a statistic the trace cannot give) as JSON null.
-nlohmann::ordered_json jnum(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
+nlohmann::ordered_json jnum(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+}
 nlohmann::ordered_json jvec(const std::vector<double>& v) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
   for (double x : v) a.push_back(jnum(x));
@@ -311,9 +420,18 @@ nlohmann::ordered_json TraceStats::to_json() const {
       {"cos_raw_mean", jnum(mean(cos_raw))},
       {"cos_residual_mean", jnum(mean(cos_residual))},
       {"coact_top1_mean", jnum(mean(coact_top1))},
+      {"repeat_first_mean", jnum(mean(repeat_first))},
+      {"repeat_any_mean", jnum(mean(repeat_any))},
+      {"gate_reuse_top1_mean",
+       {jnum(gate_reuse_top1_mean(1)), jnum(gate_reuse_top1_mean(2)),
+        jnum(gate_reuse_top1_mean(3))}},
+      {"gate_reuse_recall_mean",
+       {jnum(gate_reuse_recall_mean(1)), jnum(gate_reuse_recall_mean(2)),
+        jnum(gate_reuse_recall_mean(3))}},
       {"high_workload_persistence", jnum(high_workload_persistence)},
       {"high_workload_chance", jnum(high_workload_chance)},
       {"high_workload_diagonal_rows", jnum(high_workload_diagonal_rows)},
+      {"high_workload_diagonal_above_mean", jnum(high_workload_diagonal_above_mean)},
   };
   j["per_layer"] = {
       {"load_max_over_mean", jvec(load_max_over_mean)},
@@ -322,7 +440,24 @@ nlohmann::ordered_json TraceStats::to_json() const {
       {"cos_raw", jvec(cos_raw)},
       {"cos_residual", jvec(cos_residual)},
       {"coact_top1", jvec(coact_top1)},
+      {"repeat_first", jvec(repeat_first)},
+      {"repeat_any", jvec(repeat_any)},
   };
+  {
+    nlohmann::ordered_json g;
+    g["definition"] =
+        "layer l+d's router applied to layer l's gate input; top1 = P(predicted first choice == "
+        "actual first "
+        "choice at l+d), recall = mean |predicted top-k & actual top-k| / k; index [d-1][l]";
+    g["tokens"] = gate_reuse_tokens;
+    nlohmann::ordered_json t1 = nlohmann::ordered_json::array(),
+                           rc = nlohmann::ordered_json::array();
+    for (const auto& v : gate_reuse_top1) t1.push_back(jvec(v));
+    for (const auto& v : gate_reuse_recall) rc.push_back(jvec(v));
+    g["top1"] = std::move(t1);
+    g["recall"] = std::move(rc);
+    j["gate_reuse"] = std::move(g);
+  }
   j["reuse_by_rank"] = jvec(reuse_by_rank);
   j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
   j["popularity"] = counts;
@@ -352,16 +487,53 @@ std::string TraceStats::to_text() const {
   };
   for (int64_t l = 0; l < moe_layers; ++l) {
     out += fmt::format("{:5d}  {:>13}  {:>13}  {}  {} {}  {}\n", l, na9(load_max_over_mean[l]),
-                       na9(load_min_over_mean[l]), na9(overlap_frac[l]), at(cos_raw, l), at(cos_residual, l),
-                       at(coact_top1, l));
+                       na9(load_min_over_mean[l]), na9(overlap_frac[l]), at(cos_raw, l),
+                       at(cos_residual, l), at(coact_top1, l));
   }
+  out += fmt::format("\nmean   {:>13}  {:>13}  {}  {}  {}  {}\n", na9(mean(load_max_over_mean)),
+                     na9(mean(load_min_over_mean)), na9(mean(overlap_frac)), na9(mean(cos_raw)),
+                     na9(mean(cos_residual)), na9(mean(coact_top1)));
   out += fmt::format(
-      "\nmean   {:>13}  {:>13}  {}  {}  {}  {}\n", na9(mean(load_max_over_mean)), na9(mean(load_min_over_mean)),
-      na9(mean(overlap_frac)), na9(mean(cos_raw)), na9(mean(cos_residual)), na9(mean(coact_top1)));
+      "\nconsecutive tokens (Mixtral paper Table 5): first choice repeated {} (random {:.3f}), "
+      "at least one expert shared {} (random {:.3f})\n",
+      na(mean(repeat_first), "{:.3f}"), experts > 0 ? 1.0 / double(experts) : kNA,
+      na(mean(repeat_any), "{:.3f}"), [&] {
+        // 1 - C(E-k, k) / C(E, k)
+        double none = 1;
+        for (int64_t i = 0; i < top_k; ++i)
+          none *= double(experts - top_k - i) / double(experts - i);
+        return 1.0 - std::max(none, 0.0);
+      }());
+  if (!gate_reuse_top1.empty()) {
+    const size_t D = gate_reuse_top1.size();
+    out += fmt::format(
+        "\ngate reuse (layer l+d's router on layer l's gate input; {} tokens): top-1 accuracy and "
+        "recall of the "
+        "top-{}\nlayer",
+        gate_reuse_tokens, top_k);
+    for (size_t d = 1; d <= D; ++d) out += fmt::format("   top1 d={}", d);
+    for (size_t d = 1; d <= D; ++d) out += fmt::format(" recall d={}", d);
+    out += "\n";
+    for (int64_t l = 0; l < moe_layers; ++l) {
+      out += fmt::format("{:5d}", l);
+      for (size_t d = 0; d < D; ++d) out += fmt::format("  {}", na9(gate_reuse_top1[d][l]));
+      for (size_t d = 0; d < D; ++d) out += fmt::format("  {}", na9(gate_reuse_recall[d][l]));
+      out += "\n";
+    }
+    out += "mean ";
+    for (size_t d = 1; d <= D; ++d)
+      out += fmt::format("  {}", na9(gate_reuse_top1_mean(int64_t(d))));
+    for (size_t d = 1; d <= D; ++d)
+      out += fmt::format("  {}", na9(gate_reuse_recall_mean(int64_t(d))));
+    out += "\n";
+  } else {
+    out += "\ngate reuse: n/a (needs gate inputs and gate weights)\n";
+  }
   if (!reuse_by_rank.empty()) {
     out += "\nreuse probability by score rank (rank: P(activated at t+1)):\n";
     for (size_t q = 0; q < reuse_by_rank.size(); ++q) {
-      out += fmt::format("  {:3d}: {:>5}{}", q, na(reuse_by_rank[q], "{:.3f}"), (q + 1) % 8 == 0 ? "\n" : "");
+      out += fmt::format("  {:3d}: {:>5}{}", q, na(reuse_by_rank[q], "{:.3f}"),
+                         (q + 1) % 8 == 0 ? "\n" : "");
     }
     out += "\n";
   }
@@ -372,10 +544,12 @@ std::string TraceStats::to_text() const {
     out += fmt::format("  {:>9}: {:6.2f}%\n", reuse_distance_buckets[i],
                        total ? 100.0 * double(reuse_distance_counts[i]) / double(total) : 0.0);
   }
-  out += fmt::format("\nhigh-workload persistence (top-3 by workload stays top-3 next step): {} (chance {:.3f});\n"
-                     "rows of the top-3 transition heatmap whose diagonal is the largest cell: {}\n",
-                     na(high_workload_persistence, "{:.3f}"), high_workload_chance,
-                     na(high_workload_diagonal_rows, "{:.3f}"));
+  out += fmt::format(
+      "\nhigh-workload persistence (top-3 by workload stays top-3 next step): {} (chance {:.3f});\n"
+      "rows of the top-3 transition heatmap whose diagonal is the largest cell: {}; "
+      "above the row's mean: {}\n",
+      na(high_workload_persistence, "{:.3f}"), high_workload_chance,
+      na(high_workload_diagonal_rows, "{:.3f}"), na(high_workload_diagonal_above_mean, "{:.3f}"));
   return out;
 }
 

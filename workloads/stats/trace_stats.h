@@ -22,6 +22,11 @@ inline constexpr double kNA = std::numeric_limits<double>::quiet_NaN();
 struct StatsOptions {
   int64_t batch = 8;        // sequences grouped for workload statistics (DALI used batch 8)
   int64_t reuse_ranks = 0;  // score ranks in the reuse curve (0 = min(E, 4k))
+  // Gate reuse (cross-layer predictability): distances 1..max_distance, on at
+  // most gate_reuse_tokens tokens (0 = every token): every n-th token, spread
+  // over all sequences.
+  int64_t gate_reuse_distance = 3;
+  int64_t gate_reuse_tokens = 0;
 };
 
 struct TraceStats {
@@ -32,12 +37,29 @@ struct TraceStats {
   std::vector<std::vector<int64_t>> counts;  // [L][E] activations over all tokens
   std::vector<double> load_max_over_mean;    // max_e counts / mean_e counts
   std::vector<double> load_min_over_mean;
-  std::vector<double> overlap_frac;          // mean |top-k(t) & top-k(t+1)| / k, same sequence
+  std::vector<double> overlap_frac;  // mean |top-k(t) & top-k(t+1)| / k, same sequence
+  // The Mixtral paper's Table 5 (arXiv 2401.04088, Sec. 5), consecutive tokens
+  // of the same sequence: P(first choice of t+1 == first choice of t), and
+  // P(top-k(t) and top-k(t+1) share at least one expert) ("first or second
+  // choice" for top-2; random routing gives 1/E and 1 - C(E-k,k)/C(E,k)).
+  std::vector<double> repeat_first;
+  std::vector<double> repeat_any;
 
   // Per adjacent pair (l, l+1) (size L-1).
-  std::vector<double> cos_raw;               // mean cos(h_l, h_{l+1})
-  std::vector<double> cos_residual;          // mean cos(h_l + r_l, h_{l+1}), r_l = mean(h_{l+1} - h_l) of this trace
-  std::vector<double> coact_top1;            // mean over activations at l of max_e' P(e' at l+1 | e at l)
+  std::vector<double> cos_raw;  // mean cos(h_l, h_{l+1})
+  std::vector<double>
+      cos_residual;  // mean cos(h_l + r_l, h_{l+1}), r_l = mean(h_{l+1} - h_l) of this trace
+  std::vector<double> coact_top1;  // mean over activations at l of max_e' P(e' at l+1 | e at l)
+
+  // Gate reuse ("cross-layer predictability"): layer l+d's router (the
+  // trace's gate weights, bias and selection rule) applied to layer l's gate
+  // input predicts the top-k of layer l+d of the same token. Indexed
+  // [d-1][l] by the layer l whose input is used (size L, NaN where l+d >= L):
+  //   top1:   P(predicted first choice == actual first choice at l+d)
+  //   recall: mean |predicted top-k & actual top-k| / k
+  // Needs gate inputs and gate weights (empty otherwise).
+  std::vector<std::vector<double>> gate_reuse_top1, gate_reuse_recall;
+  int64_t gate_reuse_tokens = 0;  // tokens the gate-reuse statistics were measured on
 
   // Reuse probability by score rank at token t (rank 0 = highest score):
   // P(that expert is activated at t+1 in the same layer). Needs probabilities.
@@ -57,11 +79,17 @@ struct TraceStats {
   // layer): fraction of its rows (experts seen at least 10 times) whose
   // diagonal cell is the row's largest, averaged over layers.
   double high_workload_diagonal_rows = 0;
+  // A weaker reading of the same heatmap: fraction of rows whose diagonal
+  // cell exceeds the mean of the row's other cells (averaged over layers).
+  double high_workload_diagonal_above_mean = 0;
   // The heatmap's counts [L][E][E] (from, to), kept for models with at most
   // 64 experts (DALI Fig. 8 shows Mixtral's); empty otherwise.
   std::vector<int32_t> high_workload_heatmap;
 
-  double mean(const std::vector<double>& v) const;
+  double mean(const std::vector<double>& v) const;  // ignores NaN entries; NaN if none
+  // Mean over layers of gate reuse at distance d (1-based); NaN if not measured.
+  double gate_reuse_top1_mean(int64_t d) const;
+  double gate_reuse_recall_mean(int64_t d) const;
   nlohmann::ordered_json to_json() const;
   std::string to_text() const;
 };

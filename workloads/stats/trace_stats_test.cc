@@ -126,5 +126,79 @@ TEST(TraceStats, SingleTokenSequencesHaveNoOverlap) {
   EXPECT_TRUE(st.to_json()["summary"]["overlap_frac_mean"].is_null());
 }
 
+// Gate reuse and the Mixtral paper's repetition statistics, hand-computed.
+// Gates are the identity (4 experts, H = 4), so a gate input's largest
+// coordinates are the predicted experts, whatever the actual routing says.
+TEST(TraceStats, GateReuseAndRepetitionHandComputed) {
+  TraceInfo info;
+  info.model_name = "tiny";
+  info.moe_layers = 3;
+  info.routing.experts = 4;
+  info.routing.top_k = 2;
+  info.h_trace = 4;
+  info.sequences = {{0, 2}};
+  MemoryTraceSource m(info);
+  GateWeights g;
+  g.layers = 3;
+  g.experts = 4;
+  g.h = 4;
+  g.weight.assign(3 * 4 * 4, 0.0f);
+  for (int l = 0; l < 3; ++l) {
+    for (int e = 0; e < 4; ++e) g.weight[(l * 4 + e) * 4 + e] = 1.0f;
+  }
+  g.bias.assign(12, 0.0f);
+  g.selection_bias.assign(12, 0.0f);
+  m.set_gate_weights(g);
+  // Gate inputs: layer 0 ranks experts 0 > 1, layer 1 ranks 1 > 2 (layer 2's input is unused).
+  const std::vector<float> h = {4, 3, 0, 0, 0, 4, 3, 0, 1, 0, 0, 0};
+  // Actual routing (rank order): token 0: {0,3} {0,2} {2,1}; token 1: {1,0} {0,2} {2,1}.
+  for (const auto& ids :
+       {std::vector<int32_t>{0, 3, 0, 2, 2, 1}, std::vector<int32_t>{1, 0, 0, 2, 2, 1}}) {
+    TokenRecord r;
+    r.ids = ids;
+    r.weights.assign(6, 0.5f);
+    r.gate_input = h;
+    m.add(0, r);
+  }
+  const TraceStats st = compute_stats(m, StatsOptions{1, 4});
+  EXPECT_EQ(st.gate_reuse_tokens, 2);
+  ASSERT_EQ(st.gate_reuse_top1.size(), 2u);  // distances 1 and 2 (3 layers)
+  // d = 1: layer 0 predicts {0,1} for layer 1 = {0,2}: first choice right, recall 1/2.
+  //        layer 1 predicts {1,2} for layer 2 = {2,1}: first choice wrong, recall 2/2.
+  EXPECT_DOUBLE_EQ(st.gate_reuse_top1[0][0], 1.0);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_recall[0][0], 0.5);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_top1[0][1], 0.0);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_recall[0][1], 1.0);
+  EXPECT_TRUE(std::isnan(st.gate_reuse_top1[0][2]));
+  // d = 2: layer 0 predicts {0,1} for layer 2 = {2,1}.
+  EXPECT_DOUBLE_EQ(st.gate_reuse_top1[1][0], 0.0);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_recall[1][0], 0.5);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_top1_mean(1), 0.5);
+  EXPECT_DOUBLE_EQ(st.gate_reuse_recall_mean(1), 0.75);
+  EXPECT_TRUE(std::isnan(st.gate_reuse_top1_mean(3)));
+  // Consecutive tokens: layer 0 {0,3} -> {1,0}: first choice changes, one expert shared;
+  // layers 1 and 2 repeat exactly.
+  EXPECT_DOUBLE_EQ(st.repeat_first[0], 0.0);
+  EXPECT_DOUBLE_EQ(st.repeat_any[0], 1.0);
+  EXPECT_DOUBLE_EQ(st.repeat_first[1], 1.0);
+  // A budget of one token measures every second token.
+  StatsOptions one{1, 4};
+  one.gate_reuse_tokens = 1;
+  EXPECT_EQ(compute_stats(m, one).gate_reuse_tokens, 1);
+  // Without gate weights there is no gate reuse, and the text says so.
+  MemoryTraceSource none(info);
+  for (int t = 0; t < 2; ++t) {
+    TokenRecord r;
+    r.ids = {0, 3, 0, 2, 2, 1};
+    r.weights.assign(6, 0.5f);
+    r.gate_input = h;
+    none.add(0, r);
+  }
+  const TraceStats ns = compute_stats(none, StatsOptions{1, 4});
+  EXPECT_TRUE(ns.gate_reuse_top1.empty());
+  EXPECT_NE(ns.to_text().find("gate reuse: n/a"), std::string::npos);
+  EXPECT_TRUE(ns.to_json()["summary"]["gate_reuse_top1_mean"][0].is_null());
+}
+
 }  // namespace
 }  // namespace moebench

@@ -12,8 +12,8 @@
 
 #include "core/trace/routing.h"
 #include "core/util/detmath.h"
-#include "core/util/lanes16.h"
 #include "core/util/error.h"
+#include "core/util/lanes16.h"
 #include "core/util/sha256.h"
 
 namespace moebench {
@@ -32,32 +32,64 @@ const cfg::Schema<GeneratorParams>& GeneratorParams::schema() {
         .string("source", &S::source, "How the knobs were obtained.")
         .integer("structure_seed", &S::structure_seed,
                  "Seed of the synthetic model (gates, means, mixing, popularity).", at_least(0))
-        .integer("latent_dim", &S::latent_dim, "Dimension r of the latent context.", between(1, 256))
+        .integer("latent_dim", &S::latent_dim, "Dimension r of the latent context.",
+                 between(1, 256))
         .number("rho", &S::rho, "Temporal correlation of the latent context between tokens.",
                 NumRange{0.0, 1.0, false, true})
-        .number("topic", &S::topic, "Per-sequence topic offset, relative to the latent.", non_negative())
+        .number("topic", &S::topic, "Per-sequence topic offset, relative to the latent.",
+                non_negative())
         .number("mean_hidden", &S::mean_hidden,
-                "RMS per coordinate of the gate-invisible residual mean at layer 0.", non_negative())
+                "RMS per coordinate of the gate-invisible residual mean at layer 0.",
+                non_negative())
         .number("mean_visible", &S::mean_visible,
                 "RMS per coordinate of each layer's gate-visible mean (independent per layer).",
                 non_negative())
-        .number("drift", &S::drift, "RMS per coordinate of each layer's residual drift (invisible half).",
+        .number("drift", &S::drift,
+                "RMS per coordinate of each layer's residual drift (invisible half).",
                 non_negative())
         .number("drift_first", &S::drift_first, "Drift of the first transition (layer 0 -> 1).",
                 non_negative())
-        .number("theta", &S::theta, "Rotation of the mixing per layer.", NumRange{0.0, 1.5707963}, "rad")
+        .number("theta", &S::theta, "Rotation of the mixing per layer.", NumRange{0.0, 1.5707963},
+                "rad")
         .number("theta_first", &S::theta_first, "Rotation of the first transition.",
                 NumRange{0.0, 1.5707963}, "rad")
-        .number("noise", &S::noise, "Per-token noise RMS per coordinate.", non_negative())
+        .number("noise", &S::noise,
+                "RMS per coordinate of the token's own state (the part not shared with "
+                "neighbouring tokens).",
+                non_negative())
+        .number("depth_corr", &S::depth_corr,
+                "Correlation of the token's own state between adjacent layers (0: independent per "
+                "layer).",
+                NumRange{0.0, 0.999})
+        .number("depth_corr_first", &S::depth_corr_first,
+                "The same for the first transition, layer 0 -> 1 (< 0: same as depth_corr).",
+                NumRange{-1.0, 0.999})
+        .boolean("shared_gates", &S::shared_gates,
+                 "Every layer's router reads the same gate directions (one sign vector and row set "
+                 "per block), "
+                 "each layer assigning its experts to them in its own order; needed by focus.")
+        .number("focus", &S::focus,
+                "Strength of the token's focus feature (a spike along one shared gate direction), "
+                "relative to "
+                "the logit spread of the token's own state: the router's decisive first choice.",
+                non_negative())
+        .number("focus_repeat", &S::focus_repeat,
+                "Probability that a token keeps its predecessor's focus direction.", fraction())
+        .number("context_first", &S::context_first,
+                "Weight of the shared context (latent) in the first MoE layer's gate input, "
+                "relative to later "
+                "layers.",
+                NumRange{0.0, 1.0})
         .number("gate_scale", &S::gate_scale, "Logit scale (inverse temperature) of the gates.",
                 positive())
         .number("skew", &S::skew, "Std of the per-expert popularity bias (logits), deep layers.",
                 non_negative())
         .number("skew_shallow", &S::skew_shallow,
                 "Popularity-bias std before skew_onset (< 0: same as skew).", NumRange{-1.0})
-        .number("skew_onset", &S::skew_onset,
-                "Depth fraction where the bias starts rising (over a quarter of the depth) to skew.",
-                fraction());
+        .number(
+            "skew_onset", &S::skew_onset,
+            "Depth fraction where the bias starts rising (over a quarter of the depth) to skew.",
+            fraction());
     return s;
   }();
   return s;
@@ -75,9 +107,10 @@ GeneratorParams load_generator(const std::string& name, const ModelSpec& model,
   std::string preset = name;
   if (preset == "auto") {
     if (model.family == "custom") {
-      throw ConfigError(Where{"<workload>"}, "workload.generator",
-                        "a generator preset (the model's family is 'custom', so 'auto' cannot pick one)",
-                        "'auto'");
+      throw ConfigError(
+          Where{"<workload>"}, "workload.generator",
+          "a generator preset (the model's family is 'custom', so 'auto' cannot pick one)",
+          "'auto'");
     }
     preset = model.family;
   }
@@ -103,12 +136,14 @@ SyntheticLayout layout_from_workload(const WorkloadSpec& w, bool calibration) {
 
 struct SyntheticSource::Structure {
   int64_t L = 0, E = 0, H = 0, Hv = 0, r = 0, blocks = 0;
-  std::vector<float> mean;   // [L][H]: visible half v_l, invisible half m_l
-  std::vector<float> mix;    // [L][r][H]
-  std::vector<float> sign;   // [L][blocks][Hv], +-1
-  std::vector<int32_t> row;  // [L][E]: Hadamard row of expert e in block e / Hv
-  std::vector<float> beta;   // [L][E]
-  std::vector<float> scale;  // [L][E]: gate_scale / sqrt(Hv), equalised per expert (see below)
+  std::vector<float> mean;        // [L][H]: visible half v_l, invisible half m_l
+  std::vector<float> mix;         // [L][r][H]
+  std::vector<float> sign;        // [L][blocks][Hv], +-1
+  std::vector<int32_t> row;       // [L][E]: Hadamard row of expert e in block e / Hv
+  std::vector<float> beta;        // [L][E]
+  std::vector<float> scale;       // [L][E]: gate_scale / sqrt(Hv), equalised per expert (see below)
+  std::vector<float> focus_dir;   // [E][Hv]: unit vectors along the shared gate directions
+  std::vector<float> focus_gain;  // [L][E] by direction: undoes the expert's equalisation
   RoutingConfig routing;
 };
 
@@ -118,7 +153,9 @@ constexpr uint64_t kStreamVisible = 0x76697369626c65ull;  // "visible"
 constexpr uint64_t kStreamHidden = 0x68696464656eull;     // "hidden"
 constexpr uint64_t kCalibration = 0x63616c6962726174ull;  // "calibrat"
 
-bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+bool is_pow2(int64_t x) {
+  return x > 0 && (x & (x - 1)) == 0;
+}
 
 }  // namespace
 
@@ -127,9 +164,10 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
     : params_(params), layout_(std::move(layout)), structure_(std::make_unique<Structure>()) {
   const int64_t H = layout_.h_trace;
   if (!is_pow2(H) || H < 32) {
-    throw Error(fmt::format("workload.h_trace: expected a power of two >= 32 (the generator's gates "
-                            "are Hadamard transforms), found {}",
-                            H));
+    throw Error(
+        fmt::format("workload.h_trace: expected a power of two >= 32 (the generator's gates "
+                    "are Hadamard transforms), found {}",
+                    H));
   }
   Structure& s = *structure_;
   s.L = model.moe_layers();
@@ -159,22 +197,70 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
     const double c = det::cos(th), sn = det::sin(th);
     for (auto& x : A) x = c * x + sn * det::normal(rng) * inv_sqrt_r;
   }
+  // Gates: one sign vector and one set of Walsh-Hadamard rows per block of
+  // Hv experts, shared by every layer; each layer assigns its experts to the
+  // block's rows in its own random order. Every layer's router therefore
+  // reads the same directions of the residual stream, relabelled, so a
+  // feature that persists over depth keeps selecting (different) experts at
+  // every layer, as features of a real residual stream do; which expert of
+  // the next layer answers to a direction is what gate reuse predicts.
   s.sign.resize(L * s.blocks * Hv);
   s.row.resize(L * E);
   s.beta.resize(L * E);
-  std::vector<int32_t> perm(Hv);
+  std::vector<float> shared_sign(s.blocks * Hv);
+  std::vector<int32_t> rowset(s.blocks * Hv), perm(Hv), dir_of(L * E, 0);
+  auto shuffle = [&](int32_t* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) v[i] = int32_t(i);
+    for (int64_t i = n - 1; i > 0; --i) {
+      const int64_t j = int64_t(det::splitmix64(rng) % uint64_t(i + 1));
+      std::swap(v[i], v[j]);
+    }
+  };
+  if (params.shared_gates) {
+    for (int64_t b = 0; b < s.blocks; ++b) {
+      for (int64_t i = 0; i < Hv; ++i)
+        shared_sign[b * Hv + i] = (det::splitmix64(rng) & 1) ? 1.0f : -1.0f;
+      shuffle(&rowset[b * Hv], Hv);
+    }
+  }
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t b = 0; b < s.blocks; ++b) {
-      for (int64_t i = 0; i < Hv; ++i) s.sign[(l * s.blocks + b) * Hv + i] = (det::splitmix64(rng) & 1) ? 1.0f : -1.0f;
-      for (int64_t i = 0; i < Hv; ++i) perm[i] = int32_t(i);
-      for (int64_t i = Hv - 1; i > 0; --i) {
-        const int64_t j = int64_t(det::splitmix64(rng) % uint64_t(i + 1));
-        std::swap(perm[i], perm[j]);
+      float* sg = &s.sign[(l * s.blocks + b) * Hv];
+      const int64_t n = std::min(E, (b + 1) * Hv) - b * Hv;
+      if (params.shared_gates) {
+        std::copy_n(&shared_sign[b * Hv], Hv, sg);
+        shuffle(perm.data(), n);
+        for (int64_t j = 0; j < n; ++j) {
+          s.row[l * E + b * Hv + j] = rowset[b * Hv + perm[j]];
+          dir_of[l * E + b * Hv + j] = int32_t(b * Hv + perm[j]);
+        }
+      } else {
+        // Independent gates per layer (the original structure).
+        for (int64_t i = 0; i < Hv; ++i) sg[i] = (det::splitmix64(rng) & 1) ? 1.0f : -1.0f;
+        shuffle(perm.data(), Hv);
+        for (int64_t j = 0; j < n; ++j) s.row[l * E + b * Hv + j] = perm[j];
       }
-      for (int64_t e = b * Hv; e < std::min(E, (b + 1) * Hv); ++e) s.row[l * E + e] = perm[e - b * Hv];
     }
     const double sk = params.skew_at(l, L);
     for (int64_t e = 0; e < E; ++e) s.beta[l * E + e] = float(sk * det::normal(rng));
+  }
+  // Focus directions: direction d (block d / Hv, the block's (d % Hv)-th
+  // shared row) as a unit vector of the visible half.
+  if (params.focus > 0 && !params.shared_gates) {
+    throw Error(
+        fmt::format("workload generator '{}': focus = {} needs shared_gates = true (the focus is a "
+                    "direction every layer's router reads), found shared_gates = false",
+                    params.name, params.focus));
+  }
+  if (params.shared_gates) s.focus_dir.resize(E * Hv);
+  const float inv_sqrt_hv = float(1.0 / std::sqrt(double(Hv)));
+  for (int64_t d = 0; d < (params.shared_gates ? E : 0); ++d) {
+    const int64_t b = d / Hv;
+    const uint32_t rw = uint32_t(rowset[b * Hv + d % Hv]);
+    for (int64_t i = 0; i < Hv; ++i) {
+      const float had = (__builtin_popcount(rw & uint32_t(i)) & 1) ? -1.0f : 1.0f;
+      s.focus_dir[d * Hv + i] = shared_sign[b * Hv + i] * had * inv_sqrt_hv;
+    }
   }
   // A random mixing matrix gives each expert's gate row a different share of
   // the token-dependent signal (|q_e^T A_V| varies by ~35% at r = 16), which
@@ -182,6 +268,7 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   // are balanced, so each expert's gate row is rescaled to the same dynamic
   // variance; popularity then comes only from skew and mean_visible.
   s.scale.resize(L * E);
+  s.focus_gain.resize(L * E);
   std::vector<double> norm(E);
   for (int64_t l = 0; l < L; ++l) {
     double mean_sq = 0;
@@ -206,6 +293,12 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
     const double base = params.gate_scale / std::sqrt(double(Hv));
     for (int64_t e = 0; e < E; ++e) {
       s.scale[l * E + e] = float(norm[e] > 0 ? base * target / norm[e] : base);
+      // The focus spike along this expert's direction is divided by the same
+      // equalisation, so it adds the same logit whichever expert it selects.
+      if (params.shared_gates) {
+        s.focus_gain[l * E + dir_of[l * E + e]] =
+            float(norm[e] > 0 && target > 0 ? norm[e] / target : 1.0);
+      }
     }
   }
 
@@ -321,13 +414,23 @@ void normals16(LaneRng& rng, float* out) {
 // of the sequence's generators, so its values do not depend on the
 // sequence's length or on how the block is used.
 
-// h[i][b] = mean[i] + noise * eps[i][b] + sum_j mix[j][i] * c[j][b] for i in [begin, end),
-// terms added in this order.
-MOEBENCH_CLONES void mix_block(const float* mean, const float* mix, const float* c, int64_t r, int64_t H,
-                               LaneRng& rng, float noise, float* h, int64_t begin, int64_t end) {
+// The token's own state s (persistent across depth) and the gate input h
+// for coordinates [begin, end):
+//   first layer: s[i][b] = noise * eps[i][b]
+//   later:       s[i][b] = depth_corr * s[i][b] + depth_innov * (noise * eps[i][b])
+//   h[i][b] = (mean[i] + s[i][b]) + sum_j mix[j][i] * c[j][b], terms added in this order.
+// With depth_corr = 0 and depth_innov = 1 this is the independent per-layer
+// noise of earlier versions, bit for bit.
+MOEBENCH_CLONES void mix_block(const float* mean, const float* mix, const float* c, int64_t r,
+                               int64_t H, LaneRng& rng, float noise, bool first, float depth_corr,
+                               float depth_innov, float* state, float* h, int64_t begin,
+                               int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     const v16 u = lane_uniforms_v(rng);
-    store16(h + i * 16, mean[i] + ((u - 0.5f) * kSqrt12) * noise);
+    const v16 e = ((u - 0.5f) * kSqrt12) * noise;
+    const v16 st = first ? e : depth_corr * load16(state + i * 16) + depth_innov * e;
+    store16(state + i * 16, st);
+    store16(h + i * 16, mean[i] + st);
   }
   // Per coordinate, the r terms are added in order j = 0..r-1 in a register
   // (the same operations in the same order as a j-outer loop, so the same
@@ -381,7 +484,8 @@ class SyntheticReader : public SequenceReader {
   SyntheticReader(const SyntheticSource* src, int64_t seq, unsigned fields)
       : src_(src), s_(src->structure()), seq_(seq), fields_(fields) {
     const auto& lay = src->layout();
-    const uint64_t base = lay.calibration ? (uint64_t(lay.seed) ^ kCalibration) : uint64_t(lay.seed);
+    const uint64_t base =
+        lay.calibration ? (uint64_t(lay.seed) ^ kCalibration) : uint64_t(lay.seed);
     const uint64_t key = det::mix(base, uint64_t(seq));
     visible_.seed(det::mix(key, kStreamVisible));
     hidden_.seed(det::mix(key, kStreamHidden));
@@ -396,12 +500,30 @@ class SyntheticReader : public SequenceReader {
     for (int64_t j = 0; j < rr; j += 16) normals16(visible_, &tmp[j]);
     const float topic = float(src->params().topic);
     for (int64_t j = 0; j < r; ++j) u_[j] = tmp[j] * topic;
+    // The first token's focus direction (drawn only when there is a focus, so
+    // presets without one keep their bytes).
+    if (src->params().focus > 0) {
+      float uu[16];
+      lane_uniforms(visible_, uu);
+      focus_d_ = std::min<int64_t>(s_.E - 1, int64_t(double(uu[0]) * double(s_.E)));
+    }
     const double rho = src->params().rho;
     rho_ = float(rho);
     innov_ = float(std::sqrt(1.0 - rho * rho));
     xi_.resize(r * 16);
     c_.resize(r * 16);
+    c_first_.resize(r * 16);
     h_.resize(s_.H * 16);
+    state_.resize(s_.H * 16);
+    const auto& p = src->params();
+    const double kf = p.depth_corr_first < 0 ? p.depth_corr : p.depth_corr_first;
+    corr_ = float(p.depth_corr);
+    innov_depth_ = float(std::sqrt(1.0 - p.depth_corr * p.depth_corr));
+    corr_first_ = float(kf);
+    innov_depth_first_ = float(std::sqrt(1.0 - kf * kf));
+    context_first_ = float(p.context_first);
+    focus_ = float(p.focus);
+    focus_first_ = float(p.context_first * p.focus);
     x_.resize(s_.Hv * 16);
     logits_.resize(s_.E * 16);
     block_.resize(16);
@@ -428,15 +550,35 @@ class SyntheticReader : public SequenceReader {
       TokenRecord& t = block_[b];
       t.ids.resize(L * k);
       t.weights.resize(L * k);
-      if (probs) t.probs.resize(L * E); else t.probs.clear();
-      if (gate) t.gate_input.resize(L * H); else t.gate_input.clear();
+      if (probs)
+        t.probs.resize(L * E);
+      else
+        t.probs.clear();
+      if (gate)
+        t.gate_input.resize(L * H);
+      else
+        t.gate_input.clear();
     }
     // Latent context of the 16 tokens (dimension j of token b in xi[j][b]).
     for (int64_t j = 0; j < r; ++j) normals16(visible_, &xi_[j * 16]);
+    // Focus: each token keeps its predecessor's direction with probability
+    // focus_repeat, else draws a new one uniformly.
+    if (src_->params().focus > 0) {
+      float keep[16], pick[16];
+      lane_uniforms(visible_, keep);
+      lane_uniforms(visible_, pick);
+      const double rep = src_->params().focus_repeat;
+      for (int b = 0; b < 16; ++b) {
+        if (!(double(keep[b]) < rep))
+          focus_d_ = std::min<int64_t>(s_.E - 1, int64_t(double(pick[b]) * double(s_.E)));
+        focus_of_[b] = focus_d_;
+      }
+    }
     for (int b = 0; b < 16; ++b) {
       for (int64_t j = 0; j < r; ++j) {
         z_[j] = rho_ * z_[j] + innov_ * xi_[j * 16 + b];
         c_[j * 16 + b] = z_[j] + u_[j];
+        c_first_[j * 16 + b] = context_first_ * c_[j * 16 + b];
       }
     }
     const float noise = float(src_->params().noise);
@@ -447,14 +589,32 @@ class SyntheticReader : public SequenceReader {
     for (int64_t l = 0; l < L; ++l) {
       const float* mean = &s_.mean[l * H];
       const float* mix = &s_.mix[l * r * H];
-      mix_block(mean, mix, c_.data(), r, H, visible_, noise, h_.data(), 0, Hv);
+      // The first layer sees the context scaled by context_first; the token's
+      // own state carries over from layer to layer (depth_corr; the 0 -> 1
+      // transition has depth_corr_first).
+      const float* c = l == 0 ? c_first_.data() : c_.data();
+      const float kc = l == 1 ? corr_first_ : corr_,
+                  ki = l == 1 ? innov_depth_first_ : innov_depth_;
+      mix_block(mean, mix, c, r, H, visible_, noise, l == 0, kc, ki, state_.data(), h_.data(), 0,
+                Hv);
+      // The focus feature: the same direction at every layer (weighted like
+      // the context at the first layer), in the gate-visible half.
+      const float fm = l == 0 ? focus_first_ : focus_;
+      if (fm != 0.0f) {
+        for (int b = 0; b < nb; ++b) {
+          const float* v = &s_.focus_dir[focus_of_[b] * Hv];
+          const float g = fm * s_.focus_gain[l * E + focus_of_[b]];
+          for (int64_t i = 0; i < Hv; ++i) h_[i * 16 + b] += g * v[i];
+        }
+      }
       if (gate) {
-        mix_block(mean, mix, c_.data(), r, H, hidden_, noise, h_.data(), Hv, H);
+        mix_block(mean, mix, c, r, H, hidden_, noise, l == 0, kc, ki, state_.data(), h_.data(), Hv,
+                  H);
         for (int b = 0; b < nb; ++b) gate_rows[b] = block_[b].gate_input.data();
         lanes::unpack_at(h_.data(), H, nb, gate_rows, l * H);
       }
-      gate_logits_block(h_.data(), &s_.sign[l * s_.blocks * Hv], &s_.row[l * E], &s_.beta[l * E], &s_.scale[l * E],
-                        Hv, E, s_.blocks, x_.data(), logits_.data());
+      gate_logits_block(h_.data(), &s_.sign[l * s_.blocks * Hv], &s_.row[l * E], &s_.beta[l * E],
+                        &s_.scale[l * E], Hv, E, s_.blocks, x_.data(), logits_.data());
       for (int b = 0; b < nb; ++b) {
         ids[b] = &block_[b].ids[l * k];
         weights[b] = &block_[b].weights[l * k];
@@ -472,7 +632,10 @@ class SyntheticReader : public SequenceReader {
   unsigned fields_;
   LaneRng visible_, hidden_;
   float rho_ = 0, innov_ = 0;
-  std::vector<float> z_, u_, xi_, c_, h_, x_, logits_;
+  float corr_ = 0, innov_depth_ = 1, corr_first_ = 0, innov_depth_first_ = 1, context_first_ = 1;
+  float focus_ = 0, focus_first_ = 0;
+  int64_t focus_d_ = 0, focus_of_[16] = {};
+  std::vector<float> z_, u_, xi_, c_, c_first_, h_, state_, x_, logits_;
   std::vector<TokenRecord> block_;
   int block_fill_ = 0, block_pos_ = 0;
   RoutingScratch scratch_;
@@ -482,7 +645,8 @@ class SyntheticReader : public SequenceReader {
 
 std::unique_ptr<SequenceReader> SyntheticSource::open(int64_t seq, unsigned fields) const {
   if (seq < 0 || seq >= int64_t(layout_.sequences.size())) {
-    throw InternalError(fmt::format("synthetic source: sequence {} of {}", seq, layout_.sequences.size()));
+    throw InternalError(
+        fmt::format("synthetic source: sequence {} of {}", seq, layout_.sequences.size()));
   }
   return std::make_unique<SyntheticReader>(this, seq, fields);
 }

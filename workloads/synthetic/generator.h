@@ -5,10 +5,18 @@
 //
 //   per sequence: topic u ~ N(0, I_r)
 //   per token:    z_t = rho z_{t-1} + sqrt(1 - rho^2) xi_t,   c_t = z_t + topic * u
-//   per layer:    h_{t,l} = mu_l + A_l c_t + noise * eps_{t,l}              (gate input, H dims)
+//   per layer:    h_{t,l} = mu_l + g_l A_l c_t + s_{t,l}                    (gate input, H dims)
+//                 s_{t,0} = noise * eps_{t,0}                               (the token's own state)
+//                 s_{t,l} = kappa s_{t,l-1} + sqrt(1 - kappa^2) noise eps_{t,l}   (persists over
+//                 depth) g_0 = context_first, g_l = 1 after                        (context builds
+//                 up)
+//                 + g_l * focus * v_{f_t} in the visible half: one shared gate direction per token,
+//                   f_t = f_{t-1} with probability focus_repeat, else uniform   (decisive first
+//                   choice)
 //                 mu_{l+1} = mu_l + d_l                                     (residual drift)
 //                 A_{l+1} = cos(theta) A_l + sin(theta) B_l                 (rotating mixing)
-//   routing:      logits_l = D_l Q_l h_V + beta_l                           (softmax / grouped / sigmoid top-k)
+//   routing:      logits_l = D_l Q_l h_V + beta_l                           (softmax / grouped /
+//   sigmoid top-k)
 //
 // Two refinements of the sketch in docs/WORKLOADS.md, both for realism:
 //   * h is split into a gate-visible half V and a gate-invisible half. The
@@ -52,12 +60,22 @@ struct GeneratorParams {
   double rho = 0.8;            // temporal correlation of the latent context
   double topic = 0.5;          // per-sequence topic offset, relative to the latent
   double mean_hidden = 2.0;    // RMS per coordinate of the gate-invisible residual mean at layer 0
-  double mean_visible = 0.5;   // RMS per coordinate of each layer's gate-visible mean (independent per layer)
-  double drift = 0.3;          // RMS per coordinate of each layer's drift d_l
-  double drift_first = 1.0;    // the same for the first transition (layer 0 -> 1)
-  double theta = 0.3;          // mixing rotation per layer (radians)
-  double theta_first = 0.8;    // the same for the first transition
-  double noise = 0.5;          // per-token noise RMS per coordinate
+  double mean_visible =
+      0.5;  // RMS per coordinate of each layer's gate-visible mean (independent per layer)
+  double drift = 0.3;        // RMS per coordinate of each layer's drift d_l
+  double drift_first = 1.0;  // the same for the first transition (layer 0 -> 1)
+  double theta = 0.3;        // mixing rotation per layer (radians)
+  double theta_first = 0.8;  // the same for the first transition
+  double noise = 0.5;        // RMS per coordinate of the token's own state s
+  // Structure added for cross-layer predictability (docs/WORKLOADS.md,
+  // "Cross-layer structure"). The defaults switch it off, and a preset
+  // without these keys generates exactly the bytes it did before.
+  double depth_corr = 0.0;         // correlation of s between adjacent layers (AR(1) over depth)
+  double depth_corr_first = -1.0;  // the same for layer 0 -> 1 (< 0: depth_corr)
+  double context_first = 1.0;  // weight of the context c_t (and the focus) in layer 0's gate input
+  bool shared_gates = false;   // every layer's router reads the same directions, relabelled
+  double focus = 0.0;          // strength of the focus spike along one shared gate direction
+  double focus_repeat = 0.0;   // probability a token keeps its predecessor's focus direction
   double gate_scale = 2.0;     // logit scale (inverse temperature) of the gates
   double skew = 0.5;           // std of the per-expert popularity bias (logits) in deep layers
   double skew_shallow = -1.0;  // skew before skew_onset (< 0: same as skew)
@@ -77,8 +95,8 @@ GeneratorParams load_generator(const std::string& name, const ModelSpec& model,
 struct SyntheticLayout {
   std::vector<SequenceInfo> sequences;
   int64_t seed = 1;
-  int64_t h_trace = 256;       // power of two >= 32
-  bool calibration = false;    // draw from the calibration stream (disjoint from evaluation)
+  int64_t h_trace = 256;     // power of two >= 32
+  bool calibration = false;  // draw from the calibration stream (disjoint from evaluation)
 };
 
 SyntheticLayout layout_from_workload(const WorkloadSpec& w, bool calibration);

@@ -38,9 +38,17 @@ ModelSpec golden_model(RoutingFunction routing) {
   return m;
 }
 
-std::string golden_hash(RoutingFunction routing) {
+std::string golden_hash(RoutingFunction routing, bool cross_layer = false) {
   testing::TempDir dir;
   GeneratorParams p;  // struct defaults
+  if (cross_layer) {  // the cross-layer structure (docs/WORKLOADS.md)
+    p.shared_gates = true;
+    p.depth_corr = 0.9;
+    p.depth_corr_first = 0.6;
+    p.context_first = 0.3;
+    p.focus = 2.0;
+    p.focus_repeat = 0.25;
+  }
   SyntheticLayout lay;
   lay.sequences = {{3, 17}, {0, 5}};
   lay.seed = 7;
@@ -51,13 +59,21 @@ std::string golden_hash(RoutingFunction routing) {
 }
 
 TEST(GoldenBytes, SoftmaxTopK) {
-  EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxTopK), "cbfd27261301b66909b3089685da565aff11b8f0b962e893b530e0b1a1807cfb");
+  EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxTopK),
+            "e29dfe13703285e2d9953886a8041a33a91dad86965ba896b78c82e5a07158a7");
 }
 TEST(GoldenBytes, SoftmaxGroupLimited) {
-  EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxGroupLimited), "2e7cdd6fb60d5125b4e10d3944207543d58100b8dc8c026f78b90294e3db215b");
+  EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxGroupLimited),
+            "e64defad46bbe25ddf882f0aac135bee1d2770f0a98f1c9a6611b75611a93e04");
 }
 TEST(GoldenBytes, SigmoidGroupedBias) {
-  EXPECT_EQ(golden_hash(RoutingFunction::kSigmoidGroupedBias), "07a8b780f91c56167899ac452003c8bc198e8585074e6ccbf177d552b4fb6172");
+  EXPECT_EQ(golden_hash(RoutingFunction::kSigmoidGroupedBias),
+            "b0815793badb62d5eb1562f411d28e5bcfc09ba8182d2c70bd0d77ba904157f0");
+}
+
+TEST(GoldenBytes, CrossLayerStructure) {
+  EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxTopK, true),
+            "bb29cf0e076e5feab575265a49de3eb8a570b2642047d88297b34f8da998f693");
 }
 
 }  // namespace
