@@ -22,6 +22,7 @@
 
 #include "baselines/component_util.h"
 #include "core/trace/routing.h"
+#include "core/util/lanes16.h"
 
 namespace moebench {
 
@@ -48,11 +49,9 @@ class RouterProbe {
   std::vector<int32_t> ids_;
 };
 
-// Dense helpers with a fixed summation order (16 partial sums), so every
-// machine computes the same bits.
-float dot(const float* a, const float* b, int64_t n);
-// out[r] = bias[r] + W[r] . x for r < rows (W row-major rows x n).
-void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
+// The dense helpers with a fixed summation order (core/util/lanes16.h).
+using lanes::dot;
+using lanes::gemv;
 
 // ---------------------------------------------------------------- gate-reuse
 class GateReusePredictor : public Predictor {

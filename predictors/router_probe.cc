@@ -1,45 +1,10 @@
-// RouterProbe and the dense helpers the predictors share.
-#include <cstring>
-
+// RouterProbe: a model's router applied to arbitrary gate inputs.
 #include <fmt/format.h>
 
-#include "core/util/detmath.h"
 #include "core/util/error.h"
 #include "predictors/components.h"
 
 namespace moebench {
-
-namespace {
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-
-__attribute__((always_inline)) inline v16 load16(const float* p) {
-  v16 v;
-  std::memcpy(&v, p, 64);
-  return v;
-}
-
-// 16 partial sums, lane i summing elements i, i+16, ...; then the lanes in
-// a fixed tree order. The remainder (n % 16) is added last, in order.
-__attribute__((always_inline)) inline float dot_impl(const float* a, const float* b, int64_t n) {
-  v16 acc = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) acc += load16(a + i) * load16(b + i);
-  float lanes[16];
-  std::memcpy(lanes, &acc, 64);
-  for (int w = 8; w >= 1; w >>= 1) {
-    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
-  }
-  float s = lanes[0];
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-}  // namespace
-
-MOEBENCH_CLONES float dot(const float* a, const float* b, int64_t n) { return dot_impl(a, b, n); }
-
-MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out) {
-  for (int64_t r = 0; r < rows; ++r) out[r] = (bias ? bias[r] : 0.0f) + dot_impl(W + r * n, x, n);
-}
 
 void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const std::string& who) {
   if (!gates || gates->h <= 0) {

@@ -51,4 +51,26 @@ MOEBENCH_CLONES void unpack_at(const float* src, int64_t n, int valid, float* co
 
 void unpack(const float* src, int64_t n, int valid, float* const* dst) { unpack_at(src, n, valid, dst, 0); }
 
+namespace {
+__attribute__((always_inline)) inline float dot_impl(const float* a, const float* b, int64_t n) {
+  v16 acc = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) acc += load16(a + i) * load16(b + i);
+  float lanes[16];
+  std::memcpy(lanes, &acc, 64);
+  for (int w = 8; w >= 1; w >>= 1) {
+    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
+  }
+  float s = lanes[0];
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+}  // namespace
+
+MOEBENCH_CLONES float dot(const float* a, const float* b, int64_t n) { return dot_impl(a, b, n); }
+
+MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out) {
+  for (int64_t r = 0; r < rows; ++r) out[r] = (bias ? bias[r] : 0.0f) + dot_impl(W + r * n, x, n);
+}
+
 }  // namespace moebench::lanes

@@ -29,4 +29,11 @@ void unpack(const float* src, int64_t n, int valid, float* const* dst);
 // As unpack, with dst[b] offset by `offset` floats.
 void unpack_at(const float* src, int64_t n, int valid, float* const* dst, int64_t offset);
 
+// Dense helpers with a fixed summation order (16 partial sums, lane i
+// summing elements i, i+16, ...; the lanes in a fixed tree; the remainder
+// n % 16 last, in order), so every machine and clone computes the same bits.
+float dot(const float* a, const float* b, int64_t n);
+// out[r] = bias[r] + W[r] . x for r < rows (W row-major rows x n; bias may be nullptr).
+void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
+
 }  // namespace moebench::lanes

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "core/trace/routing.h"
-#include "core/util/detmath.h"
 #include "core/util/lanes16.h"
 #include "core/util/memory.h"
 
@@ -44,28 +42,6 @@ double cosine(const float* a, const float* b, const float* add, int64_t n) {
     bb += y * y;
   }
   return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
-}
-
-// out[e] = bias[e] + W[e] . x for e < rows (16 partial sums per row, then a
-// fixed tree: the same bits in every clone).
-MOEBENCH_CLONES void gate_logits(const float* W, const float* bias, const float* x, int64_t rows,
-                                 int64_t n, float* out) {
-  using lanes::load16;
-  using lanes::v16;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* w = W + r * n;
-    v16 acc = {};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) acc += load16(w + i) * load16(x + i);
-    float l[16];
-    std::memcpy(l, &acc, 64);
-    for (int h = 8; h >= 1; h >>= 1) {
-      for (int j = 0; j < h; ++j) l[j] += l[j + h];
-    }
-    float s = l[0];
-    for (; i < n; ++i) s += w[i] * x[i];
-    out[r] = bias[r] + s;
-  }
 }
 
 struct SeqState {
@@ -222,7 +198,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             for (int64_t q = 0; q < k; ++q) actual[truth[q]] = 1;
             for (int64_t d = 1; d <= D && j - d >= 0; ++d) {
               const int64_t l = j - d;  // the layer whose gate input predicts layer j
-              gate_logits(gates->w(j), gates->b(j), &r.gate_input[l * H], E, H, pred_logits.data());
+              lanes::gemv(gates->w(j), gates->b(j), &r.gate_input[l * H], E, H, pred_logits.data());
               const float* sel = gates->selection_bias.empty() ? nullptr : gates->sel(j);
               route(in.routing, pred_logits.data(), sel, pred_ids.data(), pred_w.data(),
                     pred_probs.data(), route_scratch);
@@ -447,8 +423,8 @@ nlohmann::ordered_json TraceStats::to_json() const {
     nlohmann::ordered_json g;
     g["definition"] =
         "layer l+d's router applied to layer l's gate input; top1 = P(predicted first choice == "
-        "actual first "
-        "choice at l+d), recall = mean |predicted top-k & actual top-k| / k; index [d-1][l]";
+        "actual first choice at l+d), recall = mean |predicted top-k & actual top-k| / k; "
+        "index [d-1][l]";
     g["tokens"] = gate_reuse_tokens;
     nlohmann::ordered_json t1 = nlohmann::ordered_json::array(),
                            rc = nlohmann::ordered_json::array();
@@ -508,8 +484,7 @@ std::string TraceStats::to_text() const {
     const size_t D = gate_reuse_top1.size();
     out += fmt::format(
         "\ngate reuse (layer l+d's router on layer l's gate input; {} tokens): top-1 accuracy and "
-        "recall of the "
-        "top-{}\nlayer",
+        "recall of the top-{}\nlayer",
         gate_reuse_tokens, top_k);
     for (size_t d = 1; d <= D; ++d) out += fmt::format("   top1 d={}", d);
     for (size_t d = 1; d <= D; ++d) out += fmt::format(" recall d={}", d);

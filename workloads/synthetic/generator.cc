@@ -58,27 +58,26 @@ const cfg::Schema<GeneratorParams>& GeneratorParams::schema() {
                 "neighbouring tokens).",
                 non_negative())
         .number("depth_corr", &S::depth_corr,
-                "Correlation of the token's own state between adjacent layers (0: independent per "
-                "layer).",
+                "Correlation of the token's own state between adjacent layers "
+                "(0: independent per layer).",
                 NumRange{0.0, 0.999})
         .number("depth_corr_first", &S::depth_corr_first,
                 "The same for the first transition, layer 0 -> 1 (< 0: same as depth_corr).",
                 NumRange{-1.0, 0.999})
         .boolean("shared_gates", &S::shared_gates,
-                 "Every layer's router reads the same gate directions (one sign vector and row set "
-                 "per block), "
-                 "each layer assigning its experts to them in its own order; needed by focus.")
+                 "Every layer's router reads the same gate directions (one sign vector and row "
+                 "set per block), each layer assigning its experts to them in its own order; "
+                 "needed by focus.")
         .number("focus", &S::focus,
-                "Strength of the token's focus feature (a spike along one shared gate direction), "
-                "relative to "
-                "the logit spread of the token's own state: the router's decisive first choice.",
+                "Strength of the token's focus feature (a spike along one shared gate "
+                "direction), relative to the logit spread of the token's own state: the "
+                "router's decisive first choice.",
                 non_negative())
         .number("focus_repeat", &S::focus_repeat,
                 "Probability that a token keeps its predecessor's focus direction.", fraction())
         .number("context_first", &S::context_first,
                 "Weight of the shared context (latent) in the first MoE layer's gate input, "
-                "relative to later "
-                "layers.",
+                "relative to later layers.",
                 NumRange{0.0, 1.0})
         .number("gate_scale", &S::gate_scale, "Logit scale (inverse temperature) of the gates.",
                 positive())
