@@ -194,17 +194,22 @@ def accept_reference(entries, path: pathlib.Path) -> None:
 
 
 def before_after(entries, path: pathlib.Path):
-    """(table, recorded) of each figure's reference verdict beside today's, or (None, "") without a reference."""
+    """(table, recorded) of each figure's reference verdict and numbers beside today's, or (None, "")
+    without a reference. The numbers are each figure's headline (harness vs paper values)."""
     if not path.is_file():
         return None, ""
     ref = pd.read_csv(path, keep_default_na=False)
     now = verdict_rows(entries)
-    t = now.merge(ref[["paper", "figure", "verdict"]], on=["paper", "figure"], how="left", suffixes=("", " before"))
+    t = now.merge(ref[["paper", "figure", "verdict", "headline"]], on=["paper", "figure"], how="left",
+                  suffixes=("", " before"))
     t["verdict before"] = t["verdict before"].fillna("absent")
-    t = t.rename(columns={"verdict": "verdict now"})
+    t["headline before"] = t["headline before"].fillna("")
+    t = t.rename(columns={"verdict": "verdict now", "headline": "numbers now (harness vs paper)",
+                          "headline before": "numbers before"})
     t["changed"] = ["" if a == b else "changed" for a, b in zip(t["verdict before"], t["verdict now"])]
     recorded = str(ref["recorded"].iloc[0]) if "recorded" in ref and len(ref) else ""
-    return t[["paper", "figure", "verdict before", "verdict now", "changed"]], recorded
+    return t[["paper", "figure", "verdict before", "verdict now", "changed", "numbers before",
+              "numbers now (harness vs paper)"]], recorded
 
 
 def before_after_markdown(entries, path: pathlib.Path) -> str:

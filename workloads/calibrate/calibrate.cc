@@ -46,6 +46,9 @@ const std::vector<std::string> kAll = {"mixtral", "deepseek-v2", "deepseek-v3", 
                                        "qwen3-moe"};
 const std::vector<std::string> kCosineQwenLike = {"deepseek-v2", "deepseek-v3", "qwen2-moe",
                                                   "qwen3-moe"};
+// DeepSeek-V2-Lite has its own raw cosine (ProMoE), which replaces the Qwen3 proxies of the
+// mean raw cosine.
+const std::vector<std::string> kRawCosineQwenProxy = {"deepseek-v3", "qwen2-moe", "qwen3-moe"};
 // ProMoE's Qwen2 recall@8 also stands for the other top-8 families without a measurement of their
 // own.
 const std::vector<std::string> kRecall8 = {"qwen2-moe", "qwen3-moe", "deepseek-v3"};
@@ -68,15 +71,14 @@ std::string calibration_model(const std::string& family) {
       fmt::format("trace fit: expected a family ({}), found '{}'", join(kAll, ", "), family));
 }
 
+bool CalibrationTarget::pending_on(const std::string& family) const {
+  return std::find(pending.begin(), pending.end(), family) != pending.end();
+}
+
 const std::vector<CalibrationTarget>& calibration_targets() {
   static const std::vector<CalibrationTarget> t = [] {
     std::vector<CalibrationTarget> v;
     auto add = [&](CalibrationTarget x) { v.push_back(std::move(x)); };
-    // Measured and reported, not fitted yet (issue 12).
-    auto pending = [&](CalibrationTarget x) {
-      x.fitted = false;
-      v.push_back(std::move(x));
-    };
     add({"cos_raw_layer1", "cos(gate input l, l+1), raw, DALI layer 1", "Qwen3-30B-A3B",
          "DALI Table 8", "0.44", 0.39, 0.49, "published value +- 0.05", kCosineQwenLike,
          "qwen3-moe", "geometry", [](const TraceStats& s) { return mean_at(s.cos_raw, {0}); }});
@@ -85,11 +87,11 @@ const std::vector<CalibrationTarget>& calibration_targets() {
          "qwen3-moe", "geometry",
          [](const TraceStats& s) { return mean_at(s.cos_residual, {0}); }});
     add({"cos_raw_mean_qwen", "cos raw, mean over DALI layers 1-23", "Qwen3-30B-A3B",
-         "DALI Table 8", "0.79", 0.76, 0.82, "published value +- 0.03", kCosineQwenLike,
+         "DALI Table 8", "0.79", 0.76, 0.82, "published value +- 0.03", kRawCosineQwenProxy,
          "qwen3-moe", "geometry",
          [](const TraceStats& s) { return mean_at(s.cos_raw, kDaliPairs); }});
     add({"cos_raw_later_qwen", "cos raw, mean over DALI layers 4-23", "Qwen3-30B-A3B",
-         "DALI Table 8", "0.83-0.89", 0.83, 0.89, "stated range", kCosineQwenLike, "qwen3-moe",
+         "DALI Table 8", "0.83-0.89", 0.83, 0.89, "stated range", kRawCosineQwenProxy, "qwen3-moe",
          "geometry", [](const TraceStats& s) { return mean_at(s.cos_raw, kDaliLaterPairs); }});
     add({"cos_residual_mean_qwen", "cos residual-corrected, mean over DALI layers", "Qwen3-30B-A3B",
          "DALI Table 8", "0.93", 0.90, 0.96, "published value +- 0.03", kCosineQwenLike,
@@ -143,19 +145,6 @@ const std::vector<CalibrationTarget>& calibration_targets() {
          "public replay of an OLMoE trace", "about 0.42", 0.39, 0.45, "published value +- 0.03",
          kCosineQwenLike, "", "routing",
          [](const TraceStats& s) { return s.mean(s.overlap_frac); }});
-    add({"high_workload_diagonal",
-         "DALI Fig. 8 heatmap (top-3 by workload at t -> t+1, batch 8): rows whose "
-         "diagonal is the largest cell",
-         "Mixtral-8x7B",
-         "DALI Fig. 8",
-         "strong diagonal",
-         0.9,
-         1.0,
-         "our reading: the diagonal is the row maximum in >= 90% of rows",
-         {"mixtral"},
-         "mixtral",
-         "routing",
-         [](const TraceStats& s) { return s.high_workload_diagonal_rows; }});
     add({"skew_shallow_v3",
          "load max/mean, layers < 10 (\"nearly uniform\")",
          "DeepSeek-V3",
@@ -181,122 +170,130 @@ const std::vector<CalibrationTarget>& calibration_targets() {
          "routing",
          [](const TraceStats& s) { return mean_range(s.load_max_over_mean, 10, 1 << 20); }});
     // Cross-layer predictability: gate reuse (layer l+d's router on layer l's gate input).
-    pending({"gate_reuse_top1_d1_mixtral",
-             "gate reuse, one layer ahead: P(predicted first choice == actual), mean over layers",
-             "Mixtral-8x7B",
-             "HOBBIT (arXiv 2411.01433) Sec. 3.3, Fig. 7(b)",
-             "about 0.96",
-             0.94,
-             0.98,
-             "published value +- 0.02; our reading of 'top-1 accuracy': the first choices agree",
-             {"mixtral"},
-             "mixtral",
-             "geometry",
-             [](const TraceStats& s) { return s.gate_reuse_top1_mean(1); }});
-    pending({"gate_reuse_top1_d23_mixtral",
-             "the same two and three layers ahead (mean of both distances)",
-             "Mixtral-8x7B",
-             "HOBBIT Sec. 3.3, Fig. 7(b)",
-             "about 0.90",
-             0.87,
-             0.93,
-             "published value +- 0.03",
-             {"mixtral"},
-             "mixtral",
-             "geometry",
-             [](const TraceStats& s) {
-               return 0.5 * (s.gate_reuse_top1_mean(2) + s.gate_reuse_top1_mean(3));
-             }});
-    pending({"gate_reuse_recall_d1_mixtral",
-             "gate reuse, one layer ahead: recall of the top-2, mean over layers",
-             "Mixtral-8x7B",
-             "OD-MoE (arXiv 2512.03927) Table 1",
-             "0.84-0.91",
-             0.84,
-             0.91,
-             "stated range (three systems' measurements)",
-             {"mixtral"},
-             "mixtral",
-             "geometry",
-             [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); }});
-    pending({"gate_reuse_recall8_qwen2",
-             "gate reuse, one layer ahead: recall of the top-8, mean over layers", "Qwen2-57B-A14B",
-             "ProMoE (arXiv 2410.22134) Sec. 4.2, Fig. 8(b)", "0.669", 0.639, 0.699,
-             "published value +- 0.03", kRecall8, "qwen2-moe", "geometry",
-             [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); }});
-    pending({"cos_raw_mean_dsv2",
-             "cos(gate input l, l+1), raw, mean over adjacent MoE layers",
-             "DeepSeek-V2-Lite",
-             "ProMoE Sec. 4.2",
-             "0.917",
-             0.887,
-             0.947,
-             "published value +- 0.03",
-             {"deepseek-v2"},
-             "deepseek-v2",
-             "geometry",
-             [](const TraceStats& s) { return s.mean(s.cos_raw); }});
-    pending({"gate_reuse_dsv2",
-             "gate reuse in decode, one layer ahead (read as recall of the top-6)",
-             "DeepSeek-V2-Lite",
-             "Fate, quoted by arXiv 2511.10676 (secondary; metric not restated)",
-             "about 0.79",
-             0.69,
-             0.89,
-             "published value +- 0.10 (secondary source)",
-             {"deepseek-v2"},
-             "",
-             "geometry",
-             [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); }});
+    add({"gate_reuse_top1_d1_mixtral",
+         "gate reuse, one layer ahead: P(predicted first choice == actual), mean over layers",
+         "Mixtral-8x7B",
+         "HOBBIT (arXiv 2411.01433) Sec. 3.3, Fig. 7(b)",
+         "about 0.96",
+         0.94,
+         0.98,
+         "published value +- 0.02; our reading of 'top-1 accuracy': the first choices agree",
+         {"mixtral"},
+         "mixtral",
+         "geometry",
+         [](const TraceStats& s) { return s.gate_reuse_top1_mean(1); }});
+    add({"gate_reuse_top1_d23_mixtral",
+         "the same two and three layers ahead (mean of both distances)",
+         "Mixtral-8x7B",
+         "HOBBIT Sec. 3.3, Fig. 7(b)",
+         "about 0.90",
+         0.87,
+         0.93,
+         "published value +- 0.03",
+         {"mixtral"},
+         "mixtral",
+         "geometry",
+         [](const TraceStats& s) {
+           return 0.5 * (s.gate_reuse_top1_mean(2) + s.gate_reuse_top1_mean(3));
+         }});
+    add({"gate_reuse_recall_d1_mixtral",
+         "gate reuse, one layer ahead: recall of the top-2, mean over layers",
+         "Mixtral-8x7B",
+         "OD-MoE (arXiv 2512.03927) Table 1",
+         "0.84-0.91",
+         0.84,
+         0.91,
+         "stated range (three systems' measurements)",
+         {"mixtral"},
+         "mixtral",
+         "geometry",
+         [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); }});
+    add({"gate_reuse_recall8_qwen2",
+         "gate reuse, one layer ahead: recall of the top-8, mean over layers",
+         "Qwen2-57B-A14B",
+         "ProMoE (arXiv 2410.22134) Sec. 4.2, Fig. 8(b)",
+         "0.669",
+         0.639,
+         0.699,
+         "published value +- 0.03",
+         kRecall8,
+         "qwen2-moe",
+         "geometry",
+         [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); },
+         {"qwen3-moe", "deepseek-v3"}});
+    add({"cos_raw_mean_dsv2",
+         "cos(gate input l, l+1), raw, mean over adjacent MoE layers",
+         "DeepSeek-V2-Lite",
+         "ProMoE Sec. 4.2",
+         "0.917",
+         0.887,
+         0.947,
+         "published value +- 0.03",
+         {"deepseek-v2"},
+         "deepseek-v2",
+         "geometry",
+         [](const TraceStats& s) { return s.mean(s.cos_raw); }});
+    add({"gate_reuse_dsv2",
+         "gate reuse in decode, one layer ahead (read as recall of the top-6)",
+         "DeepSeek-V2-Lite",
+         "Fate, quoted by arXiv 2511.10676 (secondary; metric not restated)",
+         "about 0.79",
+         0.69,
+         0.89,
+         "published value +- 0.10 (secondary source)",
+         {"deepseek-v2"},
+         "",
+         "geometry",
+         [](const TraceStats& s) { return s.gate_reuse_recall_mean(1); }});
     // Temporal: the Mixtral paper's Table 5 (min-max over its eight Pile domains).
-    pending({"repeat_first_layer0_mixtral",
-             "consecutive tokens, same first choice, layer 0",
-             "Mixtral-8x7B",
-             "Mixtral paper (arXiv 2401.04088) Sec. 5, Table 5",
-             "13.6-14.9% (random 12.5%)",
-             0.136,
-             0.149,
-             "stated range over 8 domains",
-             {"mixtral"},
-             "mixtral",
-             "routing",
-             [](const TraceStats& s) { return mean_at(s.repeat_first, {0}); }});
-    pending({"repeat_any_layer0_mixtral",
-             "consecutive tokens share at least one of the 2 experts, layer 0",
-             "Mixtral-8x7B",
-             "Mixtral paper Sec. 5, Table 5",
-             "44.9-49.9% (random 46%)",
-             0.449,
-             0.499,
-             "stated range over 8 domains",
-             {"mixtral"},
-             "mixtral",
-             "routing",
-             [](const TraceStats& s) { return mean_at(s.repeat_any, {0}); }});
-    pending({"repeat_first_deep_mixtral",
-             "same first choice, mean of layers 15 and 31",
-             "Mixtral-8x7B",
-             "Mixtral paper Sec. 5, Table 5",
-             "23.3-26.2% (per-domain means of layers 15 and 31)",
-             0.233,
-             0.262,
-             "stated range over 8 domains of the two layers' mean",
-             {"mixtral"},
-             "mixtral",
-             "routing",
-             [](const TraceStats& s) { return mean_at(s.repeat_first, kMixtralDeep); }});
-    pending({"repeat_any_deep_mixtral",
-             "share at least one expert, mean of layers 15 and 31",
-             "Mixtral-8x7B",
-             "Mixtral paper Sec. 5, Table 5",
-             "55.8-59.1% (per-domain means of layers 15 and 31)",
-             0.558,
-             0.591,
-             "stated range over 8 domains of the two layers' mean",
-             {"mixtral"},
-             "mixtral",
-             "routing",
-             [](const TraceStats& s) { return mean_at(s.repeat_any, kMixtralDeep); }});
+    add({"repeat_first_layer0_mixtral",
+         "consecutive tokens, same first choice, layer 0",
+         "Mixtral-8x7B",
+         "Mixtral paper (arXiv 2401.04088) Sec. 5, Table 5",
+         "13.6-14.9% (random 12.5%)",
+         0.136,
+         0.149,
+         "stated range over 8 domains",
+         {"mixtral"},
+         "mixtral",
+         "routing",
+         [](const TraceStats& s) { return mean_at(s.repeat_first, {0}); }});
+    add({"repeat_any_layer0_mixtral",
+         "consecutive tokens share at least one of the 2 experts, layer 0",
+         "Mixtral-8x7B",
+         "Mixtral paper Sec. 5, Table 5",
+         "44.9-49.9% (random 46%)",
+         0.449,
+         0.499,
+         "stated range over 8 domains",
+         {"mixtral"},
+         "mixtral",
+         "routing",
+         [](const TraceStats& s) { return mean_at(s.repeat_any, {0}); }});
+    add({"repeat_first_deep_mixtral",
+         "same first choice, mean of layers 15 and 31",
+         "Mixtral-8x7B",
+         "Mixtral paper Sec. 5, Table 5",
+         "23.3-26.2% (per-domain means of layers 15 and 31)",
+         0.233,
+         0.262,
+         "stated range over 8 domains of the two layers' mean",
+         {"mixtral"},
+         "mixtral",
+         "routing",
+         [](const TraceStats& s) { return mean_at(s.repeat_first, kMixtralDeep); }});
+    add({"repeat_any_deep_mixtral",
+         "share at least one expert, mean of layers 15 and 31",
+         "Mixtral-8x7B",
+         "Mixtral paper Sec. 5, Table 5",
+         "55.8-59.1% (per-domain means of layers 15 and 31)",
+         0.558,
+         0.591,
+         "stated range over 8 domains of the two layers' mean",
+         {"mixtral"},
+         "mixtral",
+         "routing",
+         [](const TraceStats& s) { return mean_at(s.repeat_any, kMixtralDeep); }});
     return v;
   }();
   return t;
@@ -345,6 +342,28 @@ const std::vector<CalibrationCheck>& calibration_checks() {
                                        d1, d2, d3, first)};
                  },
                  false});
+    // DALI Fig. 8 was a fitted target ("the diagonal is the row's largest
+    // cell in >= 90% of rows", our reading of a heatmap). It conflicts with
+    // the Mixtral paper's Table 5, a direct measurement of the same model's
+    // consecutive-token repetition: the preset fitted to Table 5 gives 0.40
+    // of rows (0.30-0.69 at points near Table 5 in docs/WORKLOADS.md); only
+    // the earlier preset's too-high repetition (first choice 0.43 against
+    // 0.23-0.26) met it. The measurement wins; the heatmap is reported under
+    // both readings.
+    v.push_back({"high_workload_diagonal",
+                 "DALI Fig. 8 heatmap (top-3 by workload at t -> t+1, batch 8)",
+                 "DALI Fig. 8",
+                 "strong diagonal: the diagonal is the row's largest cell in >= 90% of rows",
+                 "routing",
+                 [](const TraceStats& s) -> std::pair<bool, std::string> {
+                   return {s.high_workload_diagonal_rows >= 0.9,
+                           fmt::format("diagonal the row's largest cell in {:.3f} of rows; above "
+                                       "the row's mean in {:.3f}",
+                                       s.high_workload_diagonal_rows,
+                                       s.high_workload_diagonal_above_mean)};
+                 },
+                 false,
+                 {"mixtral"}});
     return v;
   }();
   return c;
@@ -365,7 +384,12 @@ std::vector<Knob> geometry_knobs() {
           {"drift_first", &GeneratorParams::drift_first, 0.0, 10, true},
           {"theta", &GeneratorParams::theta, 0.0, 1.5, false},
           {"theta_first", &GeneratorParams::theta_first, 0.0, 1.5, false},
-          {"noise", &GeneratorParams::noise, 0.02, 5, true}};
+          {"noise", &GeneratorParams::noise, 0.02, 5, true},
+          {"depth_corr", &GeneratorParams::depth_corr, 0.0, 0.99, false},
+          {"depth_corr_first", &GeneratorParams::depth_corr_first, 0.0, 0.99, false},
+          {"depth_corr_hidden", &GeneratorParams::depth_corr_hidden, 0.0, 0.99, false},
+          {"context_first", &GeneratorParams::context_first, 0.0, 1.0, false},
+          {"focus", &GeneratorParams::focus, 0.0, 10, true}};
 }
 
 std::vector<Knob> routing_knobs(const std::string& family) {
@@ -419,7 +443,7 @@ double phase_loss(const std::string& family, const std::string& phase, const Tra
                   double proxy_weight) {
   double loss = 0;
   for (const auto& t : calibration_targets()) {
-    if (t.phase != phase || !t.fitted || !applies(t, family)) continue;
+    if (t.phase != phase || !applies(t, family) || t.pending_on(family)) continue;
     const double v = t.measure(st);
     if (std::isnan(v)) continue;
     const double center = 0.5 * (t.lo + t.hi), half = 0.5 * (t.hi - t.lo);
@@ -455,6 +479,9 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
     r.targets.push_back(tr);
   }
   for (const auto& c : calibration_checks()) {
+    if (!c.families.empty() &&
+        std::find(c.families.begin(), c.families.end(), family) == c.families.end())
+      continue;
     const auto [ok, ev] = c.evaluate(c.phase == "geometry" ? geo : rt);
     r.checks.push_back({&c, ok, ev});
   }
@@ -471,20 +498,68 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
     x.skew_onset = 10.0 / 57.0;  // SMoE: layers before ~10 of 58 are nearly uniform
     if (x.skew_shallow < 0) x.skew_shallow = 0.1;
   }
+  // The cross-layer structure (docs/WORKLOADS.md, "Cross-layer and temporal structure"):
+  // shared gate directions, a token state that persists over depth in the
+  // gate-visible half and not in the invisible one, and a focus.
+  x.shared_gates = true;
+  x.depth_corr = 0.8;
+  x.depth_corr_first = 0.5;
+  x.depth_corr_hidden = 0.0;
+  x.context_first = 0.5;
+  x.focus = 1.0;
+  x.focus_repeat = 0.2;
+  if (family == "mixtral") {
+    // Mixtral starts from the hand-set point of docs/WORKLOADS.md that meets
+    // Table 5's first-choice and any-overlap repetition together. In the
+    // first fit attempt, from the generic start, the fit ended where the
+    // token's own state, which Table 5's repetition needs, was nearly gone
+    // (noise 0.07), and no Table 5 target was met.
+    x.rho = 0.5;
+    x.topic = 0.07;
+    x.mean_hidden = 0.05;
+    x.mean_visible = 0.013;
+    x.drift = 0.5;
+    x.drift_first = 1.5;
+    x.theta = 0.0;
+    x.theta_first = 1.2;
+    x.noise = 1.0;
+    x.depth_corr_first = 0.8;
+    x.context_first = 0.1;
+    x.focus = 5.0;
+    x.focus_repeat = 0.14;
+    x.gate_scale = 3.0;
+    x.skew = 0.016;
+  }
+  // The largest gate-reuse distance a fitted target of the family reads.
+  const int64_t reuse_distance = family == "mixtral" ? 3 : 1;
   int64_t evals = 0;
+  // Phases: the gate-input targets (cosines, gate reuse) with the geometry
+  // knobs, the routing targets with the routing knobs, then every target
+  // with every knob: the focus and the token state move both kinds.
   auto run_phase = [&](const std::string& phase, const std::vector<Knob>& knobs) {
-    const bool geo = phase == "geometry";
     auto loss_of = [&](const GeneratorParams& p) {
       ++evals;
-      StatsOptions so;
-      so.gate_reuse_distance = 0;  // no fitted target reads gate reuse yet
-      const TraceStats st = geo ? simulate(family, p, paths, opt.geometry_sequences,
-                                           opt.geometry_tokens, opt.seed, true, false, so)
-                                : simulate(family, p, paths, opt.routing_sequences,
-                                           opt.routing_tokens, opt.seed, false, false, so);
-      return phase_loss(family, phase, st, opt.proxy_weight);
+      double loss = 0;
+      if (phase != "routing") {
+        StatsOptions so;
+        so.gate_reuse_distance = reuse_distance;
+        so.gate_reuse_tokens = opt.gate_reuse_tokens;
+        loss += phase_loss(family, "geometry",
+                           simulate(family, p, paths, opt.geometry_sequences, opt.geometry_tokens,
+                                    opt.seed, true, false, so),
+                           opt.proxy_weight);
+      }
+      if (phase != "geometry") {
+        StatsOptions so;
+        so.gate_reuse_distance = 0;
+        loss += phase_loss(family, "routing",
+                           simulate(family, p, paths, opt.routing_sequences, opt.routing_tokens,
+                                    opt.seed, false, false, so),
+                           opt.proxy_weight);
+      }
+      return loss;
     };
-    const int64_t budget = evals + opt.max_evals;
+    const int64_t budget = evals + max_evals_for(family, opt);
     double best = loss_of(x);
     double step = 0.5;
     auto moved = [&](const Knob& k, const GeneratorParams& from, int dir) {
@@ -626,6 +701,9 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   };
   run_phase("geometry", geometry_knobs());
   run_phase("routing", routing_knobs(family));
+  std::vector<Knob> all = geometry_knobs();
+  for (const auto& k : routing_knobs(family)) all.push_back(k);
+  run_phase("joint", all);
   FamilyReport r = evaluate_family(family, x, paths, opt);
   r.evals = evals;
   return r;
@@ -633,7 +711,12 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
 
 int64_t refine_evals_for(const std::string& family, const FitOptions& opt) {
   if (opt.refine_evals >= 0) return opt.refine_evals;
-  return family == "deepseek-v3" ? 600 : 200;
+  return family == "deepseek-v3" || family == "mixtral" ? 600 : 200;
+}
+
+int64_t max_evals_for(const std::string& family, const FitOptions& opt) {
+  if (opt.max_evals >= 0) return opt.max_evals;
+  return family == "mixtral" ? 600 : 300;
 }
 
 std::string fit_options_flags(const FitOptions& opt) {
@@ -647,8 +730,8 @@ std::string fit_options_flags(const FitOptions& opt) {
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt) {
   int within = 0, fitted = 0;
   for (const auto& t : r.targets) {
-    within += t.within && t.target->fitted;
-    fitted += t.target->fitted;
+    within += t.within && !t.target->pending_on(r.family);
+    fitted += !t.target->pending_on(r.family);
   }
   std::string s = fmt::format(
       "# Synthetic-workload preset for the {} family, fitted on {}.\n"
@@ -676,12 +759,15 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
       "(or, to evaluate the committed presets without refitting, `--evaluate-only` instead of "
       "`--write`). "
       "Do not edit by hand.\n\n"
-      "Each family's preset (`configs/workloads/<family>.toml`) is fitted by coordinate descent (" +
-      fmt::format("{}", opt.max_evals) +
-      " evaluations per phase at most), refined by a Nelder-Mead simplex (" +
+      "Each family's preset (`configs/workloads/<family>.toml`) is fitted in three phases (the "
+      "gate-input targets with the geometry knobs, the routing targets with the routing knobs, "
+      "then every target with every knob), each a coordinate descent (" +
+      (opt.max_evals >= 0 ? fmt::format("{} evaluations", opt.max_evals)
+                          : std::string("300 evaluations, 600 for mixtral")) +
+      " at most) refined by a Nelder-Mead simplex (" +
       (opt.refine_evals >= 0 ? fmt::format("{} evaluations", opt.refine_evals)
-                             : std::string("200 evaluations, 600 for deepseek-v3")) +
-      " per phase), on the targets below, which are published statistics of real models' routing "
+                             : std::string("200 evaluations, 600 for mixtral and deepseek-v3")) +
+      "), on the targets below, which are published statistics of real models' routing "
       "(docs/WORKLOADS.md). No strategy result is used. Gate-input targets are evaluated on " +
       fmt::format(
           "{} sequences x {} tokens, routing targets on {} sequences x {} tokens (seed {}), ",
@@ -699,40 +785,39 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
       "gate input and the next layer's. The residual vector is computed from the evaluated trace "
       "itself.\n";
   for (const auto& r : reports) {
-    int within = 0, fitted = 0, pending_in = 0;
+    int within = 0, fitted = 0;
     for (const auto& t : r.targets) {
-      within += t.within && t.target->fitted;
-      fitted += t.target->fitted;
-      pending_in += t.within && !t.target->fitted;
+      within += t.within && !t.target->pending_on(r.family);
+      fitted += !t.target->pending_on(r.family);
     }
     s += fmt::format(
-        "\n## {} (fitted on {})\n\n{} of {} fitted targets in range; {}.", r.family, r.model,
+        "\n## {} (fitted on {})\n\n{} of {} fitted targets in range; {}.{}", r.family, r.model,
         within, fitted,
         r.evals > 0 ? fmt::format("{} evaluations", r.evals)
-                    : std::string("evaluated without refitting (the committed preset's knobs)"));
-    if (fitted < int(r.targets.size())) {
-      s +=
-          fmt::format(" Targets not fitted yet (issue 12, marked *not fitted*): {} of {} in range.",
-                      pending_in, int(r.targets.size()) - fitted);
-    }
+                    : std::string("evaluated without refitting (the committed preset's knobs)"),
+        fitted < int(r.targets.size())
+            ? " The preset has not been refitted since the targets marked *not fitted yet* were "
+              "added (docs/WORKLOADS.md, \"Known limitations\")."
+            : "");
     s += "\n\n";
     s += "| target | statistic | source (measured on) | applies as | published | accepted range | "
          "achieved | in range |\n";
     s += "|---|---|---|---|---|---|---|---|\n";
     for (const auto& t : r.targets) {
       const auto& c = *t.target;
-      s += fmt::format(
-          "| `{}` | {} | {} ({}) | {} | {} | [{:.2f}, {:.2f}] ({}) | {:.3f} | {} |\n", c.id,
-          c.statistic, c.source, c.measured_on, c.direct_family == r.family ? "direct" : "proxy",
-          c.published, c.lo, c.hi, c.tolerance_note, t.achieved,
-          std::string(t.within ? "yes" : "**no**") + (c.fitted ? "" : " (*not fitted*)"));
+      s += fmt::format("| `{}` | {} | {} ({}) | {} | {} | [{:.2f}, {:.2f}] ({}) | {:.3f} | {} |\n",
+                       c.id, c.statistic, c.source, c.measured_on,
+                       c.direct_family == r.family ? "direct" : "proxy", c.published, c.lo, c.hi,
+                       c.tolerance_note, t.achieved,
+                       std::string(t.within ? "yes" : "**no**") +
+                           (c.pending_on(r.family) ? " (*not fitted yet*)" : ""));
     }
     s += "\n| qualitative check | source | expectation | holds | evidence "
          "|\n|---|---|---|---|---|\n";
     for (const auto& c : r.checks) {
       s += fmt::format("| {} | {} | {} | {}{} | {} |\n", c.check->statistic, c.check->source,
                        c.check->expectation, c.holds ? "yes" : "**no**",
-                       c.check->required ? "" : " (*not required yet*)", c.evidence);
+                       c.check->required ? "" : " (*reported only*)", c.evidence);
     }
     s += "\nFitted knobs: ";
     const auto j = r.params.to_json();

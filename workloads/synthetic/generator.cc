@@ -64,6 +64,10 @@ const cfg::Schema<GeneratorParams>& GeneratorParams::schema() {
         .number("depth_corr_first", &S::depth_corr_first,
                 "The same for the first transition, layer 0 -> 1 (< 0: same as depth_corr).",
                 NumRange{-1.0, 0.999})
+        .number("depth_corr_hidden", &S::depth_corr_hidden,
+                "The same in the gate-invisible half, at every transition (< 0: as the visible "
+                "half). What a layer writes that later routers do not read need not persist.",
+                NumRange{-1.0, 0.999})
         .boolean("shared_gates", &S::shared_gates,
                  "Every layer's router reads the same gate directions (one sign vector and row "
                  "set per block), each layer assigning its experts to them in its own order; "
@@ -520,6 +524,9 @@ class SyntheticReader : public SequenceReader {
     innov_depth_ = float(std::sqrt(1.0 - p.depth_corr * p.depth_corr));
     corr_first_ = float(kf);
     innov_depth_first_ = float(std::sqrt(1.0 - kf * kf));
+    hidden_own_ = p.depth_corr_hidden >= 0;
+    corr_hidden_ = float(std::max(0.0, p.depth_corr_hidden));
+    innov_hidden_ = float(std::sqrt(1.0 - double(corr_hidden_) * double(corr_hidden_)));
     context_first_ = float(p.context_first);
     focus_ = float(p.focus);
     focus_first_ = float(p.context_first * p.focus);
@@ -607,8 +614,8 @@ class SyntheticReader : public SequenceReader {
         }
       }
       if (gate) {
-        mix_block(mean, mix, c, r, H, hidden_, noise, l == 0, kc, ki, state_.data(), h_.data(), Hv,
-                  H);
+        mix_block(mean, mix, c, r, H, hidden_, noise, l == 0, hidden_own_ ? corr_hidden_ : kc,
+                  hidden_own_ ? innov_hidden_ : ki, state_.data(), h_.data(), Hv, H);
         for (int b = 0; b < nb; ++b) gate_rows[b] = block_[b].gate_input.data();
         lanes::unpack_at(h_.data(), H, nb, gate_rows, l * H);
       }
@@ -632,6 +639,8 @@ class SyntheticReader : public SequenceReader {
   LaneRng visible_, hidden_;
   float rho_ = 0, innov_ = 0;
   float corr_ = 0, innov_depth_ = 1, corr_first_ = 0, innov_depth_first_ = 1, context_first_ = 1;
+  bool hidden_own_ = false;  // depth_corr_hidden >= 0
+  float corr_hidden_ = 0, innov_hidden_ = 1;
   float focus_ = 0, focus_first_ = 0;
   int64_t focus_d_ = 0, focus_of_[16] = {};
   std::vector<float> z_, u_, xi_, c_, c_first_, h_, state_, x_, logits_;

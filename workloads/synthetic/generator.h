@@ -68,10 +68,11 @@ struct GeneratorParams {
   double theta_first = 0.8;  // the same for the first transition
   double noise = 0.5;        // RMS per coordinate of the token's own state s
   // Structure added for cross-layer predictability (docs/WORKLOADS.md,
-  // "Cross-layer structure"). The defaults switch it off, and a preset
+  // "Cross-layer and temporal structure"). The defaults switch it off, and a preset
   // without these keys generates exactly the bytes it did before.
   double depth_corr = 0.0;         // correlation of s between adjacent layers (AR(1) over depth)
   double depth_corr_first = -1.0;  // the same for layer 0 -> 1 (< 0: depth_corr)
+  double depth_corr_hidden = -1.0;  // the same in the gate-invisible half (< 0: as the visible)
   double context_first = 1.0;  // weight of the context c_t (and the focus) in layer 0's gate input
   bool shared_gates = false;   // every layer's router reads the same directions, relabelled
   double focus = 0.0;          // strength of the focus spike along one shared gate direction

@@ -161,6 +161,22 @@ TEST(GeneratorKnobs, TokenStateThatPersistsOverDepthMakesLayersPredictable) {
   EXPECT_GT(persistent, independent + 0.1) << independent << " -> " << persistent;
 }
 
+TEST(GeneratorKnobs, HiddenStateDecorrelatesTheCosineNotTheRouting) {
+  // depth_corr_hidden = 0: the gate-invisible half's own state is drawn
+  // afresh at every layer, so adjacent gate inputs are less alike while the
+  // routing (which reads the visible half only) and gate reuse stay the same.
+  GeneratorParams p;
+  p.noise = 1.5;
+  p.depth_corr = 0.9;
+  const TraceStats same = knob_stats(p);
+  p.depth_corr_hidden = 0.0;
+  const TraceStats fresh = knob_stats(p);
+  EXPECT_LT(fresh.mean(fresh.cos_raw), same.mean(same.cos_raw) - 0.1)
+      << same.mean(same.cos_raw) << " -> " << fresh.mean(fresh.cos_raw);
+  EXPECT_EQ(fresh.gate_reuse_recall_mean(1), same.gate_reuse_recall_mean(1));
+  EXPECT_EQ(fresh.repeat_first, same.repeat_first);
+}
+
 TEST(GeneratorKnobs, FocusMakesTheFirstChoiceDecisive) {
   // A focus feature persists over depth and decides the first choice, so gate
   // reuse gets the first choice right more often than the second.

@@ -45,6 +45,7 @@ std::string golden_hash(RoutingFunction routing, bool cross_layer = false) {
     p.shared_gates = true;
     p.depth_corr = 0.9;
     p.depth_corr_first = 0.6;
+    p.depth_corr_hidden = 0.2;
     p.context_first = 0.3;
     p.focus = 2.0;
     p.focus_repeat = 0.25;
@@ -60,20 +61,20 @@ std::string golden_hash(RoutingFunction routing, bool cross_layer = false) {
 
 TEST(GoldenBytes, SoftmaxTopK) {
   EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxTopK),
-            "e29dfe13703285e2d9953886a8041a33a91dad86965ba896b78c82e5a07158a7");
+            "a87de2ad08060773bf05a04c672f0f9cd5cc36469cd1ae7b30fd56f55d6b5ab4");
 }
 TEST(GoldenBytes, SoftmaxGroupLimited) {
   EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxGroupLimited),
-            "e64defad46bbe25ddf882f0aac135bee1d2770f0a98f1c9a6611b75611a93e04");
+            "dcc13bdd9f2fdab4e363c178583b6f8f71c23a5fab7210c11d406c346d104088");
 }
 TEST(GoldenBytes, SigmoidGroupedBias) {
   EXPECT_EQ(golden_hash(RoutingFunction::kSigmoidGroupedBias),
-            "b0815793badb62d5eb1562f411d28e5bcfc09ba8182d2c70bd0d77ba904157f0");
+            "d6aa7f6ed812b950e67bd3cda5795534eaf5b1509fb037cd2877509837dc9fe1");
 }
 
 TEST(GoldenBytes, CrossLayerStructure) {
   EXPECT_EQ(golden_hash(RoutingFunction::kSoftmaxTopK, true),
-            "bb29cf0e076e5feab575265a49de3eb8a570b2642047d88297b34f8da998f693");
+            "0c456a409e5c619a240dc4b27a9037a9ce50e318cd49c73d074357d372b5a3f1");
 }
 
 }  // namespace
