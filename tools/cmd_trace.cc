@@ -203,19 +203,16 @@ void add_trace_commands(CLI::App& app) {
       std::fflush(stdout);
       FamilyReport r = evaluate_only ? evaluate_family(fam, start, paths, fopt)
                                      : fit_family(fam, start, paths, fopt);
-      int within = 0, fitted = 0;
       for (const auto& t : r.targets) {
-        const bool pending = t.target->pending_on(fam);
-        within += t.within && !pending;
-        fitted += !pending;
         fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
                    t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",
-                   pending ? " (not fitted yet)" : "");
+                   t.target->pending_on(fam) ? " (not fitted yet)" : "");
       }
       for (const auto& c : r.checks)
         fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS",
                    c.evidence);
-      fmt::print("  {} of {} fitted targets in range, {} evaluations\n", within, fitted, r.evals);
+      fmt::print("  {} of {} fitted targets in range, {} evaluations\n", r.fitted_in_range(),
+                 r.fitted_targets(), r.evals);
       if (write && !evaluate_only) {
         const auto file = paths.find("workloads", fam);
         if (!file)

@@ -55,6 +55,10 @@ const std::vector<std::string> kRecall8 = {"qwen2-moe", "qwen3-moe", "deepseek-v
 // The Mixtral paper's Table 5 reports layers 0, 15 and 31 (0-based, of 32).
 const std::vector<int64_t> kMixtralDeep = {15, 31};
 
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
 }  // namespace
 
 const std::vector<std::string>& calibration_families() {
@@ -72,7 +76,18 @@ std::string calibration_model(const std::string& family) {
 }
 
 bool CalibrationTarget::pending_on(const std::string& family) const {
-  return std::find(pending.begin(), pending.end(), family) != pending.end();
+  return contains(pending, family);
+}
+
+int FamilyReport::fitted_targets() const {
+  return int(std::count_if(targets.begin(), targets.end(),
+                           [&](const TargetResult& t) { return !t.target->pending_on(family); }));
+}
+
+int FamilyReport::fitted_in_range() const {
+  return int(std::count_if(targets.begin(), targets.end(), [&](const TargetResult& t) {
+    return t.within && !t.target->pending_on(family);
+  }));
 }
 
 const std::vector<CalibrationTarget>& calibration_targets() {
@@ -404,7 +419,7 @@ std::vector<Knob> routing_knobs(const std::string& family) {
 }
 
 bool applies(const CalibrationTarget& t, const std::string& family) {
-  return std::find(t.families.begin(), t.families.end(), family) != t.families.end();
+  return contains(t.families, family);
 }
 
 TraceStats simulate(const std::string& family, const GeneratorParams& p, const ConfigPaths& paths,
@@ -479,9 +494,7 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
     r.targets.push_back(tr);
   }
   for (const auto& c : calibration_checks()) {
-    if (!c.families.empty() &&
-        std::find(c.families.begin(), c.families.end(), family) == c.families.end())
-      continue;
+    if (!c.families.empty() && !contains(c.families, family)) continue;
     const auto [ok, ev] = c.evaluate(c.phase == "geometry" ? geo : rt);
     r.checks.push_back({&c, ok, ev});
   }
@@ -728,17 +741,13 @@ std::string fit_options_flags(const FitOptions& opt) {
 }
 
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt) {
-  int within = 0, fitted = 0;
-  for (const auto& t : r.targets) {
-    within += t.within && !t.target->pending_on(r.family);
-    fitted += !t.target->pending_on(r.family);
-  }
   std::string s = fmt::format(
       "# Synthetic-workload preset for the {} family, fitted on {}.\n"
       "# Reproduce: build/bin/moebench trace fit --family {}{} --write"
       "   (seed {}, {} evaluations)\n"
       "# Targets in range: {} of {}; see docs/calibration.md for every target and its source.\n",
-      r.family, r.model, r.family, fit_options_flags(opt), opt.seed, r.evals, within, fitted);
+      r.family, r.model, r.family, fit_options_flags(opt), opt.seed, r.evals, r.fitted_in_range(),
+      r.fitted_targets());
   const auto j = p.to_json();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.value().is_string()) {
@@ -785,14 +794,10 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
       "gate input and the next layer's. The residual vector is computed from the evaluated trace "
       "itself.\n";
   for (const auto& r : reports) {
-    int within = 0, fitted = 0;
-    for (const auto& t : r.targets) {
-      within += t.within && !t.target->pending_on(r.family);
-      fitted += !t.target->pending_on(r.family);
-    }
+    const int fitted = r.fitted_targets();
     s += fmt::format(
         "\n## {} (fitted on {})\n\n{} of {} fitted targets in range; {}.{}", r.family, r.model,
-        within, fitted,
+        r.fitted_in_range(), fitted,
         r.evals > 0 ? fmt::format("{} evaluations", r.evals)
                     : std::string("evaluated without refitting (the committed preset's knobs)"),
         fitted < int(r.targets.size())

@@ -89,6 +89,9 @@ struct FamilyReport {
   std::vector<CheckResult> checks;
   int64_t evals = 0;
   double loss = 0;
+  // Targets fitted on this family (not pending), and how many of them are in range.
+  int fitted_targets() const;
+  int fitted_in_range() const;
 };
 
 // Fits `start` for `family` (knobs listed in the report); returns the fitted
