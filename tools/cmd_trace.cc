@@ -170,15 +170,19 @@ void add_trace_commands(CLI::App& app) {
   f->add_flag("--write", write, "Write the fitted presets to configs/workloads/<family>.toml");
   f->add_flag("--evaluate-only", evaluate_only, "Evaluate the current presets without fitting");
   f->add_option("--report", report, "Write the Markdown calibration report here");
-  f->add_option(
-       "--max-evals", fopt.max_evals,
-       "Coordinate-descent evaluations per phase (default: 600 for mixtral, 300 otherwise)")
+  f->add_option("--max-evals", fopt.max_evals,
+                "Coordinate-descent evaluations per phase (default: 600 for mixtral, 200 for "
+                "deepseek-v3, 300 otherwise)")
       ->check(CLI::Range(1, 100000));
-  f->add_option(
-       "--refine-evals", fopt.refine_evals,
-       "Nelder-Mead refinement evaluations per phase (default: 600 for mixtral and deepseek-v3, "
-       "200 otherwise)")
+  f->add_option("--refine-evals", fopt.refine_evals,
+                "Nelder-Mead refinement evaluations per phase (default: 600 for mixtral, 300 for "
+                "deepseek-v3, "
+                "200 otherwise)")
       ->check(CLI::Range(0, 100000));
+  f->add_option("--proxy-weight", fopt.proxy_weight,
+                "Weight of a proxy target (measured on another model) against a direct one "
+                "(1) in the fit's loss (default: 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();
@@ -206,7 +210,7 @@ void add_trace_commands(CLI::App& app) {
       for (const auto& t : r.targets) {
         fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
                    t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",
-                   t.target->pending_on(fam) ? " (not fitted yet)" : "");
+                   t.target->pending_on(fam) ? " (not fitted)" : "");
       }
       for (const auto& c : r.checks)
         fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS",

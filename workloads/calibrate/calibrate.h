@@ -31,9 +31,9 @@ struct CalibrationTarget {
   std::string direct_family;          // the family it was measured on ("" = none of ours)
   std::string phase;                  // "geometry" (gate inputs: cosines, gate reuse) or "routing"
   std::function<double(const TraceStats&)> measure;
-  // Families the target is measured and reported on but not yet fitted nor
-  // required by the tests (their presets have not been refitted since the
-  // target was added; docs/WORKLOADS.md, "Known limitations").
+  // Families the target is measured and reported on but not fitted nor
+  // required by the tests (docs/WORKLOADS.md, "Known limitations", says why
+  // for each).
   std::vector<std::string> pending = {};
   bool pending_on(const std::string& family) const;
 };
@@ -103,16 +103,16 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
                              const ConfigPaths& paths, const FitOptions& opt);
 
 // Nelder-Mead evaluations per phase for a family: opt.refine_evals, or the
-// family's default when it is -1 (600 for deepseek-v3, whose eight targets
-// over 256 experts are the hardest to meet together, and for mixtral; 200
-// otherwise).
+// family's default when it is -1 (600 for mixtral, whose ten targets include
+// four narrow Table 5 ranges; 300 for deepseek-v3, whose evaluations over
+// 58 layers x 256 experts take about a second each; 200 otherwise).
 int64_t refine_evals_for(const std::string& family, const FitOptions& opt);
 // Coordinate-descent evaluations per phase: opt.max_evals, or the family's
-// default when it is -1 (600 for mixtral, whose ten targets include four
-// narrow Table 5 ranges; 300 otherwise).
+// default when it is -1 (600 for mixtral, 200 for deepseek-v3, 300 otherwise).
 int64_t max_evals_for(const std::string& family, const FitOptions& opt);
 // The non-default fit options as command-line flags (" --refine-evals 600"), or "".
 std::string fit_options_flags(const FitOptions& opt);
+
 // TOML text of a fitted preset.
 std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const FitOptions& opt);
 // Markdown report over families.

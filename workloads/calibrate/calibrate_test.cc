@@ -19,7 +19,7 @@ TEST(Calibration, CommittedPresetsMeetTheirTargets) {
     const FamilyReport r = evaluate_family(fam, load_generator(fam, m, paths), paths, opt);
     EXPECT_FALSE(r.targets.empty()) << fam;
     for (const auto& t : r.targets) {
-      if (t.target->pending_on(fam)) continue;  // reported, not fitted yet
+      if (t.target->pending_on(fam)) continue;  // reported, not fitted
       // Fitted but not met (docs/WORKLOADS.md, "Known limitations"; issue 12
       // stays open): Mixtral's layer-0 first-choice repetition, 0.133 against
       // 0.136-0.149. Still reported as out of range in docs/calibration.md.

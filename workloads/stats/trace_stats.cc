@@ -80,14 +80,15 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   const unsigned fields = (st.has_probs ? kProbs : 0u) | (st.has_gate_inputs ? kGateInput : 0u);
 
   // The co-activation and transition tables grow with layers x experts^2.
-  check_allocation(uint64_t(L) * uint64_t(E) * uint64_t(E) * (sizeof(int64_t) + sizeof(int32_t)) +
+  check_allocation(uint64_t(L) * uint64_t(E) * uint64_t(E) *
+                           ((opt.coactivation ? sizeof(int64_t) : 0) + sizeof(int32_t)) +
                        uint64_t(std::max<int64_t>(H, 0)) * uint64_t(L) * sizeof(double),
                    fmt::format("trace statistics of model {} ({} MoE layers x {} experts^2)",
                                in.model_name, L, E));
   st.counts.assign(L, std::vector<int64_t>(E, 0));
   std::vector<double> overlap_sum(L, 0);
   int64_t overlap_n = 0;
-  std::vector<int64_t> coact(L > 1 ? (L - 1) * E * E : 0, 0);
+  std::vector<int64_t> coact(L > 1 && opt.coactivation ? (L - 1) * E * E : 0, 0);
   std::vector<double> cos_sum(std::max<int64_t>(L - 1, 0), 0), res_sum(H > 0 ? (L - 1) * H : 0, 0);
   int64_t cos_n = 0;
   std::vector<int64_t> reuse_hits(R, 0);
@@ -176,10 +177,12 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             }
           }
           if (l + 1 < L) {
-            const int32_t* nx = &r.ids[(l + 1) * k];
-            int64_t* m = &coact[l * E * E];
-            for (int64_t j = 0; j < k; ++j) {
-              for (int64_t i = 0; i < k; ++i) ++m[int64_t(ids[j]) * E + nx[i]];
+            if (!coact.empty()) {
+              const int32_t* nx = &r.ids[(l + 1) * k];
+              int64_t* m = &coact[l * E * E];
+              for (int64_t j = 0; j < k; ++j) {
+                for (int64_t i = 0; i < k; ++i) ++m[int64_t(ids[j]) * E + nx[i]];
+              }
             }
             if (st.has_gate_inputs) {
               const float* h0 = &r.gate_input[l * H];
@@ -279,7 +282,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
       }
     }
   }
-  if (L > 1) {
+  if (L > 1 && !coact.empty()) {
     st.coact_top1.resize(L - 1);
     for (int64_t l = 0; l + 1 < L; ++l) {
       int64_t best = 0, total = 0;

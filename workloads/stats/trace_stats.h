@@ -27,6 +27,9 @@ struct StatsOptions {
   // over all sequences.
   int64_t gate_reuse_distance = 3;
   int64_t gate_reuse_tokens = 0;
+  // The co-activation table (coact_top1), layers x experts^2 counters: off
+  // where nothing reads it (the fit's objective), to save its cache misses.
+  bool coactivation = true;
 };
 
 struct TraceStats {

@@ -74,6 +74,24 @@ TEST(TraceStats, HandComputedValues) {
   EXPECT_EQ(j["high_workload_heatmap"][1][2][2].get<int>(), 3);
 }
 
+// The fit switches the co-activation table off: nothing else may change.
+TEST(TraceStats, CoactivationOffChangesNothingElse) {
+  const MemoryTraceSource src = source();
+  StatsOptions with{1, 4};
+  StatsOptions without = with;
+  without.coactivation = false;
+  const TraceStats a = compute_stats(src, with), b = compute_stats(src, without);
+  EXPECT_EQ(a.coact_top1.size(), 1u);
+  EXPECT_TRUE(b.coact_top1.empty());
+  auto ja = a.to_json(), jb = b.to_json();
+  EXPECT_TRUE(jb["summary"]["coact_top1_mean"].is_null());
+  for (auto* j : {&ja, &jb}) {
+    (*j)["summary"].erase("coact_top1_mean");
+    (*j)["per_layer"].erase("coact_top1");
+  }
+  EXPECT_EQ(ja.dump(), jb.dump());
+}
+
 // What a trace cannot give is "n/a" (null in JSON), never 0.0.
 TEST(TraceStats, UnknownStatisticsAreNotAvailableNotZero) {
   MemoryTraceSource full = source();
