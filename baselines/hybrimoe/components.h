@@ -1,4 +1,6 @@
 #pragma once
+
+#include <functional>
 // HybriMoE (DAC 2025): simulation-based hybrid scheduling, impact-driven
 // prefetching and Minus Recent Score caching; plus the public code's
 // variants (two-ended greedy assignment, MRS-ranked next-layer prefetch).
@@ -63,30 +65,47 @@ struct CostModelSched : SchedCosts {
   mutable std::vector<double> gpu_, cpu_, cpu_first_;
 };
 
+// Which timeline takes the next task in HybriMoE's simulation. The paper
+// (section IV-B): "the system selects the timeline with the earliest
+// completion time". kCompletion reads it as the timeline whose next task
+// would finish first (ties: the one free earliest, then GPU, CPU, link);
+// kFree as the timeline free earliest (ties: GPU, CPU, link), under which an
+// idle link copies the heaviest uncached expert at every gate.
+// docs/STRATEGIES.md ("HybriMoE's simulation: which timeline acts").
+enum class SchedRule { kCompletion, kFree };
+SchedRule sched_rule(const std::string& name);  // "completion" or "free"
+
 // HybriMoE's scheduling simulation (section IV-B): a GPU queue of cached
 // experts by load (descending) and a CPU queue of uncached experts by load
-// (ascending). Repeatedly the timeline free earliest (ties: GPU, CPU, link)
-// takes its next task: the GPU the head of its queue (waiting for the copy
-// of a transferred expert), the CPU the head of its queue or, when that is
-// empty, the tail of the GPU queue (lowest load), the link the tail of the CPU
-// queue (highest-load uncached expert), which then joins the GPU queue by
-// load (the CPU never takes an expert the link is copying). Ends when every
-// expert is assigned. `has_gpu` = false puts
-// everything on the CPU.
-SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                            bool has_gpu);
+// (ascending). Repeatedly one timeline (chosen by `rule`) takes its next
+// task: the GPU the head of its queue (waiting for the copy of a
+// transferred expert), the CPU the head of its queue or, when that is
+// empty, the tail of the GPU queue (lowest load), the link the tail of the
+// CPU queue (highest-load uncached expert), which then joins the GPU queue
+// by load (the CPU never takes an expert the link is copying). Ends when
+// every expert is assigned. `has_gpu` = false puts everything on the CPU.
+SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                            SchedTimes start, bool has_gpu, SchedRule rule);
 
 // max(GPU end, CPU end) of the same simulation, without recording the plan.
-double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                         bool has_gpu);
+double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                         SchedTimes start, bool has_gpu, SchedRule rule);
 
 // The public code's decode assignment: Q = cached by load desc ++ uncached by
-// load desc; the GPU takes from the front (cost g, plus waiting for a
-// serialized copy if the front is not cached) or the CPU from the back (cost
-// c, with the CPU's warm-up on its first expert), whichever finishes
-// earlier; ties go to the GPU.
+// load desc, equal loads in the order given (a stable sort, as the code's;
+// the hybrimoe-greedy assigner gives them in router order); the GPU takes
+// from the front (cost g, plus waiting for a serialized copy if the front is
+// not cached) or the CPU from the back (cost c, with the CPU's warm-up on
+// its first expert), whichever finishes earlier; ties go to the GPU.
 SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
                            bool has_gpu);
+
+// Reorders `v` into router order: the experts of the first token's top-k
+// in rank order, then each later token's not yet listed (`ids_of(t)` gives
+// token t's k ids in rank order); experts no token lists keep their order
+// at the end. The public code's list order (issue 13).
+void order_by_router(std::vector<SchedExpert>& v, int64_t tokens, int64_t k,
+                     const std::function<const int32_t*(int64_t)>& ids_of);
 
 // The experts of ctx.active as scheduler input, and the timelines at the gate.
 std::vector<SchedExpert> sched_experts(const Context& ctx, std::span<const ActiveExpert> active);
@@ -98,9 +117,15 @@ class HybriMoeAssigner : public Assigner {
   struct Tag {
     static constexpr const char* kSection = "strategy.assigner";
   };
-  using Params = EmptyParams<Tag>;
-  explicit HybriMoeAssigner(const Params&) {}
+  struct Params {
+    std::string timeline = "completion";  // which timeline acts: "completion" (the paper) or "free"
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit HybriMoeAssigner(const Params& p) : rule_(sched_rule(p.timeline)) {}
   void plan(const Context& ctx, LayerPlan& out) override;
+
+ private:
+  SchedRule rule_;
 };
 
 class HybriMoeGreedyAssigner : public Assigner {
@@ -177,14 +202,16 @@ class ImpactPrefetcher : public Prefetcher {
     int64_t depth = 3;           // layers ahead (the paper: the next three)
     int64_t max_prefetch = -1;   // requests per layer (-1: as many as the link fits)
     int64_t max_candidates = 32; // predicted experts evaluated per target layer (by predicted workload)
+    std::string timeline = "completion";  // the simulation's rule, as the assigner's
     static const cfg::Schema<Params>& schema();
   };
-  explicit ImpactPrefetcher(const Params& p) : p_(p) {}
+  explicit ImpactPrefetcher(const Params& p) : p_(p), rule_(sched_rule(p.timeline)) {}
   void after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) override;
   double predict_gpu_ns(const Context& ctx) const override;
 
  private:
   Params p_;
+  SchedRule rule_;
   std::vector<float> scores_;
   std::vector<SchedExpert> pred_;
   struct Cand {

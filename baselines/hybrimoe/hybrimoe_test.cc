@@ -6,6 +6,7 @@
 #include "baselines/hybrimoe/components.h"
 #include "core/engine/residency.h"
 #include "core/trace/memory_source.h"
+#include "core/util/error.h"
 
 namespace moebench {
 namespace {
@@ -32,7 +33,7 @@ TEST(HybriMoeSchedule, Fig5CpuTakesCachedEWhileGpuTakesUncachedC) {
   // Cached on the GPU: A (load 4), B (2), E (1); not cached: C (5), D (1).
   const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(B, 2, true), ex(C, 5, false), ex(D, 1, false),
                                        ex(E, 1, true)};
-  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true);
+  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
   // t=0: the GPU takes its head A [0,1]; the CPU its head D [0,1]; the link
   // the CPU queue's tail C [0,3], which joins the GPU queue first (load 5).
   // t=1: the GPU takes C once copied [3,4]; the CPU, its queue empty, takes
@@ -46,9 +47,69 @@ TEST(HybriMoeSchedule, Fig5CpuTakesCachedEWhileGpuTakesUncachedC) {
   EXPECT_LT(p.makespan(), 6.0);
 }
 
+TEST(HybriMoeSchedule, Fig5UnderTheCompletionRule) {
+  // The paper's rule: the timeline whose next task would finish first acts
+  // (ties: the one free earliest, then GPU, CPU, link).
+  const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(B, 2, true), ex(C, 5, false),
+                                       ex(D, 1, false), ex(E, 1, true)};
+  const SchedPlan p =
+      simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kCompletion);
+  // GPU A ends 1, CPU D ends 1, link C ends 3: GPU A [0,1] (tie with the CPU, both free at 0).
+  // CPU D [0,1] (1 < GPU B's 2 < link 3). GPU B [1,2] (2 < link 3 < CPU C's 6).
+  // GPU E would end 3, link C ends 3: the link, free since 0, copies C [0,3]; C heads the GPU
+  // queue. CPU, its queue empty, takes E [1,2] (2 < GPU C's 4); GPU C [3,4]. As the paper's Fig. 5
+  // says: the CPU computes the cached E while the GPU computes the uncached C.
+  EXPECT_EQ(p.gpu, (std::vector<int32_t>{A, B, C}));
+  EXPECT_EQ(p.cpu, (std::vector<int32_t>{D, E}));
+  EXPECT_EQ(p.load, (std::vector<int32_t>{C}));
+  EXPECT_DOUBLE_EQ(p.gpu_end, 4.0);
+  EXPECT_DOUBLE_EQ(p.cpu_end, 2.0);
+  EXPECT_DOUBLE_EQ(p.makespan(), 4.0);  // the same makespan as the free-earliest rule
+  EXPECT_DOUBLE_EQ(schedule_makespan(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kCompletion),
+                   4.0);
+}
+
+TEST(HybriMoeSchedule, AnIdleLinkCopiesOnlyWhenTheCopyFinishesFirst) {
+  // Two uncached experts of load 1 (CPU 1 unit each), copies of 3 units. The
+  // CPU queue is by load ascending, equal loads by id descending (the mirror
+  // of the GPU queue's order): [B, A]; the CPU takes its head, the link its tail.
+  const std::vector<SchedExpert> xs = {ex(A, 1, false), ex(B, 1, false)};
+  // Free-earliest: the CPU takes B [0,1], the idle link copies A [0,3], the GPU runs A [3,4].
+  const SchedPlan f = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
+  EXPECT_EQ(f.load, (std::vector<int32_t>{A}));
+  EXPECT_EQ(f.gpu, (std::vector<int32_t>{A}));
+  EXPECT_DOUBLE_EQ(f.makespan(), 4.0);
+  // Completion: the CPU's B (ends 1) and then A (ends 2) finish before the copy (ends 3).
+  const SchedPlan c =
+      simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kCompletion);
+  EXPECT_TRUE(c.load.empty());
+  EXPECT_TRUE(c.gpu.empty());
+  EXPECT_EQ(c.cpu, (std::vector<int32_t>{B, A}));
+  EXPECT_DOUBLE_EQ(c.makespan(), 2.0);
+  EXPECT_EQ(sched_rule("completion"), SchedRule::kCompletion);
+  EXPECT_THROW(sched_rule("earliest"), Error);
+}
+
+TEST(HybriMoeGreedy, EqualLoadsKeepTheRouterOrder) {
+  // Decode: every expert has load 1; GPU and CPU cost 1 each. Router order:
+  // token 0 chose (5, 2), token 1 chose (2, 7).
+  std::vector<SchedExpert> xs = {ex(2, 1, true), ex(5, 1, true), ex(7, 1, true)};
+  const int32_t t0[] = {5, 2}, t1[] = {2, 7};
+  order_by_router(xs, 2, 2, [&](int64_t t) { return t == 0 ? t0 : t1; });
+  ASSERT_EQ(xs.size(), 3u);
+  EXPECT_EQ(xs[0].expert, 5);
+  EXPECT_EQ(xs[1].expert, 2);
+  EXPECT_EQ(xs[2].expert, 7);
+  // Q = [5, 2, 7]: GPU 5 (ends 1, tie with the CPU's 7: GPU), CPU 7 (1 < GPU 2's 2),
+  // then GPU 2 (ends 2) against CPU 2 (ends 2): the GPU. By expert id, 2 would go first.
+  const SchedPlan p = greedy_two_ended(xs, Fig5Costs{}, SchedTimes{}, true);
+  EXPECT_EQ(p.gpu, (std::vector<int32_t>{5, 2}));
+  EXPECT_EQ(p.cpu, (std::vector<int32_t>{7}));
+}
+
 TEST(HybriMoeSchedule, NoGpuPutsEverythingOnTheCpu) {
   const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(C, 5, false)};
-  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, false);
+  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, false, SchedRule::kFree);
   EXPECT_TRUE(p.gpu.empty());
   EXPECT_TRUE(p.load.empty());
   EXPECT_EQ(p.cpu.size(), 2u);
@@ -57,7 +118,7 @@ TEST(HybriMoeSchedule, NoGpuPutsEverythingOnTheCpu) {
 TEST(HybriMoeSchedule, TransferredExpertWaitsForItsCopyAndIsNeverStolen) {
   // Only uncached experts: the link copies the heaviest, the GPU waits for it.
   const std::vector<SchedExpert> xs = {ex(A, 1, false), ex(B, 9, false)};
-  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true);
+  const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
   // CPU takes A [0,1]; link copies B [0,3]; the CPU may not steal B while it is copied; GPU runs B [3,4].
   EXPECT_EQ(p.cpu, (std::vector<int32_t>{A}));
   EXPECT_EQ(p.gpu, (std::vector<int32_t>{B}));

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "baselines/hybrimoe/components.h"
+#include "core/util/error.h"
 
 namespace moebench {
 
@@ -28,6 +29,26 @@ std::vector<SchedExpert> sched_experts(const Context& ctx, std::span<const Activ
   return v;
 }
 
+void order_by_router(std::vector<SchedExpert>& v, int64_t tokens, int64_t k,
+                     const std::function<const int32_t*(int64_t)>& ids_of) {
+  std::vector<int64_t> first;  // by expert id: position in router order, -1 = not routed
+  int64_t pos = 0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const int32_t* ids = ids_of(t);
+    for (int64_t j = 0; j < k; ++j) {
+      if (size_t(ids[j]) >= first.size()) first.resize(size_t(ids[j]) + 1, -1);
+      if (first[size_t(ids[j])] < 0) first[size_t(ids[j])] = pos++;
+    }
+  }
+  auto key = [&](const SchedExpert& e) {
+    // Not routed in this step: after the others, in the order given.
+    return size_t(e.expert) < first.size() && first[size_t(e.expert)] >= 0 ? first[size_t(e.expert)]
+                                                                           : pos;
+  };
+  std::stable_sort(v.begin(), v.end(),
+                   [&](const SchedExpert& a, const SchedExpert& b) { return key(a) < key(b); });
+}
+
 SchedTimes sched_start(const Context& ctx) {
   const int64_t n = ctx.routing->tokens();
   SchedTimes t;
@@ -46,8 +67,9 @@ struct SchedScratch {
   std::vector<SchedExpert> gq, cq;  // GPU queue [gh, end): load desc; CPU queue [ch, end): load asc
 };
 
-void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start, bool has_gpu,
-                  SchedPlan* plan, double* gpu_end, double* cpu_end) {
+void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                  SchedTimes start, bool has_gpu, SchedRule rule, SchedPlan* plan, double* gpu_end,
+                  double* cpu_end) {
   thread_local SchedScratch sc;
   auto& gq = sc.gq;
   auto& cq = sc.cq;
@@ -81,13 +103,27 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
     }
     const bool cpu_can = ch < cq.size() || steal >= 0;
     const bool link_can = has_gpu && ch < cq.size();
-    const double g = gpu_can ? tg : kNever, c = cpu_can ? tc : kNever, l = link_can ? tl : kNever;
-    if (gpu_can && g <= c && g <= l) {
+    // Each timeline's key: when it is free (kFree) or when its next task
+    // would finish (kCompletion, ties broken by when it is free). The
+    // smallest acts; remaining ties go GPU, then CPU, then link.
+    double g = gpu_can ? tg : kNever, c = cpu_can ? tc : kNever, l = link_can ? tl : kNever;
+    double g2 = 0, c2 = 0, l2 = 0;
+    if (rule == SchedRule::kCompletion) {
+      g2 = g, c2 = c, l2 = l;
+      if (gpu_can) g = std::max(tg, gq[gh].ready_ns) + costs.gpu(gq[gh].load);
+      if (cpu_can)
+        c = tc + costs.cpu(ch < cq.size() ? cq[ch].load : gq[size_t(steal)].load, cpu_first);
+      if (link_can) l = tl + h2d;
+    }
+    auto before = [](double a, double a2, double b, double b2) {
+      return a < b || (a == b && a2 <= b2);
+    };
+    if (gpu_can && before(g, g2, c, c2) && before(g, g2, l, l2)) {
       const SchedExpert& e = gq[gh++];
       tg = std::max(tg, e.ready_ns) + costs.gpu(e.load);
       g_end = tg;
       if (plan) plan->gpu.push_back(e.expert);
-    } else if (cpu_can && c <= l) {
+    } else if (cpu_can && before(c, c2, l, l2)) {
       SchedExpert e;
       if (ch < cq.size()) {
         e = cq[ch++];
@@ -117,17 +153,24 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
 
 }  // namespace
 
-SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                            bool has_gpu) {
+SchedRule sched_rule(const std::string& name) {
+  if (name == "completion") return SchedRule::kCompletion;
+  if (name == "free") return SchedRule::kFree;
+  throw Error("HybriMoE simulation: expected timeline \"completion\" or \"free\", found \"" + name +
+              "\"");
+}
+
+SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                            SchedTimes start, bool has_gpu, SchedRule rule) {
   SchedPlan p;
-  run_schedule(experts, costs, start, has_gpu, &p, &p.gpu_end, &p.cpu_end);
+  run_schedule(experts, costs, start, has_gpu, rule, &p, &p.gpu_end, &p.cpu_end);
   return p;
 }
 
-double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                         bool has_gpu) {
+double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                         SchedTimes start, bool has_gpu, SchedRule rule) {
   double g = 0, c = 0;
-  run_schedule(experts, costs, start, has_gpu, nullptr, &g, &c);
+  run_schedule(experts, costs, start, has_gpu, rule, nullptr, &g, &c);
   return std::max(g, c);
 }
 
@@ -138,12 +181,14 @@ SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedC
   for (const auto& e : experts) {
     if (e.cached) q.push_back(e);
   }
-  std::sort(q.begin(), q.end(), heavier);
+  // Load descending; equal loads keep the order given (the code's stable sort).
+  auto by_load = [](const SchedExpert& a, const SchedExpert& b) { return a.load > b.load; };
+  std::stable_sort(q.begin(), q.end(), by_load);
   const size_t n_cached = q.size();
   for (const auto& e : experts) {
     if (!e.cached) q.push_back(e);
   }
-  std::sort(q.begin() + std::ptrdiff_t(n_cached), q.end(), heavier);
+  std::stable_sort(q.begin() + std::ptrdiff_t(n_cached), q.end(), by_load);
   double tg = start.gpu, tc = start.cpu, tl = start.link;
   p.gpu_end = tg;
   p.cpu_end = tc;

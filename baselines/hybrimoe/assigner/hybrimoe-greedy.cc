@@ -30,7 +30,12 @@ void HybriMoeGreedyAssigner::plan(const Context& ctx, LayerPlan& out) {
     return;
   }
   const CostModelSched costs(*ctx.cost);
-  const SchedPlan p = greedy_two_ended(sched_experts(ctx, ctx.active), costs, sched_start(ctx), ctx.cost->has_gpu());
+  // Equal loads (every decode expert has load 1) keep the router's order,
+  // as the code's stable sort of the router's list does.
+  std::vector<SchedExpert> xs = sched_experts(ctx, ctx.active);
+  order_by_router(xs, ctx.routing->tokens(), ctx.routing->run().top_k(),
+                  [&](int64_t t) { return ctx.routing->ids(t, ctx.layer); });
+  const SchedPlan p = greedy_two_ended(xs, costs, sched_start(ctx), ctx.cost->has_gpu());
   out.gpu = p.gpu;
   out.cpu = p.cpu;
   out.load = p.load;

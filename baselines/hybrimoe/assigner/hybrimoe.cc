@@ -4,9 +4,22 @@
 
 namespace moebench {
 
+const cfg::Schema<HybriMoeAssigner::Params>& HybriMoeAssigner::Params::schema() {
+  static const cfg::Schema<Params> s = [] {
+    cfg::Schema<Params> s("strategy.assigner");
+    s.choice("timeline", &Params::timeline, {"completion", "free"},
+             "Which timeline takes the next task in the simulation: the one whose task would "
+             "finish first "
+             "(\"completion\", the paper's section IV-B) or the one free earliest (\"free\").");
+    return s;
+  }();
+  return s;
+}
+
 void HybriMoeAssigner::plan(const Context& ctx, LayerPlan& out) {
   const CostModelSched costs(*ctx.cost);
-  const SchedPlan p = simulate_schedule(sched_experts(ctx, ctx.active), costs, sched_start(ctx), ctx.cost->has_gpu());
+  const SchedPlan p = simulate_schedule(sched_experts(ctx, ctx.active), costs, sched_start(ctx),
+                                        ctx.cost->has_gpu(), rule_);
   out.gpu = p.gpu;
   out.cpu = p.cpu;
   out.load = p.load;

@@ -11,12 +11,17 @@ namespace moebench {
 const cfg::Schema<ImpactPrefetcher::Params>& ImpactPrefetcher::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.prefetcher");
-    s.integer("depth", &Params::depth, "Layers ahead whose activations are predicted.", cfg::at_least(1))
-        .integer("max_prefetch", &Params::max_prefetch, "Requests per layer (-1: as many as the link fits in time).",
-                 cfg::at_least(-1))
+    s.integer("depth", &Params::depth, "Layers ahead whose activations are predicted.",
+              cfg::at_least(1))
+        .integer("max_prefetch", &Params::max_prefetch,
+                 "Requests per layer (-1: as many as the link fits in time).", cfg::at_least(-1))
         .integer("max_candidates", &Params::max_candidates,
-                 "Predicted experts per target layer whose impact is simulated (highest predicted workload first).",
-                 cfg::at_least(1));
+                 "Predicted experts per target layer whose impact is simulated (highest predicted "
+                 "workload first).",
+                 cfg::at_least(1))
+        .choice("timeline", &Params::timeline, {"completion", "free"},
+                "Which timeline acts in the impact simulation (as the hybrimoe assigner's "
+                "`timeline`).");
     return s;
   }();
   return s;
@@ -30,7 +35,8 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
   const CostModelSched costs(*ctx.cost);
   const bool has_gpu = true;
   // This layer's expected duration: its non-MoE time plus its simulated MoE time.
-  const double cur = schedule_makespan(sched_experts(ctx, ctx.active), costs, sched_start(ctx), has_gpu);
+  const double cur =
+      schedule_makespan(sched_experts(ctx, ctx.active), costs, sched_start(ctx), has_gpu, rule_);
   const double layer_ns = ctx.layer_nonmoe_ns + std::max(0.0, cur - ctx.now_ns);
   const double h2d = ctx.cost->h2d_expert_ns();
   cands_.clear();
@@ -49,7 +55,7 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
       pred_.push_back(s);
     }
     if (pred_.empty()) continue;
-    const double base = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu);
+    const double base = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu, rule_);
     // Candidates: uncached predicted experts, heaviest first, at most max_candidates.
     std::vector<size_t> idx;
     for (size_t i = 0; i < pred_.size(); ++i) {
@@ -61,7 +67,7 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     if (int64_t(idx.size()) > p_.max_candidates) idx.resize(size_t(p_.max_candidates));
     for (size_t i : idx) {
       pred_[i].cached = true;
-      const double with = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu);
+      const double with = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu, rule_);
       pred_[i].cached = false;
       if (base - with > 0) cands_.push_back({j, pred_[i].expert, base - with});
     }
