@@ -20,6 +20,20 @@ PART = "dali-table4"
 TITLE = "DALI Fig. 15: greedy vs optimal assignment, planning time included"
 
 
+def moe_layers(d: pd.DataFrame) -> pd.Series:
+    """MoE layers per model: all layers minus the leading dense ones (DeepSeek's first_k_dense_replace)."""
+    dense = d["model.first_dense_layers"] if "model.first_dense_layers" in d else 0
+    return d["model.num_layers"].astype(float) - pd.Series(dense, index=d.index).fillna(0).astype(float)
+
+
+def decode_moe_steps(d: pd.DataFrame) -> pd.Series:
+    """Decode MoE layer-steps: all MoE layer-steps minus the prefill's (one prefill step per batch and
+    MoE layer; the leading dense layers have no MoE step)."""
+    batches = (d["workload.sequences"].astype(float) / d["workload.batch_size"].astype(float)).apply(
+        lambda x: int(-(-x // 1)))
+    return d["moe_layer_steps"] - batches * moe_layers(d)
+
+
 def run(results: str, out):
     run_dir, rows = common.find_part(results, PART, suites=(), all_seeds=True)
     if rows is None:
@@ -29,10 +43,7 @@ def run(results: str, out):
     def planned(d):
         d = d.copy()
         tokens = d["decode_tokens_per_s"] * d["decode_time_s"]
-        # Decode MoE layer-steps: all layer-steps minus the prefill's (one prefill step per batch).
-        batches = (d["workload.sequences"].astype(float) / d["workload.batch_size"].astype(float)).apply(
-            lambda x: int(-(-x // 1)))
-        decode_steps = d["moe_layer_steps"] - batches * d["model.num_layers"].astype(float)
+        decode_steps = decode_moe_steps(d)
         d["plan_s"] = d["decision_assigner_ns"] * decode_steps / 1e9
         d["speed_planned"] = tokens / (d["decode_time_s"] + d["plan_s"])
         d["overhead"] = d["plan_s"] / (d["decode_time_s"] + d["plan_s"])
@@ -55,7 +66,8 @@ def run(results: str, out):
     checks = common.evaluate(rows, measure)
     table = planned(common.seed_mean(rows))
     mean = float(table["greedy / opt, planning included"].mean())
-    notes = ("Approximation: decode MoE layer-steps = moe_layer_steps minus one prefill step per batch and layer "
+    notes = ("Approximation: decode MoE layer-steps = moe_layer_steps minus one prefill step per batch and MoE "
+             "layer "
              "(prefill is one step here). The harness's exact solver is branch and bound in C++ "
              "(docs/STRATEGIES.md); its time per layer is microseconds to milliseconds, while the paper's "
              f"Opt_plan overhead is {100 * pv['opt_overhead']:.0f}% of inference time (greedy "

@@ -53,7 +53,10 @@ def run(results: str, out):
     notes = (f"Residual minus gate reuse: {margin.min():+.3f} to {margin.max():+.3f} (small: the paper shows a clear "
              "gap). Accuracy = |predicted top-k by predicted workload ∩ true top-k| / k per layer and batch step, averaged "
              "(predictors/evaluate.cc; the same numbers as DALI Table 2's rows for Mixtral). The synthetic workload's "
-             "cross-layer predictability is below real models' (docs/WORKLOADS.md, Known limitations). Numbers: "
+             "cross-layer predictability is below real models' (docs/WORKLOADS.md, Known limitations). Not independent "
+             "evidence for the residual predictor: the synthetic generator has an explicit mean drift between layers and "
+             "is calibrated on DALI Table 8's cosines, so part of the residual's advantage is built into the workload; "
+             "the comparison that counts is on recorded traces (issue 15). Numbers: "
              + common.seeds_text(rows) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}. Stated trend: {pv['trend']}.")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))

@@ -20,7 +20,7 @@ import common  # noqa: E402
 PART = "hybrimoe-table3"
 TITLE = "HybriMoE Table III: technique breakdown (Qwen2-57B-A14B, 25% cache)"
 # harness strategy name -> the paper's row
-ROWS = {"ktransformers-gpuexperts": "baseline", "+scheduling": "+scheduling", "+prefetching": "+prefetching",
+ROWS = {"ktransformers-frequency": "baseline", "+scheduling": "+scheduling", "+prefetching": "+prefetching",
         "+caching": "+caching", "hybrimoe": "all"}
 
 

@@ -62,7 +62,8 @@ PENDING = [
     ("KTransformers", "Fig. 3, Fig. 7 (kernels); Table 2, Fig. 13 (accuracy)",
      "need the real CPU/CUDA kernels and trained models, which the simulated backend does not have"),
     ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "need real downstream tasks (Tables 5, 7) and measured GPU memory; "
-     "not yet built"),
+     "not yet built. Table 5's residual-vs-gate-reuse comparison must come from recorded traces: the synthetic "
+     "generator's layer drift is calibrated on DALI Table 8, so it would build the residual's advantage in"),
 ]
 
 

@@ -126,7 +126,8 @@ def test_dali_parts_run_separately_are_each_found(tmp_path):
     assert prec["random"] < prec["residual"]
     s = dali_fig18.run(str(res), tmp_path)
     t = pd.read_csv(tmp_path / "dali-fig18.csv")
-    assert set(t["panel"]) == {"c"} and len(t) == 5  # w_size 2 x u_size 1, 2, 4, 8, 16
+    # w_size 2 x u_size 1, 2, 4, 8, 16, with Algorithm 2's swap (checked) and the conditional one (reported)
+    assert set(t["panel"]) == {"c", "c, conditional swap"} and (t["panel"] == "c").sum() == 5 and len(t) == 10
     run_suite(res, "suites/dali.toml", "--filter", "part=dali-fig18d")
     dali_fig18.run(str(res), tmp_path)
     t = pd.read_csv(tmp_path / "dali-fig18.csv")
@@ -259,7 +260,7 @@ def test_testbed_check_lists_the_baselines_absolute_times_paper_vs_harness(tmp_p
     # Only the parts that ran: HybriMoE Table III's baseline, prefill and decode, never the proposed system.
     assert list(t["paper"]) == ["HybriMoE", "HybriMoE"] and set(t["baseline"]) == {"kTransformers"}
     run_dir, df = common.find_part(str(res), "hybrimoe-table3")
-    base = df[df["strategy"] == "ktransformers-gpuexperts"]
+    base = df[df["strategy"] == "ktransformers-frequency"]
     assert t.loc[0, "paper value"] == pytest.approx(1.47)
     assert t.loc[0, "harness value"] == pytest.approx(float(base["ttft_mean_ms"].iloc[0]) / 1e3)
     assert t.loc[1, "harness value"] == pytest.approx(float(base["tbt_mean_ms"].iloc[0]) / 1e3)
@@ -369,3 +370,13 @@ def test_report_shows_verdicts_before_and_after_against_the_reference(results, t
     assert f"1 of {len(t)} changed" in index
     assert f"| HybriMoE | Fig. 9 | earlier verdict | {fig9['verdict']} | changed |" in index
     assert "id='before-after'" in (tmp_path / "report" / "index.html").read_text()
+
+
+def test_dali_fig15_counts_decode_steps_on_moe_layers_only():
+    # Two batches of 16 of DeepSeek-V2-Lite (27 layers, the first dense), 32 decode steps each:
+    # 2 x 26 x (1 prefill + 32 decode) = 1716 MoE layer-steps, of which 2 x 26 x 32 = 1664 are decode.
+    import dali_fig15
+    d = pd.DataFrame({"workload.sequences": [32, 32], "workload.batch_size": [16, 16],
+                      "moe_layer_steps": [1716, 2 * 27 * 33], "model.num_layers": [27, 27],
+                      "model.first_dense_layers": [1, 0]})
+    assert dali_fig15.decode_moe_steps(d).tolist() == [1664, 2 * 27 * 32]

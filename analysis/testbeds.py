@@ -55,7 +55,7 @@ def _hybrimoe(results: str, recs: list, runs: list):
     pv = common.paper_values("hybrimoe")["table3"]
     d = common.seed_mean(df)
     seeds = common.seeds_text(df)
-    r = common.strategy_rows(d, run_dir, part, "ktransformers-gpuexperts")
+    r = common.strategy_rows(d, run_dir, part, "ktransformers-frequency")
     for phase, col, scale in (("prefill latency (TTFT)", "ttft_mean_ms", 1e-3), ("decode latency per token (TBT)",
                                                                                "tbt_mean_ms", 1e-3)):
         key = "prefill" if phase.startswith("prefill") else "decode"

@@ -84,10 +84,19 @@ class DaliOptAssigner : public Assigner {
 // As a victim for any other load (prefetch), the lowest score goes.
 class DaliWindowCache : public CachePolicy {
  public:
+  // When and what the window swaps (issue 13, docs/STRATEGIES.md "DALI's
+  // window swap"). kAlgorithm2: at steps i = 0, w, 2w, ... of a batch (i = 0
+  // the prefill, i = d + 1 after decode step d), the u_size best outsiders
+  // replace the u_size worst members unconditionally, as Algorithm 2 reads.
+  // kConditional (the earlier reading): after every w_size-th step of the
+  // layer, prefill counted, and only where the outsider scored strictly more
+  // than the member it replaces (and above zero).
+  enum class SwapRule { kAlgorithm2, kConditional };
   struct Params {
     int64_t w_size = 4;
     int64_t u_size = 8;  // Mixtral: 1
     bool prefetched_first = true;
+    SwapRule swap = SwapRule::kAlgorithm2;
     static const cfg::Schema<Params>& schema();
   };
   explicit DaliWindowCache(const Params& p) : p_(p) {}

@@ -97,42 +97,96 @@ TEST(DaliOpt, NodeLimitReturnsTheBestFoundUnproven) {
   EXPECT_LE(assign_cost(p, a), assign_cost(p, greedy_assign(p)));  // never worse than the greedy start
 }
 
-// Algorithm 2 driven by hand: 1 layer, 6 experts, 2 slots holding e0, e1.
-TEST(DaliWindow, Algorithm2SwapsAtWindowEndsAndResetsScores) {
-  Residency res(1, 6, 2, false);
-  res.place(0, 0);
-  res.place(0, 1);
-  DaliWindowCache::Params pp;
-  pp.w_size = 2;
-  pp.u_size = 1;
-  DaliWindowCache c(pp);
-  c.reset(CacheSetup{1, 6, 2, false});
+// One layer of 6 experts, 2 slots holding e0 and e1, driven step by step:
+// step() runs a gate and the layer's end and returns the proposed swaps.
+struct WindowBench {
+  Residency res{1, 6, 2, false};
+  DaliWindowCache c;
   Context ctx;
-  ctx.layer = 0;
-  ctx.experts = 6;
-  ctx.moe_layers = 1;
-  ctx.residency = &res;
-  auto step = [&](std::vector<ActiveExpert> act) {
+  explicit WindowBench(const DaliWindowCache::Params& p) : c(p) {
+    res.place(0, 0);
+    res.place(0, 1);
+    c.reset(CacheSetup{1, 6, 2, false});
+    ctx.layer = 0;
+    ctx.experts = 6;
+    ctx.moe_layers = 1;
+    ctx.residency = &res;
+  }
+  // decode_step -1: a prefill step.
+  std::vector<CachePolicy::Swap> step(int64_t decode_step, const std::vector<ActiveExpert>& act) {
+    ctx.phase = decode_step < 0 ? Phase::kPrefill : Phase::kDecode;
+    ctx.decode_step = decode_step;
     ctx.active = act;
     c.on_gate(ctx);
     std::vector<CachePolicy::Swap> sw;
     c.after_layer(ctx, sw);
     return sw;
-  };
+  }
+  void apply(const std::vector<CachePolicy::Swap>& sw) {
+    for (const auto& x : sw) {
+      res.evict(0, x.outgoing.expert);
+      res.place(0, x.incoming.expert);
+    }
+  }
+};
+
+// Algorithm 2 driven by hand: a prefill (i = 0) and decode steps 0..4
+// (i = 1..5), w_size 2, u_size 2.
+TEST(DaliWindow, Algorithm2SwapsUnconditionallyAtStepsZeroWTwoW) {
+  DaliWindowCache::Params pp;
+  pp.w_size = 2;
+  pp.u_size = 2;
+  WindowBench b(pp);
+  // i = 0, the prefill: e0 4, e2 3, e1 1. The outsiders by score: e2 (3),
+  // then the unused e3 (0, lower id first); the members: e1 (1), e0 (4).
+  // Both swaps happen although e3 scored less than e0: e2 for e1, e3 for e0.
+  auto sw = b.step(-1, {{0, 4, 1.0f, 0}, {2, 3, 1.0f, 0}, {1, 1, 1.0f, 0}});
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].incoming.expert, 2);
+  EXPECT_EQ(sw[0].outgoing.expert, 1);
+  EXPECT_EQ(sw[1].incoming.expert, 3);
+  EXPECT_EQ(sw[1].outgoing.expert, 0);
+  b.apply(sw);
+  // i = 1: no window end. i = 2: scores since the reset: e2 2 + 1, e3 2, e5 4.
+  EXPECT_TRUE(b.step(0, {{2, 2, 1.0f, 0}, {5, 1, 1.0f, 0}}).empty());
+  sw = b.step(1, {{2, 1, 1.0f, 0}, {3, 2, 1.0f, 0}, {5, 3, 1.0f, 0}});
+  ASSERT_EQ(sw.size(), 2u);  // e5 (4) for e3 (2); e0 (0, lowest id) for e2 (3)
+  EXPECT_EQ(sw[0].incoming.expert, 5);
+  EXPECT_EQ(sw[0].outgoing.expert, 3);
+  EXPECT_EQ(sw[1].incoming.expert, 0);
+  EXPECT_EQ(sw[1].outgoing.expert, 2);
+  b.apply(sw);
+  // i = 3: nothing; i = 4: e0 and e5 used, e1 5: e1 for e0 (1) and e2 (0) for e5 (1).
+  EXPECT_TRUE(b.step(2, {{0, 1, 1.0f, 0}}).empty());
+  sw = b.step(3, {{5, 1, 1.0f, 0}, {1, 5, 1.0f, 0}});
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].incoming.expert, 1);
+  EXPECT_EQ(sw[1].incoming.expert, 2);
+  EXPECT_EQ(sw[0].outgoing.expert + sw[1].outgoing.expert,
+            5);  // e0 and e5, tie at 1: lower id first
+  EXPECT_EQ(sw[0].outgoing.expert, 0);
+}
+
+// The conditional rule driven by hand (every step a decode step).
+TEST(DaliWindow, ConditionalRuleSwapsAtWindowEndsOnlyForABetterOutsider) {
+  DaliWindowCache::Params pp;
+  pp.w_size = 2;
+  pp.u_size = 1;
+  pp.swap = DaliWindowCache::SwapRule::kConditional;
+  WindowBench b(pp);
   // Window 1: e3 gets 3 + 2 tokens, e0 1, e1 none.
-  EXPECT_TRUE(step({{0, 1, 1.0f, 0}, {3, 3, 1.0f, 0}}).empty());
-  auto sw = step({{3, 2, 1.0f, 0}, {4, 1, 1.0f, 0}});
+  EXPECT_TRUE(b.step(0, {{0, 1, 1.0f, 0}, {3, 3, 1.0f, 0}}).empty());
+  auto sw = b.step(0, {{3, 2, 1.0f, 0}, {4, 1, 1.0f, 0}});
   ASSERT_EQ(sw.size(), 1u);  // u_size = 1: best outsider e3 (5) replaces the worst resident e1 (0)
   EXPECT_EQ(sw[0].incoming.expert, 3);
   EXPECT_EQ(sw[0].outgoing.expert, 1);
-  res.evict(0, 1);
-  res.place(0, 3);
+  b.apply(sw);
   // Window 2 (scores reset): e0 4, e3 3, e5 2: no outsider beats the worst resident (e3, 3).
-  EXPECT_TRUE(step({{0, 4, 1.0f, 0}, {3, 1, 1.0f, 0}}).empty());
-  EXPECT_TRUE(step({{3, 2, 1.0f, 0}, {5, 2, 1.0f, 0}}).empty());
+  EXPECT_TRUE(b.step(0, {{0, 4, 1.0f, 0}, {3, 1, 1.0f, 0}}).empty());
+  EXPECT_TRUE(b.step(0, {{3, 2, 1.0f, 0}, {5, 2, 1.0f, 0}}).empty());
   // Window 3: e5 5 beats e0 (1).
-  EXPECT_TRUE(step({{0, 1, 1.0f, 0}, {5, 3, 1.0f, 0}, {3, 2, 1.0f, 0}}).empty());
-  sw = step({{5, 2, 1.0f, 0}, {3, 1, 1.0f, 0}});
+  EXPECT_TRUE(b.step(0, {{0, 1, 1.0f, 0}, {5, 3, 1.0f, 0}, {3, 2, 1.0f, 0}}).empty());
+  sw = b.step(0, {{5, 2, 1.0f, 0}, {3, 1, 1.0f, 0}});
   ASSERT_EQ(sw.size(), 1u);
   EXPECT_EQ(sw[0].incoming.expert, 5);
   EXPECT_EQ(sw[0].outgoing.expert, 0);

@@ -24,6 +24,9 @@ class SmoeAssigner : public Assigner {
   struct Params {
     std::string prefill = "cost";   // "cost" | "all-cpu" (the code)
     int64_t staging_buffers = 2;
+    // The public script's gpu_compute_max_num: at most this many cached
+    // experts per decode layer-step run on the GPU (-1: no cap).
+    int64_t gpu_max = -1;
     static const cfg::Schema<Params>& schema();
   };
   explicit SmoeAssigner(const Params& p) : p_(p) {}
@@ -73,6 +76,7 @@ class TokenWisePrefetcher : public Prefetcher {
     std::string mode = "fixed-N";     // "fixed-N" | "adaptive"
     bool flex = false;
     double flex_fraction = 0.5;       // share of layers kept with flex
+    int64_t start_layer = 0;          // the public script's prefetch_start_layer (MoE layer index)
     static const cfg::Schema<Params>& schema();
   };
   explicit TokenWisePrefetcher(const Params& p) : p_(p) {}
@@ -85,7 +89,7 @@ class TokenWisePrefetcher : public Prefetcher {
   Params p_;
   std::vector<uint8_t> enabled_;
   std::vector<float> scores_;
-  std::vector<int32_t> top_;
+  std::vector<int32_t> top_, loads_;
 };
 
 }  // namespace moebench

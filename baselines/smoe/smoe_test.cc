@@ -80,6 +80,49 @@ TEST(SmoeTokenWise, FixedNVersusAdaptiveReplacementCounts) {
   }
 }
 
+TEST(SmoeTokenWise, FixedNMovesExactlyNWhenTheTopKIsCached) {
+  // Ranking: e2 .9, e0 .85, e1 .8, e5 .7, e6 .6, e7 .5, e3 .1, e4 0. All 4
+  // slots hold the top-4 (e2, e0, e1, e5): the earlier rule, drawing only
+  // from the top-k, moved nothing. Fixed-N with N = 2 moves the two
+  // best-ranked uncached experts, e6 and e7, and holds the best-ranked
+  // cached predictions only while two victims remain: e2 and e0 are held,
+  // e1 and e5 are left to the cache's LFU choice.
+  Hook h;
+  for (int32_t e : {0, 1, 2, 5}) h.res.place(0, e);
+  FixedPredictor pred({0.85f, 0.8f, 0.9f, 0.1f, 0.0f, 0.7f, 0.6f, 0.5f});
+  TokenWisePrefetcher::Params p;
+  p.n = 2;
+  TokenWisePrefetcher tw(p);
+  tw.set_predictor(&pred);
+  std::vector<PrefetchRequest> out;
+  tw.after_gpu_experts(h.ctx, out);
+  EXPECT_EQ(requests(out),
+            (std::vector<std::pair<int32_t, int64_t>>{{2, 1}, {0, 1}, {6, 1}, {7, 1}}));
+  // A pinned expert (the token's, still in use) cannot be a victim and is
+  // held for free: with e5 pinned, three are evictable, two must go, so only
+  // the best-ranked of them (e2) is held.
+  h.res.pin(0, 5);
+  out.clear();
+  tw.after_gpu_experts(h.ctx, out);
+  EXPECT_EQ(requests(out),
+            (std::vector<std::pair<int32_t, int64_t>>{{2, 1}, {5, 1}, {6, 1}, {7, 1}}));
+  // e0 pinned too: e2 and e1 are the two victims, nothing evictable is held.
+  h.res.pin(0, 0);
+  out.clear();
+  tw.after_gpu_experts(h.ctx, out);
+  EXPECT_EQ(requests(out),
+            (std::vector<std::pair<int32_t, int64_t>>{{0, 1}, {5, 1}, {6, 1}, {7, 1}}));
+  // Adaptive with N = 2 considers the top-2 only (e2, e0), both cached:
+  // nothing moves, and every cached prediction is held.
+  p.mode = "adaptive";
+  TokenWisePrefetcher ad(p);
+  ad.set_predictor(&pred);
+  out.clear();
+  ad.after_gpu_experts(h.ctx, out);
+  EXPECT_EQ(requests(out),
+            (std::vector<std::pair<int32_t, int64_t>>{{2, 1}, {0, 1}, {1, 1}, {5, 1}}));
+}
+
 TEST(SmoeTokenWise, NothingInPrefill) {
   Hook h;
   h.ctx.phase = Phase::kPrefill;
@@ -141,6 +184,43 @@ TEST(SmoeAssigner, PrefillRuleAndDecodeByResidency) {
   EXPECT_EQ(plan.cpu, (std::vector<int32_t>{0, 2}));
   EXPECT_TRUE(plan.load.empty());
   EXPECT_TRUE(plan.wait_layer_transfers);
+}
+
+TEST(SmoeAssigner, GpuMaxCapsTheCachedExpertsOnTheGpu) {
+  // Decode, e1, e2, e3 cached and active with 1, 3, 2 tokens; gpu_max 2 (the
+  // script's gpu_compute_max_num): the two with most tokens (e2, e3) on the
+  // GPU, e1 joins the uncached e0 on the CPU.
+  Hook h;
+  h.res.place(0, 1);
+  h.res.place(0, 2);
+  h.res.place(0, 3);
+  SmoeAssigner::Params p;
+  p.gpu_max = 2;
+  SmoeAssigner a(p);
+  std::vector<ActiveExpert> act = {
+      {0, 1, 1.0f, 0}, {1, 1, 1.0f, 0}, {2, 3, 1.0f, 0}, {3, 2, 1.0f, 0}};
+  h.ctx.active = act;
+  LayerPlan plan;
+  a.plan(h.ctx, plan);
+  EXPECT_EQ(plan.gpu, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(plan.cpu, (std::vector<int32_t>{0, 1}));
+}
+
+TEST(SmoeTokenWise, StartLayerSkipsTheLayersBelowIt) {
+  Hook h;
+  FixedPredictor pred({0.1f, 0.2f, 0.9f, 0.0f, 0.0f, 0.8f, 0.7f, 0.6f});
+  TokenWisePrefetcher::Params p;
+  p.start_layer = 1;  // the hook's only MoE layer is 0
+  TokenWisePrefetcher skip(p);
+  skip.set_predictor(&pred);
+  std::vector<PrefetchRequest> out;
+  skip.after_gpu_experts(h.ctx, out);
+  EXPECT_TRUE(out.empty());
+  p.start_layer = 0;
+  TokenWisePrefetcher all(p);
+  all.set_predictor(&pred);
+  all.after_gpu_experts(h.ctx, out);
+  EXPECT_EQ(out.size(), 2u);  // N = 2 loads, nothing cached to hold
 }
 
 // The GPU waits for a copy into its layer that it does not even use.

@@ -8,12 +8,24 @@ namespace moebench {
 const cfg::Schema<DaliWindowCache::Params>& DaliWindowCache::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.cache");
-    s.integer("w_size", &Params::w_size, "Window length in steps (tokens of a batch).", cfg::at_least(1))
-        .integer("u_size", &Params::u_size, "Experts swapped per window end (Mixtral: 1, Qwen/DeepSeek: 8).",
-                 cfg::at_least(0))
+    s.integer("w_size", &Params::w_size, "Window length in steps (tokens of a batch).",
+              cfg::at_least(1))
+        .integer("u_size", &Params::u_size,
+                 "Experts swapped per window end (Mixtral: 1, Qwen/DeepSeek: 8).", cfg::at_least(0))
         .boolean("prefetched_first", &Params::prefetched_first,
-                 "Evict experts that came in by prefetch before the window's members, so prefetches do not "
-                 "displace the cache Algorithm 2 keeps (with residency.prefetch_buffer: a separate buffer).");
+                 "Evict experts that came in by prefetch before the window's members, so "
+                 "prefetches do not "
+                 "displace the cache Algorithm 2 keeps (with residency.prefetch_buffer: a separate "
+                 "buffer).")
+        .enumeration(
+            "swap", &Params::swap,
+            {{"algorithm2", SwapRule::kAlgorithm2}, {"conditional", SwapRule::kConditional}},
+            "When and what the window swaps: \"algorithm2\" (DALI Algorithm 2: at steps 0, w, 2w, "
+            "... "
+            "of a batch, the prefill being step 0, the u_size best outsiders replace the u_size "
+            "worst "
+            "members unconditionally) or \"conditional\" (after every w_size-th step, prefill "
+            "counted, only where the outsider scored more than the member and above zero).");
     return s;
   }();
   return s;
@@ -55,7 +67,14 @@ size_t DaliWindowCache::victim(std::span<const SlotRef> c, SlotRef, const Contex
 
 void DaliWindowCache::after_layer(const Context& ctx, std::vector<Swap>& out) {
   const int32_t l = ctx.layer;
-  if (++steps_[l] % p_.w_size != 0) return;
+  const bool algorithm2 = p_.swap == SwapRule::kAlgorithm2;
+  if (algorithm2) {
+    // Algorithm 2's step index i within the batch: 0 for the prefill, d + 1 after decode step d.
+    const int64_t i = ctx.phase == Phase::kPrefill ? 0 : ctx.decode_step + 1;
+    if (i % p_.w_size != 0) return;
+  } else if (++steps_[l] % p_.w_size != 0) {
+    return;
+  }
   const int32_t E = setup_.experts;
   int64_t* s = &score_[size_t(l) * E];
   std::vector<int32_t> in, res;
@@ -63,18 +82,19 @@ void DaliWindowCache::after_layer(const Context& ctx, std::vector<Swap>& out) {
     uint8_t& o = origin_[size_t(l) * E + e];
     if (o == 2 && !ctx.residency->cached(l, e)) o = 0;  // a proposed swap the core did not carry out
     if (!ctx.residency->cached(l, e)) {
-      if (s[e] > 0) in.push_back(e);
+      if (algorithm2 || s[e] > 0) in.push_back(e);
     } else if (ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e) &&
                !(p_.prefetched_first && origin_[size_t(l) * E + e] == 1)) {
       res.push_back(e);  // window members only: the buffer's prefetched experts are not the cache's
     }
   }
-  // Highest-scoring outsiders, lowest-scoring residents (ties: lower id).
+  // Highest-scoring outsiders, lowest-scoring residents (ties: lower id); under
+  // Algorithm 2 the TopK of the outsiders' scores includes unused (score 0) experts.
   std::stable_sort(in.begin(), in.end(), [&](int32_t a, int32_t b) { return s[a] > s[b]; });
   std::stable_sort(res.begin(), res.end(), [&](int32_t a, int32_t b) { return s[a] < s[b]; });
   const size_t u = std::min({size_t(p_.u_size), in.size(), res.size()});
   for (size_t i = 0; i < u; ++i) {
-    if (s[in[i]] > s[res[i]]) {
+    if (algorithm2 || s[in[i]] > s[res[i]]) {
       out.push_back({SlotRef{l, res[i]}, SlotRef{l, in[i]}});
       origin_[size_t(l) * E + in[i]] = 2;  // enters as a window member
     }
