@@ -132,6 +132,13 @@ class HybriMoeGreedyAssigner : public Assigner {
  public:
   struct Params {
     std::string prefill = "gpu-ondemand";  // the code: prefill runs every expert on the GPU, misses loaded
+    // The code schedules only single-token steps (`generate = size(0) == 1`):
+    // a decode step of several tokens takes the prefill path too.
+    bool single_token_schedule = true;
+    // The code's prefill buffer: after each layer l of a multi-token step,
+    // every expert of layer l + 2 is copied into a buffer that is cleared
+    // before layer l + 2 runs (LayerPlan::unread_buffer_layer).
+    bool prefill_buffer = true;
     static const cfg::Schema<Params>& schema();
   };
   explicit HybriMoeGreedyAssigner(const Params& p) : p_(p) {}
@@ -203,6 +210,9 @@ class ImpactPrefetcher : public Prefetcher {
     int64_t max_prefetch = -1;   // requests per layer (-1: as many as the link fits)
     int64_t max_candidates = 32; // predicted experts evaluated per target layer (by predicted workload)
     std::string timeline = "completion";  // the simulation's rule, as the assigner's
+    // A prefetch into layer j never evicts an expert of j that the prediction
+    // for j uses (the impact simulation assumes they stay cached).
+    bool protect_predicted = true;
     static const cfg::Schema<Params>& schema();
   };
   explicit ImpactPrefetcher(const Params& p) : p_(p), rule_(sched_rule(p.timeline)) {}
@@ -219,6 +229,7 @@ class ImpactPrefetcher : public Prefetcher {
     double impact;
   };
   std::vector<Cand> cands_;
+  std::vector<SlotRef> held_;  // predicted experts already cached, per target layer
 };
 
 // The public code's prefetch: in decode, when the layer has at least one GPU

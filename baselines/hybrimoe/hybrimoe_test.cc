@@ -5,6 +5,7 @@
 
 #include "baselines/hybrimoe/components.h"
 #include "core/engine/residency.h"
+#include "core/engine/testing.h"
 #include "core/trace/memory_source.h"
 #include "core/util/error.h"
 
@@ -177,6 +178,145 @@ struct MrsFixture {
     ctx.routing = step.get();
   }
 };
+
+// A decode step of `tokens` tokens (positions 0.. of one sequence; every
+// token routes ids[l] in layer l) on the round hardware, with the context
+// at layer 0's gate.
+struct DecodeHook {
+  ModelSpec m;
+  HardwareProfile hw = testing::round_hardware();
+  CostModel cost;
+  Residency res;
+  MemoryTraceSource src;
+  RunRouting run;
+  StepRouting step;
+  Context ctx;
+  DecodeHook(int32_t layers, int32_t k, int64_t slots, const std::vector<std::vector<int32_t>>& ids, int64_t tokens)
+      : m(testing::tiny_model(layers, 4, k)),
+        cost(m, hw),
+        res(layers, 4, slots, false),
+        src(testing::routing(layers, 4, k, std::vector<std::vector<std::vector<int32_t>>>(size_t(tokens), ids))),
+        run(src, 0),
+        step(run, Phase::kDecode) {
+    for (int64_t t = 0; t < tokens; ++t) step.add(0, t);
+    step.reveal(0);
+    ctx.phase = Phase::kDecode;
+    ctx.layer = 0;
+    ctx.moe_layers = layers;
+    ctx.experts = 4;
+    ctx.top_k = k;
+    ctx.routing = &step;
+    ctx.residency = &res;
+    ctx.cost = &cost;
+  }
+};
+
+// Scores for the target layer only (workload = the integer part).
+class LayerPredictor : public Predictor {
+ public:
+  LayerPredictor(int32_t layer, std::vector<float> s) : layer_(layer), s_(std::move(s)) {}
+  void predict(const Context&, int32_t layer, int64_t, std::span<float> scores) override {
+    if (layer != layer_) return;
+    for (size_t i = 0; i < s_.size(); ++i) scores[i] += s_[i];
+  }
+
+ private:
+  int32_t layer_;
+  std::vector<float> s_;
+};
+
+TEST(ImpactPrefetch, NeverEvictsWhatItsOwnPredictionUses) {
+  // Round hardware (CPU 10 us per token, GPU 2 us, copy 5 us); 2 MoE layers
+  // of 4 experts, 2 slots per layer; layer 1 holds e0 and e1. At layer 0's
+  // gate (time 0, link idle, 100 us of non-MoE work per layer) the
+  // prediction for layer 1 is e0 (1 token, cached) and e2 (2 tokens,
+  // uncached). Without e2: e0 on the GPU, e2 on the CPU for 20 us (or
+  // copied, 5 + 2 us); with e2 cached the layer is shorter, so e2 is
+  // requested, its copy landing at 5 us, long before layer 1 starts. The
+  // predicted e0 is listed too (a hold: the core never evicts it for e2, so
+  // the copy replaces e1); with protect_predicted = false only e2 is listed.
+  DecodeHook h(2, 2, 2, {{0, 1}, {0, 2}}, 1);
+  h.res.place(1, 0);
+  h.res.place(1, 1);
+  LayerPredictor pred(1, {1.0f, 0.0f, 2.0f, 0.0f});
+  Context& ctx = h.ctx;
+  ctx.layer_nonmoe_ns = 100000.0;
+  for (const bool protect : {true, false}) {
+    ImpactPrefetcher::Params p;
+    p.protect_predicted = protect;
+    ImpactPrefetcher pf(p);
+    pf.set_predictor(&pred);
+    std::vector<PrefetchRequest> out;
+    pf.after_gate(ctx, out);
+    std::vector<std::pair<int32_t, int32_t>> got;
+    for (const auto& r : out) got.push_back({r.layer, r.expert});
+    if (protect) {
+      EXPECT_EQ(got, (std::vector<std::pair<int32_t, int32_t>>{{1, 2}, {1, 0}}));
+    } else {
+      EXPECT_EQ(got, (std::vector<std::pair<int32_t, int32_t>>{{1, 2}}));
+    }
+  }
+}
+
+TEST(HybriMoeGreedy, CodePrefillBufferHoldsTheLinkAheadOfDemandLoads) {
+  // Round hardware (attention 1 us, GPU expert 2 us, copy 5 us); 3 MoE
+  // layers of 4 experts, 1 slot per layer holding e0. A one-token prompt
+  // routes e0, e1, e0. The code's prefill path: layer 0 runs e0 [1, 3];
+  // when it is done, all 4 experts of layer 2 are copied into the unread
+  // buffer, [3, 23]; layer 1's demand load of e1 (issued at its gate, 4)
+  // shares their stream and waits: [23, 28], e1 on the GPU [28, 30].
+  // Without the buffer: load [4, 9], GPU [9, 11].
+  const auto src = testing::routing(3, 4, 1, {{{0}, {1}, {0}}, {{0}, {0}, {0}}}, 1);
+  for (const bool buffer : {true, false}) {
+    StrategySpec s = testing::strategy("hybrimoe-greedy", "lru", "uniform", 1);
+    s.assigner.params.set("prefill_buffer", cfg::Value::boolean(buffer), Where{"<test>"});
+    const auto r = testing::run(testing::tiny_model(3, 4, 1), testing::round_hardware(), s, src);
+    const auto copies = testing::tasks(r, Lane::kH2D, TaskKind::kBufferCopy);
+    const auto demand = testing::tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+    ASSERT_GE(demand.size(), 1u);  // (the decode token may load e0 of layer 1 back)
+    EXPECT_EQ(demand[0].expert, 1);
+    if (buffer) {
+      ASSERT_EQ(copies.size(), 4u);  // layer 0 only: layer 1 + 2 is past the last layer
+      EXPECT_EQ(copies[0].layer, 2);
+      EXPECT_DOUBLE_EQ(copies[0].start_ns, 3000.0);
+      EXPECT_DOUBLE_EQ(copies[3].end_ns, 23000.0);
+      EXPECT_DOUBLE_EQ(demand[0].start_ns, 23000.0);
+      EXPECT_EQ(r.metrics.buffer_copies, 4);
+    } else {
+      EXPECT_TRUE(copies.empty());
+      EXPECT_DOUBLE_EQ(demand[0].start_ns, 4000.0);
+      EXPECT_EQ(r.metrics.buffer_copies, 0);
+    }
+  }
+}
+
+TEST(HybriMoeGreedy, OnlySingleTokenStepsAreScheduled) {
+  // A decode step of two tokens: e1 (cached, 2 tokens) and e2 (uncached, 1
+  // token); the link is busy until 100 us. The code's prefill path puts
+  // both on the GPU (cached first) and loads e2. With
+  // single_token_schedule = false the greedy pass runs: the GPU takes e1
+  // (2 us), then e2 would wait for the link (done at 105 us) while the CPU
+  // finishes it at 10 us: the CPU takes it, nothing is loaded.
+  DecodeHook h(1, 1, 2, {{1}}, 2);
+  h.res.place(0, 1);
+  std::vector<ActiveExpert> act = {{1, 2, 1.0f, 0}, {2, 1, 1.0f, 0}};
+  Context& ctx = h.ctx;
+  ctx.active = act;
+  ctx.lanes.h2d_free_ns = 100000.0;
+  HybriMoeGreedyAssigner::Params p;
+  HybriMoeGreedyAssigner code(p);
+  LayerPlan plan;
+  code.plan(ctx, plan);
+  EXPECT_EQ(plan.gpu, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(plan.load, (std::vector<int32_t>{2}));
+  EXPECT_TRUE(plan.cpu.empty());
+  p.single_token_schedule = false;
+  HybriMoeGreedyAssigner greedy(p);
+  plan.clear();
+  greedy.plan(ctx, plan);
+  EXPECT_TRUE(plan.load.empty());
+  EXPECT_EQ(plan.cpu, (std::vector<int32_t>{2}));
+}
 
 TEST(Mrs, UpdateFollowsTheFormulaWithTopP) {
   // One token, 4 experts, p = 2: TopP keeps 0.5 (e1) and 0.3 (e3).

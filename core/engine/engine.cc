@@ -422,7 +422,7 @@ double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, d
   double end;
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
-  static_assert(size_t(TaskKind::kSwapLoad) < std::size(RunMetrics{}.task_ns));
+  static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert});
   return end;
@@ -507,9 +507,12 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
       ++m_.prefetch_loads;
       ++m_.prefetch_layer_loads[layer];
       break;
+    case TaskKind::kBufferCopy:
+      ++m_.buffer_copies;
+      break;
     default: ++m_.swap_loads; break;
   }
-  if (staging) ++m_.staging_loads;
+  if (staging && kind != TaskKind::kBufferCopy) ++m_.staging_loads;
   return id;
 }
 
@@ -1143,6 +1146,19 @@ void Simulator::run_moe_layer(int32_t l) {
   Context end_ctx = context(l, done);
   timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
   issue_swaps(swaps_, done, "after_layer");
+  // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of
+  // that layer is copied when this layer is done; link time and bytes only.
+  if (plan_.unread_buffer_layer >= 0 && hw_.has_gpu()) {
+    if (plan_.unread_buffer_layer >= L_) {
+      bad_decision("assigner",
+                   fmt::format("unread buffer of layer {} (the model has {} MoE layers)",
+                               plan_.unread_buffer_layer, L_));
+    }
+    for (int32_t e = 0; e < E_; ++e) {
+      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, done, done, true, cur_step_,
+           plan_.unread_buffer_layer);
+    }
+  }
 
   // Queued prefetches for layers that have now started are useless.
   if (st_.residency.cancel_stale_prefetch) {

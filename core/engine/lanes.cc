@@ -32,6 +32,7 @@ const char* to_string(TaskKind k) {
     case TaskKind::kDemandLoad: return "demand-load";
     case TaskKind::kPrefetchLoad: return "prefetch";
     case TaskKind::kSwapLoad: return "swap-load";
+    case TaskKind::kBufferCopy: return "buffer-copy";
   }
   return "?";
 }
@@ -42,16 +43,18 @@ int64_t Link::issue(Transfer t, size_t* moved_from) {
   t.done = false;
   all_.push_back(t);
   // Where it goes: at the end, or (demand-first) before the first queued
-  // prefetch/swap that has neither started nor been fixed.
+  // prefetch/swap that has neither started nor been fixed. Buffer copies
+  // share the demand loads' stream: a demand load never passes one.
   size_t pos = queue_.size();
   if (order_ == LinkOrder::kDemandFirst && t.kind == TaskKind::kDemandLoad) {
     for (size_t i = 0; i < queue_.size(); ++i) {
       const Transfer& q = get(queue_[i]);
-      const bool movable = !q.fixed && q.kind != TaskKind::kDemandLoad && q.start_ns > t.issue_ns;
-      if (movable) {
-        pos = i;
-        break;
+      if (q.kind == TaskKind::kBufferCopy) {
+        pos = queue_.size();  // only a place behind the last buffer copy
+        continue;
       }
+      const bool movable = !q.fixed && q.kind != TaskKind::kDemandLoad && q.start_ns > t.issue_ns;
+      if (movable && pos == queue_.size()) pos = i;
     }
   }
   if (pos == queue_.size()) {

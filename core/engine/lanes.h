@@ -42,6 +42,7 @@ enum class TaskKind {
   kDemandLoad,     // weights copied because the expert runs on the GPU now
   kPrefetchLoad,   // weights copied ahead of need
   kSwapLoad,       // weights copied by a cache policy's swap (window, prefill-end fill)
+  kBufferCopy,     // weights copied into a buffer no expert reads (LayerPlan::unread_buffer_layer)
 };
 const char* to_string(TaskKind k);
 

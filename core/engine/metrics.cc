@@ -93,6 +93,7 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
       {"prefetch_dropped_late", "Prefetch requests dropped before issue: the copy would land too late for its target layer (residency.late_prefetch).", [](const RunMetrics& m) { return J(m.prefetch_dropped_late); }},
       {"demand_loads", "Expert loads because an expert ran on the GPU without being cached.", [](const RunMetrics& m) { return J(m.demand_loads); }},
       {"swap_loads", "Expert loads requested by the cache policy (window swaps, post-prefill fill).", [](const RunMetrics& m) { return J(m.swap_loads); }},
+      {"buffer_copies", "Expert copies into a buffer no expert reads (the HybriMoE code's prefill buffer).", [](const RunMetrics& m) { return J(m.buffer_copies); }},
       {"staging_loads", "Loads into a use-once buffer (no free slot could be made, or on-demand loads are not admitted).",
        [](const RunMetrics& m) { return J(m.staging_loads); }},
       {"h2d_bytes", "Expert weight bytes copied host to device.", [](const RunMetrics& m) { return J(m.h2d_bytes); }},

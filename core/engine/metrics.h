@@ -33,7 +33,8 @@ struct RunMetrics {
   std::vector<int64_t> decode_group_accesses, decode_group_hits;
 
   // Transfers.
-  int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0;
+  int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0,
+          buffer_copies = 0;
   int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
   int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer

@@ -143,6 +143,11 @@ struct LayerPlan {
   // layer's slots that is in flight at the gate has finished (SMoE: the GPU
   // waits for the layer's pending cache update; the wait is reported).
   bool wait_layer_transfers = false;
+  // When the layer is done, every expert of this MoE layer is copied into a
+  // buffer that no expert reads (-1: none): link time and bytes, no
+  // residency. The HybriMoE code's prefill buffer for layer l + 2, cleared
+  // at the end of layer l + 1 before layer l + 2 could use it.
+  int32_t unread_buffer_layer = -1;
   void clear() {
     gpu.clear();
     cpu.clear();
@@ -150,6 +155,7 @@ struct LayerPlan {
     serialize = false;
     staging_buffers = 0;
     wait_layer_transfers = false;
+    unread_buffer_layer = -1;
   }
 };
 

@@ -1,7 +1,8 @@
-// assigner = "hybrimoe-greedy": the public code's assignment. Decode: one
-// greedy two-ended pass (greedy_two_ended). Prefill: every expert on the GPU
-// with on-demand loads (prefill = "gpu-ondemand", the code), or the same
-// greedy pass (prefill = "greedy").
+// assigner = "hybrimoe-greedy": the public code's assignment. Single-token
+// steps: one greedy two-ended pass (greedy_two_ended). Prefill (and, as in
+// the code, decode steps of several tokens): every expert on the GPU with
+// on-demand loads and the unread layer l + 2 buffer copies (prefill =
+// "gpu-ondemand", the code), or the same greedy pass (prefill = "greedy").
 #include "baselines/hybrimoe/components.h"
 
 namespace moebench {
@@ -10,14 +11,27 @@ const cfg::Schema<HybriMoeGreedyAssigner::Params>& HybriMoeGreedyAssigner::Param
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.assigner");
     s.choice("prefill", &Params::prefill, {"gpu-ondemand", "greedy"},
-             "Prefill: every expert on the GPU with misses loaded (the code), or the decode rule.");
+             "Prefill: every expert on the GPU with misses loaded (the code), or the decode rule.")
+        .boolean("single_token_schedule", &Params::single_token_schedule,
+                 "Only single-token steps are scheduled (the code); a decode step of several "
+                 "tokens takes the "
+                 "prefill path.")
+        .boolean("prefill_buffer", &Params::prefill_buffer,
+                 "On the prefill path (prefill = gpu-ondemand), every expert of layer l + 2 is "
+                 "copied after "
+                 "layer l into a buffer that nothing reads (the code clears it before layer l + 2 "
+                 "runs).");
     return s;
   }();
   return s;
 }
 
 void HybriMoeGreedyAssigner::plan(const Context& ctx, LayerPlan& out) {
-  if (ctx.phase == Phase::kPrefill && p_.prefill == "gpu-ondemand" && ctx.cost->has_gpu()) {
+  const bool multi =
+      ctx.phase == Phase::kPrefill || (p_.single_token_schedule && ctx.routing->tokens() > 1);
+  if (multi && p_.prefill == "gpu-ondemand" && ctx.cost->has_gpu()) {
+    if (p_.prefill_buffer && ctx.layer + 2 < ctx.moe_layers)
+      out.unread_buffer_layer = ctx.layer + 2;
     for (const auto& a : ctx.active) {
       if (ctx.residency->cached(ctx.layer, a.expert)) out.gpu.push_back(a.expert);
     }

@@ -21,7 +21,12 @@ const cfg::Schema<ImpactPrefetcher::Params>& ImpactPrefetcher::Params::schema() 
                  cfg::at_least(1))
         .choice("timeline", &Params::timeline, {"completion", "free"},
                 "Which timeline acts in the impact simulation (as the hybrimoe assigner's "
-                "`timeline`).");
+                "`timeline`).")
+        .boolean(
+            "protect_predicted", &Params::protect_predicted,
+            "A prefetch into layer j never evicts an expert of layer j that the prediction for j "
+            "uses (the impact simulation assumes those stay cached); false: the cache's victim, "
+            "whatever it is.");
     return s;
   }();
   return s;
@@ -40,6 +45,7 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
   const double layer_ns = ctx.layer_nonmoe_ns + std::max(0.0, cur - ctx.now_ns);
   const double h2d = ctx.cost->h2d_expert_ns();
   cands_.clear();
+  held_.clear();
   for (int32_t j = ctx.layer + 1; j <= ctx.layer + p_.depth && j < ctx.moe_layers; ++j) {
     scores_.assign(size_t(ctx.experts), 0.0f);
     predictor_->predict(ctx, j, 0, scores_);
@@ -53,6 +59,7 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
       s.load = w;
       s.cached = ctx.residency->cached(j, e);
       pred_.push_back(s);
+      if (s.cached) held_.push_back({j, e});
     }
     if (pred_.empty()) continue;
     const double base = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu, rule_);
@@ -85,6 +92,11 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     link += h2d;
     out.push_back({c.layer, c.expert, 0});
     ++issued;
+  }
+  // Requests for cached experts load nothing; the core keeps them out of
+  // the victims of the other requests into their layer.
+  if (p_.protect_predicted && !out.empty()) {
+    for (const SlotRef& h : held_) out.push_back({h.layer, h.expert, 0});
   }
 }
 
