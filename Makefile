@@ -43,6 +43,7 @@ bench: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_trace
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_engine
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_decisions
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_expert
 
 # A strategy against every baseline (README, "Add your own policy").
 STRATEGY ?= example-fifo

@@ -1,0 +1,14 @@
+#pragma once
+// Constructors of the expert kernels, one file each (kernels/cpu/expert_ffn.h).
+
+#include <memory>
+
+#include "kernels/cpu/expert_ffn.h"
+
+namespace moebench {
+
+std::unique_ptr<ExpertKernel>
+make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
+std::unique_ptr<ExpertKernel> make_onednn_kernel();
+
+}  // namespace moebench

@@ -1,0 +1,98 @@
+// expert kernel "onednn": the expert FFN as oneDNN matmuls. Gate and up
+// are two matmuls of the same primitive ([tokens x hidden] bf16 times the
+// weights read in place as [hidden x inter], fp32 out), then
+// silu(gate) * up rounded to bf16, then the down matmul; the weights are
+// never copied (their row-major [out x in] layout is oneDNN's "ba" format of
+// the [in x out] operand). Primitives are created once per (shape, tokens)
+// (the oneDNN 2.x API of Debian's libdnnl-dev: matmul::desc, then the
+// primitive descriptor).
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/cpu/expert_ffn_impl.h"
+
+namespace moebench {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+class OneDnnKernel final : public ExpertKernel {
+ public:
+  std::string name() const override { return "onednn"; }
+
+  void run(const Bf16Expert& e, const float* x, int64_t tokens, const float* w,
+           float* out) override {
+    const int64_t H = e.shape.hidden, I = e.shape.inter;
+    Prims& p = prims(H, I, tokens);
+    xb_.resize(size_t(tokens * H));
+    for (int64_t i = 0; i < tokens * H; ++i) xb_[size_t(i)] = to_bf16(x[i]);
+    g_.resize(size_t(tokens * I));
+    u_.resize(size_t(tokens * I));
+    hb_.resize(size_t(tokens * I));
+    y_.resize(size_t(tokens * H));
+    auto mem = [&](const memory::desc& d, const void* ptr) {
+      return memory(d, eng_, const_cast<void*>(ptr));
+    };
+    const memory xm = mem(p.x, xb_.data());
+    p.gate_up.execute(strm_, {{DNNL_ARG_SRC, xm},
+                              {DNNL_ARG_WEIGHTS, mem(p.w_gu, e.gate.data())},
+                              {DNNL_ARG_DST, mem(p.h, g_.data())}});
+    p.gate_up.execute(strm_, {{DNNL_ARG_SRC, xm},
+                              {DNNL_ARG_WEIGHTS, mem(p.w_gu, e.up.data())},
+                              {DNNL_ARG_DST, mem(p.h, u_.data())}});
+    strm_.wait();
+    for (size_t i = 0; i < g_.size(); ++i)
+      hb_[i] = to_bf16(g_[i] / (1.0f + std::exp(-g_[i])) * u_[i]);
+    p.down.execute(strm_, {{DNNL_ARG_SRC, mem(p.hb, hb_.data())},
+                           {DNNL_ARG_WEIGHTS, mem(p.w_d, e.down.data())},
+                           {DNNL_ARG_DST, mem(p.y, y_.data())}});
+    strm_.wait();
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t c = 0; c < H; ++c) out[t * H + c] += w[t] * y_[size_t(t * H + c)];
+    }
+  }
+
+ private:
+  struct Prims {
+    memory::desc x, w_gu, h, hb, w_d, y;
+    dnnl::matmul gate_up, down;
+  };
+
+  Prims& prims(int64_t H, int64_t I, int64_t T) {
+    auto key = std::make_tuple(H, I, T);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    using dt = memory::data_type;
+    using tag = memory::format_tag;
+    Prims p;
+    p.x = memory::desc(Dims{T, H}, dt::bf16, tag::ab);
+    p.w_gu = memory::desc(Dims{H, I}, dt::bf16, tag::ba);
+    p.h = memory::desc(Dims{T, I}, dt::f32, tag::ab);
+    p.hb = memory::desc(Dims{T, I}, dt::bf16, tag::ab);
+    p.w_d = memory::desc(Dims{I, H}, dt::bf16, tag::ba);
+    p.y = memory::desc(Dims{T, H}, dt::f32, tag::ab);
+    p.gate_up =
+        dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.x, p.w_gu, p.h), eng_));
+    p.down = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.hb, p.w_d, p.y), eng_));
+    return cache_.emplace(key, std::move(p)).first->second;
+  }
+
+  dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm_{eng_};
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Prims> cache_;
+  std::vector<uint16_t> xb_, hb_;
+  std::vector<float> g_, u_, y_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExpertKernel> make_onednn_kernel() {
+  return std::make_unique<OneDnnKernel>();
+}
+
+}  // namespace moebench
