@@ -53,6 +53,11 @@ const cfg::Schema<GeneratorParams>& GeneratorParams::schema() {
                 "rad")
         .number("theta_first", &S::theta_first, "Rotation of the first transition.",
                 NumRange{0.0, 1.5707963}, "rad")
+        .number("theta_hidden", &S::theta_hidden,
+                "Rotation of the mixing in the gate-invisible half after the first transition "
+                "(< 0: theta). The context routers read may persist while the part they do not "
+                "read turns.",
+                NumRange{-1.0, 1.5707963}, "rad")
         .number("noise", &S::noise,
                 "RMS per coordinate of the token's own state (the part not shared with "
                 "neighbouring tokens).",
@@ -198,7 +203,14 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
     const double th = l == 0 ? params.theta_first : params.theta;
     for (auto& x : hidden) x += dr * det::normal(rng);
     const double c = det::cos(th), sn = det::sin(th);
-    for (auto& x : A) x = c * x + sn * det::normal(rng) * inv_sqrt_r;
+    // The invisible half's columns may turn at their own rate (theta_hidden);
+    // the same random draws either way, so presets without it are unchanged.
+    const double thh = l == 0 || params.theta_hidden < 0 ? th : params.theta_hidden;
+    const double ch = det::cos(thh), snh = det::sin(thh);
+    for (int64_t i = 0; i < r * H; ++i) {
+      const bool vis = i % H < Hv;
+      A[i] = (vis ? c : ch) * A[i] + (vis ? sn : snh) * det::normal(rng) * inv_sqrt_r;
+    }
   }
   // Gates: one sign vector and one set of Walsh-Hadamard rows per block of
   // Hv experts, shared by every layer; each layer assigns its experts to the

@@ -14,7 +14,8 @@
 //                   f_t = f_{t-1} with probability focus_repeat, else uniform   (decisive first
 //                   choice)
 //                 mu_{l+1} = mu_l + d_l                                     (residual drift)
-//                 A_{l+1} = cos(theta) A_l + sin(theta) B_l                 (rotating mixing)
+//                 A_{l+1} = cos(theta) A_l + sin(theta) B_l                 (rotating mixing;
+//                   the invisible half's columns at theta_hidden after the first transition)
 //   routing:      logits_l = D_l Q_l h_V + beta_l                           (softmax / grouped /
 //   sigmoid top-k)
 //
@@ -66,6 +67,8 @@ struct GeneratorParams {
   double drift_first = 1.0;  // the same for the first transition (layer 0 -> 1)
   double theta = 0.3;        // mixing rotation per layer (radians)
   double theta_first = 0.8;  // the same for the first transition
+  double theta_hidden =
+      -1.0;  // theta in the gate-invisible half after the first transition (< 0: theta)
   double noise = 0.5;        // RMS per coordinate of the token's own state s
   // Structure added for cross-layer predictability (docs/WORKLOADS.md,
   // "Cross-layer and temporal structure"). The defaults switch it off, and a preset

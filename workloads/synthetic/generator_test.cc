@@ -177,6 +177,28 @@ TEST(GeneratorKnobs, HiddenStateDecorrelatesTheCosineNotTheRouting) {
   EXPECT_EQ(fresh.repeat_first, same.repeat_first);
 }
 
+TEST(GeneratorKnobs, HiddenRotationDecorrelatesTheCosineNotTheRouting) {
+  // theta_hidden: the context's mixing turns faster in the gate-invisible
+  // half than in the visible one (here not at all: theta = 0). Adjacent gate
+  // inputs are less alike, the routing is exactly the same: the random draws
+  // and the visible half do not depend on theta_hidden.
+  GeneratorParams p;
+  p.theta = 0.0;
+  p.noise = 0.3;  // the context dominates the gate input
+  p.drift = 0.0;
+  const TraceStats same = knob_stats(p);
+  p.theta_hidden = 1.2;
+  const TraceStats turned = knob_stats(p);
+  EXPECT_LT(turned.mean(turned.cos_raw), same.mean(same.cos_raw) - 0.05)
+      << same.mean(same.cos_raw) << " -> " << turned.mean(turned.cos_raw);
+  EXPECT_EQ(turned.gate_reuse_recall_mean(1), same.gate_reuse_recall_mean(1));
+  EXPECT_EQ(turned.repeat_first, same.repeat_first);
+  // A negative theta_hidden is theta: the same bytes as a preset without it.
+  p.theta_hidden = -1.0;
+  const TraceStats unset = knob_stats(p);
+  EXPECT_EQ(unset.mean(unset.cos_raw), same.mean(same.cos_raw));
+}
+
 TEST(GeneratorKnobs, FocusMakesTheFirstChoiceDecisive) {
   // A focus feature persists over depth and decides the first choice, so gate
   // reuse gets the first choice right more often than the second.
