@@ -3,7 +3,8 @@
 // attributes and constructed only when cpu_info() reports avx512_bf16.
 //
 // Gate and up run in one pass: each weight chunk is loaded once for up to
-// four tokens, and the gate and up rows share the loads of x. Activations
+// four tokens, and two gate rows and two up rows (four down rows) share
+// each load of x. Activations
 // (x, and silu(gate) * up) are rounded to bf16 like the weights; all sums
 // are fp32. Odd widths are handled by masked loads (a masked-off lane reads
 // nothing and contributes zero).
@@ -53,20 +54,24 @@ MOEBENCH_AVX512_BF16 inline void dot_block(const uint16_t* const* rows, const ui
   }
 }
 
-// Runs dot_block over every row (NR at a time) and every token (up to 4 at
-// a time); f(row, token, value) consumes the sums.
-template <int NR, class F>
-MOEBENCH_AVX512_BF16 void for_rows(const uint16_t* const* row_sets, int64_t n_rows, int64_t row_len,
-                                   const uint16_t* x, int64_t stride, int64_t tokens, F&& f) {
+// Runs dot_block over rows [r0, r1) of NS row sets, RB rows of each set at
+// a time (NS x RB rows share each load of x) and up to 4 tokens at a time;
+// f(row, token, set, value) consumes the sums, a block's set 0 first.
+template <int NS, int RB, class F>
+MOEBENCH_AVX512_BF16 void for_rows(const uint16_t* const* sets, int64_t r0, int64_t r1,
+                                   int64_t row_len, const uint16_t* x, int64_t stride,
+                                   int64_t tokens, F&& f) {
+  constexpr int NR = NS * RB;
   float sums[NR * 4];
-  for (int64_t r = 0; r < n_rows; ++r) {
+  int64_t r = r0;
+  for (; r + RB <= r1; r += RB) {
     const uint16_t* rows[NR];
-    for (int i = 0; i < NR; ++i) rows[i] = row_sets[i] + r * row_len;
+    for (int i = 0; i < NR; ++i) rows[i] = sets[i / RB] + (r + i % RB) * row_len;
     int64_t t = 0;
     for (; t + 4 <= tokens; t += 4) {
       dot_block<NR, 4>(rows, x + t * stride, stride, row_len, sums);
       for (int i = 0; i < NR; ++i) {
-        for (int j = 0; j < 4; ++j) f(r, t + j, i, sums[i * 4 + j]);
+        for (int j = 0; j < 4; ++j) f(r + i % RB, t + j, i / RB, sums[i * 4 + j]);
       }
     }
     const int64_t left = tokens - t;
@@ -74,12 +79,16 @@ MOEBENCH_AVX512_BF16 void for_rows(const uint16_t* const* row_sets, int64_t n_ro
       constexpr int NT = decltype(nt)::value;
       dot_block<NR, NT>(rows, x + t * stride, stride, row_len, sums);
       for (int i = 0; i < NR; ++i) {
-        for (int j = 0; j < NT; ++j) f(r, t + j, i, sums[i * NT + j]);
+        for (int j = 0; j < NT; ++j) f(r + i % RB, t + j, i / RB, sums[i * NT + j]);
       }
     };
     if (left == 1) tail(std::integral_constant<int, 1>{});
     if (left == 2) tail(std::integral_constant<int, 2>{});
     if (left == 3) tail(std::integral_constant<int, 3>{});
+  }
+  if constexpr (RB > 1) {
+    if (r < r1)
+      for_rows<NS, 1>(sets, r, r1, row_len, x, stride, tokens, f);  // the last rows, one at a time
   }
 }
 
@@ -98,17 +107,18 @@ class Avx512Bf16Kernel final : public ExpertKernel {
     g_.assign(size_t(tokens * I), 0.0f);
     hb_.assign(size_t(tokens * is), 0);
     const uint16_t* gu[2] = {e.gate.data(), e.up.data()};
-    for_rows<2>(gu, I, H, xb_.data(), hs, tokens, [&](int64_t r, int64_t t, int which, float v) {
-      if (which == 0) {
-        g_[size_t(t * I + r)] = v;
-      } else {
-        const float g = g_[size_t(t * I + r)];
-        hb_[size_t(t * is + r)] = to_bf16(g / (1.0f + std::exp(-g)) * v);
-      }
-    });
+    for_rows<2, 2>(gu, 0, I, H, xb_.data(), hs, tokens,
+                   [&](int64_t r, int64_t t, int which, float v) {
+                     if (which == 0) {
+                       g_[size_t(t * I + r)] = v;
+                     } else {
+                       const float g = g_[size_t(t * I + r)];
+                       hb_[size_t(t * is + r)] = to_bf16(g / (1.0f + std::exp(-g)) * v);
+                     }
+                   });
     const uint16_t* d[1] = {e.down.data()};
-    for_rows<1>(d, H, I, hb_.data(), is, tokens,
-                [&](int64_t c, int64_t t, int, float v) { out[t * H + c] += w[t] * v; });
+    for_rows<1, 4>(d, 0, H, I, hb_.data(), is, tokens,
+                   [&](int64_t c, int64_t t, int, float v) { out[t * H + c] += w[t] * v; });
   }
 
  private:
