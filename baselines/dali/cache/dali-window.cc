@@ -14,18 +14,16 @@ const cfg::Schema<DaliWindowCache::Params>& DaliWindowCache::Params::schema() {
                  "Experts swapped per window end (Mixtral: 1, Qwen/DeepSeek: 8).", cfg::at_least(0))
         .boolean("prefetched_first", &Params::prefetched_first,
                  "Evict experts that came in by prefetch before the window's members, so "
-                 "prefetches do not "
-                 "displace the cache Algorithm 2 keeps (with residency.prefetch_buffer: a separate "
-                 "buffer).")
+                 "prefetches do not displace the cache Algorithm 2 keeps (with "
+                 "residency.prefetch_buffer: a separate buffer).")
         .enumeration(
             "swap", &Params::swap,
             {{"algorithm2", SwapRule::kAlgorithm2}, {"conditional", SwapRule::kConditional}},
-            "When and what the window swaps: \"algorithm2\" (DALI Algorithm 2: at steps 0, w, 2w, "
-            "... "
-            "of a batch, the prefill being step 0, the u_size best outsiders replace the u_size "
-            "worst "
-            "members unconditionally) or \"conditional\" (after every w_size-th step, prefill "
-            "counted, only where the outsider scored more than the member and above zero).");
+            "When and what the window swaps: \"algorithm2\" (DALI Algorithm 2: at steps 0, w, "
+            "2w, ... of a batch, the prefill being step 0, the u_size best outsiders replace the "
+            "u_size worst members unconditionally) or \"conditional\" (after every w_size-th "
+            "step, prefill counted, only where the outsider scored more than the member and "
+            "above zero).");
     return s;
   }();
   return s;

@@ -14,13 +14,11 @@ const cfg::Schema<HybriMoeGreedyAssigner::Params>& HybriMoeGreedyAssigner::Param
              "Prefill: every expert on the GPU with misses loaded (the code), or the decode rule.")
         .boolean("single_token_schedule", &Params::single_token_schedule,
                  "Only single-token steps are scheduled (the code); a decode step of several "
-                 "tokens takes the "
-                 "prefill path.")
+                 "tokens takes the prefill path.")
         .boolean("prefill_buffer", &Params::prefill_buffer,
                  "On the prefill path (prefill = gpu-ondemand), every expert of layer l + 2 is "
-                 "copied after "
-                 "layer l into a buffer that nothing reads (the code clears it before layer l + 2 "
-                 "runs).");
+                 "copied after layer l into a buffer that nothing reads (the code clears it "
+                 "before layer l + 2 runs).");
     return s;
   }();
   return s;

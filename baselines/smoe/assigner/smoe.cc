@@ -15,8 +15,7 @@ const cfg::Schema<SmoeAssigner::Params>& SmoeAssigner::Params::schema() {
                  "Ping-pong buffers for prefill loads.", cfg::at_least(1))
         .integer("gpu_max", &Params::gpu_max,
                  "At most this many cached experts per decode layer-step run on the GPU, the rest "
-                 "on the CPU "
-                 "(the public script's gpu_compute_max_num; -1: no cap).",
+                 "on the CPU (the public script's gpu_compute_max_num; -1: no cap).",
                  cfg::at_least(-1));
     return s;
   }();

@@ -17,8 +17,7 @@ const cfg::Schema<TokenWisePrefetcher::Params>& TokenWisePrefetcher::Params::sch
               cfg::at_least(0))
         .choice("mode", &Params::mode, {"fixed-N", "adaptive"},
                 "fixed-N: the N best-ranked uncached experts (ranked over all experts, so exactly "
-                "N move); adaptive: "
-                "only the top-N predictions considered.")
+                "N move); adaptive: only the top-N predictions considered.")
         .boolean("flex", &Params::flex,
                  "SMoE-Flex: prefetch only on the layers the predictor predicts best.")
         .number("flex_fraction", &Params::flex_fraction,
