@@ -1,6 +1,7 @@
 // The expert FFN interface, the reference kernel and the registry by name.
 #include "kernels/cpu/expert_ffn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -29,24 +30,129 @@ float from_bf16(uint16_t b) {
   return f;
 }
 
-Bf16Expert Bf16Expert::random(ExpertShape s, uint64_t seed) {
+const char* dtype_name(WeightDtype d) {
+  switch (d) {
+    case WeightDtype::kBf16:
+      return "bf16";
+    case WeightDtype::kInt8:
+      return "int8";
+    case WeightDtype::kInt4:
+      return "int4";
+  }
+  return "?";
+}
+
+WeightDtype parse_weight_dtype(const std::string& s) {
+  for (WeightDtype d : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
+    if (s == dtype_name(d)) return d;
+  }
+  throw Error(fmt::format("expert weights: expected dtype bf16, int8 or int4, found '{}'", s));
+}
+
+QuantMatrix QuantMatrix::quantise(const std::vector<float>& v, int64_t rows, int64_t cols,
+                                  WeightDtype dtype) {
+  if (dtype == WeightDtype::kBf16 || rows <= 0 || cols <= 0 || int64_t(v.size()) != rows * cols) {
+    throw Error(fmt::format(
+        "quantise: expected int8 or int4 and {} x {} = {} values, found {} and {} values", rows,
+        cols, rows * cols, dtype_name(dtype), v.size()));
+  }
+  QuantMatrix m;
+  m.dtype = dtype;
+  m.rows = rows;
+  m.cols = cols;
+  m.groups = (cols + kQuantGroup - 1) / kQuantGroup;
+  const bool int4 = dtype == WeightDtype::kInt4;
+  m.row_bytes = m.groups * (int4 ? kQuantGroup / 2 : kQuantGroup);
+  const int qmax = int4 ? 7 : 127, offset = int4 ? 8 : 128;
+  // Padding decodes to zero: the offset itself (in both nibbles for int4).
+  m.codes.assign(size_t(rows * m.row_bytes), uint8_t(int4 ? 0x88 : 0x80));
+  m.scale.assign(size_t(rows * m.groups), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g = 0; g < m.groups; ++g) {
+      const int64_t c0 = g * kQuantGroup, c1 = std::min(cols, c0 + kQuantGroup);
+      float amax = 0;
+      for (int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::abs(v[size_t(r * cols + c)]));
+      const float sc = amax > 0 ? amax / float(qmax) : 1.0f;
+      m.scale[size_t(r * m.groups + g)] = sc;
+      for (int64_t c = c0; c < c1; ++c) {
+        const int q = std::clamp(int(std::lround(v[size_t(r * cols + c)] / sc)), -qmax, qmax);
+        const uint8_t u = uint8_t(q + offset);
+        if (!int4) {
+          m.codes[size_t(r * m.row_bytes + c)] = u;
+        } else {
+          const int64_t j = c - c0;  // position in the group
+          uint8_t& b = m.codes[size_t(r * m.row_bytes + g * kQuantGroup / 2 + j % 32)];
+          b = j < 32 ? uint8_t((b & 0xf0) | u) : uint8_t((b & 0x0f) | (u << 4));
+        }
+      }
+    }
+  }
+  return m;
+}
+
+int QuantMatrix::code(int64_t r, int64_t c) const {
+  if (dtype == WeightDtype::kInt8) return int(codes[size_t(r * row_bytes + c)]) - 128;
+  const int64_t g = c / kQuantGroup, j = c % kQuantGroup;
+  const uint8_t b = codes[size_t(r * row_bytes + g * kQuantGroup / 2 + j % 32)];
+  return int(j < 32 ? (b & 0x0f) : (b >> 4)) - 8;
+}
+
+ExpertWeights ExpertWeights::random(ExpertShape s, WeightDtype dtype, uint64_t seed) {
   if (s.hidden <= 0 || s.inter <= 0) {
     throw Error(fmt::format("expert shape: expected hidden and inter > 0, found {} x {}", s.hidden,
                             s.inter));
   }
-  Bf16Expert e;
+  ExpertWeights e;
   e.shape = s;
+  e.dtype = dtype;
   std::mt19937_64 rng(seed);
-  auto fill = [&](std::vector<uint16_t>& v, int64_t n, int64_t fan_in) {
+  auto fill = [&](int64_t rows, int64_t cols, std::vector<uint16_t>& bf, QuantMatrix& q) {
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-    const float scale = 1.0f / std::sqrt(float(fan_in));
-    v.resize(size_t(n));
-    for (auto& x : v) x = to_bf16(d(rng) * scale);
+    const float scale = 1.0f / std::sqrt(float(cols));
+    std::vector<float> v(size_t(rows * cols));
+    for (auto& x : v) x = d(rng) * scale;
+    if (dtype == WeightDtype::kBf16) {
+      bf.resize(v.size());
+      for (size_t i = 0; i < v.size(); ++i) bf[i] = to_bf16(v[i]);
+    } else {
+      q = QuantMatrix::quantise(v, rows, cols, dtype);
+    }
   };
-  fill(e.gate, s.inter * s.hidden, s.hidden);
-  fill(e.up, s.inter * s.hidden, s.hidden);
-  fill(e.down, s.hidden * s.inter, s.inter);
+  fill(s.inter, s.hidden, e.gate, e.qgate);
+  fill(s.inter, s.hidden, e.up, e.qup);
+  fill(s.hidden, s.inter, e.down, e.qdown);
   return e;
+}
+
+int64_t ExpertWeights::weight_bytes() const {
+  if (dtype == WeightDtype::kBf16) return int64_t(gate.size() + up.size() + down.size()) * 2;
+  int64_t b = 0;
+  for (const QuantMatrix* m : {&qgate, &qup, &qdown})
+    b += int64_t(m->codes.size()) + int64_t(m->scale.size()) * 4;
+  return b;
+}
+
+float ExpertWeights::gate_at(int64_t r, int64_t c) const {
+  return dtype == WeightDtype::kBf16 ? from_bf16(gate[size_t(r * shape.hidden + c)])
+                                     : qgate.value(r, c);
+}
+float ExpertWeights::up_at(int64_t r, int64_t c) const {
+  return dtype == WeightDtype::kBf16 ? from_bf16(up[size_t(r * shape.hidden + c)])
+                                     : qup.value(r, c);
+}
+float ExpertWeights::down_at(int64_t r, int64_t c) const {
+  return dtype == WeightDtype::kBf16 ? from_bf16(down[size_t(r * shape.inter + c)])
+                                     : qdown.value(r, c);
+}
+
+void require_dtype(const ExpertKernel& k, WeightDtype d) {
+  if (k.supports(d)) return;
+  std::string ok;
+  for (WeightDtype x : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
+    if (k.supports(x)) ok += (ok.empty() ? "" : ", ") + std::string(dtype_name(x));
+  }
+  throw Error(fmt::format("expert kernel '{}': expected weights in {}, found {}", k.name(), ok,
+                          dtype_name(d)));
 }
 
 double normalised_error(const float* a, const float* b, int64_t n) {
@@ -69,7 +175,8 @@ double silu(double v) {
 class ReferenceKernel final : public ExpertKernel {
  public:
   std::string name() const override { return "reference"; }
-  void run(const Bf16Expert& e, const float* x, int64_t tokens, const float* w,
+  bool supports(WeightDtype) const override { return true; }
+  void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
            float* out) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     std::vector<double> h(static_cast<size_t>(I));
@@ -78,15 +185,14 @@ class ReferenceKernel final : public ExpertKernel {
       for (int64_t r = 0; r < I; ++r) {
         double g = 0, u = 0;
         for (int64_t k = 0; k < H; ++k) {
-          g += double(from_bf16(e.gate[size_t(r * H + k)])) * double(xt[k]);
-          u += double(from_bf16(e.up[size_t(r * H + k)])) * double(xt[k]);
+          g += double(e.gate_at(r, k)) * double(xt[k]);
+          u += double(e.up_at(r, k)) * double(xt[k]);
         }
         h[size_t(r)] = silu(g) * u;
       }
       for (int64_t c = 0; c < H; ++c) {
         double y = 0;
-        for (int64_t r = 0; r < I; ++r)
-          y += double(from_bf16(e.down[size_t(c * I + r)])) * h[size_t(r)];
+        for (int64_t r = 0; r < I; ++r) y += double(e.down_at(c, r)) * h[size_t(r)];
         out[t * H + c] = float(double(out[t * H + c]) + double(w[t]) * y);
       }
     }
@@ -99,6 +205,7 @@ std::vector<std::string> expert_kernels_available() {
   std::vector<std::string> v = {"reference"};
   const CpuInfo& c = cpu_info();
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
+  if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
   v.push_back("onednn");
   return v;
 }
@@ -115,6 +222,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   }
   if (name == "reference") return std::make_unique<ReferenceKernel>();
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
+  if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   return make_onednn_kernel();
 }
 

@@ -4,21 +4,34 @@
 //
 //     out[t] += w[t] * down( silu(gate x_t) * (up x_t) )
 //
-// with bf16 weights: gate and up [inter x hidden], down [hidden x inter],
-// row-major; x and out are fp32 [tokens x hidden], w the tokens' combine
-// weights. Implementations behind one interface, chosen by name:
+// with weights gate and up [inter x hidden], down [hidden x inter],
+// row-major, in bf16, int8 or int4; x and out are fp32 [tokens x hidden],
+// w the tokens' combine weights. Implementations behind one interface,
+// chosen by name:
 //
-//   reference     plain loops, fp64 accumulation, fp32 activations: the
-//                 ground truth every other kernel is checked against
-//   avx512-bf16   own kernel: bf16 dot products (vdpbf16ps) with fp32
+//   reference     plain loops, fp64 accumulation, fp32 activations, the
+//                 weights dequantised exactly: the ground truth every other
+//                 kernel is checked against (every dtype)
+//   avx512-bf16   own kernel, bf16: bf16 dot products (vdpbf16ps) with fp32
 //                 accumulation, gate and up fused in one pass over x, the
 //                 activations rounded to bf16 as the weights are
+//   avx512-vnni   own kernel, int8 and int4: the activations quantised to
+//                 int8 per token, u8 x s8 dot products (vpdpbusd) into int32
+//                 per group of kQuantGroup weights, scaled into fp32
 //   onednn        two oneDNN matmuls (gate|up, then down), bf16 inputs,
-//                 fp32 outputs, primitives cached per token count
+//                 fp32 outputs, primitives cached per token count (bf16
+//                 only: Debian's oneDNN 2.6 has no group-wise scales or int4)
 //
-// Kernels run single-threaded for now (the task queue across threads, int8
-// and int4 weights and the AMX tile kernel are the next parts of issue 14).
-// Which kernels this CPU can run is read at run time (core/util/cpu_info.h).
+// Quantised weights are symmetric with one fp32 scale per group of
+// kQuantGroup consecutive weights of a row (the input dimension), stored as
+// offset-binary codes: int8 value + 128 in a byte, int4 value + 8 in a
+// nibble, a group's 64 nibbles in 32 bytes (byte j holds weight j in its
+// low nibble and weight j + 32 in its high one). Rows are padded with zero
+// weights to a whole number of groups.
+//
+// Kernels run single-threaded for now (the task queue across threads and
+// the AMX tile kernel are the next parts of issue 14). Which kernels this
+// CPU can run is read at run time (core/util/cpu_info.h).
 
 #include <cstdint>
 #include <memory>
@@ -36,25 +49,64 @@ struct ExpertShape {
   int64_t inter = 0;   // the expert's intermediate width
 };
 
-struct Bf16Expert {
+enum class WeightDtype { kBf16, kInt8, kInt4 };
+const char* dtype_name(WeightDtype d);
+// "bf16", "int8" or "int4"; throws moebench::Error naming them otherwise.
+WeightDtype parse_weight_dtype(const std::string& s);
+
+// Weights per quantisation group (one 512-bit VNNI operand of int8 codes).
+inline constexpr int64_t kQuantGroup = 64;
+
+// A [rows x cols] matrix of group-wise quantised weights (see above).
+struct QuantMatrix {
+  WeightDtype dtype = WeightDtype::kInt8;
+  int64_t rows = 0, cols = 0;
+  int64_t groups = 0;          // per row: ceil(cols / kQuantGroup)
+  int64_t row_bytes = 0;       // groups * kQuantGroup (int8) or half that (int4)
+  std::vector<uint8_t> codes;  // [rows x row_bytes]
+  std::vector<float> scale;    // [rows x groups]
+  // Quantises v ([rows x cols], row-major): scale = max |v| of the group
+  // over 127 (int8) or 7 (int4), code = round(v / scale).
+  static QuantMatrix quantise(const std::vector<float>& v, int64_t rows, int64_t cols,
+                              WeightDtype dtype);
+  int code(int64_t r, int64_t c) const;  // the signed value, -127..127 or -7..7
+  float value(int64_t r, int64_t c) const {
+    return float(code(r, c)) * scale[size_t(r * groups + c / kQuantGroup)];
+  }
+};
+
+struct ExpertWeights {
   ExpertShape shape;
-  std::vector<uint16_t> gate, up;  // [inter x hidden]
-  std::vector<uint16_t> down;      // [hidden x inter]
-  // Weights uniform in +-scale / sqrt(fan-in), from a seeded generator.
-  static Bf16Expert random(ExpertShape s, uint64_t seed);
+  WeightDtype dtype = WeightDtype::kBf16;
+  std::vector<uint16_t> gate, up;  // bf16: [inter x hidden]
+  std::vector<uint16_t> down;      // bf16: [hidden x inter]
+  QuantMatrix qgate, qup, qdown;   // int8 / int4, the same shapes
+  // Weights uniform in +-1 / sqrt(fan-in), from a seeded generator, then
+  // rounded to bf16 or quantised.
+  static ExpertWeights random(ExpertShape s, WeightDtype dtype, uint64_t seed);
+  // Bytes a kernel reads for one pass over the expert (codes and scales).
+  int64_t weight_bytes() const;
+  // Weight values as the kernels see them (the reference reads these).
+  float gate_at(int64_t r, int64_t c) const;
+  float up_at(int64_t r, int64_t c) const;
+  float down_at(int64_t r, int64_t c) const;
 };
 
 class ExpertKernel {
  public:
   virtual ~ExpertKernel() = default;
   virtual std::string name() const = 0;
-  // out[t * hidden + i] += w[t] * FFN(x_t)[i] for t < tokens.
-  virtual void run(const Bf16Expert& e, const float* x, int64_t tokens, const float* w,
+  virtual bool supports(WeightDtype d) const = 0;
+  // out[t * hidden + i] += w[t] * FFN(x_t)[i] for t < tokens. Throws
+  // moebench::Error when the kernel does not support e.dtype.
+  virtual void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
                    float* out) = 0;
 };
 
 // The kernels this CPU can run, in a fixed order ("reference" always).
 std::vector<std::string> expert_kernels_available();
+// Throws moebench::Error when `k` does not support `d`, naming both.
+void require_dtype(const ExpertKernel& k, WeightDtype d);
 
 // Throws moebench::Error naming the kernels available here when `name` is
 // unknown or needs an instruction set this CPU lacks.

@@ -9,6 +9,8 @@ namespace moebench {
 
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
+std::unique_ptr<ExpertKernel>
+make_avx512_vnni_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_onednn_kernel();
 
 }  // namespace moebench

@@ -1,7 +1,9 @@
 // Every expert kernel this CPU can run against the reference, by normalised
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -35,34 +37,92 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   const std::vector<ExpertShape> shapes = {{64, 32},  {96, 40},   {7, 5},
                                            {130, 71}, {257, 129}, {512, 64}};
   const std::vector<int64_t> token_counts = {1, 2, 3, 4, 5, 9, 17};
-  int checked = 0;
+  std::map<WeightDtype, int> checked;
   for (const auto& name : expert_kernels_available()) {
     if (name == "reference") continue;
     auto k = make_expert_kernel(name);
     EXPECT_EQ(k->name(), name);
-    for (const auto& s : shapes) {
-      const Bf16Expert e = Bf16Expert::random(s, uint64_t(s.hidden * 1000 + s.inter));
-      for (int64_t T : token_counts) {
-        const auto x = random_vec(T * s.hidden, uint64_t(T));
-        const auto w = random_vec(T, uint64_t(T) + 7);
-        // Accumulates into what is there.
-        std::vector<float> want = random_vec(T * s.hidden, 99), got = want;
-        ref->run(e, x.data(), T, w.data(), want.data());
-        k->run(e, x.data(), T, w.data(), got.data());
-        // bf16 activations: a relative error of a few 2^-8 at most.
-        EXPECT_LT(normalised_error(got.data(), want.data(), T * s.hidden), 2e-2)
-            << name << " " << s.hidden << " x " << s.inter << ", " << T << " tokens";
-        ++checked;
+    for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
+      if (!k->supports(dt)) continue;
+      for (const auto& s : shapes) {
+        const ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden * 1000 + s.inter));
+        for (int64_t T : token_counts) {
+          const auto x = random_vec(T * s.hidden, uint64_t(T));
+          const auto w = random_vec(T, uint64_t(T) + 7);
+          // Accumulates into what is there.
+          std::vector<float> want = random_vec(T * s.hidden, 99), got = want;
+          ref->run(e, x.data(), T, w.data(), want.data());
+          k->run(e, x.data(), T, w.data(), got.data());
+          // bf16 activations: a relative error of a few 2^-8 at most; int8
+          // activations (one scale per token): about as much. The weights
+          // are the same on both sides (the reference dequantises them).
+          EXPECT_LT(normalised_error(got.data(), want.data(), T * s.hidden), 2e-2)
+              << name << " " << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T
+              << " tokens";
+          ++checked[dt];
+        }
       }
     }
   }
-  EXPECT_GE(checked, int(std::size(token_counts) * 6));  // at least oneDNN ran on every case
+  // At least oneDNN ran every bf16 case; where VNNI is there, every int case ran.
+  const int cases = int(std::size(token_counts) * shapes.size());
+  EXPECT_GE(checked[WeightDtype::kBf16], cases);
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "avx512-vnni") != avail.end()) {
+    EXPECT_GE(checked[WeightDtype::kInt8], cases);
+    EXPECT_GE(checked[WeightDtype::kInt4], cases);
+  }
+}
+
+TEST(ExpertKernel, QuantisedWeightsRoundTrip) {
+  // Codes and scales reproduce the values within half a step of the group,
+  // padding decodes to zero, and the int4 nibble order is the documented one.
+  std::vector<float> v(3 * 130);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  for (auto& x : v) x = d(rng);
+  for (WeightDtype dt : {WeightDtype::kInt8, WeightDtype::kInt4}) {
+    const QuantMatrix m = QuantMatrix::quantise(v, 3, 130, dt);
+    EXPECT_EQ(m.groups, 3);
+    EXPECT_EQ(m.row_bytes, dt == WeightDtype::kInt8 ? 192 : 96);
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t c = 0; c < 130; ++c) {
+        const float step = m.scale[size_t(r * m.groups + c / kQuantGroup)];
+        EXPECT_LE(std::abs(m.value(r, c) - v[size_t(r * 130 + c)]), 0.5f * step + 1e-6f)
+            << dtype_name(dt) << " " << r << "," << c;
+      }
+      for (int64_t c = 130; c < m.groups * kQuantGroup; ++c) EXPECT_EQ(m.code(r, c), 0);
+    }
+  }
+  // int4: weight 1 of a group sits in byte 1's low nibble, weight 33 in its high one.
+  std::vector<float> one(64, 0.0f);
+  one[1] = 7.0f;
+  one[33] = -7.0f;
+  const QuantMatrix q = QuantMatrix::quantise(one, 1, 64, WeightDtype::kInt4);
+  EXPECT_EQ(q.codes[1], uint8_t((1 << 4) | 15));  // -7 + 8 = 1 high, 7 + 8 = 15 low
+  EXPECT_FLOAT_EQ(q.scale[0], 1.0f);
+}
+
+TEST(ExpertKernel, RejectsWeightsItCannotRun) {
+  const ExpertWeights e = ExpertWeights::random({64, 32}, WeightDtype::kInt4, 1);
+  std::vector<float> x(64, 0.5f), w(1, 1.0f), out(64, 0.0f);
+  auto k = make_expert_kernel("onednn");
+  try {
+    k->run(e, x.data(), 1, w.data(), out.data());
+    FAIL() << "expected an error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("expected weights in bf16, found int4"),
+              std::string::npos)
+        << err.what();
+  }
+  EXPECT_THROW(parse_weight_dtype("fp8"), Error);
+  EXPECT_EQ(parse_weight_dtype("int4"), WeightDtype::kInt4);
 }
 
 TEST(ExpertKernel, ReferenceFollowsTheFormula) {
   // hidden 2, inter 1: gate = [1, 0], up = [0, 2], down = [[3], [-1]];
   // x = [2, 1]: g = 2, u = 2, h = silu(2) * 2; out += 0.5 * [3h, -h].
-  Bf16Expert e;
+  ExpertWeights e;
   e.shape = {2, 1};
   e.gate = {to_bf16(1), to_bf16(0)};
   e.up = {to_bf16(0), to_bf16(2)};
