@@ -183,6 +183,14 @@ void add_trace_commands(CLI::App& app) {
                 "Weight of a proxy target (measured on another model) against a direct one "
                 "(1) in the fit's loss (default: 0.5)")
       ->check(CLI::Range(0.0, 1.0));
+  f->add_option("--range-weight", fopt.range_weight,
+                "Extra weight of a statistic's squared excess beyond --range-margin of its range "
+                "(default: 10; 0 minimises the distance from the centres alone)")
+      ->check(CLI::Range(0.0, 1e6));
+  f->add_option("--range-margin", fopt.range_margin,
+                "Where the extra weight starts, in half-widths of the range from its centre "
+                "(default: 0.8)")
+      ->check(CLI::Range(0.0, 1.0));
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();

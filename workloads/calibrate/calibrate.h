@@ -64,6 +64,13 @@ struct FitOptions {
   // workload, so that about this many tokens are measured per layer.
   int64_t gate_reuse_tokens = 768;
   double proxy_weight = 0.5;  // a proxy target (measured on another model) counts half a direct one
+  // A statistic beyond the inner range_margin of its range (in half-widths
+  // from the centre) costs range_weight times the squared excess on top of
+  // the centring term, so the fit does not trade one target out of its range
+  // for several others a little nearer their centres; the margin leaves room
+  // for the evaluation seed's sampling noise.
+  double range_weight = 10.0;
+  double range_margin = 0.8;
   int64_t max_evals = -1;     // coordinate descent, per phase (-1: the family's default)
   int64_t refine_evals =
       -1;  // Nelder-Mead refinement after it, per phase (-1: the family's default)
