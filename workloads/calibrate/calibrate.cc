@@ -510,9 +510,10 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
 
 // Sequences of the fit's routing workload. Mixtral's layer-0 repetition
 // target (Mixtral paper Table 5) is 0.013 wide, where 256 sequences x 63
-// token pairs have a sampling s.d. of about 0.003 on the fit seed: the fit
-// settled 0.005 above what the evaluation seed then measured. Four times
-// the sequences halve that noise; Mixtral's 8 experts keep it cheap.
+// token pairs have a sampling s.d. of about 0.003 (binomial estimate), and
+// the fits on that workload ended 0.003-0.005 below the range on the
+// evaluation seed. Four times the sequences halve that noise; Mixtral's 8
+// experts keep it cheap.
 namespace {
 int64_t fit_routing_sequences(const std::string& family, const FitOptions& opt) {
   return family == "mixtral" ? opt.routing_sequences * 4 : opt.routing_sequences;
