@@ -3,7 +3,8 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, bench, compare, report, report-accept, predictors, characterize, asan, fuzz, clean.
+# Other targets: build, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
+# characterize, asan, fuzz, clean.
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench compare report report-accept predictors characterize asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize asan fuzz clean
 
 all: build
 
@@ -44,6 +45,24 @@ bench: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_engine
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_decisions
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/bench_expert
+
+# The CPU expert kernels by tokens per expert, with this machine's bandwidth
+# and peaks measured in the same run (analysis/kernels.py; make report).
+bench-kernels: build
+	mkdir -p results/bench
+	$(BUILD)/bin/bench_expert --benchmark_format=json --benchmark_out=results/bench/bench_expert.json.tmp \
+	  --benchmark_out_format=json > /dev/null && mv results/bench/bench_expert.json.tmp results/bench/bench_expert.json
+
+# The real backend's CPU tables on this machine (docs/BACKENDS.md), then the
+# sim-vs-real validation suite (analysis/validation.py; make report). Run on a
+# quiet machine: both are wall-clock measurements.
+CALIBRATED ?= configs/hardware/local-cpu-calibrated.toml
+calibrate: build
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench calibrate --hardware local-cpu --out $(CALIBRATED)
+
+validation: calibrate
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/validation.toml --results results --quiet
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
 
 # A strategy against every baseline (README, "Add your own policy").
 STRATEGY ?= example-fifo

@@ -144,6 +144,7 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
     for paper, fig, why in PENDING:
         s += f"| {paper} | {fig} | {why} |\n"
     s += before_after_markdown(entries, reference)
+    s += machine_markdown()
     tb = _TESTBEDS.get("markdown", "")
     if tb:
         s += "\n## Testbeds: the baselines' absolute times and breakdowns\n\n" + tb + "\n"
@@ -152,6 +153,37 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
         if e["status"] == "ok":
             md = (pathlib.Path(e["summary"]["markdown"]))
             s += f"- [{e['paper']} {e['figure']}]({md})\n"
+    return s
+
+
+# Measurements of this machine rather than paper figures: (module, section
+# title, how to produce the results). Their summaries once run; an entry
+# without results says how to get them.
+MACHINE = [
+    ("validation", "Simulator validation (real backend, CPU-only)",
+     "`make validation` (calibrates this machine, runs `suites/validation.toml`)"),
+    ("kernels", "CPU expert kernels (KTransformers Fig. 3 and 7 on this CPU)", "`make bench-kernels`"),
+]
+_MACHINE = {}
+
+
+def run_machine(results: str, out: pathlib.Path):
+    for module, _, _ in MACHINE:
+        try:
+            _MACHINE[module] = importlib.import_module(module).run(results, out)
+        except Exception:  # a broken measurement must not hide the figures
+            traceback.print_exc()
+            _MACHINE[module] = None
+
+
+def machine_markdown() -> str:
+    s = ""
+    for module, title, how in MACHINE:
+        if module not in _MACHINE:
+            continue
+        v = _MACHINE[module]
+        s += f"\n## {title}\n\n"
+        s += f"[{v['verdict']}]({v['markdown']}): {v['headline']}.\n" if v else f"not run: run {how}.\n"
     return s
 
 
@@ -256,6 +288,15 @@ def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path
         parts.append(tb.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
         notes = _TESTBEDS["markdown"].split("\n\n", 1)[-1]
         parts.append("<p>" + html.escape(notes).replace("\n\n", "</p><p>") + "</p>")
+    for module, title, how in MACHINE:
+        v = _MACHINE.get(module)
+        if not v:
+            continue
+        parts.append(f"<h2 id='{module}'>{html.escape(title)}</h2>")
+        parts.append(f"<p>{html.escape(v['verdict'])}: {html.escape(v['headline'])}.</p>")
+        if v.get("png"):
+            parts.append(f"<img src='{v['png']}' alt='{html.escape(title)}'>")
+        parts.append(pd.read_csv(out / v["csv"]).to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
     for e in entries:
         if e["status"] != "ok":
             continue
@@ -286,6 +327,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     entries = run_all(a.results, out)
     run_testbeds(a.results, out)
+    run_machine(a.results, out)
     common.write_text_atomic(out / "index.md", index_markdown(entries, a.results, reference))
     common.write_text_atomic(out / "index.html", index_html(entries, out, a.results, reference))
     ok = sum(e["status"] == "ok" for e in entries)

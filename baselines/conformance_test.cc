@@ -143,7 +143,8 @@ StrategySpec base_for(const std::string& family, const std::string& kind) {
 nlohmann::ordered_json deterministic_part(const RunMetrics& m) {
   auto j = m.to_json();
   for (auto it = j.begin(); it != j.end();) {
-    if (it.key().rfind("decision_", 0) == 0) it = j.erase(it);
+    if (it.key().rfind("decision_", 0) == 0 || it.key() == "host_wall_s")
+      it = j.erase(it);
     else ++it;
   }
   return j;

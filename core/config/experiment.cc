@@ -72,7 +72,17 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
                  "Workload seeds per case (seed, seed + 1, ...): every synthetic-workload case whose [workload] sets "
                  "no seed runs once per seed, so verdicts can require an effect to hold across seeds.",
                  between(1, 1000))
-        .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.");
+        .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.")
+        .string("real_kernel", &S::real_kernel,
+                "Real backend: CPU expert kernel (reference, avx512-bf16, avx512-vnni, onednn, hybrid, hybrid:N) or "
+                "\"auto\": avx512-bf16 for bf16, avx512-vnni for int8 and int4 (docs/BACKENDS.md).")
+        .number("real_weights_gib", &S::real_weights_gib,
+                "Real backend: memory for distinct expert weight buffers, GiB; (layer, expert) pairs are mapped "
+                "onto them round-robin (docs/BACKENDS.md).",
+                positive())
+        .integer("real_threads", &S::real_threads,
+                 "Real backend: threads running each expert task (0 = the hardware profile's cpu.threads).",
+                 between(0, 1024));
     return s;
   }();
   return s;
@@ -597,6 +607,9 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           c.workload = w;
           c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
           c.backend = ex.suite.backend;
+          c.real_kernel = ex.suite.real_kernel;
+          c.real_weights_gib = ex.suite.real_weights_gib;
+          c.real_threads = ex.suite.real_threads;
           c.repetitions = ex.suite.repetitions;
           c.warmup = ex.suite.warmup;
           c.timeline = ex.suite.timeline;
@@ -604,6 +617,12 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           c.base_dir = base_dir;
           nlohmann::ordered_json cj;
           cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup}};
+          if (c.backend == "real") {
+            // Only real cases carry these: a simulated case's identity stays as it was.
+            cj["run"]["real_kernel"] = c.real_kernel;
+            cj["run"]["real_weights_gib"] = c.real_weights_gib;
+            cj["run"]["real_threads"] = c.real_threads;
+          }
           cj["model"] = m.to_json();
           cj["hardware"] = h.to_json();
           cj["workload"] = w.to_json();

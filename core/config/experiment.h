@@ -50,6 +50,11 @@ struct SuiteSpec {
   int64_t seed = 1;              // default workload seed
   int64_t seeds = 1;             // workload seeds per case: seed, seed + 1, ... (synthetic workloads)
   bool timeline = false;         // write a Chrome-trace timeline per case
+  // The real backend (core/backend/real_cpu_executor.h).
+  std::string real_kernel =
+      "auto";  // CPU expert kernel name, or "auto" (the own kernel for the dtype)
+  double real_weights_gib = 4.0;  // distinct expert weight buffers, at most this many GiB
+  int64_t real_threads = 0;       // 0 = the hardware profile's cpu.threads
   static const cfg::Schema<SuiteSpec>& schema();
 };
 
@@ -62,6 +67,9 @@ struct Case {
   WorkloadSpec workload;
   StrategySpec strategy;
   std::string backend;
+  std::string real_kernel = "auto";
+  double real_weights_gib = 4.0;
+  int64_t real_threads = 0;
   int64_t repetitions = 1;
   int64_t warmup = 0;
   bool timeline = false;

@@ -115,8 +115,10 @@ const cfg::Schema<CostTable>& table_schema() {
   using namespace cfg;
   static const Schema<S> s = [] {
     Schema<S> s("hardware.table");
-    s.choice("lane", &S::lane, {"cpu-expert", "gpu-expert", "h2d-expert", "gpu-layer"},
-             "Which task this table times.")
+    s.choice("lane", &S::lane,
+             {"cpu-expert", "cpu-shared", "gpu-expert", "h2d-expert", "gpu-layer"},
+             "Which task this table times (cpu-shared: a layer's shared experts on a machine "
+             "without a GPU).")
         .required()
         .string("model", &S::model, "Model preset it was measured on (\"*\" = any).")
         .string("dtype", &S::dtype, "Expert dtype it was measured with (\"*\" = any).")

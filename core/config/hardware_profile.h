@@ -67,7 +67,7 @@ struct LinkSpec {
 
 // A measured cost curve: time of one task as a function of tokens per expert.
 struct CostTable {
-  std::string lane;             // "cpu-expert" | "gpu-expert" | "h2d-expert" | "gpu-layer"
+  std::string lane;  // "cpu-expert" | "cpu-shared" | "gpu-expert" | "h2d-expert" | "gpu-layer"
   std::string model;            // model preset it was measured on ("*" = any)
   std::string dtype;            // expert dtype it was measured with ("*" = any)
   std::vector<double> tokens;   // ascending

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/dtype.h"
 #include "core/config/schema.h"
 
 namespace moebench {
@@ -21,11 +22,9 @@ enum class RoutingFunction {
   kSigmoidGroupedBias,   // sigmoid + selection bias, groups by top-2 sum (DS-V3 "noaux_tc")
 };
 
-enum class WeightDtype { kBf16, kFp16, kInt8, kInt4 };
 enum class AttentionKind { kGqa, kMla };
 
 const char* to_string(RoutingFunction r);
-const char* to_string(WeightDtype d);
 const char* to_string(AttentionKind a);
 
 struct ModelSpec {

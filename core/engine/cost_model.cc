@@ -17,6 +17,7 @@ double ns_for_bytes(double bytes, double gbps) {
 CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_(model), hw_(hw) {
   expert_bytes_ = model.expert_bytes();
   cpu_table_ = table("cpu-expert");
+  shared_table_ = hw.has_gpu() ? nullptr : table("cpu-shared");
   gpu_table_ = table("gpu-expert");
   h2d_table_ = table("h2d-expert");
   layer_table_ = table("gpu-layer");
@@ -116,6 +117,7 @@ double CostModel::h2d_expert_ns() const {
 
 double CostModel::gpu_shared_ns(int64_t tokens) const {
   if (model_.shared_experts == 0 || tokens == 0) return 0.0;
+  if (shared_table_) return lookup_ns(*shared_table_, double(tokens));
   const double flops = double(model_.shared_flops_per_token()) * double(tokens);
   return gpu_roofline_ns(double(model_.shared_bytes()), flops, model_.expert_dtype, 1.0);
 }

@@ -40,7 +40,8 @@ class CostModel {
   double cpu_expert_ns(int64_t tokens, bool first_in_layer) const;
   double gpu_expert_ns(int64_t tokens) const;
   double h2d_expert_ns() const;
-  // All shared experts of a layer for `tokens` tokens (0 when the model has none).
+  // All shared experts of a layer for `tokens` tokens (0 when the model has
+  // none); on a machine without a GPU a "cpu-shared" table replaces the formula.
   double gpu_shared_ns(int64_t tokens) const;
   // Attention, norms and router of one layer: `tokens` new tokens, in
   // `sequences` sequences, each new token attending to `context` tokens (a
@@ -80,6 +81,7 @@ class CostModel {
   const HardwareProfile& hw_;
   int64_t expert_bytes_ = 0;
   const CostTable* cpu_table_ = nullptr;
+  const CostTable* shared_table_ = nullptr;  // "cpu-shared", on a machine without a GPU
   const CostTable* gpu_table_ = nullptr;
   const CostTable* h2d_table_ = nullptr;
   const CostTable* layer_table_ = nullptr;

@@ -104,6 +104,7 @@ class Simulator : public FutureView {
         calib_(calib),
         opt_(opt),
         cost_(model, hw),
+        exec_(opt.executor ? opt.executor : &sim_exec_),
         needs_(st.needs(model)),
         run_(source, needs_.top_p),
         step_(run_, Phase::kPrefill),
@@ -176,6 +177,8 @@ class Simulator : public FutureView {
   const CalibrationData* calib_;
   EngineOptions opt_;
   CostModel cost_;
+  SimExecutor sim_exec_;
+  Executor* exec_;
   Needs needs_;
   RunRouting run_;
   StepRouting step_;
@@ -701,6 +704,7 @@ SimulationResult Simulator::run() {
   setup_gate_stream();
 
   double prefill_ns = 0, decode_ns = 0;
+  const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     cur_step_ = s;
     const double t0 = gpu_lane().free_ns();
@@ -719,6 +723,7 @@ SimulationResult Simulator::run() {
       if (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch)) m_.ttft_ms.push_back(dt / 1e6);
     }
   }
+  m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
   // Let queued transfers finish for the lane accounting.
   advance_link(kInf);
   m_.prefill_time_s = prefill_ns / 1e9;
@@ -733,6 +738,7 @@ SimulationResult Simulator::run() {
   m_.cost_table_clamps = cost_.clamped_lookups();
   SimulationResult r;
   r.metrics = std::move(m_);
+  for (const std::string& n : exec_->notes()) r.warnings.push_back(n);
   if (run_.short_of_top_p() > 0) {
     r.warnings.push_back(fmt::format(
         "a component asked for the top-{} router probabilities per token and layer, the trace holds {}; it ran "
@@ -963,7 +969,7 @@ void Simulator::run_moe_layer(int32_t l) {
     gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, t_gate, predict, l, -1);
     if (decode) m_.bd_predict_ns += predict;
   }
-  const double shared = cost_.gpu_shared_ns(n);
+  const double shared = exec_->shared_experts_ns(cost_, l, n);
   if (shared > 0) {
     gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, t_gate, shared, l, -1);
     if (decode) m_.bd_shared_ns += shared;
@@ -1083,7 +1089,8 @@ void Simulator::run_moe_layer(int32_t l) {
     bool first = true;
     double cpu_end = ready;
     for (int32_t e : plan_.cpu) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready, cost_.cpu_expert_ns(tokens_of_[e], first), l, e);
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
     }
@@ -1092,7 +1099,8 @@ void Simulator::run_moe_layer(int32_t l) {
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready, cost_.cpu_expert_ns(tokens_of_[e], first), l, e);
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];

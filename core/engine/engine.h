@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/executor.h"
 #include "core/engine/lanes.h"
 #include "core/engine/metrics.h"
 #include "core/engine/policy.h"
@@ -47,6 +48,9 @@ struct StrategyInstance {
 struct EngineOptions {
   bool timeline = false;           // record every task (Chrome trace)
   int decision_sample_every = 32;  // time component calls on every n-th layer (0 = never)
+  // Runs the tasks it can run and times them (core/engine/executor.h);
+  // null: the simulated executor (every duration from the cost model).
+  Executor* executor = nullptr;
 };
 
 struct SimulationResult {

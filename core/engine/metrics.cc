@@ -103,6 +103,15 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        [](const RunMetrics& m) {
          return J((m.task_ns[size_t(TaskKind::kCpuExpert)] + m.task_ns[size_t(TaskKind::kDeferredExpert)]) / 1e9);
        }},
+      {"expert_ms_per_moe_layer",
+       "Expert compute time per MoE layer execution: routed experts on the CPU lane (deferred ones included) plus "
+       "shared experts, on whichever lane runs them (the quantity suites/validation.toml compares).",
+       [](const RunMetrics& m) {
+         const double ns = m.task_ns[size_t(TaskKind::kCpuExpert)] + m.task_ns[size_t(TaskKind::kDeferredExpert)] +
+                           m.task_ns[size_t(TaskKind::kSharedExperts)];
+         return m.moe_layer_steps > 0 ? J(ns / double(m.moe_layer_steps) / 1e6) : J(nullptr);
+       }},
+      {"cpu_busy_s", "CPU lane busy time (every task on it), whole run.", [](const RunMetrics& m) { return J(m.busy_ns[2] / 1e9); }},
       {"gpu_expert_time_s", "GPU lane time computing routed experts (copies not included), whole run.",
        [](const RunMetrics& m) { return J(m.task_ns[size_t(TaskKind::kGpuExpert)] / 1e9); }},
       {"gpu_expert_token_frac", "(token, expert) computations run on the GPU / all.",
@@ -148,6 +157,10 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        [](const RunMetrics& m) { return J(m.gpu_mem_required_gib); }},
       {"cost_table_clamps", "Measured cost-table lookups outside the table's range (answered with its end point).",
        [](const RunMetrics& m) { return J(m.cost_table_clamps); }},
+      {"host_wall_s",
+       "Host wall-clock time of the step loop (measured; differs between runs): on the real backend it includes "
+       "the executed kernels, on the simulated backend it is the simulator's own speed.",
+       [](const RunMetrics& m) { return J(m.host_wall_ns / 1e9); }},
   };
   return f;
 }

@@ -68,6 +68,9 @@ struct RunMetrics {
   int64_t gpu_cache_slots = 0;      // expert slots of the cache
   double gpu_mem_required_gib = 0;  // non-expert weights + cache + KV cache + runtime reserve
   int64_t cost_table_clamps = 0;    // measured-table lookups outside their range
+  // Host wall-clock time of the step loop (measured): on the real backend it
+  // holds the executed kernels, on the simulated one the simulator's speed.
+  double host_wall_ns = 0;
 
   // The table of output columns (name with unit, doc, value).
   struct Field {

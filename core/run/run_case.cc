@@ -1,9 +1,11 @@
 #include "core/run/run_case.h"
 
 #include <cstdlib>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "core/backend/real_cpu_executor.h"
 #include "core/trace/trace_workload.h"
 #include "workloads/synthetic/generator.h"
 
@@ -122,11 +124,46 @@ HardwareProfile test_slowdown(const HardwareProfile& hw, const std::string& stra
   return slow;
 }
 
+namespace {
+
+// The real executor of the last real case, kept for its repetitions and for
+// the next case of the same model and options (allocating gigabytes of
+// weights takes seconds). One at a time: real cases run one after another.
+std::mutex g_real_mu;
+std::string g_real_key;
+std::unique_ptr<RealCpuExecutor> g_real;
+
+RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw) {
+  if (hw.has_gpu()) {
+    throw Error(
+        fmt::format("suite.backend = \"real\": expected a CPU-only hardware profile (the real "
+                    "backend's GPU lane is not built yet; run GPU profiles on the simulated "
+                    "backend), found '{}' with {} GPU(s)",
+                    hw.name, hw.gpu.count));
+  }
+  RealCpuOptions o;
+  o.kernel = c.real_kernel;
+  o.weights_gib = c.real_weights_gib;
+  o.threads = int(c.real_threads > 0 ? c.real_threads : hw.cpu.threads);
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", c.model.hidden_size, c.model.expert_intermediate,
+                  c.model.shared_intermediate * c.model.shared_experts,
+                  c.model.moe_layers() * c.model.routed_experts, to_string(c.model.expert_dtype),
+                  o.kernel, o.weights_gib, o.threads);
+  if (!g_real || g_real_key != key) {
+    g_real.reset();  // free the old buffers first
+    g_real = std::make_unique<RealCpuExecutor>(c.model, o);
+    g_real_key = key;
+  }
+  return *g_real;
+}
+
+}  // namespace
+
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
-  if (c.backend != "sim") {
-    throw Error(fmt::format("suite.backend: expected \"sim\" (the real backend with CPU/CUDA kernels is not built "
-                            "yet), found \"{}\"",
-                            c.backend));
+  if (c.backend != "sim" && c.backend != "real") {
+    throw Error(
+        fmt::format("suite.backend: expected \"sim\" or \"real\", found \"{}\"", c.backend));
   }
   auto source = make_workload(c.workload, c.model, c.base_dir, paths);
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
@@ -135,6 +172,13 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   r.backend = c.backend;
   const HardwareProfile hw =
       test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model), c.strategy.name);
+  if (c.backend == "real") {
+    std::lock_guard<std::mutex> lock(g_real_mu);
+    EngineOptions eo = opt;
+    eo.executor = &real_executor(c, hw);
+    r.result = simulate(c.model, hw, c.workload, st, *source, &calib, eo);
+    return r;
+  }
   r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
   return r;
 }

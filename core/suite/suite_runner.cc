@@ -427,7 +427,15 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
     }
   };
   std::vector<std::thread> threads;
-  const int jobs = std::max(1, opt.jobs);
+  // Real cases measure wall-clock time with every thread the case asks
+  // for: two at once would time each other's contention.
+  const bool real =
+      std::any_of(todo.begin(), todo.end(), [](const Case* c) { return c->backend == "real"; });
+  if (real && opt.jobs > 1 && !opt.quiet) {
+    fmt::print("suite.backend = \"real\": running the cases one at a time (--jobs {} ignored)\n",
+               opt.jobs);
+  }
+  const int jobs = real ? 1 : std::max(1, opt.jobs);
   for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   std::signal(SIGINT, handler);

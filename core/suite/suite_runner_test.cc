@@ -97,6 +97,48 @@ TEST(RunSuite, FailingCaseIsRecordedAndTheSuiteGoesOn) {
   EXPECT_EQ(status, (std::set<std::string>{"all-cpu=ok", "fiddler=error", "gpu-ondemand=error"}));
 }
 
+TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
+  testing::TempDir dir;
+  auto text = [](const std::string& backend, const std::string& hw) {
+    return "strategies = [\"all-cpu\"]\n[suite]\nname = \"t\"\nbackend = \"" + backend +
+           "\"\nreal_weights_gib = 0.05\nrepetitions = 2\n[model]\npreset = "
+           "\"deepseek-v2-lite\"\n[hardware]\npreset = \"" +
+           hw + "\"\n[workload]\nsequences = 1\nprompt_len = 4\ndecode_len = 2\n";
+  };
+  auto run_rows = [&](const std::string& backend, const std::string& hw, const std::string& sub) {
+    SuiteOptions o = options(dir, text(backend, hw));
+    o.out = dir / sub;
+    const auto out = run_suite(o, builtin_registry());
+    std::vector<nlohmann::json> rows;
+    for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl")))
+      rows.push_back(nlohmann::json::parse(l));
+    return rows;
+  };
+  const auto real = run_rows("real", "local-cpu", "real");
+  ASSERT_EQ(real.size(), 2u);  // two measured repetitions
+  for (const auto& r : real) {
+    ASSERT_EQ(r["status"], "ok") << r["error"];
+    EXPECT_EQ(r["backend"], "real");
+    EXPECT_NE(
+        r["warnings"].get<std::string>().find("real backend: routed and shared experts executed"),
+        std::string::npos);
+    EXPECT_GT(r["expert_ms_per_moe_layer"].get<double>(), 0.0);
+    EXPECT_GT(r["host_wall_s"].get<double>(), 0.0);
+  }
+  const auto sim = run_rows("sim", "local-cpu", "sim");
+  ASSERT_EQ(sim.size(), 2u);
+  EXPECT_NE(sim[0]["case_id"], real[0]["case_id"]);  // the backend is part of the case's identity
+  EXPECT_TRUE(sim[0]["warnings"].is_null());
+  // Same step loop: the same routing, so the same expert work was counted.
+  EXPECT_EQ(sim[0]["decode_activations"], real[0]["decode_activations"]);
+  const auto gpu = run_rows("real", "hybrimoe-a6000", "gpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0]["status"], "error");
+  EXPECT_NE(gpu[0]["error"].get<std::string>().find("expected a CPU-only hardware profile"),
+            std::string::npos)
+      << gpu[0]["error"];
+}
+
 TEST(RunSuite, FilterSelectsCasesAndRejectsUnknownKeys) {
   testing::TempDir dir;
   auto o = options(dir, suite_text(3, 2));

@@ -30,18 +30,6 @@ float from_bf16(uint16_t b) {
   return f;
 }
 
-const char* dtype_name(WeightDtype d) {
-  switch (d) {
-    case WeightDtype::kBf16:
-      return "bf16";
-    case WeightDtype::kInt8:
-      return "int8";
-    case WeightDtype::kInt4:
-      return "int4";
-  }
-  return "?";
-}
-
 WeightDtype parse_weight_dtype(const std::string& s) {
   for (WeightDtype d : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
     if (s == dtype_name(d)) return d;
@@ -101,6 +89,11 @@ ExpertWeights ExpertWeights::random(ExpertShape s, WeightDtype dtype, uint64_t s
   if (s.hidden <= 0 || s.inter <= 0) {
     throw Error(fmt::format("expert shape: expected hidden and inter > 0, found {} x {}", s.hidden,
                             s.inter));
+  }
+  if (dtype == WeightDtype::kFp16) {
+    throw Error(
+        "expert weights: expected dtype bf16, int8 or int4 (the CPU kernels have no fp16), found "
+        "fp16");
   }
   ExpertWeights e;
   e.shape = s;
@@ -175,9 +168,9 @@ double silu(double v) {
 class ReferenceKernel final : public ExpertKernel {
  public:
   std::string name() const override { return "reference"; }
-  bool supports(WeightDtype) const override { return true; }
-  void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
-           float* out) override {
+  bool supports(WeightDtype d) const override { return d != WeightDtype::kFp16; }
+  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+               ThreadPool*) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     std::vector<double> h(static_cast<size_t>(I));
     for (int64_t t = 0; t < tokens; ++t) {
@@ -207,13 +200,15 @@ std::vector<std::string> expert_kernels_available() {
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
   v.push_back("onednn");
+  if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
   return v;
 }
 
 std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   const auto avail = expert_kernels_available();
   bool ok = false;
-  for (const auto& a : avail) ok = ok || a == name;
+  for (const auto& a : avail)
+    ok = ok || a == name || (a == "hybrid" && name.rfind("hybrid:", 0) == 0);
   if (!ok) {
     std::string list;
     for (const auto& a : avail) list += (list.empty() ? "" : ", ") + a;
@@ -223,6 +218,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name == "reference") return std::make_unique<ReferenceKernel>();
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
+  if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);
   return make_onednn_kernel();
 }
 

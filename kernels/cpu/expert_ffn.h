@@ -18,6 +18,9 @@
 //   avx512-vnni   own kernel, int8 and int4: the activations quantised to
 //                 int8 per token, u8 x s8 dot products (vpdpbusd) into int32
 //                 per group of kQuantGroup weights, scaled into fp32
+//   hybrid        bf16: avx512-bf16 up to kHybridSwitchTokens tokens per
+//                 expert, onednn above ("hybrid:N": above N), the switch
+//                 KTransformers makes between its AVX-512 and AMX kernels
 //   onednn        two oneDNN matmuls (gate|up, then down), bf16 inputs,
 //                 fp32 outputs, primitives cached per token count (bf16
 //                 only: Debian's oneDNN 2.6 has no group-wise scales or int4)
@@ -29,14 +32,17 @@
 // low nibble and weight j + 32 in its high one). Rows are padded with zero
 // weights to a whole number of groups.
 //
-// Kernels run single-threaded for now (the task queue across threads and
-// the AMX tile kernel are the next parts of issue 14). Which kernels this
-// CPU can run is read at run time (core/util/cpu_info.h).
+// The own kernels run on a ThreadPool's dynamic task queue when given one
+// (kernels/cpu/thread_pool.h); the AMX tile kernel for many tokens is not
+// built yet (this machine has no AMX to test it on). Which kernels this CPU
+// can run is read at run time (core/util/cpu_info.h).
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "core/config/dtype.h"
 
 namespace moebench {
 
@@ -49,10 +55,17 @@ struct ExpertShape {
   int64_t inter = 0;   // the expert's intermediate width
 };
 
-enum class WeightDtype { kBf16, kInt8, kInt4 };
-const char* dtype_name(WeightDtype d);
+// The kernels run bf16, int8 and int4 weights (WeightDtype from
+// core/config/dtype.h; fp16 is not supported by any of them).
+inline const char* dtype_name(WeightDtype d) {
+  return to_string(d);
+}
 // "bf16", "int8" or "int4"; throws moebench::Error naming them otherwise.
 WeightDtype parse_weight_dtype(const std::string& s);
+
+// The last token count "hybrid" gives the vector kernel (avx512-bf16);
+// above it oneDNN runs. Measured on the development machine (docs/KERNELS.md).
+inline constexpr int64_t kHybridSwitchTokens = 16;
 
 // Weights per quantisation group (one 512-bit VNNI operand of int8 codes).
 inline constexpr int64_t kQuantGroup = 64;
@@ -92,21 +105,34 @@ struct ExpertWeights {
   float down_at(int64_t r, int64_t c) const;
 };
 
+class ThreadPool;
+class ExpertKernel;
+// Throws moebench::Error when `k` does not support `d`, naming both.
+void require_dtype(const ExpertKernel& k, WeightDtype d);
+
 class ExpertKernel {
  public:
   virtual ~ExpertKernel() = default;
   virtual std::string name() const = 0;
   virtual bool supports(WeightDtype d) const = 0;
   // out[t * hidden + i] += w[t] * FFN(x_t)[i] for t < tokens. Throws
-  // moebench::Error when the kernel does not support e.dtype.
-  virtual void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
-                   float* out) = 0;
+  // moebench::Error when the kernel does not support e.dtype. With a pool,
+  // the own kernels split the expert's rows across its threads (the result
+  // is the same bit for bit); "onednn" uses oneDNN's own threads and
+  // "reference" runs on the caller.
+  void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+           ThreadPool* pool = nullptr) {
+    require_dtype(*this, e.dtype);
+    compute(e, x, tokens, w, out, pool);
+  }
+
+ protected:
+  virtual void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
+                       float* out, ThreadPool* pool) = 0;
 };
 
 // The kernels this CPU can run, in a fixed order ("reference" always).
 std::vector<std::string> expert_kernels_available();
-// Throws moebench::Error when `k` does not support `d`, naming both.
-void require_dtype(const ExpertKernel& k, WeightDtype d);
 
 // Throws moebench::Error naming the kernels available here when `name` is
 // unknown or needs an instruction set this CPU lacks.

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/row_blocks.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
@@ -78,9 +79,8 @@ class Avx512Bf16Kernel final : public ExpertKernel {
   std::string name() const override { return "avx512-bf16"; }
   bool supports(WeightDtype d) const override { return d == WeightDtype::kBf16; }
 
-  MOEBENCH_AVX512_BF16 void run(const ExpertWeights& e, const float* x, int64_t tokens,
-                                const float* w, float* out) override {
-    require_dtype(*this, e.dtype);
+  MOEBENCH_AVX512_BF16 void compute(const ExpertWeights& e, const float* x, int64_t tokens,
+                                    const float* w, float* out, ThreadPool* pool) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     const int64_t hs = H + (H & 1), is = I + (I & 1);  // token strides: even, the padding is zero
     xb_.assign(size_t(tokens * hs), 0);
@@ -88,15 +88,20 @@ class Avx512Bf16Kernel final : public ExpertKernel {
       for (int64_t k = 0; k < H; ++k) xb_[size_t(t * hs + k)] = to_bf16(x[t * H + k]);
     }
     hb_.assign(size_t(tokens * is), 0);
+    g_.assign(size_t(tokens * I), 0.0f);
     const uint16_t* gu[2] = {e.gate.data(), e.up.data()};
     Bf16Dot gate_up{gu, H, xb_.data(), hs};
-    row_blocks::gate_up_silu(gate_up, I, tokens, g_, [&](int64_t r, int64_t t, float h) {
-      hb_[size_t(t * is + r)] = to_bf16(h);
+    parallel_ranges(pool, I, row_blocks::kGateUpGrain, [&](int64_t r0, int64_t r1) {
+      row_blocks::gate_up_silu(
+          gate_up, r0, r1, I, tokens, g_.data(),
+          [&](int64_t r, int64_t t, float h) { hb_[size_t(t * is + r)] = to_bf16(h); });
     });
     const uint16_t* d[1] = {e.down.data()};
     Bf16Dot down{d, I, hb_.data(), is};
-    row_blocks::for_rows<1, 4>(down, 0, H, tokens, [&](int64_t c, int64_t t, int, float v) {
-      out[t * H + c] += w[t] * v;
+    parallel_ranges(pool, H, row_blocks::kDownGrain, [&](int64_t c0, int64_t c1) {
+      row_blocks::for_rows<1, 4>(down, c0, c1, tokens, [&](int64_t c, int64_t t, int, float v) {
+        out[t * H + c] += w[t] * v;
+      });
     });
   }
 

@@ -2,6 +2,7 @@
 // Constructors of the expert kernels, one file each (kernels/cpu/expert_ffn.h).
 
 #include <memory>
+#include <string>
 
 #include "kernels/cpu/expert_ffn.h"
 
@@ -12,5 +13,7 @@ make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
 std::unique_ptr<ExpertKernel>
 make_avx512_vnni_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_onednn_kernel();
+// "hybrid" or "hybrid:N".  REQUIRES: avx512-bf16 available
+std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name);
 
 }  // namespace moebench

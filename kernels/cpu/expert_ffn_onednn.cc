@@ -26,9 +26,8 @@ class OneDnnKernel final : public ExpertKernel {
   std::string name() const override { return "onednn"; }
   bool supports(WeightDtype d) const override { return d == WeightDtype::kBf16; }
 
-  void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
-           float* out) override {
-    require_dtype(*this, e.dtype);
+  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+               ThreadPool*) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     Prims& p = prims(H, I, tokens);
     xb_.resize(size_t(tokens * H));

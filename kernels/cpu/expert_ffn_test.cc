@@ -2,6 +2,7 @@
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <random>
@@ -10,6 +11,7 @@
 
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
@@ -74,6 +76,62 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   }
 }
 
+TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.threads(), threads);
+    for (int64_t n : {0, 1, 2, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, [&](int64_t i) { hits[size_t(i)].fetch_add(1); });
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(hits[size_t(i)].load(), 1) << threads << " " << n << " " << i;
+    }
+    std::atomic<int> ran{0};
+    EXPECT_THROW(pool.parallel_for(64,
+                                   [&](int64_t i) {
+                                     ran.fetch_add(1);
+                                     if (i == 5) throw Error("task 5 failed");
+                                   }),
+                 Error);
+    EXPECT_EQ(ran.load(), 64);  // the other tasks still ran
+    // The pool stays usable after an error.
+    std::atomic<int64_t> sum{0};
+    pool.parallel_for(10, [&](int64_t i) { sum.fetch_add(i); });
+    EXPECT_EQ(sum.load(), 45);
+  }
+  std::vector<int64_t> seen;
+  parallel_ranges(nullptr, 10, 4, [&](int64_t a, int64_t b) {
+    seen.push_back(a);
+    seen.push_back(b);
+  });
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 4, 4, 8, 8, 10}));
+}
+
+TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {
+  // Each thread takes whole rows, so any number of threads gives the same
+  // bits as one.
+  ThreadPool two(2), three(3);
+  for (const auto& name : expert_kernels_available()) {
+    if (name == "reference" || name == "onednn") continue;
+    auto k = make_expert_kernel(name);
+    for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
+      if (!k->supports(dt)) continue;
+      for (ExpertShape s : {ExpertShape{257, 129}, ExpertShape{512, 96}}) {
+        const ExpertWeights e = ExpertWeights::random(s, dt, 3);
+        for (int64_t T : {1, 5}) {
+          const auto x = random_vec(T * s.hidden, 11), w = random_vec(T, 12);
+          std::vector<float> one(size_t(T * s.hidden), 0.0f), a = one, b = one;
+          k->run(e, x.data(), T, w.data(), one.data());
+          k->run(e, x.data(), T, w.data(), a.data(), &two);
+          k->run(e, x.data(), T, w.data(), b.data(), &three);
+          EXPECT_EQ(one, a) << name << " " << dtype_name(dt) << " " << T;
+          EXPECT_EQ(one, b) << name << " " << dtype_name(dt) << " " << T;
+        }
+      }
+    }
+  }
+}
+
 TEST(ExpertKernel, QuantisedWeightsRoundTrip) {
   // Codes and scales reproduce the values within half a step of the group,
   // padding decodes to zero, and the int4 nibble order is the documented one.
@@ -133,6 +191,31 @@ TEST(ExpertKernel, ReferenceFollowsTheFormula) {
   const double h = 2.0 / (1.0 + std::exp(-2.0)) * 2.0;
   EXPECT_NEAR(out[0], 1 + 0.5 * 3 * h, 1e-5);
   EXPECT_NEAR(out[1], 1 - 0.5 * h, 1e-5);
+}
+
+TEST(ExpertKernel, HybridSwitchesAtItsTokenCount) {
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "hybrid") == avail.end())
+    GTEST_SKIP() << "no AVX-512 BF16 here";
+  // hybrid:2 gives 1-2 tokens to avx512-bf16 and 3 to oneDNN: bit for bit
+  // what each of them computes.
+  const ExpertWeights e = ExpertWeights::random({130, 71}, WeightDtype::kBf16, 9);
+  auto hybrid = make_expert_kernel("hybrid:2");
+  EXPECT_EQ(hybrid->name(), "hybrid:2");
+  for (int64_t T : {1, 2, 3}) {
+    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
+    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
+    hybrid->run(e, x.data(), T, w.data(), a.data());
+    make_expert_kernel(T <= 2 ? "avx512-bf16" : "onednn")->run(e, x.data(), T, w.data(), b.data());
+    EXPECT_EQ(a, b) << T;
+  }
+  EXPECT_THROW(make_expert_kernel("hybrid:x"), Error);
+  EXPECT_THROW(make_expert_kernel("hybrid:-1"), Error);
+  EXPECT_THROW(
+      make_expert_kernel("hybrid:2")
+          ->run(ExpertWeights::random({64, 32}, WeightDtype::kInt8, 1), random_vec(64, 1).data(), 1,
+                random_vec(1, 2).data(), std::vector<float>(64).data()),
+      Error);
 }
 
 TEST(ExpertKernel, UnknownNameListsTheAvailableOnes) {

@@ -29,6 +29,7 @@
 
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/row_blocks.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
@@ -127,32 +128,37 @@ class Avx512VnniKernel final : public ExpertKernel {
   std::string name() const override { return "avx512-vnni"; }
   bool supports(WeightDtype d) const override { return d != WeightDtype::kBf16; }
 
-  void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w,
-           float* out) override {
-    require_dtype(*this, e.dtype);
+  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+               ThreadPool* pool) override {
     if (e.dtype == WeightDtype::kInt4) {
-      run_as<true>(e, x, tokens, w, out);
+      run_as<true>(e, x, tokens, w, out, pool);
     } else {
-      run_as<false>(e, x, tokens, w, out);
+      run_as<false>(e, x, tokens, w, out, pool);
     }
   }
 
  private:
   template <bool kInt4>
-  void run_as(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out) {
+  void run_as(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+              ThreadPool* pool) {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     const int offset = kInt4 ? 8 : 128;
     xq_.set(x, tokens, H, H, offset);
     h_.assign(size_t(tokens * I), 0.0f);
+    g_.assign(size_t(tokens * I), 0.0f);
     const QuantMatrix* gu[2] = {&e.qgate, &e.qup};
     VnniDot<kInt4> gate_up{gu, &xq_};
-    row_blocks::gate_up_silu(gate_up, I, tokens, g_,
-                             [&](int64_t r, int64_t t, float h) { h_[size_t(t * I + r)] = h; });
+    parallel_ranges(pool, I, row_blocks::kGateUpGrain, [&](int64_t r0, int64_t r1) {
+      row_blocks::gate_up_silu(gate_up, r0, r1, I, tokens, g_.data(),
+                               [&](int64_t r, int64_t t, float h) { h_[size_t(t * I + r)] = h; });
+    });
     hq_.set(h_.data(), tokens, I, I, offset);
     const QuantMatrix* d[1] = {&e.qdown};
     VnniDot<kInt4> down{d, &hq_};
-    row_blocks::for_rows<1, 4>(down, 0, H, tokens, [&](int64_t c, int64_t t, int, float v) {
-      out[t * H + c] += w[t] * v;
+    parallel_ranges(pool, H, row_blocks::kDownGrain, [&](int64_t c0, int64_t c1) {
+      row_blocks::for_rows<1, 4>(down, c0, c1, tokens, [&](int64_t c, int64_t t, int, float v) {
+        out[t * H + c] += w[t] * v;
+      });
     });
   }
 

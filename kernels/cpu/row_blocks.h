@@ -60,20 +60,27 @@ void for_rows(Dot& dot, int64_t r0, int64_t r1, int64_t tokens, F&& f) {
 }
 
 // Gate and up fused (Dot's set 0 the gate rows, set 1 the up rows):
-// store(r, t, silu(gate_r . x_t) * (up_r . x_t)) for every intermediate row
-// r and token t; `gate` keeps the gate sums until the up sums arrive.
+// store(r, t, silu(gate_r . x_t) * (up_r . x_t)) for the intermediate rows
+// r0 <= r < r1 and every token t; `gate` ([tokens x inter], sized by the
+// caller) keeps the gate sums until the up sums arrive. Row ranges of
+// different calls may run on different threads at once.
 template <class Dot, class Store>
-void gate_up_silu(Dot& dot, int64_t inter, int64_t tokens, std::vector<float>& gate,
+void gate_up_silu(Dot& dot, int64_t r0, int64_t r1, int64_t inter, int64_t tokens, float* gate,
                   Store&& store) {
-  gate.assign(size_t(tokens * inter), 0.0f);
-  for_rows<2, 2>(dot, 0, inter, tokens, [&](int64_t r, int64_t t, int which, float v) {
+  for_rows<2, 2>(dot, r0, r1, tokens, [&](int64_t r, int64_t t, int which, float v) {
     if (which == 0) {
-      gate[size_t(t * inter + r)] = v;
+      gate[t * inter + r] = v;
     } else {
-      const float g = gate[size_t(t * inter + r)];
+      const float g = gate[t * inter + r];
       store(r, t, g / (1.0f + std::exp(-g)) * v);
     }
   });
 }
+
+// Rows per task of the dynamic queue (kernels/cpu/thread_pool.h): multiples
+// of the row blocks above, small enough that two threads share even a
+// narrow matrix, large enough that a task's hand-off is cheap beside it.
+inline constexpr int64_t kGateUpGrain = 32;
+inline constexpr int64_t kDownGrain = 64;
 
 }  // namespace moebench::row_blocks

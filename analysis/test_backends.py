@@ -1,0 +1,85 @@
+"""The real backend's tools end to end: `moebench calibrate` writes a profile
+that loads and carries its tables; analysis/validation.py pairs real and
+simulated cases and computes the error; analysis/kernels.py reads Google
+Benchmark JSON."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench"))
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import kernels  # noqa: E402
+import validation  # noqa: E402
+
+
+def test_calibrate_writes_a_profile_that_loads(tmp_path):
+    out = tmp_path / "cal.toml"
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(out), "--models",
+                        "deepseek-v2-lite", "--dtypes", "bf16", "--tokens", "1,3", "--repeats", "1",
+                        "--weights-gib", "0.05"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert text.startswith("# Written by `moebench calibrate")
+    assert 'name = "cal"' in text
+    r = subprocess.run([str(BIN), "config", "show", "--hardware", str(out)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    h = json.loads(r.stdout)
+    lanes = {(t["lane"], t["model"], t["dtype"]): t for t in h["table"]}
+    t = lanes[("cpu-expert", "deepseek-v2-lite", "bf16")]
+    assert t["tokens"] == [1.0, 3.0]
+    assert all(x > 0 for x in t["time_us"])
+    assert ("cpu-shared", "deepseek-v2-lite", "bf16") in lanes  # DeepSeek-V2-Lite has shared experts
+    assert h["gpu"]["count"] == 0 and h["cpu"]["task_overhead_us"] > 0
+    # Bad input is refused by name, and nothing is written.
+    bad = tmp_path / "bad.toml"
+    r = subprocess.run([str(BIN), "calibrate", "--hardware", "hybrimoe-a6000", "--out", str(bad)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "expected a CPU-only profile" in r.stderr
+    r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(bad), "--tokens", "4,2"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "expected ascending distinct counts" in r.stderr
+    assert not bad.exists()
+
+
+def rows(backend, value, reps=1):
+    return [{"status": "ok", "run.backend": backend, "model.name": "m", "model.expert_dtype": "bf16",
+             "strategy": "all-cpu", "workload.batch_size": 1, "expert_ms_per_moe_layer": v, "cpu_busy_s": v,
+             "tbt_mean_ms": v, "ttft_mean_ms": v} for v in ([value] if reps == 1 else value)]
+
+
+def test_validation_pairs_cases_and_computes_the_error():
+    df = pd.DataFrame(rows("real", [10.0, 9.0, 11.0], reps=3) + rows("sim", 11.0))
+    t = validation.pair(df)
+    assert len(t) == 1
+    r = t.iloc[0]
+    assert r["expert ms/layer real"] == 10.0  # median of the repetitions
+    assert r["expert ms/layer err"] == pytest.approx(0.1)
+    assert r["real spread"] == pytest.approx(0.2)
+    with pytest.raises(RuntimeError, match="expected rows of both backends"):
+        validation.pair(pd.DataFrame(rows("real", 1.0)))
+
+
+def test_kernels_reads_benchmark_json(tmp_path):
+    d = {"context": {"threads": "2", "probe_read_bw_gbps": "30.0", "probe_bf16_gflops": "200", "probe_int8_gops": "300",
+                     "amx": "no", "auto_bf16": "avx512-bf16", "auto_int8": "avx512-vnni", "auto_int4": "avx512-vnni"},
+         "benchmarks": [{"name": f"BM_ExpertFfn/{k}/bf16/{n}/real_time", "run_type": "iteration", "real_time": ms,
+                         "time_unit": "ms", "weight_GBps": 88.1 / ms, "TFLOPs": 0.0881 * n / ms,
+                         "bw_frac": 88.1 / ms / 30.0, "peak_frac": 88.1 * n / ms / 200}
+                        for k, n, ms in [("avx512-bf16", 1, 3.0), ("onednn", 1, 4.0), ("avx512-bf16", 256, 60.0),
+                                         ("onednn", 256, 30.0)]]}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
+    s = kernels.run(str(tmp_path), tmp_path / "report")
+    assert s["crossover_tokens"] == 256  # own kernel slower than oneDNN from 256 tokens
+    md = (tmp_path / "report" / "kernels.md").read_text()
+    assert "slower from 256 tokens per expert" in md
+    assert "no AMX" in md or "AMX: no" in md

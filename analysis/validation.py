@@ -1,0 +1,170 @@
+"""Simulator validation (issue 14; docs/BACKENDS.md): every case of
+suites/validation.toml ran on the real backend (the expert tasks executed on
+this machine) and on the simulated backend with the profile `moebench
+calibrate` measured here (configs/hardware/local-cpu-calibrated.toml). Per
+case: the relative error of the simulated value against the real one for
+the expert time per MoE layer, the CPU lane's busy time, TBT and TTFT, and
+the spread of the real repetitions (measurement noise, which bounds how
+close the two can agree).
+
+Attention, norms, router and lm head are timed by the same cost model on
+both backends (the real executor runs only the experts), so TBT and TTFT
+errors are the expert errors diluted by that shared part.
+
+    python3 analysis/validation.py --results results --out results/report"""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import common  # noqa: E402
+
+SUITE = "validation"
+TITLE = "Simulator validation: simulated (calibrated profile) vs real backend, CPU-only"
+# The issue's target; Vidur reports under 9%, LLMServingSim about 2%.
+TARGET = 0.05
+QUANTITIES = [("expert_ms_per_moe_layer", "expert ms/layer"), ("cpu_busy_s", "CPU busy s"),
+              ("tbt_mean_ms", "TBT ms"), ("ttft_mean_ms", "TTFT ms")]
+KEYS = ["model.name", "model.expert_dtype", "strategy", "workload.batch_size"]
+
+
+def pair(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per case: the real repetitions' median and spread, the simulated value, the error."""
+    ok = df[df["status"] == "ok"]
+    real = ok[ok["run.backend"] == "real"]
+    sim = ok[ok["run.backend"] == "sim"]
+    if real.empty or sim.empty:
+        raise RuntimeError("validation: expected rows of both backends (run the whole suites/validation.toml), "
+                           f"found {len(real)} real and {len(sim)} simulated rows")
+    recs = []
+    for key, r in real.groupby(KEYS, sort=True):
+        s = sim
+        for k, v in zip(KEYS, key):
+            s = s[s[k] == v]
+        if s.empty:
+            raise RuntimeError(f"validation: no simulated case for the real case {dict(zip(KEYS, key))}")
+        rec = {"model": key[0], "dtype": key[1], "strategy": key[2], "batch": int(key[3]),
+               "reps": len(r)}
+        for col, label in QUANTITIES:
+            rv = float(r[col].astype(float).median())
+            sv = float(s.iloc[0][col])
+            rec[f"{label} real"] = rv
+            rec[f"{label} sim"] = sv
+            rec[f"{label} err"] = (sv - rv) / rv if rv else float("nan")
+        xs = r["expert_ms_per_moe_layer"].astype(float)
+        rec["real spread"] = float((xs.max() - xs.min()) / xs.median()) if len(xs) > 1 else float("nan")
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def run(results: str, out):
+    run_dir = common.latest_run(results, SUITE)
+    if run_dir is None:
+        return None
+    t = pair(common.load_runs(run_dir))
+    err = t["expert ms/layer err"].abs()
+    within = int((err <= TARGET).sum())
+    worst = t.loc[err.idxmax()]
+    spread = t["real spread"].median()
+    by = {}
+    for name, g in t.groupby(["model", "dtype"]):
+        by[f"{name[0]} {name[1]}"] = g["expert ms/layer err"].abs().median()
+    headline = (f"expert time per MoE layer: median |error| {100 * err.median():.1f}%, max {100 * err.max():.1f}% "
+                f"({worst['model']} {worst['dtype']} {worst['strategy']} batch {worst['batch']}); {within} of "
+                f"{len(t)} cases within the {100 * TARGET:.0f}% target; real repetitions spread "
+                f"{100 * spread:.1f}% (median)")
+    # On a CPU-only machine the three strategies run identical work (the
+    # simulated values agree exactly), so the spread of their real values is
+    # this machine's variation between runs minutes apart: the floor under
+    # any agreement.
+    floor = []
+    for _, g in t.groupby(["model", "dtype", "batch"]):
+        if len(g) > 1 and g["expert ms/layer sim"].nunique() == 1:
+            xs = g["expert ms/layer real"]
+            floor.append(float((xs.max() - xs.min()) / xs.median()))
+    floor_text = (f"; the same work measured as different strategies minutes apart differs by "
+                  f"{100 * pd.Series(floor).median():.1f}% (median, max {100 * max(floor):.1f}%)" if floor else "")
+    headline += floor_text
+    errs = {label: t[f"{label} err"].abs() for _, label in QUANTITIES}
+    notes = ("Error = (simulated - real) / real. 'real spread' = (max - min) / median of the real repetitions' "
+             "expert time per layer: the measurement noise of this machine.\n\n"
+             "Median |error| per quantity: " +
+             ", ".join(f"{label} {100 * e.median():.1f}% (max {100 * e.max():.1f}%)" for label, e in errs.items()) +
+             ".\n\nMedian |error| of the expert time per layer by model and dtype: " +
+             ", ".join(f"{k} {100 * v:.1f}%" for k, v in by.items()) + ".\n\n"
+             "Noise floor: on a CPU-only machine all-cpu, ktransformers and ktransformers-deferral run the same "
+             "expert work (their simulated values are identical), so the spread of their real values, measured "
+             "minutes apart" + (f", {100 * pd.Series(floor).median():.1f}% (median; max {100 * max(floor):.1f}%)"
+                                if floor else "") +
+             ", is the machine's own variation between runs; the real repetitions of one case, seconds apart, "
+             "vary less ('real spread'). Errors below that floor cannot be told from noise.\n\n"
+             "What the simulated side misses by construction: the calibrated table times one expert task in "
+             "isolation (median of several), while a real step runs a layer's experts back to back, so cache "
+             "and prefetcher effects between consecutive tasks, thread wake-up after the host's decision work, "
+             "and interpolation between the table's token counts are not in the simulation. Attention, norms, "
+             "router and lm head are timed by the same cost model on both sides (not executed).\n")
+
+    # Expert Deferral on the real backend (issue 14): decode time with and
+    # without it, measured. On a CPU-only machine there is no GPU work to
+    # overlap, so no gain is expected; the measurement checks that.
+    d = t.set_index(["model", "dtype", "batch", "strategy"])["TBT ms real"]
+    gains = []
+    for (m, dt, b), g in t.groupby(["model", "dtype", "batch"]):
+        if {"ktransformers", "ktransformers-deferral"} <= set(g["strategy"]):
+            gains.append((f"{m} {dt} b{b}", d[(m, dt, b, "ktransformers")] / d[(m, dt, b, "ktransformers-deferral")]))
+    if gains:
+        notes += ("\nExpert Deferral on the real backend, measured: decode TBT of ktransformers / "
+                  "ktransformers-deferral = " + ", ".join(f"{k} {v:.3f}x" for k, v in gains) +
+                  " (1 = no change; a CPU-only machine has no GPU work for deferred experts to overlap).\n")
+        summary_deferral = {k: v for k, v in gains}
+    else:
+        summary_deferral = {}
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ax = axes[0]
+    for (m, d), g in t.groupby(["model", "dtype"]):
+        ax.scatter(g["expert ms/layer real"], g["expert ms/layer sim"], label=f"{m} {d}", s=24)
+    lo = min(t["expert ms/layer real"].min(), t["expert ms/layer sim"].min()) * 0.9
+    hi = max(t["expert ms/layer real"].max(), t["expert ms/layer sim"].max()) * 1.1
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    ax.fill_between([lo, hi], [lo * (1 - TARGET), hi * (1 - TARGET)], [lo * (1 + TARGET), hi * (1 + TARGET)],
+                    color="0.85", label=f"+-{100 * TARGET:.0f}%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("real backend: expert time per MoE layer (ms)")
+    ax.set_ylabel("simulated (calibrated): expert time per MoE layer (ms)")
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    labels = [f"{r.model.split('-')[0]} {r.dtype} {r.strategy} b{r.batch}" for r in t.itertuples()]
+    x = range(len(t))
+    w = 0.2
+    for i, (_, label) in enumerate(QUANTITIES):
+        ax.bar([xi + (i - 1.5) * w for xi in x], 100 * t[f"{label} err"], w, label=label)
+    ax.axhspan(-100 * TARGET, 100 * TARGET, color="0.9")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_ylabel("error of the simulation (%)")
+    ax.legend(fontsize=8)
+    fig.suptitle(TITLE, fontsize=10)
+    cols = ["model", "dtype", "strategy", "batch", "reps"]
+    for _, label in QUANTITIES:
+        cols += [f"{label} real", f"{label} sim", f"{label} err"]
+    cols.append("real spread")
+    verdict = (f"target met (all {len(t)} within {100 * TARGET:.0f}%)" if within == len(t) else
+               f"target missed ({within} of {len(t)} within {100 * TARGET:.0f}%)")
+    summary = {"run": str(run_dir), "headline": headline, "verdict": verdict, "target": TARGET, "within": within,
+               "cases": len(t),
+               "median_abs_error": float(err.median()), "max_abs_error": float(err.max()),
+               "deferral_tbt_ratio": summary_deferral,
+               "noise_floor": float(pd.Series(floor).median()) if floor else None}
+    return common.write_result(out, "validation", TITLE, t[cols], fig, summary, notes)
+
+
+if __name__ == "__main__":
+    sys.exit(common.figure_main(run))

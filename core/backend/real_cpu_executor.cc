@@ -1,0 +1,143 @@
+#include "core/backend/real_cpu_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace moebench {
+
+namespace {
+
+bool available(const std::string& name) {
+  const auto v = expert_kernels_available();
+  return std::find(v.begin(), v.end(), name) != v.end();
+}
+
+}  // namespace
+
+std::string auto_expert_kernel(WeightDtype dtype) {
+  switch (dtype) {
+    case WeightDtype::kBf16:
+      // Not "hybrid": oneDNN's OpenMP threads keep spinning after a call and
+      // slow the next vector-kernel task on a small machine (docs/KERNELS.md).
+      return available("avx512-bf16") ? "avx512-bf16" : "onednn";
+    case WeightDtype::kInt8:
+    case WeightDtype::kInt4:
+      if (available("avx512-vnni")) return "avx512-vnni";
+      throw Error(fmt::format(
+          "suite.real_kernel = \"auto\": expected a CPU with AVX-512 VNNI for {} experts, found "
+          "none (kernels here: {}); set real_kernel = \"reference\" to run the slow reference "
+          "kernel anyway",
+          to_string(dtype), fmt::join(expert_kernels_available(), ", ")));
+    case WeightDtype::kFp16:
+      break;
+  }
+  throw Error(
+      fmt::format("model.expert_dtype: expected bf16, int8 or int4 for the real backend, found {}",
+                  to_string(dtype)));
+}
+
+RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& opt)
+    : model_(model), opt_(opt) {
+  const WeightDtype dt = model.expert_dtype;
+  if (dt == WeightDtype::kFp16) {
+    throw Error(fmt::format(
+        "model.expert_dtype: expected bf16, int8 or int4 for the real backend, found fp16 "
+        "(model '{}')",
+        model.name));
+  }
+  kernel_name_ = opt.kernel == "auto" ? auto_expert_kernel(dt) : opt.kernel;
+  try {
+    kernel_ = make_expert_kernel(kernel_name_);
+    require_dtype(*kernel_, dt);
+  } catch (const Error& e) {
+    throw Error(fmt::format("suite.real_kernel = \"{}\" (model '{}', expert_dtype {}): {}",
+                            opt.kernel, model.name, to_string(dt), e.what()));
+  }
+  if (opt.threads < 1) {
+    throw Error(
+        fmt::format("suite.real_threads: expected at least 1 thread, found {}", opt.threads));
+  }
+  pool_ = std::make_unique<ThreadPool>(opt.threads);
+
+  // One expert's values per shape, copied into every buffer.
+  const ExpertWeights routed_seed =
+      ExpertWeights::random({model.hidden_size, model.expert_intermediate}, dt, opt.seed);
+  const double budget = opt.weights_gib * double(int64_t(1) << 30);
+  const int64_t experts = int64_t(model.moe_layers()) * model.routed_experts;
+  double routed_budget = budget;
+  if (model.shared_experts > 0 && model.shared_intermediate > 0) {
+    // Shared experts of a layer as one expert of their summed width (the sum
+    // of their outputs is that expert's output; Qwen2's scalar sigmoid gate
+    // is not executed).
+    const ExpertWeights shared_seed = ExpertWeights::random(
+        {model.hidden_size, model.shared_intermediate * model.shared_experts}, dt, opt.seed + 1);
+    const double bytes = double(shared_seed.weight_bytes());
+    const int64_t n = std::clamp<int64_t>(int64_t(0.25 * budget / bytes), 2,
+                                          std::max<int64_t>(2, model.moe_layers()));
+    shared_.assign(size_t(n), shared_seed);
+    routed_budget = std::max(0.0, budget - double(n) * bytes);
+  }
+  const int64_t n = std::clamp<int64_t>(int64_t(routed_budget / double(routed_seed.weight_bytes())),
+                                        2, std::max<int64_t>(2, experts));
+  routed_.assign(size_t(n), routed_seed);
+}
+
+void RealCpuExecutor::ensure_tokens(int64_t tokens) {
+  if (tokens <= max_tokens_) return;
+  const int64_t H = model_.hidden_size;
+  std::mt19937_64 rng(opt_.seed + 7);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  x_.resize(size_t(tokens * H));
+  for (auto& v : x_) v = d(rng);
+  w_.assign(size_t(tokens), 1.0f / 8.0f);
+  out_.assign(size_t(tokens * H), 0.0f);
+  max_tokens_ = tokens;
+}
+
+double RealCpuExecutor::run(const ExpertWeights& e, int64_t tokens) {
+  if (tokens <= 0) return 0;
+  ensure_tokens(tokens);
+  std::fill(out_.begin(), out_.begin() + tokens * model_.hidden_size, 0.0f);
+  const auto t0 = std::chrono::steady_clock::now();
+  kernel_->run(e, x_.data(), tokens, w_.data(), out_.data(), pool_.get());
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  ++tasks_;
+  measured_ns_ += ns;
+  return ns;
+}
+
+double RealCpuExecutor::cpu_expert_ns(const CostModel&, int32_t layer, int32_t expert,
+                                      int64_t tokens, bool) {
+  const int64_t slot = (int64_t(layer) * model_.routed_experts + expert) % int64_t(routed_.size());
+  return run(routed_[size_t(slot)], tokens);
+}
+
+double RealCpuExecutor::shared_experts_ns(const CostModel& c, int32_t layer, int64_t tokens) {
+  if (shared_.empty()) return c.gpu_shared_ns(tokens);  // 0: the model has none
+  return run(shared_[size_t(layer % int64_t(shared_.size()))], tokens);
+}
+
+std::vector<std::string> RealCpuExecutor::notes() const {
+  const double gib = double(int64_t(1) << 30);
+  const double routed_gib = double(routed_.size()) * double(routed_.front().weight_bytes()) / gib;
+  const double shared_gib =
+      shared_.empty() ? 0.0 : double(shared_.size()) * double(shared_.front().weight_bytes()) / gib;
+  return {fmt::format(
+      "real backend: routed{} experts executed with kernel {} on {} threads ({} routed buffers, "
+      "{:.2f} GiB{}); attention, norms, router, dense FFN and lm head timed by the cost model, "
+      "not executed",
+      shared_.empty() ? "" : " and shared", kernel_name_, pool_->threads(), routed_.size(),
+      routed_gib,
+      shared_.empty()
+          ? ""
+          : fmt::format(", {} shared buffers, {:.2f} GiB", shared_.size(), shared_gib))};
+}
+
+}  // namespace moebench

@@ -1,0 +1,85 @@
+#pragma once
+// The real backend's CPU executor (issue 14; docs/BACKENDS.md): every
+// routed or shared expert task the step loop puts on the CPU lane runs on
+// this machine, through an expert kernel (kernels/cpu/expert_ffn.h) on a
+// thread pool, and its measured wall-clock time becomes the task's
+// duration. Everything else (attention, norms, router, dense FFN, lm head,
+// and every GPU or link task) is timed by the cost model, as on the
+// simulated backend; notes() says so in every result row.
+//
+// Weights at paper scale: an expert of DeepSeek-V3 is 88 MB in bf16, all
+// 58 x 256 of them 5 TB. The executor allocates as many distinct expert
+// buffers as `weights_gib` allows (far beyond the last-level cache) and
+// maps (layer, expert) onto them round-robin, so consecutive experts of a
+// step read different memory, as they would with the real model. This
+// keeps each task's kernel time and memory traffic; it does not keep page
+// placement, TLB reach or the NUMA layout of a full model, nor the
+// chance that an expert used again soon is still in the cache (with fewer
+// buffers than experts, a buffer can be hit by two different experts in
+// one step). Buffers hold seeded random weights (one expert's values,
+// copied into every buffer: the kernels' time does not depend on them).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/model_spec.h"
+#include "core/engine/executor.h"
+#include "kernels/cpu/expert_ffn.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace moebench {
+
+struct RealCpuOptions {
+  std::string kernel = "auto";  // an expert kernel name or "auto"
+  double weights_gib = 4.0;     // distinct expert buffers take at most this much memory
+  int threads = 1;              // threads per expert task (the caller included)
+  uint64_t seed = 1;
+};
+
+// The kernel "auto" picks for `dtype` on this CPU: for bf16 avx512-bf16,
+// else oneDNN; for int8 and int4 avx512-vnni. ("hybrid" is not the default:
+// mixing oneDNN's OpenMP threads with the pool slowed one-token tasks 1.1x
+// to 1.7x on the development machine; docs/KERNELS.md.) Throws moebench::Error
+// when only the reference can run it (too slow for paper shapes; name it
+// explicitly to use it anyway).
+std::string auto_expert_kernel(WeightDtype dtype);
+
+class RealCpuExecutor final : public Executor {
+ public:
+  // Allocates the weight buffers (seconds for gigabytes). Throws
+  // moebench::Error for an expert dtype or kernel this CPU cannot run.
+  RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& opt);
+
+  std::string backend() const override { return "real"; }
+  double cpu_expert_ns(const CostModel& c, int32_t layer, int32_t expert, int64_t tokens,
+                       bool first_in_layer) override;
+  double shared_experts_ns(const CostModel& c, int32_t layer, int64_t tokens) override;
+  std::vector<std::string> notes() const override;
+
+  const std::string& kernel_name() const { return kernel_name_; }
+  int64_t routed_buffers() const { return int64_t(routed_.size()); }
+  int64_t shared_buffers() const { return int64_t(shared_.size()); }
+  // Tasks run and their measured time, ns.
+  int64_t tasks() const { return tasks_; }
+  double measured_ns() const { return measured_ns_; }
+
+ private:
+  // Runs `e` for `tokens` tokens; returns the wall-clock time in ns.
+  double run(const ExpertWeights& e, int64_t tokens);
+  void ensure_tokens(int64_t tokens);
+
+  ModelSpec model_;
+  RealCpuOptions opt_;
+  std::string kernel_name_;
+  std::unique_ptr<ExpertKernel> kernel_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<ExpertWeights> routed_, shared_;
+  int64_t max_tokens_ = 0;
+  std::vector<float> x_, w_, out_;
+  int64_t tasks_ = 0;
+  double measured_ns_ = 0;
+};
+
+}  // namespace moebench

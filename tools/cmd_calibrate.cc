@@ -1,0 +1,275 @@
+// moebench calibrate: measures the CPU tables the cost model reads
+// (docs/BACKENDS.md, "Calibration") with the real backend's own executor
+// and writes a hardware profile carrying them.
+//
+// For each model shape and expert dtype it times one expert task for each
+// token count (the same kernel, threads and round-robin weight buffers a
+// real case uses, so a task reads weights that are not in the cache) and
+// keeps the median of --repeats rounds (after untimed passes over every
+// buffer); shared experts get a "cpu-shared" table.
+// The profile is the base profile with these tables appended (older
+// tables of the same lane, model and dtype replaced) and its provenance
+// (CPU, threads, commit, date, command) in the header and `source`.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/backend/real_cpu_executor.h"
+#include "core/config/experiment.h"
+#include "core/results/provenance.h"
+#include "core/util/atomic_file.h"
+#include "core/util/cpu_info.h"
+#include "core/util/error.h"
+#include "core/util/strings.h"
+#include "tools/commands.h"
+
+namespace moebench::tools {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string hardware;
+  std::string out;
+  std::string name;
+  std::vector<std::string> models = {"deepseek-v2-lite", "qwen3-30b-a3b"};
+  std::vector<std::string> dtypes = {"bf16", "int8"};
+  std::vector<int64_t> tokens = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  int threads = 0;
+  double weights_gib = 2.0;
+  int repeats = 21;
+  std::string kernel = "auto";
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
+std::string toml_scalar(const nlohmann::ordered_json& v) {
+  if (v.is_string())
+    return nlohmann::ordered_json(v.get<std::string>()).dump();  // JSON escaping is valid TOML
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) {
+    std::string s = fmt::format("{}", v.get<double>());
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+  }
+  if (v.is_array()) {
+    std::vector<std::string> xs;
+    for (const auto& x : v) xs.push_back(toml_scalar(x));
+    return "[" + join(xs, ", ") + "]";
+  }
+  throw InternalError("calibrate: unexpected JSON value in a hardware profile: " + v.dump());
+}
+
+bool is_table_array(const nlohmann::ordered_json& v) {
+  return v.is_array() && !v.empty() && v.front().is_object();
+}
+
+// A HardwareProfile's JSON as TOML: scalars first, then [sections], then
+// [[arrays of tables]]; empty arrays of tables are left out (their default).
+std::string profile_toml(const nlohmann::ordered_json& j) {
+  std::ostringstream o;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_object() || it->is_array()) continue;
+    o << it.key() << " = " << toml_scalar(*it) << "\n";
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it->is_object()) continue;
+    o << "\n[" << it.key() << "]\n";
+    for (auto f = it->begin(); f != it->end(); ++f)
+      o << f.key() << " = " << toml_scalar(*f) << "\n";
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!is_table_array(*it)) continue;
+    for (const auto& e : *it) {
+      o << "\n[[" << it.key() << "]]\n";
+      for (auto f = e.begin(); f != e.end(); ++f) {
+        if (f->is_array() && f->empty()) continue;
+        o << f.key() << " = " << toml_scalar(*f) << "\n";
+      }
+    }
+  }
+  return o.str();
+}
+
+void replace_table(HardwareProfile& h, CostTable t) {
+  h.tables.erase(std::remove_if(h.tables.begin(), h.tables.end(),
+                                [&](const CostTable& x) {
+                                  return x.lane == t.lane && x.model == t.model &&
+                                         x.dtype == t.dtype;
+                                }),
+                 h.tables.end());
+  h.tables.push_back(std::move(t));
+}
+
+// Median wall time per task for each token count, us; `run` runs one task
+// on the given buffer index and returns its time in ns. First untimed
+// tasks for at least a second and two passes over every buffer (pages,
+// caches, thread pool and the machine settle after gigabytes were
+// allocated: the first series of a fresh process measured up to 6x slower
+// at one token), then `repeats` rounds each time every token count once, so
+// a transient slows one sample of every count rather than every sample of
+// one.
+template <class Run>
+std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int64_t buffers,
+                            Run&& run) {
+  int64_t next = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1))
+    run(next++, 1);
+  for (int64_t T : tokens) run(next++, T);  // first use of each activation size
+  std::vector<std::vector<double>> xs(tokens.size());
+  for (int r = 0; r < repeats; ++r) {
+    for (size_t i = 0; i < tokens.size(); ++i) xs[i].push_back(run(next++, tokens[i]) / 1e3);
+  }
+  std::vector<double> us;
+  for (auto& x : xs) us.push_back(median(x));
+  return us;
+}
+
+// Median round trip of handing `threads` trivial tasks to the pool, us.
+double dispatch_us(int threads) {
+  ThreadPool pool(threads);
+  std::vector<double> xs;
+  for (int i = 0; i < 201; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.parallel_for(threads, [](int64_t) {});
+    xs.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return median(xs);
+}
+
+void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
+  const auto paths = ConfigPaths::defaults();
+  HardwareProfile h = load_hardware(opt.hardware, paths);
+  if (h.has_gpu()) {
+    throw Error(fmt::format(
+        "calibrate --hardware: expected a CPU-only profile (the GPU tables are not measured yet), "
+        "found '{}' with {} GPU(s)",
+        h.name, h.gpu.count));
+  }
+  const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
+  if (opt.tokens.empty() || !std::is_sorted(opt.tokens.begin(), opt.tokens.end()) ||
+      opt.tokens.front() < 1 ||
+      std::adjacent_find(opt.tokens.begin(), opt.tokens.end()) != opt.tokens.end()) {
+    throw Error(fmt::format("calibrate --tokens: expected ascending distinct counts >= 1, found {}",
+                            fmt::join(opt.tokens, ",")));
+  }
+  const std::filesystem::path out(opt.out);
+  const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
+  const Provenance prov = collect_provenance(argv);
+  const std::string date = prov.utc_time.substr(0, 10);
+
+  for (const std::string& mname : opt.models) {
+    const ModelSpec base = load_model(mname, paths);
+    for (const std::string& dname : opt.dtypes) {
+      ModelSpec m = base;
+      m.expert_dtype = parse_weight_dtype(dname);
+      RealCpuOptions ro;
+      ro.kernel = opt.kernel;
+      ro.weights_gib = opt.weights_gib;
+      ro.threads = threads;
+      RealCpuExecutor ex(m, ro);
+      const CostModel cost(m, h);
+      fmt::print(stderr, "{} {}: kernel {}, {} threads, {} routed buffers ...\n", m.name, dname,
+                 ex.kernel_name(), threads, ex.routed_buffers());
+      const int64_t E = m.routed_experts;
+      const auto routed =
+          measure(opt.tokens, opt.repeats, ex.routed_buffers(), [&](int64_t i, int64_t T) {
+            return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
+          });
+      replace_table(h,
+                    CostTable{"cpu-expert", m.name, dname,
+                              std::vector<double>(opt.tokens.begin(), opt.tokens.end()), routed});
+      if (m.shared_experts > 0) {
+        const auto shared = measure(
+            opt.tokens, opt.repeats, ex.shared_buffers(),
+            [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
+        replace_table(h,
+                      CostTable{"cpu-shared", m.name, dname,
+                                std::vector<double>(opt.tokens.begin(), opt.tokens.end()), shared});
+      }
+      fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
+    }
+  }
+  const double dispatch = dispatch_us(threads);
+  h.name = name;
+  h.description =
+      fmt::format("{}; CPU expert tables measured by moebench calibrate", h.description);
+  h.source =
+      fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model, threads,
+                  prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "", date);
+  h.cpu.threads = threads;
+  h.cpu.task_overhead_us = dispatch;
+  h.cpu.first_task_warmup_us = 0.0;
+
+  std::ostringstream o;
+  o << "# Written by `" << join(argv, " ") << "`\n";
+  o << fmt::format("# on {} ({} logical CPUs; flags: {}), {} threads, commit {}{}, {}.\n",
+                   prov.cpu_model, prov.logical_cpus, fmt::join(cpu_info().flag_names(), " "),
+                   threads, prov.git_commit, prov.git_dirty ? " (uncommitted changes)" : "",
+                   prov.utc_time);
+  o << "# [[table]] cpu-expert / cpu-shared: median wall time of one expert task (all\n"
+       "# threads, weights not in cache) by tokens per expert, measured with the real backend's\n"
+       "# executor; they replace the [cpu] roofline for these models and dtypes.\n"
+       "# task_overhead_us: median thread-pool hand-off (already inside the tables);\n"
+       "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"
+       "# copied from the base profile '"
+    << opt.hardware << "'. Re-run on your machine: docs/BACKENDS.md.\n";
+  o << profile_toml(h.to_json());
+  // The profile must load back (schema and validation) before it replaces anything.
+  const std::string text = o.str();
+  const std::string where = out.string();
+  parse_hardware(cfg::parse_toml(text, where), "hardware");
+  write_file_atomic(out, text);
+  fmt::print("wrote {} ({} tables, task hand-off {:.1f} us)\n", where, h.tables.size(), dispatch);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the CPU expert tables the cost model reads (real backend's kernels and threads) and "
+      "write a hardware profile with them");
+  static CalibrateOptions opt;
+  cmd->add_option("--hardware", opt.hardware, "Base hardware profile (name or file), CPU-only")
+      ->required();
+  cmd->add_option("--out", opt.out, "Profile to write, e.g. configs/hardware/NAME.toml")
+      ->required();
+  cmd->add_option("--name", opt.name, "Profile name (default: the output file's stem)");
+  cmd->add_option("--models", opt.models, "Model presets whose expert shapes are measured")
+      ->delimiter(',');
+  cmd->add_option("--dtypes", opt.dtypes, "Expert dtypes (bf16, int8, int4)")->delimiter(',');
+  cmd->add_option("--tokens", opt.tokens, "Tokens per expert (ascending)")->delimiter(',');
+  cmd->add_option("--threads", opt.threads, "Threads per task (0 = the profile's cpu.threads)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--weights-gib", opt.weights_gib, "Memory for distinct expert buffers, GiB")
+      ->check(CLI::Range(0.01, 1024.0));
+  cmd->add_option("--repeats", opt.repeats,
+                  "Rounds over the token counts (the median of each count is kept)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--kernel", opt.kernel, "Expert kernel, or auto");
+  cmd->callback([cmd] {
+    std::vector<std::string> argv = {"moebench", "calibrate"};
+    for (const auto* o : cmd->get_options()) {
+      if (o->count() == 0 || o->get_name() == "--help") continue;
+      argv.push_back(o->get_name() + " " + join(o->results(), ","));
+    }
+    run_calibrate(opt, argv);
+  });
+}
+
+}  // namespace moebench::tools
