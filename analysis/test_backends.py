@@ -82,4 +82,10 @@ def test_kernels_reads_benchmark_json(tmp_path):
     assert s["crossover_tokens"] == 256  # own kernel slower than oneDNN from 256 tokens
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "slower from 256 tokens per expert" in md
+    # A faster own kernel at 256 tokens makes the own side win everywhere.
+    d["benchmarks"].append({"name": "BM_ExpertFfn/avx512-bf16-gemm/bf16/256/real_time", "run_type": "iteration",
+                            "real_time": 20.0, "time_unit": "ms", "weight_GBps": 4.4, "TFLOPs": 1.1, "bw_frac": 0.1,
+                            "peak_frac": 0.9})
+    (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
+    assert kernels.run(str(tmp_path), tmp_path / "report")["crossover_tokens"] is None
     assert "no AMX" in md or "AMX: no" in md

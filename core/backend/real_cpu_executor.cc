@@ -23,8 +23,10 @@ bool available(const std::string& name) {
 std::string auto_expert_kernel(WeightDtype dtype) {
   switch (dtype) {
     case WeightDtype::kBf16:
-      // Not "hybrid": oneDNN's OpenMP threads keep spinning after a call and
-      // slow the next vector-kernel task on a small machine (docs/KERNELS.md).
+      // The packed kernel was the fastest on every token count measured
+      // (docs/KERNELS.md); not "hybrid": oneDNN's OpenMP threads keep
+      // spinning after a call and slow the next task on a small machine.
+      if (available("avx512-bf16-gemm")) return "avx512-bf16-gemm";
       return available("avx512-bf16") ? "avx512-bf16" : "onednn";
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
@@ -65,9 +67,17 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
   }
   pool_ = std::make_unique<ThreadPool>(opt.threads);
 
-  // One expert's values per shape, copied into every buffer.
-  const ExpertWeights routed_seed =
-      ExpertWeights::random({model.hidden_size, model.expert_intermediate}, dt, opt.seed);
+  // One expert's values per shape, copied into every buffer; packed at load
+  // for a kernel that reads the packed layout, which is then the only copy.
+  auto seed = [&](ExpertShape s, uint64_t sd) {
+    ExpertWeights e = ExpertWeights::random(s, dt, sd);
+    if (kernel_->needs_packed()) {
+      e.pack_bf16();
+      for (auto* v : {&e.gate, &e.up, &e.down}) std::vector<uint16_t>().swap(*v);
+    }
+    return e;
+  };
+  const ExpertWeights routed_seed = seed({model.hidden_size, model.expert_intermediate}, opt.seed);
   const double budget = opt.weights_gib * double(int64_t(1) << 30);
   const int64_t experts = int64_t(model.moe_layers()) * model.routed_experts;
   double routed_budget = budget;
@@ -75,8 +85,8 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
     // Shared experts of a layer as one expert of their summed width (the sum
     // of their outputs is that expert's output; Qwen2's scalar sigmoid gate
     // is not executed).
-    const ExpertWeights shared_seed = ExpertWeights::random(
-        {model.hidden_size, model.shared_intermediate * model.shared_experts}, dt, opt.seed + 1);
+    const ExpertWeights shared_seed =
+        seed({model.hidden_size, model.shared_intermediate * model.shared_experts}, opt.seed + 1);
     const double bytes = double(shared_seed.weight_bytes());
     const int64_t n = std::clamp<int64_t>(int64_t(0.25 * budget / bytes), 2,
                                           std::max<int64_t>(2, model.moe_layers()));

@@ -38,12 +38,12 @@ struct RealCpuOptions {
   uint64_t seed = 1;
 };
 
-// The kernel "auto" picks for `dtype` on this CPU: for bf16 avx512-bf16,
-// else oneDNN; for int8 and int4 avx512-vnni. ("hybrid" is not the default:
-// mixing oneDNN's OpenMP threads with the pool slowed one-token tasks 1.1x
-// to 1.7x on the development machine; docs/KERNELS.md.) Throws moebench::Error
-// when only the reference can run it (too slow for paper shapes; name it
-// explicitly to use it anyway).
+// The kernel "auto" picks for `dtype` on this CPU: for bf16
+// avx512-bf16-gemm (weights packed at load; the fastest kernel here on
+// every token count measured, docs/KERNELS.md), else avx512-bf16, else
+// oneDNN; for int8 and int4 avx512-vnni. Throws moebench::Error when only
+// the reference can run it (too slow for paper shapes; name it explicitly
+// to use it anyway).
 std::string auto_expert_kernel(WeightDtype dtype);
 
 class RealCpuExecutor final : public Executor {

@@ -40,7 +40,10 @@ const std::vector<ExpertWeights>& experts(WeightDtype dt) {
   static std::map<WeightDtype, std::vector<ExpertWeights>> cache;
   auto& v = cache[dt];
   if (v.empty()) {
-    for (uint64_t i = 0; i < 8; ++i) v.push_back(ExpertWeights::random({7168, 2048}, dt, i + 1));
+    for (uint64_t i = 0; i < 8; ++i) {
+      v.push_back(ExpertWeights::random({7168, 2048}, dt, i + 1));
+      if (dt == WeightDtype::kBf16) v.back().pack_bf16();  // for avx512-bf16-gemm
+    }
   }
   return v;
 }

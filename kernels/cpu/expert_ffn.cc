@@ -117,8 +117,37 @@ ExpertWeights ExpertWeights::random(ExpertShape s, WeightDtype dtype, uint64_t s
   return e;
 }
 
+namespace {
+
+std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, int64_t cols) {
+  const int64_t rb = (rows + 15) / 16, kp = (cols + 1) / 2;
+  std::vector<uint16_t> p(size_t(rb * kp * 32), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      p[size_t(((r / 16 * kp + c / 2) * 16 + r % 16) * 2 + c % 2)] = w[size_t(r * cols + c)];
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+void ExpertWeights::pack_bf16() {
+  if (dtype != WeightDtype::kBf16) {
+    throw Error(
+        fmt::format("expert weights: pack_bf16 expects bf16 weights, found {}", dtype_name(dtype)));
+  }
+  pgate = pack_rows16(gate, shape.inter, shape.hidden);
+  pup = pack_rows16(up, shape.inter, shape.hidden);
+  pdown = pack_rows16(down, shape.hidden, shape.inter);
+}
+
 int64_t ExpertWeights::weight_bytes() const {
-  if (dtype == WeightDtype::kBf16) return int64_t(gate.size() + up.size() + down.size()) * 2;
+  if (dtype == WeightDtype::kBf16) {
+    // The row-major arrays, or the packed ones where only those are kept.
+    const size_t n = gate.size() + up.size() + down.size();
+    return int64_t(n > 0 ? n : pgate.size() + pup.size() + pdown.size()) * 2;
+  }
   int64_t b = 0;
   for (const QuantMatrix* m : {&qgate, &qup, &qdown})
     b += int64_t(m->codes.size()) + int64_t(m->scale.size()) * 4;
@@ -198,6 +227,7 @@ std::vector<std::string> expert_kernels_available() {
   std::vector<std::string> v = {"reference"};
   const CpuInfo& c = cpu_info();
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
+  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16) v.push_back("avx512-bf16-gemm");
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
   v.push_back("onednn");
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
@@ -217,6 +247,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   }
   if (name == "reference") return std::make_unique<ReferenceKernel>();
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
+  if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);
   return make_onednn_kernel();

@@ -15,6 +15,9 @@
 //   avx512-bf16   own kernel, bf16: bf16 dot products (vdpbf16ps) with fp32
 //                 accumulation, gate and up fused in one pass over x, the
 //                 activations rounded to bf16 as the weights are
+//   avx512-bf16-gemm  own kernel, bf16 packed at load (pack_bf16), for many
+//                 tokens: 16 rows per vector, each token's activation pair
+//                 broadcast, 12 tokens per register tile, no horizontal sums
 //   avx512-vnni   own kernel, int8 and int4: the activations quantised to
 //                 int8 per token, u8 x s8 dot products (vpdpbusd) into int32
 //                 per group of kQuantGroup weights, scaled into fp32
@@ -94,6 +97,14 @@ struct ExpertWeights {
   std::vector<uint16_t> gate, up;  // bf16: [inter x hidden]
   std::vector<uint16_t> down;      // bf16: [hidden x inter]
   QuantMatrix qgate, qup, qdown;   // int8 / int4, the same shapes
+  // bf16, for the many-token kernel (avx512-bf16-gemm), packed once at load
+  // by pack_bf16(): each matrix's rows in blocks of 16 and its columns in
+  // pairs, [row block][column pair][16 rows][2 columns], rows padded to a
+  // multiple of 16 and columns to an even count with zeros. Empty until
+  // packed; the row-major arrays above are kept (the reference reads them).
+  std::vector<uint16_t> pgate, pup, pdown;
+  void pack_bf16();
+  bool packed() const { return !pgate.empty(); }
   // Weights uniform in +-1 / sqrt(fan-in), from a seeded generator, then
   // rounded to bf16 or quantised.
   static ExpertWeights random(ExpertShape s, WeightDtype dtype, uint64_t seed);
@@ -115,6 +126,8 @@ class ExpertKernel {
   virtual ~ExpertKernel() = default;
   virtual std::string name() const = 0;
   virtual bool supports(WeightDtype d) const = 0;
+  // True when the kernel reads the packed bf16 weights (pack_bf16 at load).
+  virtual bool needs_packed() const { return false; }
   // out[t * hidden + i] += w[t] * FFN(x_t)[i] for t < tokens. Throws
   // moebench::Error when the kernel does not support e.dtype. With a pool,
   // the own kernels split the expert's rows across its threads (the result

@@ -38,7 +38,7 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   const auto ref = make_expert_kernel("reference");
   const std::vector<ExpertShape> shapes = {{64, 32},  {96, 40},   {7, 5},
                                            {130, 71}, {257, 129}, {512, 64}};
-  const std::vector<int64_t> token_counts = {1, 2, 3, 4, 5, 9, 17};
+  const std::vector<int64_t> token_counts = {1, 2, 3, 4, 5, 9, 17, 29};
   std::map<WeightDtype, int> checked;
   for (const auto& name : expert_kernels_available()) {
     if (name == "reference") continue;
@@ -47,7 +47,8 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
       if (!k->supports(dt)) continue;
       for (const auto& s : shapes) {
-        const ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden * 1000 + s.inter));
+        ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden * 1000 + s.inter));
+        if (k->needs_packed()) e.pack_bf16();
         for (int64_t T : token_counts) {
           const auto x = random_vec(T * s.hidden, uint64_t(T));
           const auto w = random_vec(T, uint64_t(T) + 7);
@@ -117,7 +118,8 @@ TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
       if (!k->supports(dt)) continue;
       for (ExpertShape s : {ExpertShape{257, 129}, ExpertShape{512, 96}}) {
-        const ExpertWeights e = ExpertWeights::random(s, dt, 3);
+        ExpertWeights e = ExpertWeights::random(s, dt, 3);
+        if (k->needs_packed()) e.pack_bf16();
         for (int64_t T : {1, 5}) {
           const auto x = random_vec(T * s.hidden, 11), w = random_vec(T, 12);
           std::vector<float> one(size_t(T * s.hidden), 0.0f), a = one, b = one;

@@ -1,0 +1,221 @@
+// expert kernel "avx512-bf16-gemm": bf16 weights packed at load
+// (ExpertWeights::pack_bf16: blocks of 16 rows, columns in pairs), for many
+// tokens per expert. Where avx512-bf16 keeps one accumulator per (row,
+// token) and ends every dot product in a horizontal sum, this kernel
+// vectorises over 16 rows: per column pair it loads the 16 rows' two
+// weights once and multiplies them by each token's two activations,
+// broadcast (vdpbf16ps), so a 16-row block by 12 tokens keeps 12 (down: 24)
+// accumulators in registers, none reduced across lanes. Gate and up run
+// together and SiLU is applied in registers (exp by range reduction and a
+// polynomial, relative error about 1e-7); each thread takes whole row blocks
+// from the pool's queue, so the result does not depend on the thread count.
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+#include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace moebench {
+namespace {
+
+#define MOEBENCH_GEMM __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+constexpr int kTile = 12;  // tokens per register tile
+
+// e^x for 16 lanes: x = n ln2 + f, e^f by a degree-6 polynomial on
+// |f| <= ln2 / 2, scaled by 2^n (vscalefps); inputs clamped to +-88.
+MOEBENCH_GEMM inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147181f), x);
+  __m512 p = _mm512_set1_ps(1.0f / 720);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 16 fp32 lanes to 16 bf16 (round to nearest even, as to_bf16).
+MOEBENCH_GEMM inline __m256i to_bf16_16(__m512 v) {
+  return (__m256i)_mm512_cvtneps_pbh(v);
+}
+
+// Tokens' activations as bf16 pairs: x[t] at xb + t * kp (32-bit words).
+struct Pairs {
+  std::vector<uint32_t> v;
+  int64_t kp = 0;
+  void set_from_f32(const float* x, int64_t tokens, int64_t n) {
+    kp = (n + 1) / 2;
+    v.assign(size_t(tokens * kp), 0);
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t k = 0; k < n; ++k) {
+        const uint32_t b = to_bf16(x[t * n + k]);
+        v[size_t(t * kp + k / 2)] |= b << (16 * (k % 2));
+      }
+    }
+  }
+};
+
+// Gate and up for rows [16 rb, 16 rb + 16) and tokens [t0, t0 + NT):
+// h = silu(gate) * up into hb (bf16 pairs per token, kp_h words per token).
+template <int NT>
+MOEBENCH_GEMM void gate_up_tile(const uint16_t* pg, const uint16_t* pu, int64_t kp,
+                                const uint32_t* x, int64_t t0, int64_t rb, int64_t inter,
+                                uint16_t* hb, int64_t h_stride) {
+  __m512 g[NT], u[NT];
+  for (int t = 0; t < NT; ++t) g[t] = u[t] = _mm512_setzero_ps();
+  const uint16_t* wg = pg + rb * kp * 32;
+  const uint16_t* wu = pu + rb * kp * 32;
+  const uint32_t* xt = x + t0 * kp;
+  for (int64_t k = 0; k < kp; ++k) {
+    const __m512bh a = (__m512bh)_mm512_loadu_si512(wg + k * 32);
+    const __m512bh b = (__m512bh)_mm512_loadu_si512(wu + k * 32);
+    for (int t = 0; t < NT; ++t) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(int(xt[t * kp + k]));
+      g[t] = _mm512_dpbf16_ps(g[t], a, xv);
+      u[t] = _mm512_dpbf16_ps(u[t], b, xv);
+    }
+  }
+  const int64_t r0 = rb * 16;
+  const int64_t rows = inter - r0 < 16 ? inter - r0 : 16;
+  const __mmask16 m = __mmask16((1u << rows) - 1);
+  for (int t = 0; t < NT; ++t) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g[t]));
+    const __m512 s = _mm512_div_ps(g[t], _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    const __m256i h = to_bf16_16(_mm512_mul_ps(s, u[t]));
+    _mm256_mask_storeu_epi16(hb + (t0 + t) * h_stride + r0, m, h);
+  }
+}
+
+// Down for rows [16 rb, 16 rb + 32) (two row blocks when there are) and
+// tokens [t0, t0 + NT): out[t][c] += w[t] * (down_c . h_t).
+template <int NT, int MR>
+MOEBENCH_GEMM void down_tile(const uint16_t* pd, int64_t kp, const uint32_t* h, int64_t t0,
+                             int64_t rb, int64_t hidden, const float* w, float* out) {
+  __m512 acc[MR][NT];
+  for (int m = 0; m < MR; ++m) {
+    for (int t = 0; t < NT; ++t) acc[m][t] = _mm512_setzero_ps();
+  }
+  const uint32_t* ht = h + t0 * kp;
+  for (int64_t k = 0; k < kp; ++k) {
+    __m512bh a[MR];
+    for (int m = 0; m < MR; ++m) a[m] = (__m512bh)_mm512_loadu_si512(pd + ((rb + m) * kp + k) * 32);
+    for (int t = 0; t < NT; ++t) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(int(ht[t * kp + k]));
+      for (int m = 0; m < MR; ++m) acc[m][t] = _mm512_dpbf16_ps(acc[m][t], a[m], xv);
+    }
+  }
+  for (int m = 0; m < MR; ++m) {
+    const int64_t c0 = (rb + m) * 16;
+    const int64_t rows = hidden - c0 < 16 ? hidden - c0 : 16;
+    const __mmask16 mk = __mmask16((1u << rows) - 1);
+    for (int t = 0; t < NT; ++t) {
+      float* o = out + (t0 + t) * hidden + c0;
+      const __m512 prev = _mm512_maskz_loadu_ps(mk, o);
+      _mm512_mask_storeu_ps(o, mk, _mm512_fmadd_ps(_mm512_set1_ps(w[t0 + t]), acc[m][t], prev));
+    }
+  }
+}
+
+// Calls f.template operator()<NT>() with NT = n (1 <= n <= kTile).
+template <class F>
+void with_tile(int64_t n, F&& f) {
+  switch (n) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    case 4:
+      return f.template operator()<4>();
+    case 5:
+      return f.template operator()<5>();
+    case 6:
+      return f.template operator()<6>();
+    case 7:
+      return f.template operator()<7>();
+    case 8:
+      return f.template operator()<8>();
+    case 9:
+      return f.template operator()<9>();
+    case 10:
+      return f.template operator()<10>();
+    case 11:
+      return f.template operator()<11>();
+    default:
+      return f.template operator()<12>();
+  }
+}
+
+class GemmBf16Kernel final : public ExpertKernel {
+ public:
+  std::string name() const override { return "avx512-bf16-gemm"; }
+  bool supports(WeightDtype d) const override { return d == WeightDtype::kBf16; }
+  bool needs_packed() const override { return true; }
+
+ protected:
+  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+               ThreadPool* pool) override {
+    if (!e.packed()) {
+      throw Error(
+          "expert kernel avx512-bf16-gemm: expected weights packed at load "
+          "(ExpertWeights::pack_bf16), found them unpacked");
+    }
+    const int64_t H = e.shape.hidden, I = e.shape.inter;
+    xp_.set_from_f32(x, tokens, H);
+    const int64_t kp_h = (I + 1) / 2;          // words per token of h
+    hb_.assign(size_t(tokens * kp_h * 2), 0);  // bf16, row length even (padding zero)
+    const int64_t blocks_i = (I + 15) / 16;
+    parallel_ranges(pool, blocks_i, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t rb = b0; rb < b1; ++rb) {
+        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
+          with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+            gate_up_tile<NT>(e.pgate.data(), e.pup.data(), xp_.kp, xp_.v.data(), t0, rb, I,
+                             hb_.data(), kp_h * 2);
+          });
+        }
+      }
+    });
+    const auto* h = reinterpret_cast<const uint32_t*>(hb_.data());
+    const int64_t blocks_h = (H + 15) / 16;
+    // Two row blocks per task where there are two, so each activation
+    // broadcast feeds two vector products.
+    parallel_ranges(pool, (blocks_h + 1) / 2, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t rb = 2 * p;
+        const bool two = rb + 1 < blocks_h;
+        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
+          with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+            if (two) {
+              down_tile<NT, 2>(e.pdown.data(), kp_h, h, t0, rb, H, w, out);
+            } else {
+              down_tile<NT, 1>(e.pdown.data(), kp_h, h, t0, rb, H, w, out);
+            }
+          });
+        }
+      }
+    });
+  }
+
+ private:
+  Pairs xp_;
+  std::vector<uint16_t> hb_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExpertKernel> make_avx512_bf16_gemm_kernel() {
+  return std::make_unique<GemmBf16Kernel>();
+}
+
+}  // namespace moebench
