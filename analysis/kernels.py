@@ -84,7 +84,8 @@ def run(results: str, out):
                         if crossover else "as fast or faster on every shape: target met")
                      + f". Paper: KTransformers' AMX kernel {f3['ktrans_over_onednn.max']}x over oneDNN at most; "
                      f"its AVX-512 kernel wins up to {f7['avx512_wins_up_to_tokens']} tokens per expert")
-    headline = "; ".join(lines[:1] + lines[-1:]) if lines else "no kernels"
+    # Every decode line (one per dtype: met or missed) and the oneDNN comparison.
+    headline = "; ".join([x for x in lines if x.startswith("decode")] + lines[-1:]) if lines else "no kernels"
     notes = (f"Machine (measured in the same run): {ctx.get('threads')} threads, read bandwidth "
              f"{ctx.get('probe_read_bw_gbps')} GB/s, bf16 dot-product peak {ctx.get('probe_bf16_gflops')} GFLOP/s, "
              f"int8 {ctx.get('probe_int8_gops')} GOP/s; AMX: {ctx.get('amx')}. 'auto' (the real backend's choice): "

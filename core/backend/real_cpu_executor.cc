@@ -30,6 +30,8 @@ std::string auto_expert_kernel(WeightDtype dtype) {
       return available("avx512-bf16") ? "avx512-bf16" : "onednn";
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
+      // The packed kernel was the faster at every token count measured.
+      if (available("avx512-vnni-gemm")) return "avx512-vnni-gemm";
       if (available("avx512-vnni")) return "avx512-vnni";
       throw Error(fmt::format(
           "suite.real_kernel = \"auto\": expected a CPU with AVX-512 VNNI for {} experts, found "
@@ -72,8 +74,8 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
   auto seed = [&](ExpertShape s, uint64_t sd) {
     ExpertWeights e = ExpertWeights::random(s, dt, sd);
     if (kernel_->needs_packed()) {
-      e.pack_bf16();
-      for (auto* v : {&e.gate, &e.up, &e.down}) std::vector<uint16_t>().swap(*v);
+      e.pack();
+      e.release_unpacked();
     }
     return e;
   };

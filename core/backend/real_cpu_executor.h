@@ -41,7 +41,8 @@ struct RealCpuOptions {
 // The kernel "auto" picks for `dtype` on this CPU: for bf16
 // avx512-bf16-gemm (weights packed at load; the fastest kernel here on
 // every token count measured, docs/KERNELS.md), else avx512-bf16, else
-// oneDNN; for int8 and int4 avx512-vnni. Throws moebench::Error when only
+// oneDNN; for int8 and int4 avx512-vnni-gemm (packed at load, the faster
+// at every count measured), else avx512-vnni. Throws moebench::Error when only
 // the reference can run it (too slow for paper shapes; name it explicitly
 // to use it anyway).
 std::string auto_expert_kernel(WeightDtype dtype);

@@ -74,9 +74,9 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
                  between(1, 1000))
         .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.")
         .string("real_kernel", &S::real_kernel,
-                "Real backend: CPU expert kernel (reference, avx512-bf16, avx512-bf16-gemm, avx512-vnni, onednn, "
-                "hybrid, hybrid:N) or \"auto\": avx512-bf16-gemm for bf16, avx512-vnni for int8 and int4 "
-                "(docs/BACKENDS.md).")
+                "Real backend: CPU expert kernel (reference, avx512-bf16, avx512-bf16-gemm, avx512-vnni, "
+                "avx512-vnni-gemm, onednn, hybrid, hybrid:N) or \"auto\": avx512-bf16-gemm for bf16, "
+                "avx512-vnni-gemm for int8 and int4 (docs/BACKENDS.md).")
         .number("real_weights_gib", &S::real_weights_gib,
                 "Real backend: memory for distinct expert weight buffers, GiB; (layer, expert) pairs are mapped "
                 "onto them round-robin (docs/BACKENDS.md).",

@@ -42,7 +42,7 @@ const std::vector<ExpertWeights>& experts(WeightDtype dt) {
   if (v.empty()) {
     for (uint64_t i = 0; i < 8; ++i) {
       v.push_back(ExpertWeights::random({7168, 2048}, dt, i + 1));
-      if (dt == WeightDtype::kBf16) v.back().pack_bf16();  // for avx512-bf16-gemm
+      v.back().pack();  // for the packed kernels (avx512-bf16-gemm, avx512-vnni-gemm)
     }
   }
   return v;

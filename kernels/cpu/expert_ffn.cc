@@ -132,14 +132,52 @@ std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, 
 
 }  // namespace
 
-void ExpertWeights::pack_bf16() {
-  if (dtype != WeightDtype::kBf16) {
-    throw Error(
-        fmt::format("expert weights: pack_bf16 expects bf16 weights, found {}", dtype_name(dtype)));
+void QuantMatrix::pack() {
+  const bool int4 = dtype == WeightDtype::kInt4;
+  const int offset = int4 ? 8 : 128;
+  const int64_t rb = (rows + 15) / 16, quad_bytes = int4 ? 32 : 64;
+  pcodes.assign(size_t(rb * groups * 16 * quad_bytes), int4 ? uint8_t(0x88) : uint8_t(0x80));
+  pscale.assign(size_t(rb * groups * 16), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g = 0; g < groups; ++g) {
+      pscale[size_t((r / 16 * groups + g) * 16 + r % 16)] = scale[size_t(r * groups + g)];
+      for (int64_t q = 0; q < 16; ++q) {
+        uint8_t* quad = &pcodes[size_t(((r / 16 * groups + g) * 16 + q) * quad_bytes)];
+        for (int64_t i = 0; i < 4; ++i) {
+          const int64_t c = g * kQuantGroup + 4 * q + i;
+          const uint8_t u = uint8_t((c < cols ? code(r, c) : 0) + offset);
+          const int64_t j = r % 16 * 4 + i;  // the code's place in the quad
+          if (!int4) {
+            quad[j] = u;
+          } else {
+            uint8_t& b = quad[j % 32];
+            b = j < 32 ? uint8_t((b & 0xf0) | u) : uint8_t((b & 0x0f) | (u << 4));
+          }
+        }
+      }
+    }
   }
-  pgate = pack_rows16(gate, shape.inter, shape.hidden);
-  pup = pack_rows16(up, shape.inter, shape.hidden);
-  pdown = pack_rows16(down, shape.hidden, shape.inter);
+}
+
+void ExpertWeights::pack() {
+  if (dtype == WeightDtype::kBf16) {
+    pgate = pack_rows16(gate, shape.inter, shape.hidden);
+    pup = pack_rows16(up, shape.inter, shape.hidden);
+    pdown = pack_rows16(down, shape.hidden, shape.inter);
+  } else {
+    qgate.pack();
+    qup.pack();
+    qdown.pack();
+  }
+}
+
+void ExpertWeights::release_unpacked() {
+  if (!packed()) throw InternalError("ExpertWeights::release_unpacked before pack()");
+  for (auto* v : {&gate, &up, &down}) std::vector<uint16_t>().swap(*v);
+  for (auto* m : {&qgate, &qup, &qdown}) {
+    std::vector<uint8_t>().swap(m->codes);
+    std::vector<float>().swap(m->scale);
+  }
 }
 
 int64_t ExpertWeights::weight_bytes() const {
@@ -149,8 +187,10 @@ int64_t ExpertWeights::weight_bytes() const {
     return int64_t(n > 0 ? n : pgate.size() + pup.size() + pdown.size()) * 2;
   }
   int64_t b = 0;
-  for (const QuantMatrix* m : {&qgate, &qup, &qdown})
-    b += int64_t(m->codes.size()) + int64_t(m->scale.size()) * 4;
+  for (const QuantMatrix* m : {&qgate, &qup, &qdown}) {
+    b += m->codes.empty() ? int64_t(m->pcodes.size()) + int64_t(m->pscale.size()) * 4
+                          : int64_t(m->codes.size()) + int64_t(m->scale.size()) * 4;
+  }
   return b;
 }
 
@@ -229,6 +269,7 @@ std::vector<std::string> expert_kernels_available() {
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
   if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16) v.push_back("avx512-bf16-gemm");
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
+  if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni-gemm");
   v.push_back("onednn");
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
   return v;
@@ -249,6 +290,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
   if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
+  if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();
   if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);
   return make_onednn_kernel();
 }

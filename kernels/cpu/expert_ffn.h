@@ -15,9 +15,13 @@
 //   avx512-bf16   own kernel, bf16: bf16 dot products (vdpbf16ps) with fp32
 //                 accumulation, gate and up fused in one pass over x, the
 //                 activations rounded to bf16 as the weights are
-//   avx512-bf16-gemm  own kernel, bf16 packed at load (pack_bf16), for many
+//   avx512-bf16-gemm  own kernel, bf16 packed at load (pack()), for many
 //                 tokens: 16 rows per vector, each token's activation pair
 //                 broadcast, 12 tokens per register tile, no horizontal sums
+//   avx512-vnni-gemm  own kernel, int8 and int4 packed at load: 16 rows per
+//                 vector, each token's 4 activation bytes broadcast into
+//                 vpdpbusd, int32 sums per group scaled by a vector of the
+//                 16 rows' scales, 6 tokens per register tile
 //   avx512-vnni   own kernel, int8 and int4: the activations quantised to
 //                 int8 per token, u8 x s8 dot products (vpdpbusd) into int32
 //                 per group of kQuantGroup weights, scaled into fp32
@@ -89,6 +93,15 @@ struct QuantMatrix {
   float value(int64_t r, int64_t c) const {
     return float(code(r, c)) * scale[size_t(r * groups + c / kQuantGroup)];
   }
+  // For the many-token kernel (avx512-vnni-gemm), filled by pack(): rows in
+  // blocks of 16, each group's 64 columns as 16 quads of 4, the codes of a
+  // quad [16 rows][4] (64 bytes; int4: 32 bytes, byte j holding code j in
+  // its low nibble and code j + 32 in its high one) at
+  // [row block][group][quad]; scales [row block][group][16 rows]. Padding
+  // rows and columns hold the offset (the value 0) and scale 0.
+  std::vector<uint8_t> pcodes;
+  std::vector<float> pscale;
+  void pack();
 };
 
 struct ExpertWeights {
@@ -98,13 +111,19 @@ struct ExpertWeights {
   std::vector<uint16_t> down;      // bf16: [hidden x inter]
   QuantMatrix qgate, qup, qdown;   // int8 / int4, the same shapes
   // bf16, for the many-token kernel (avx512-bf16-gemm), packed once at load
-  // by pack_bf16(): each matrix's rows in blocks of 16 and its columns in
-  // pairs, [row block][column pair][16 rows][2 columns], rows padded to a
-  // multiple of 16 and columns to an even count with zeros. Empty until
-  // packed; the row-major arrays above are kept (the reference reads them).
+  // by pack(): each matrix's rows in blocks of 16 and its columns in pairs,
+  // [row block][column pair][16 rows][2 columns], rows padded to a multiple
+  // of 16 and columns to an even count with zeros. int8 / int4: pack() fills
+  // QuantMatrix::pcodes and pscale instead. Empty until packed; the
+  // row-major arrays are kept (the reference reads them) unless the caller
+  // drops them (release_unpacked).
   std::vector<uint16_t> pgate, pup, pdown;
-  void pack_bf16();
-  bool packed() const { return !pgate.empty(); }
+  void pack();
+  bool packed() const {
+    return dtype == WeightDtype::kBf16 ? !pgate.empty() : !qgate.pcodes.empty();
+  }
+  // Frees the row-major weights once packed (only packed kernels can run then).
+  void release_unpacked();
   // Weights uniform in +-1 / sqrt(fan-in), from a seeded generator, then
   // rounded to bf16 or quantised.
   static ExpertWeights random(ExpertShape s, WeightDtype dtype, uint64_t seed);
@@ -126,7 +145,7 @@ class ExpertKernel {
   virtual ~ExpertKernel() = default;
   virtual std::string name() const = 0;
   virtual bool supports(WeightDtype d) const = 0;
-  // True when the kernel reads the packed bf16 weights (pack_bf16 at load).
+  // True when the kernel reads the packed weights (ExpertWeights::pack at load).
   virtual bool needs_packed() const { return false; }
   // out[t * hidden + i] += w[t] * FFN(x_t)[i] for t < tokens. Throws
   // moebench::Error when the kernel does not support e.dtype. With a pool,

@@ -1,5 +1,5 @@
 // expert kernel "avx512-bf16-gemm": bf16 weights packed at load
-// (ExpertWeights::pack_bf16: blocks of 16 rows, columns in pairs), for many
+// (ExpertWeights::pack: blocks of 16 rows, columns in pairs), for many
 // tokens per expert. Where avx512-bf16 keeps one accumulator per (row,
 // token) and ends every dot product in a horizontal sum, this kernel
 // vectorises over 16 rows: per column pair it loads the 16 rows' two
@@ -19,6 +19,7 @@
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace moebench {
 namespace {
@@ -26,23 +27,6 @@ namespace {
 #define MOEBENCH_GEMM __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 constexpr int kTile = 12;  // tokens per register tile
-
-// e^x for 16 lanes: x = n ln2 + f, e^f by a degree-6 polynomial on
-// |f| <= ln2 / 2, scaled by 2^n (vscalefps); inputs clamped to +-88.
-MOEBENCH_GEMM inline __m512 exp16(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147181f), x);
-  __m512 p = _mm512_set1_ps(1.0f / 720);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
-}
 
 // 16 fp32 lanes to 16 bf16 (round to nearest even, as to_bf16).
 MOEBENCH_GEMM inline __m256i to_bf16_16(__m512 v) {
@@ -89,9 +73,7 @@ MOEBENCH_GEMM void gate_up_tile(const uint16_t* pg, const uint16_t* pu, int64_t 
   const int64_t rows = inter - r0 < 16 ? inter - r0 : 16;
   const __mmask16 m = __mmask16((1u << rows) - 1);
   for (int t = 0; t < NT; ++t) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g[t]));
-    const __m512 s = _mm512_div_ps(g[t], _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-    const __m256i h = to_bf16_16(_mm512_mul_ps(s, u[t]));
+    const __m256i h = to_bf16_16(vec::silu_mul16(g[t], u[t]));
     _mm256_mask_storeu_epi16(hb + (t0 + t) * h_stride + r0, m, h);
   }
 }
@@ -126,37 +108,6 @@ MOEBENCH_GEMM void down_tile(const uint16_t* pd, int64_t kp, const uint32_t* h, 
   }
 }
 
-// Calls f.template operator()<NT>() with NT = n (1 <= n <= kTile).
-template <class F>
-void with_tile(int64_t n, F&& f) {
-  switch (n) {
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    case 4:
-      return f.template operator()<4>();
-    case 5:
-      return f.template operator()<5>();
-    case 6:
-      return f.template operator()<6>();
-    case 7:
-      return f.template operator()<7>();
-    case 8:
-      return f.template operator()<8>();
-    case 9:
-      return f.template operator()<9>();
-    case 10:
-      return f.template operator()<10>();
-    case 11:
-      return f.template operator()<11>();
-    default:
-      return f.template operator()<12>();
-  }
-}
-
 class GemmBf16Kernel final : public ExpertKernel {
  public:
   std::string name() const override { return "avx512-bf16-gemm"; }
@@ -169,7 +120,7 @@ class GemmBf16Kernel final : public ExpertKernel {
     if (!e.packed()) {
       throw Error(
           "expert kernel avx512-bf16-gemm: expected weights packed at load "
-          "(ExpertWeights::pack_bf16), found them unpacked");
+          "(ExpertWeights::pack), found them unpacked");
     }
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     xp_.set_from_f32(x, tokens, H);
@@ -179,7 +130,7 @@ class GemmBf16Kernel final : public ExpertKernel {
     parallel_ranges(pool, blocks_i, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t rb = b0; rb < b1; ++rb) {
         for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
             gate_up_tile<NT>(e.pgate.data(), e.pup.data(), xp_.kp, xp_.v.data(), t0, rb, I,
                              hb_.data(), kp_h * 2);
           });
@@ -195,7 +146,7 @@ class GemmBf16Kernel final : public ExpertKernel {
         const int64_t rb = 2 * p;
         const bool two = rb + 1 < blocks_h;
         for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
             if (two) {
               down_tile<NT, 2>(e.pdown.data(), kp_h, h, t0, rb, H, w, out);
             } else {

@@ -1,12 +1,25 @@
 #pragma once
 // Constructors of the expert kernels, one file each (kernels/cpu/expert_ffn.h).
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "kernels/cpu/expert_ffn.h"
 
 namespace moebench {
+
+// One token's activations as int8 for the VNNI kernels: q[i] = round(x[i] /
+// s) with s = max |x| / 127 (1 for an all-zero row); returns s.
+inline float quantise_activations(const float* x, int64_t n, int8_t* q) {
+  float amax = 0;
+  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(x[i]));
+  const float s = amax > 0 ? amax / 127.0f : 1.0f;
+  for (int64_t i = 0; i < n; ++i) q[i] = int8_t(std::clamp(int(std::lround(x[i] / s)), -127, 127));
+  return s;
+}
 
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
@@ -15,6 +28,8 @@ make_avx512_vnni_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_onednn_kernel();
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx512_bf16
+std::unique_ptr<ExpertKernel>
+make_avx512_vnni_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
 // "hybrid" or "hybrid:N".  REQUIRES: avx512-bf16 available
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name);
 

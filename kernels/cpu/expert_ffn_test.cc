@@ -48,7 +48,7 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
       if (!k->supports(dt)) continue;
       for (const auto& s : shapes) {
         ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden * 1000 + s.inter));
-        if (k->needs_packed()) e.pack_bf16();
+        if (k->needs_packed()) e.pack();
         for (int64_t T : token_counts) {
           const auto x = random_vec(T * s.hidden, uint64_t(T));
           const auto w = random_vec(T, uint64_t(T) + 7);
@@ -119,7 +119,7 @@ TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {
       if (!k->supports(dt)) continue;
       for (ExpertShape s : {ExpertShape{257, 129}, ExpertShape{512, 96}}) {
         ExpertWeights e = ExpertWeights::random(s, dt, 3);
-        if (k->needs_packed()) e.pack_bf16();
+        if (k->needs_packed()) e.pack();
         for (int64_t T : {1, 5}) {
           const auto x = random_vec(T * s.hidden, 11), w = random_vec(T, 12);
           std::vector<float> one(size_t(T * s.hidden), 0.0f), a = one, b = one;

@@ -50,14 +50,8 @@ struct QuantTokens {
     start.assign(size_t(tokens * groups * 16), 0);
     scale.assign(size_t(tokens), 1.0f);
     for (int64_t t = 0; t < tokens; ++t) {
-      const float* xt = x + t * stride;
-      float amax = 0;
-      for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(xt[i]));
-      const float s = amax > 0 ? amax / 127.0f : 1.0f;
-      scale[size_t(t)] = s;
       int8_t* qt = &q[size_t(t * w)];
-      for (int64_t i = 0; i < n; ++i)
-        qt[i] = int8_t(std::clamp(int(std::lround(xt[i] / s)), -127, 127));
+      scale[size_t(t)] = quantise_activations(x + t * stride, n, qt);
       for (int64_t l = 0; l < groups * 16; ++l) {
         const int sum = qt[4 * l] + qt[4 * l + 1] + qt[4 * l + 2] + qt[4 * l + 3];
         start[size_t(t * groups * 16 + l)] = -offset * sum;
@@ -126,7 +120,9 @@ struct VnniDot {
 class Avx512VnniKernel final : public ExpertKernel {
  public:
   std::string name() const override { return "avx512-vnni"; }
-  bool supports(WeightDtype d) const override { return d != WeightDtype::kBf16; }
+  bool supports(WeightDtype d) const override {
+    return d == WeightDtype::kInt8 || d == WeightDtype::kInt4;
+  }
 
   void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
                ThreadPool* pool) override {

@@ -1,0 +1,236 @@
+// expert kernel "avx512-vnni-gemm": int8 and int4 weights packed at load
+// (QuantMatrix::pack: blocks of 16 rows, each group of 64 columns as 16
+// quads of 4 codes). The same idea as avx512-bf16-gemm for quantised
+// weights: per quad one load gives 16 rows' 4 codes (int4: 32 bytes whose
+// nibbles unpack to the 64 codes) and vpdpbusd multiplies them by each
+// token's 4 int8 activations, broadcast, into 16 rows' int32 sums; at the
+// end of a group the sums are converted and multiplied by the vector of the
+// 16 rows' scales into fp32 accumulators, so no sum is reduced across lanes.
+// Activations are quantised to int8 per token (one scale per token), as in
+// avx512-vnni; the codes' offset (128, int4 8) comes back out as the
+// accumulator's start value, -offset x (the group's activation sum).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/util/error.h"
+#include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/vec_math.h"
+
+namespace moebench {
+namespace {
+
+#define MOEBENCH_VNNI_GEMM __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+constexpr int kTile = 6;  // tokens per register tile (two int32 and two fp32 accumulators each)
+
+// Tokens quantised to int8 for a matrix of `groups` groups of 64 columns.
+struct QTokens {
+  int64_t groups = 0;
+  std::vector<int8_t> q;       // [tokens][groups * 64], zero-padded
+  std::vector<int32_t> start;  // [tokens][groups]: -offset x (sum of the group's 64 values)
+  std::vector<float> scale;    // [tokens]
+
+  void set(const float* x, int64_t tokens, int64_t n, int offset) {
+    groups = (n + kQuantGroup - 1) / kQuantGroup;
+    const int64_t w = groups * kQuantGroup;
+    q.assign(size_t(tokens * w), 0);
+    start.assign(size_t(tokens * groups), 0);
+    scale.assign(size_t(tokens), 1.0f);
+    for (int64_t t = 0; t < tokens; ++t) {
+      int8_t* qt = &q[size_t(t * w)];
+      scale[size_t(t)] = quantise_activations(x + t * n, n, qt);
+      for (int64_t g = 0; g < groups; ++g) {
+        int sum = 0;
+        for (int64_t i = 0; i < kQuantGroup; ++i) sum += qt[g * kQuantGroup + i];
+        start[size_t(t * groups + g)] = -offset * sum;
+      }
+    }
+  }
+};
+
+// A quad's 64 codes as unsigned bytes (int4: 32 bytes, code j in byte j's
+// low nibble for j < 32, in byte j - 32's high nibble otherwise).
+template <bool kInt4>
+MOEBENCH_VNNI_GEMM inline __m512i load_quad(const uint8_t* p) {
+  if constexpr (!kInt4) {
+    return _mm512_loadu_si512(p);
+  } else {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i m = _mm256_set1_epi8(0x0f);
+    const __m256i lo = _mm256_and_si256(b, m);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+}
+
+MOEBENCH_VNNI_GEMM inline __m512i bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// Gate and up for rows [16 rb, 16 rb + 16) and tokens [t0, t0 + NT):
+// h[t][r] = silu(gate) * up in fp32 (inter per token).
+template <bool kInt4, int NT>
+MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U, const QTokens& x,
+                                     int64_t t0, int64_t rb, int64_t inter, float* h) {
+  constexpr int64_t qb = kInt4 ? 32 : 64;
+  const int64_t ng = G.groups, w = ng * kQuantGroup;
+  __m512 fg[NT], fu[NT];
+  for (int t = 0; t < NT; ++t) fg[t] = fu[t] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < ng; ++g) {
+    __m512i ig[NT], iu[NT];
+    for (int t = 0; t < NT; ++t)
+      ig[t] = iu[t] = _mm512_set1_epi32(x.start[size_t((t0 + t) * ng + g)]);
+    const uint8_t* cg = G.pcodes.data() + (rb * ng + g) * 16 * qb;
+    const uint8_t* cu = U.pcodes.data() + (rb * ng + g) * 16 * qb;
+    const int8_t* xg = x.q.data() + t0 * w + g * kQuantGroup;
+    for (int q = 0; q < 16; ++q) {
+      const __m512i a = load_quad<kInt4>(cg + q * qb);
+      const __m512i b = load_quad<kInt4>(cu + q * qb);
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xv = bcast4(xg + t * w + 4 * q);
+        ig[t] = _mm512_dpbusd_epi32(ig[t], a, xv);
+        iu[t] = _mm512_dpbusd_epi32(iu[t], b, xv);
+      }
+    }
+    const __m512 sg = _mm512_loadu_ps(G.pscale.data() + (rb * ng + g) * 16);
+    const __m512 su = _mm512_loadu_ps(U.pscale.data() + (rb * ng + g) * 16);
+    for (int t = 0; t < NT; ++t) {
+      fg[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ig[t]), sg, fg[t]);
+      fu[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iu[t]), su, fu[t]);
+    }
+  }
+  const int64_t r0 = rb * 16;
+  const int64_t rows = inter - r0 < 16 ? inter - r0 : 16;
+  const __mmask16 m = __mmask16((1u << rows) - 1);
+  for (int t = 0; t < NT; ++t) {
+    const __m512 s = _mm512_set1_ps(x.scale[size_t(t0 + t)]);
+    const __m512 hv = vec::silu_mul16(_mm512_mul_ps(fg[t], s), _mm512_mul_ps(fu[t], s));
+    _mm512_mask_storeu_ps(h + (t0 + t) * inter + r0, m, hv);
+  }
+}
+
+// Down for rows [16 rb, 16 rb + 16 MR) and tokens [t0, t0 + NT):
+// out[t][c] += w[t] * (down_c . h_t).
+template <bool kInt4, int NT, int MR>
+MOEBENCH_VNNI_GEMM void down_tile(const QuantMatrix& D, const QTokens& h, int64_t t0, int64_t rb,
+                                  int64_t hidden, const float* w, float* out) {
+  constexpr int64_t qb = kInt4 ? 32 : 64;
+  const int64_t ng = D.groups, wd = ng * kQuantGroup;
+  __m512 f[MR][NT];
+  for (int m = 0; m < MR; ++m) {
+    for (int t = 0; t < NT; ++t) f[m][t] = _mm512_setzero_ps();
+  }
+  for (int64_t g = 0; g < ng; ++g) {
+    __m512i acc[MR][NT];
+    for (int t = 0; t < NT; ++t) {
+      const __m512i st = _mm512_set1_epi32(h.start[size_t((t0 + t) * ng + g)]);
+      for (int m = 0; m < MR; ++m) acc[m][t] = st;
+    }
+    const int8_t* hg = h.q.data() + t0 * wd + g * kQuantGroup;
+    for (int q = 0; q < 16; ++q) {
+      __m512i a[MR];
+      for (int m = 0; m < MR; ++m)
+        a[m] = load_quad<kInt4>(D.pcodes.data() + (((rb + m) * ng + g) * 16 + q) * qb);
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xv = bcast4(hg + t * wd + 4 * q);
+        for (int m = 0; m < MR; ++m) acc[m][t] = _mm512_dpbusd_epi32(acc[m][t], a[m], xv);
+      }
+    }
+    for (int m = 0; m < MR; ++m) {
+      const __m512 s = _mm512_loadu_ps(D.pscale.data() + ((rb + m) * ng + g) * 16);
+      for (int t = 0; t < NT; ++t)
+        f[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][t]), s, f[m][t]);
+    }
+  }
+  for (int m = 0; m < MR; ++m) {
+    const int64_t c0 = (rb + m) * 16;
+    const int64_t rows = hidden - c0 < 16 ? hidden - c0 : 16;
+    const __mmask16 mk = __mmask16((1u << rows) - 1);
+    for (int t = 0; t < NT; ++t) {
+      float* o = out + (t0 + t) * hidden + c0;
+      const __m512 scale = _mm512_set1_ps(w[t0 + t] * h.scale[size_t(t0 + t)]);
+      _mm512_mask_storeu_ps(o, mk, _mm512_fmadd_ps(scale, f[m][t], _mm512_maskz_loadu_ps(mk, o)));
+    }
+  }
+}
+
+class VnniGemmKernel final : public ExpertKernel {
+ public:
+  std::string name() const override { return "avx512-vnni-gemm"; }
+  bool supports(WeightDtype d) const override {
+    return d == WeightDtype::kInt8 || d == WeightDtype::kInt4;
+  }
+  bool needs_packed() const override { return true; }
+
+ protected:
+  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+               ThreadPool* pool) override {
+    if (!e.packed()) {
+      throw Error(
+          "expert kernel avx512-vnni-gemm: expected weights packed at load (ExpertWeights::pack), "
+          "found them unpacked");
+    }
+    if (e.dtype == WeightDtype::kInt4) {
+      run_as<true>(e, x, tokens, w, out, pool);
+    } else {
+      run_as<false>(e, x, tokens, w, out, pool);
+    }
+  }
+
+ private:
+  template <bool kInt4>
+  void run_as(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
+              ThreadPool* pool) {
+    const int64_t H = e.shape.hidden, I = e.shape.inter;
+    const int offset = kInt4 ? 8 : 128;
+    xq_.set(x, tokens, H, offset);
+    h_.assign(size_t(tokens * I), 0.0f);
+    parallel_ranges(pool, (I + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t rb = b0; rb < b1; ++rb) {
+        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
+          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+            if constexpr (NT <= kTile)
+              gate_up_tile<kInt4, NT>(e.qgate, e.qup, xq_, t0, rb, I, h_.data());
+          });
+        }
+      }
+    });
+    hq_.set(h_.data(), tokens, I, offset);
+    const int64_t blocks = (H + 15) / 16;
+    parallel_ranges(pool, (blocks + 1) / 2, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t rb = 2 * p;
+        const bool two = rb + 1 < blocks;
+        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
+          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
+            if constexpr (NT <= kTile) {
+              if (two) {
+                down_tile<kInt4, NT, 2>(e.qdown, hq_, t0, rb, H, w, out);
+              } else {
+                down_tile<kInt4, NT, 1>(e.qdown, hq_, t0, rb, H, w, out);
+              }
+            }
+          });
+        }
+      }
+    });
+  }
+
+  QTokens xq_, hq_;
+  std::vector<float> h_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExpertKernel> make_avx512_vnni_gemm_kernel() {
+  return std::make_unique<VnniGemmKernel>();
+}
+
+}  // namespace moebench
