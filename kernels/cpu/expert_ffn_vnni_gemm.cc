@@ -83,10 +83,15 @@ MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U,
   const int64_t ng = G.groups, w = ng * kQuantGroup;
   __m512 fg[NT], fu[NT];
   for (int t = 0; t < NT; ++t) fg[t] = fu[t] = _mm512_setzero_ps();
+  // With few tokens, two sets of int32 sums (even and odd quads) so that
+  // more than one dependency chain is in flight per matrix.
+  constexpr int S = NT <= 2 ? 2 : 1;
   for (int64_t g = 0; g < ng; ++g) {
-    __m512i ig[NT], iu[NT];
-    for (int t = 0; t < NT; ++t)
-      ig[t] = iu[t] = _mm512_set1_epi32(x.start[size_t((t0 + t) * ng + g)]);
+    __m512i ig[S][NT], iu[S][NT];
+    for (int t = 0; t < NT; ++t) {
+      ig[0][t] = iu[0][t] = _mm512_set1_epi32(x.start[size_t((t0 + t) * ng + g)]);
+      for (int k = 1; k < S; ++k) ig[k][t] = iu[k][t] = _mm512_setzero_si512();
+    }
     const uint8_t* cg = G.pcodes.data() + (rb * ng + g) * 16 * qb;
     const uint8_t* cu = U.pcodes.data() + (rb * ng + g) * 16 * qb;
     const int8_t* xg = x.q.data() + t0 * w + g * kQuantGroup;
@@ -95,15 +100,19 @@ MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U,
       const __m512i b = load_quad<kInt4>(cu + q * qb);
       for (int t = 0; t < NT; ++t) {
         const __m512i xv = bcast4(xg + t * w + 4 * q);
-        ig[t] = _mm512_dpbusd_epi32(ig[t], a, xv);
-        iu[t] = _mm512_dpbusd_epi32(iu[t], b, xv);
+        ig[q % S][t] = _mm512_dpbusd_epi32(ig[q % S][t], a, xv);
+        iu[q % S][t] = _mm512_dpbusd_epi32(iu[q % S][t], b, xv);
       }
     }
     const __m512 sg = _mm512_loadu_ps(G.pscale.data() + (rb * ng + g) * 16);
     const __m512 su = _mm512_loadu_ps(U.pscale.data() + (rb * ng + g) * 16);
     for (int t = 0; t < NT; ++t) {
-      fg[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ig[t]), sg, fg[t]);
-      fu[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iu[t]), su, fu[t]);
+      for (int k = 1; k < S; ++k) {
+        ig[0][t] = _mm512_add_epi32(ig[0][t], ig[k][t]);
+        iu[0][t] = _mm512_add_epi32(iu[0][t], iu[k][t]);
+      }
+      fg[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ig[0][t]), sg, fg[t]);
+      fu[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iu[0][t]), su, fu[t]);
     }
   }
   const int64_t r0 = rb * 16;
