@@ -117,7 +117,7 @@ HardwareProfile test_slowdown(const HardwareProfile& hw, const std::string& stra
   slow.cpu.task_overhead_us *= factor;
   slow.cpu.first_task_warmup_us *= factor;
   for (auto& t : slow.tables) {
-    if (t.lane == "cpu-expert") {
+    if (t.lane == "cpu-expert" || t.lane == "cpu-shared") {
       for (double& x : t.time_us) x *= factor;
     }
   }
