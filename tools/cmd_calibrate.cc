@@ -22,6 +22,7 @@
 
 #include "core/backend/real_cpu_executor.h"
 #include "core/config/experiment.h"
+#include "core/engine/metrics.h"
 #include "core/results/provenance.h"
 #include "core/util/atomic_file.h"
 #include "core/util/cpu_info.h"
@@ -45,12 +46,6 @@ struct CalibrateOptions {
   int repeats = 21;
   std::string kernel = "auto";
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
 std::string toml_scalar(const nlohmann::ordered_json& v) {
@@ -133,7 +128,7 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
     for (size_t i = 0; i < tokens.size(); ++i) xs[i].push_back(run(next++, tokens[i]) / 1e3);
   }
   std::vector<double> us;
-  for (auto& x : xs) us.push_back(median(x));
+  for (auto& x : xs) us.push_back(percentile(x, 50));
   return us;
 }
 
@@ -148,7 +143,7 @@ double dispatch_us(int threads) {
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  return median(xs);
+  return percentile(xs, 50);
 }
 
 void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {

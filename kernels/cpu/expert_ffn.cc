@@ -207,6 +207,15 @@ float ExpertWeights::down_at(int64_t r, int64_t c) const {
                                      : qdown.value(r, c);
 }
 
+void require_packed(const ExpertKernel& k, const ExpertWeights& e) {
+  if (k.needs_packed() && !e.packed()) {
+    throw Error(fmt::format(
+        "expert kernel {}: expected weights packed at load (ExpertWeights::pack), found them "
+        "unpacked",
+        k.name()));
+  }
+}
+
 void require_dtype(const ExpertKernel& k, WeightDtype d) {
   if (k.supports(d)) return;
   std::string ok;

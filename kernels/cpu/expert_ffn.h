@@ -139,6 +139,8 @@ class ThreadPool;
 class ExpertKernel;
 // Throws moebench::Error when `k` does not support `d`, naming both.
 void require_dtype(const ExpertKernel& k, WeightDtype d);
+// Throws moebench::Error when `k` reads packed weights and `e` is not packed.
+void require_packed(const ExpertKernel& k, const ExpertWeights& e);
 
 class ExpertKernel {
  public:
@@ -155,6 +157,7 @@ class ExpertKernel {
   void run(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
            ThreadPool* pool = nullptr) {
     require_dtype(*this, e.dtype);
+    require_packed(*this, e);
     compute(e, x, tokens, w, out, pool);
   }
 

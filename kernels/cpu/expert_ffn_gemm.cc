@@ -14,9 +14,6 @@
 #include <cstring>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
@@ -117,45 +114,26 @@ class GemmBf16Kernel final : public ExpertKernel {
  protected:
   void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
                ThreadPool* pool) override {
-    if (!e.packed()) {
-      throw Error(
-          "expert kernel avx512-bf16-gemm: expected weights packed at load "
-          "(ExpertWeights::pack), found them unpacked");
-    }
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     xp_.set_from_f32(x, tokens, H);
     const int64_t kp_h = (I + 1) / 2;          // words per token of h
     hb_.assign(size_t(tokens * kp_h * 2), 0);  // bf16, row length even (padding zero)
-    const int64_t blocks_i = (I + 15) / 16;
-    parallel_ranges(pool, blocks_i, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t rb = b0; rb < b1; ++rb) {
-        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
-            gate_up_tile<NT>(e.pgate.data(), e.pup.data(), xp_.kp, xp_.v.data(), t0, rb, I,
-                             hb_.data(), kp_h * 2);
-          });
-        }
-      }
+    vec::for_block_tiles<kTile>(pool, (I + 15) / 16, tokens, [&]<int NT>(int64_t rb, int64_t t0) {
+      gate_up_tile<NT>(e.pgate.data(), e.pup.data(), xp_.kp, xp_.v.data(), t0, rb, I, hb_.data(),
+                       kp_h * 2);
     });
     const auto* h = reinterpret_cast<const uint32_t*>(hb_.data());
     const int64_t blocks_h = (H + 15) / 16;
     // Two row blocks per task where there are two, so each activation
     // broadcast feeds two vector products.
-    parallel_ranges(pool, (blocks_h + 1) / 2, 1, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t rb = 2 * p;
-        const bool two = rb + 1 < blocks_h;
-        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
-            if (two) {
-              down_tile<NT, 2>(e.pdown.data(), kp_h, h, t0, rb, H, w, out);
-            } else {
-              down_tile<NT, 1>(e.pdown.data(), kp_h, h, t0, rb, H, w, out);
-            }
-          });
-        }
-      }
-    });
+    vec::for_block_tiles<kTile>(pool, (blocks_h + 1) / 2, tokens,
+                                [&]<int NT>(int64_t p, int64_t t0) {
+                                  if (2 * p + 1 < blocks_h) {
+                                    down_tile<NT, 2>(e.pdown.data(), kp_h, h, t0, 2 * p, H, w, out);
+                                  } else {
+                                    down_tile<NT, 1>(e.pdown.data(), kp_h, h, t0, 2 * p, H, w, out);
+                                  }
+                                });
   }
 
  private:

@@ -175,6 +175,23 @@ TEST(ExpertKernel, RejectsWeightsItCannotRun) {
               std::string::npos)
         << err.what();
   }
+  // A kernel that reads packed weights refuses unpacked ones, by name.
+  for (const auto& name : expert_kernels_available()) {
+    auto pk = make_expert_kernel(name);
+    if (!pk->needs_packed()) continue;
+    const WeightDtype dt =
+        pk->supports(WeightDtype::kBf16) ? WeightDtype::kBf16 : WeightDtype::kInt8;
+    const ExpertWeights unpacked = ExpertWeights::random({64, 32}, dt, 1);
+    try {
+      pk->run(unpacked, x.data(), 1, w.data(), out.data());
+      FAIL() << name << ": expected an error";
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what())
+                    .find("expert kernel " + name + ": expected weights packed at load"),
+                std::string::npos)
+          << err.what();
+    }
+  }
   EXPECT_THROW(parse_weight_dtype("fp8"), Error);
   EXPECT_EQ(parse_weight_dtype("int4"), WeightDtype::kInt4);
 }

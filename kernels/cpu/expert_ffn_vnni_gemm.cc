@@ -16,7 +16,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
@@ -181,11 +180,6 @@ class VnniGemmKernel final : public ExpertKernel {
  protected:
   void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
                ThreadPool* pool) override {
-    if (!e.packed()) {
-      throw Error(
-          "expert kernel avx512-vnni-gemm: expected weights packed at load (ExpertWeights::pack), "
-          "found them unpacked");
-    }
     if (e.dtype == WeightDtype::kInt4) {
       run_as<true>(e, x, tokens, w, out, pool);
     } else {
@@ -201,33 +195,17 @@ class VnniGemmKernel final : public ExpertKernel {
     const int offset = kInt4 ? 8 : 128;
     xq_.set(x, tokens, H, offset);
     h_.assign(size_t(tokens * I), 0.0f);
-    parallel_ranges(pool, (I + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t rb = b0; rb < b1; ++rb) {
-        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
-            if constexpr (NT <= kTile)
-              gate_up_tile<kInt4, NT>(e.qgate, e.qup, xq_, t0, rb, I, h_.data());
-          });
-        }
-      }
+    vec::for_block_tiles<kTile>(pool, (I + 15) / 16, tokens, [&]<int NT>(int64_t rb, int64_t t0) {
+      gate_up_tile<kInt4, NT>(e.qgate, e.qup, xq_, t0, rb, I, h_.data());
     });
     hq_.set(h_.data(), tokens, I, offset);
     const int64_t blocks = (H + 15) / 16;
-    parallel_ranges(pool, (blocks + 1) / 2, 1, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t rb = 2 * p;
-        const bool two = rb + 1 < blocks;
-        for (int64_t t0 = 0; t0 < tokens; t0 += kTile) {
-          vec::with_tile(std::min<int64_t>(kTile, tokens - t0), [&]<int NT>() {
-            if constexpr (NT <= kTile) {
-              if (two) {
-                down_tile<kInt4, NT, 2>(e.qdown, hq_, t0, rb, H, w, out);
-              } else {
-                down_tile<kInt4, NT, 1>(e.qdown, hq_, t0, rb, H, w, out);
-              }
-            }
-          });
-        }
+    // Two row blocks per task where there are two (as avx512-bf16-gemm).
+    vec::for_block_tiles<kTile>(pool, (blocks + 1) / 2, tokens, [&]<int NT>(int64_t p, int64_t t0) {
+      if (2 * p + 1 < blocks) {
+        down_tile<kInt4, NT, 2>(e.qdown, hq_, t0, 2 * p, H, w, out);
+      } else {
+        down_tile<kInt4, NT, 1>(e.qdown, hq_, t0, 2 * p, H, w, out);
       }
     });
   }

@@ -1,10 +1,12 @@
 #pragma once
 // Helpers shared by the packed expert kernels: vector math (AVX-512,
-// compiled with target attributes; callers need avx512f) and the dispatch
-// of a token tile's size to a template argument.
+// compiled with target attributes; callers need avx512f) and their loop
+// over row blocks and token tiles.
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench::vec {
 
@@ -31,35 +33,32 @@ __attribute__((target("avx512f"))) inline __m512 silu_mul16(__m512 g, __m512 u) 
   return _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), u);
 }
 
-// Calls f.template operator()<NT>() with NT = n (1 <= n <= 12; larger n: 12).
-template <class F>
+// Calls f.template operator()<NT>() with NT = n, 1 <= n <= Max.
+template <int Max, int N = 1, class F>
 void with_tile(int64_t n, F&& f) {
-  switch (n) {
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    case 4:
-      return f.template operator()<4>();
-    case 5:
-      return f.template operator()<5>();
-    case 6:
-      return f.template operator()<6>();
-    case 7:
-      return f.template operator()<7>();
-    case 8:
-      return f.template operator()<8>();
-    case 9:
-      return f.template operator()<9>();
-    case 10:
-      return f.template operator()<10>();
-    case 11:
-      return f.template operator()<11>();
-    default:
-      return f.template operator()<12>();
+  if constexpr (N == Max) {
+    f.template operator()<N>();
+  } else if (n == N) {
+    f.template operator()<N>();
+  } else {
+    with_tile<Max, N + 1>(n, f);
   }
+}
+
+// The loop both packed kernels run: row blocks [0, blocks), whole blocks
+// per thread from the pool's queue, and in each block the tokens in tiles
+// of at most Tile: f.template operator()<NT>(block, t0) for the tile of NT
+// tokens starting at t0.
+template <int Tile, class F>
+void for_block_tiles(ThreadPool* pool, int64_t blocks, int64_t tokens, F&& f) {
+  parallel_ranges(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t t0 = 0; t0 < tokens; t0 += Tile) {
+        with_tile<Tile>(tokens - t0 < Tile ? tokens - t0 : Tile,
+                        [&]<int NT>() { f.template operator()<NT>(b, t0); });
+      }
+    }
+  });
 }
 
 }  // namespace moebench::vec
