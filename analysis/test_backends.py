@@ -89,3 +89,13 @@ def test_kernels_reads_benchmark_json(tmp_path):
     (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
     assert kernels.run(str(tmp_path), tmp_path / "report")["crossover_tokens"] is None
     assert "no AMX" in md or "AMX: no" in md
+    # On a CPU with AMX the bf16 prefill line is against the tile peak.
+    d["context"].update({"amx": "yes", "probe_amx_bf16_gflops": "2000"})
+    d["benchmarks"].append({"name": "BM_ExpertFfn/amx-bf16/bf16/256/real_time", "run_type": "iteration",
+                            "real_time": 10.0, "time_unit": "ms", "weight_GBps": 8.8, "TFLOPs": 0.9, "bw_frac": 0.3,
+                            "peak_frac": 4.5, "amx_frac": 0.45})
+    (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
+    assert kernels.run(str(tmp_path), tmp_path / "report")["crossover_tokens"] is None
+    md = (tmp_path / "report" / "kernels.md").read_text()
+    assert "45-45% of the measured AMX bf16 tile peak" in md and "target 40%: met" in md
+    assert "amx-bf16) ran on this CPU" in md

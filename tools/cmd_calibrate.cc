@@ -201,8 +201,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   }
   const double dispatch = dispatch_us(threads);
   h.name = name;
-  h.description =
-      fmt::format("{}; CPU expert tables measured by moebench calibrate", h.description);
+  // The base's description says what its [cpu] numbers describe; the tables
+  // may come from another CPU (the one this ran on), so name both.
+  h.description = fmt::format("CPU expert tables measured by moebench calibrate on {}; the rest from '{}' ({})",
+                              prov.cpu_model, opt.hardware, h.description);
   h.source =
       fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model, threads,
                   prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "", date);

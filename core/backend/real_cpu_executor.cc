@@ -23,9 +23,12 @@ bool available(const std::string& name) {
 std::string auto_expert_kernel(WeightDtype dtype) {
   switch (dtype) {
     case WeightDtype::kBf16:
-      // The packed kernel was the fastest on every token count measured
-      // (docs/KERNELS.md); not "hybrid": oneDNN's OpenMP threads keep
-      // spinning after a call and slow the next task on a small machine.
+      // With AMX: the packed vector kernel for few tokens, the tiles for
+      // many (docs/KERNELS.md). Without: the packed kernel was the fastest
+      // on every token count measured; not "hybrid": oneDNN's OpenMP
+      // threads keep spinning after a call and slow the next task on a
+      // small machine.
+      if (available("avx512-amx-bf16")) return "avx512-amx-bf16";
       if (available("avx512-bf16-gemm")) return "avx512-bf16-gemm";
       return available("avx512-bf16") ? "avx512-bf16" : "onednn";
     case WeightDtype::kInt8:

@@ -13,7 +13,8 @@
 // codes and scales, per second), TFLOPs (2 x 3 x hidden x inter x tokens per
 // second), bw_frac (weight_GBps / measured bandwidth) and peak_frac
 // (TFLOPs / the measured peak of the dtype's dot product: AVX-512 BF16 for
-// bf16, VNNI for int8 and int4; this CPU has no AMX).
+// bf16, VNNI for int8 and int4) and, where the CPU has AMX, amx_frac
+// (TFLOPs / the measured AMX bf16 tile peak, probe_amx_bf16_gflops).
 //
 //     build/bin/bench_expert --benchmark_format=json   (make bench-kernels)
 //     MOEBENCH_BENCH_THREADS=1 build/bin/bench_expert   one thread
@@ -88,6 +89,8 @@ void BM_ExpertFfn(benchmark::State& state, const std::string& kernel, WeightDtyp
     state.counters["bw_frac"] = C(bytes / 1e9 / p.read_bw_gbps, C::kIsIterationInvariantRate);
   if (peak_gflops > 0)
     state.counters["peak_frac"] = C(flops / 1e9 / peak_gflops, C::kIsIterationInvariantRate);
+  if (p.amx_bf16_gflops > 0)
+    state.counters["amx_frac"] = C(flops / 1e9 / p.amx_bf16_gflops, C::kIsIterationInvariantRate);
 }
 
 int register_all() {
@@ -101,20 +104,21 @@ int register_all() {
   benchmark::AddCustomContext("probe_read_bw_gbps", fmt::format("{:.2f}", p.read_bw_gbps));
   benchmark::AddCustomContext("probe_bf16_gflops", fmt::format("{:.1f}", p.bf16_gflops));
   benchmark::AddCustomContext("probe_int8_gops", fmt::format("{:.1f}", p.int8_gops));
-  benchmark::AddCustomContext(
-      "amx", "no: the AMX tile kernel is not built (this development CPU has no AMX)");
+  benchmark::AddCustomContext("probe_amx_bf16_gflops", fmt::format("{:.1f}", p.amx_bf16_gflops));
+  benchmark::AddCustomContext("amx", p.amx_bf16_gflops > 0 ? "yes" : "no (no usable AMX on this CPU)");
   auto add = [](const std::string& label, const std::string& name, WeightDtype dt) {
     benchmark::RegisterBenchmark(("BM_ExpertFfn/" + label + "/" + dtype_name(dt)).c_str(),
                                  BM_ExpertFfn, name, dt)
         ->RangeMultiplier(2)
         ->Range(1, 1024)
+        ->Arg(3)  // between the AVX-512 and AMX kernels' crossover points seen so far
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   };
   for (const auto& name : expert_kernels_available()) {
     if (name == "reference") continue;  // fp64 loops: far too slow at this shape
-    if (name == "hybrid")
-      continue;  // avx512-bf16 below its switch, onednn above: both timed already
+    if (name == "hybrid" || name == "avx512-amx-bf16")
+      continue;  // one kernel below its switch, another above: both timed already
     const auto k = make_expert_kernel(name);
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
       if (k->supports(dt)) add(name, name, dt);

@@ -120,7 +120,7 @@ ExpertWeights ExpertWeights::random(ExpertShape s, WeightDtype dtype, uint64_t s
 namespace {
 
 std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, int64_t cols) {
-  const int64_t rb = (rows + 15) / 16, kp = (cols + 1) / 2;
+  const int64_t rb = (rows + 15) / 16, kp = packed_pairs(cols);
   std::vector<uint16_t> p(size_t(rb * kp * 32), 0);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
@@ -277,6 +277,10 @@ std::vector<std::string> expert_kernels_available() {
   const CpuInfo& c = cpu_info();
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
   if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16) v.push_back("avx512-bf16-gemm");
+  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16 && c.amx_tile && c.amx_bf16) {
+    v.push_back("amx-bf16");
+    v.push_back("avx512-amx-bf16");
+  }
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni-gemm");
   v.push_back("onednn");
@@ -288,7 +292,8 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   const auto avail = expert_kernels_available();
   bool ok = false;
   for (const auto& a : avail)
-    ok = ok || a == name || (a == "hybrid" && name.rfind("hybrid:", 0) == 0);
+    ok = ok || a == name ||
+         ((a == "hybrid" || a == "avx512-amx-bf16") && name.rfind(a + ":", 0) == 0);
   if (!ok) {
     std::string list;
     for (const auto& a : avail) list += (list.empty() ? "" : ", ") + a;
@@ -298,6 +303,8 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name == "reference") return std::make_unique<ReferenceKernel>();
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
   if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
+  if (name == "amx-bf16") return make_amx_bf16_kernel();
+  if (name.rfind("avx512-amx-bf16", 0) == 0) return make_switch_kernel(name);
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();
   if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);

@@ -18,6 +18,12 @@
 //   avx512-bf16-gemm  own kernel, bf16 packed at load (pack()), for many
 //                 tokens: 16 rows per vector, each token's activation pair
 //                 broadcast, 12 tokens per register tile, no horizontal sums
+//   amx-bf16      own kernel, bf16 packed at load (the same packing), for
+//                 many tokens: AMX tiles, 16 tokens x 32 columns times 32
+//                 columns x 16 rows per TDPBF16PS (kernels/cpu/expert_ffn_amx.cc)
+//   avx512-amx-bf16  bf16: avx512-bf16-gemm up to kAmxSwitchTokens tokens
+//                 per expert, amx-bf16 above ("avx512-amx-bf16:N": above N),
+//                 KTransformers' switch between its AVX-512 and AMX kernels
 //   avx512-vnni-gemm  own kernel, int8 and int4 packed at load: 16 rows per
 //                 vector, each token's 4 activation bytes broadcast into
 //                 vpdpbusd, int32 sums per group scaled by a vector of the
@@ -40,9 +46,9 @@
 // weights to a whole number of groups.
 //
 // The own kernels run on a ThreadPool's dynamic task queue when given one
-// (kernels/cpu/thread_pool.h); the AMX tile kernel for many tokens is not
-// built yet (this machine has no AMX to test it on). Which kernels this CPU
-// can run is read at run time (core/util/cpu_info.h).
+// (kernels/cpu/thread_pool.h). Which kernels this CPU can run is read at
+// run time (core/util/cpu_info.h): the AMX ones only where the CPU has AMX
+// and the OS grants the tile state.
 
 #include <cstdint>
 #include <memory>
@@ -73,6 +79,18 @@ WeightDtype parse_weight_dtype(const std::string& s);
 // The last token count "hybrid" gives the vector kernel (avx512-bf16);
 // above it oneDNN runs. Measured on the development machine (docs/KERNELS.md).
 inline constexpr int64_t kHybridSwitchTokens = 16;
+
+// The last token count "avx512-amx-bf16" gives avx512-bf16-gemm; above it
+// amx-bf16 runs. Measured on a 16-core Xeon with AMX (docs/KERNELS.md): the
+// vector kernel faster at 1-3 tokens per expert, the tiles from 4 on
+// (KTransformers, section 3.2: AVX-512 wins at four or fewer on theirs).
+inline constexpr int64_t kAmxSwitchTokens = 3;
+
+// Column pairs per row block in the packed bf16 layout: the columns padded
+// to whole blocks of 32 (one AMX tile's depth) with zero weights.
+inline constexpr int64_t packed_pairs(int64_t cols) {
+  return (cols + 31) / 32 * 16;
+}
 
 // Weights per quantisation group (one 512-bit VNNI operand of int8 codes).
 inline constexpr int64_t kQuantGroup = 64;
@@ -113,7 +131,8 @@ struct ExpertWeights {
   // bf16, for the many-token kernel (avx512-bf16-gemm), packed once at load
   // by pack(): each matrix's rows in blocks of 16 and its columns in pairs,
   // [row block][column pair][16 rows][2 columns], rows padded to a multiple
-  // of 16 and columns to an even count with zeros. int8 / int4: pack() fills
+  // of 16 and columns to a multiple of 32 (packed_pairs) with zeros; the
+  // 16 pairs from a multiple of 16 on are one AMX B tile as they lie. int8 / int4: pack() fills
   // QuantMatrix::pcodes and pscale instead. Empty until packed; the
   // row-major arrays are kept (the reference reads them) unless the caller
   // drops them (release_unpacked).

@@ -30,12 +30,13 @@ MOEBENCH_GEMM inline __m256i to_bf16_16(__m512 v) {
   return (__m256i)_mm512_cvtneps_pbh(v);
 }
 
-// Tokens' activations as bf16 pairs: x[t] at xb + t * kp (32-bit words).
+// Tokens' activations as bf16 pairs: x[t] at xb + t * kp (32-bit words),
+// kp = packed_pairs(n) as the weights (the padding zero).
 struct Pairs {
   std::vector<uint32_t> v;
   int64_t kp = 0;
   void set_from_f32(const float* x, int64_t tokens, int64_t n) {
-    kp = (n + 1) / 2;
+    kp = packed_pairs(n);
     v.assign(size_t(tokens * kp), 0);
     for (int64_t t = 0; t < tokens; ++t) {
       for (int64_t k = 0; k < n; ++k) {
@@ -116,7 +117,7 @@ class GemmBf16Kernel final : public ExpertKernel {
                ThreadPool* pool) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
     xp_.set_from_f32(x, tokens, H);
-    const int64_t kp_h = (I + 1) / 2;          // words per token of h
+    const int64_t kp_h = packed_pairs(I);      // words per token of h
     hb_.assign(size_t(tokens * kp_h * 2), 0);  // bf16, row length even (padding zero)
     vec::for_block_tiles<kTile>(pool, (I + 15) / 16, tokens, [&]<int NT>(int64_t rb, int64_t t0) {
       gate_up_tile<NT>(e.pgate.data(), e.pup.data(), xp_.kp, xp_.v.data(), t0, rb, I, hb_.data(),

@@ -1,10 +1,11 @@
-// expert kernel "hybrid" (bf16): the own vector kernel (avx512-bf16) for
-// few tokens per expert, the matrix kernel (oneDNN, which uses AMX tiles
-// where the CPU has them) for many, switching at a token count measured on
-// the machine, as KTransformers switches between its AVX-512 and AMX
-// kernels (section 3.2: AVX-512 wins at four or fewer tokens per expert on
-// their Xeon). "hybrid" switches above kHybridSwitchTokens; "hybrid:N"
-// above N tokens.
+// Two kernels behind one name, switching at a token count per expert, as
+// KTransformers switches between its AVX-512 and AMX kernels (section 3.2:
+// AVX-512 wins at four or fewer tokens per expert on their Xeon):
+//   "hybrid" (bf16): the own vector kernel (avx512-bf16) for few tokens,
+//       oneDNN (which uses AMX tiles where the CPU has them) for many;
+//       above kHybridSwitchTokens, "hybrid:N" above N tokens;
+//   "avx512-amx-bf16" (bf16, packed weights): avx512-bf16-gemm for few
+//       tokens, amx-bf16 for many; above kAmxSwitchTokens, or N.
 #include <charconv>
 #include <utility>
 
@@ -16,47 +17,56 @@
 namespace moebench {
 namespace {
 
-class HybridKernel final : public ExpertKernel {
+class SwitchKernel final : public ExpertKernel {
  public:
-  HybridKernel(std::string name, int64_t switch_tokens)
+  SwitchKernel(std::string name, int64_t switch_tokens, std::unique_ptr<ExpertKernel> few,
+               std::unique_ptr<ExpertKernel> many)
       : name_(std::move(name)),
         switch_(switch_tokens),
-        vec_(make_avx512_bf16_kernel()),
-        mat_(make_onednn_kernel()) {}
+        few_(std::move(few)),
+        many_(std::move(many)) {}
   std::string name() const override { return name_; }
-  bool supports(WeightDtype d) const override { return d == WeightDtype::kBf16; }
+  bool supports(WeightDtype d) const override { return few_->supports(d) && many_->supports(d); }
+  bool needs_packed() const override { return few_->needs_packed() || many_->needs_packed(); }
 
  protected:
   void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
                ThreadPool* pool) override {
-    if (tokens <= switch_) {
-      vec_->run(e, x, tokens, w, out, pool);
-    } else {
-      mat_->run(e, x, tokens, w, out, pool);
-    }
+    (tokens <= switch_ ? few_ : many_)->run(e, x, tokens, w, out, pool);
   }
 
  private:
   std::string name_;
   int64_t switch_;
-  std::unique_ptr<ExpertKernel> vec_, mat_;
+  std::unique_ptr<ExpertKernel> few_, many_;
 };
+
+// N from "base:N", or `fallback` for "base".
+int64_t switch_tokens(const std::string& name, const std::string& base, int64_t fallback) {
+  if (name == base) return fallback;
+  int64_t n = 0;
+  const std::string arg = name.substr(base.size() + 1);
+  const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
+  if (ec != std::errc() || p != arg.data() + arg.size() || n < 0) {
+    throw Error(fmt::format(
+        "expert kernel '{}': expected {} or {}:N with N >= 0 tokens per expert (the last count "
+        "the few-token kernel runs), found '{}' after the colon",
+        name, base, base, arg));
+  }
+  return n;
+}
 
 }  // namespace
 
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name) {
-  int64_t n = kHybridSwitchTokens;
-  if (name != "hybrid") {
-    const std::string arg = name.substr(std::string("hybrid:").size());
-    const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
-    if (ec != std::errc() || p != arg.data() + arg.size() || n < 0) {
-      throw Error(fmt::format(
-          "expert kernel '{}': expected hybrid or hybrid:N with N >= 0 tokens per expert "
-          "(the last count the vector kernel runs), found '{}' after the colon",
-          name, arg));
-    }
-  }
-  return std::make_unique<HybridKernel>(name, n);
+  return std::make_unique<SwitchKernel>(name, switch_tokens(name, "hybrid", kHybridSwitchTokens),
+                                        make_avx512_bf16_kernel(), make_onednn_kernel());
+}
+
+std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name) {
+  return std::make_unique<SwitchKernel>(name,
+                                        switch_tokens(name, "avx512-amx-bf16", kAmxSwitchTokens),
+                                        make_avx512_bf16_gemm_kernel(), make_amx_bf16_kernel());
 }
 
 }  // namespace moebench

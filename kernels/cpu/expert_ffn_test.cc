@@ -38,7 +38,7 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   const auto ref = make_expert_kernel("reference");
   const std::vector<ExpertShape> shapes = {{64, 32},  {96, 40},   {7, 5},
                                            {130, 71}, {257, 129}, {512, 64}};
-  const std::vector<int64_t> token_counts = {1, 2, 3, 4, 5, 9, 17, 29};
+  const std::vector<int64_t> token_counts = {1, 2, 3, 4, 5, 9, 17, 29, 40};
   std::map<WeightDtype, int> checked;
   for (const auto& name : expert_kernels_available()) {
     if (name == "reference") continue;
@@ -120,7 +120,7 @@ TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {
       for (ExpertShape s : {ExpertShape{257, 129}, ExpertShape{512, 96}}) {
         ExpertWeights e = ExpertWeights::random(s, dt, 3);
         if (k->needs_packed()) e.pack();
-        for (int64_t T : {1, 5}) {
+        for (int64_t T : {1, 5, 37}) {
           const auto x = random_vec(T * s.hidden, 11), w = random_vec(T, 12);
           std::vector<float> one(size_t(T * s.hidden), 0.0f), a = one, b = one;
           k->run(e, x.data(), T, w.data(), one.data());
@@ -235,6 +235,29 @@ TEST(ExpertKernel, HybridSwitchesAtItsTokenCount) {
           ->run(ExpertWeights::random({64, 32}, WeightDtype::kInt8, 1), random_vec(64, 1).data(), 1,
                 random_vec(1, 2).data(), std::vector<float>(64).data()),
       Error);
+}
+
+TEST(ExpertKernel, AmxSwitchGivesFewTokensToTheVectorKernel) {
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "amx-bf16") == avail.end())
+    GTEST_SKIP() << "no AMX here (or the OS does not grant the tile state)";
+  // avx512-amx-bf16:3 gives 1-3 tokens to avx512-bf16-gemm and 4 to the
+  // tiles: bit for bit what each of them computes.
+  ExpertWeights e = ExpertWeights::random({130, 71}, WeightDtype::kBf16, 9);
+  e.pack();
+  auto sw = make_expert_kernel("avx512-amx-bf16:3");
+  EXPECT_EQ(sw->name(), "avx512-amx-bf16:3");
+  EXPECT_TRUE(sw->needs_packed());
+  for (int64_t T : {1, 3, 4, 33}) {
+    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
+    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
+    sw->run(e, x.data(), T, w.data(), a.data());
+    make_expert_kernel(T <= 3 ? "avx512-bf16-gemm" : "amx-bf16")
+        ->run(e, x.data(), T, w.data(), b.data());
+    EXPECT_EQ(a, b) << T;
+  }
+  EXPECT_THROW(make_expert_kernel("avx512-amx-bf16:x"), Error);
+  EXPECT_EQ(make_expert_kernel("avx512-amx-bf16")->name(), "avx512-amx-bf16");
 }
 
 TEST(ExpertKernel, UnknownNameListsTheAvailableOnes) {

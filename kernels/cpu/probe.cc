@@ -135,9 +135,40 @@ __attribute__((target("avx512f,avx512vnni"))) double dot_int8(int64_t iters) {
 }
 constexpr double kOpsPerIterInt8 = kDotChains * 128;
 
+// TDPBF16PS on four C tiles from two A and two B tiles (all 16 x 64 bytes,
+// zero: the rate does not depend on the values): 16 x 16 x 32 products =
+// 16384 FLOP each, four independent chains.
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+__attribute__((target("amx-tile,amx-bf16"))) double dot_amx_bf16(int64_t iters) {
+  static const AmxConfig cfg;
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (int64_t it = 0; it < iters; ++it) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  alignas(64) float c[256];
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return double(c[0]);
+}
+constexpr double kFlopsPerIterAmxBf16 = 4 * 16384;
+
 template <class K>
-double peak(int threads, int repeats, K kernel, double per_iter) {
-  const int64_t iters = 20'000'000;
+double peak(int threads, int repeats, K kernel, double per_iter, int64_t iters = 20'000'000) {
   std::atomic<double> sink{0};
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -215,6 +246,9 @@ ProbeResult run_probe(const ProbeOptions& opt) {
   }
   if (cpu.avx512_bf16) r.bf16_gflops = peak(r.threads, opt.repeats, dot_bf16, kFlopsPerIterBf16);
   if (cpu.avx512_vnni) r.int8_gops = peak(r.threads, opt.repeats, dot_int8, kOpsPerIterInt8);
+  if (cpu.amx_tile && cpu.amx_bf16) {
+    r.amx_bf16_gflops = peak(r.threads, opt.repeats, dot_amx_bf16, kFlopsPerIterAmxBf16, 500'000);
+  }
   r.dispatch_us = measure_dispatch_us(opt.repeats);
   return r;
 }

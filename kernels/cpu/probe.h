@@ -24,6 +24,7 @@ struct ProbeResult {
   std::string fp32_isa;          // "avx512f", "avx2+fma" or "scalar"
   double bf16_gflops = 0;        // 0 when the CPU has no bf16 dot product
   double int8_gops = 0;          // 0 when the CPU has no int8 dot product (VNNI)
+  double amx_bf16_gflops = 0;    // AMX TDPBF16PS peak; 0 when the CPU has no usable AMX
   double dispatch_us = 0;        // median round trip: hand a task to a thread and wait for it
 };
 
