@@ -4,7 +4,7 @@
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
 # Other targets: build, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
-# characterize, asan, fuzz, clean.
+# characterize, tiny-models, tiny-traces, asan, fuzz, clean.
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize tiny-models tiny-traces asan fuzz clean
 
 all: build
 
@@ -33,7 +33,7 @@ build: deps
 test: build
 	cd $(BUILD) && MOEBENCH_HOME=$(CURDIR) ctest --output-on-failure -j $(JOBS) -LE gpu
 	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite \
-	  $(PY) -m pytest -q -p no:cacheprovider workloads/python analysis ci
+	  $(PY) -m pytest -q -p no:cacheprovider workloads/python workloads/tiny_moe analysis ci
 	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
 
 run: build
@@ -63,6 +63,27 @@ calibrate: build
 validation: calibrate
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/validation.toml --results results --quiet
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
+
+# Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both
+# families on the CPU with Debian's PyTorch (installed if missing) on the
+# KJV Bible (bible-kjv), then record their routing traces, the traces'
+# statistics and the deferral/skipping accuracy sweeps into results/tiny/.
+TINY ?= mixtral deepseek
+TINY_SEQS ?= 32
+tiny-models:
+	./scripts/install-deps.sh python3-torch libopenblas0-pthread bible-kjv > /dev/null
+	for f in $(TINY); do /usr/bin/python3 workloads/tiny_moe/train.py --family $$f --out models/tiny-$$f || exit 1; done
+
+tiny-traces: build
+	mkdir -p results/tiny
+	for f in $(TINY); do \
+	  $(BUILD)/bin/moebench trace record --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	    --sequences $(TINY_SEQS) --seq-len 256 --out results/tiny/$$f.trace.safetensors && \
+	  $(BUILD)/bin/moebench trace stats results/tiny/$$f.trace.safetensors --json results/tiny/$$f.stats.json \
+	    > results/tiny/$$f.stats.txt && \
+	  $(BUILD)/bin/moebench model accuracy --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	    --sequences $(TINY_SEQS) --seq-len 256 --out results/tiny/$$f.accuracy.csv || exit 1; \
+	done
 
 # A strategy against every baseline (README, "Add your own policy").
 STRATEGY ?= example-fifo

@@ -103,6 +103,8 @@ void add_trace_commands(CLI::App& app) {
     if (!json_out.empty()) write_file_atomic(json_out, st.to_json().dump(1) + "\n");
   });
 
+  add_record_command(trace);
+
   static ConvertOptions copt;
   auto* c = trace->add_subcommand("convert",
                                   "Convert per-token JSON-lines routing logs into a trace file");

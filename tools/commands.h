@@ -12,5 +12,7 @@ void add_probe_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_trace_commands(CLI::App& app);
 void add_predictor_commands(CLI::App& app);
+void add_model_commands(CLI::App& app);
+void add_record_command(CLI::App* trace);  // moebench trace record (cmd_model.cc)
 
 }  // namespace moebench::tools

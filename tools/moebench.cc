@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   moebench::tools::add_calibrate_command(app);
   moebench::tools::add_trace_commands(app);
   moebench::tools::add_predictor_commands(app);
+  moebench::tools::add_model_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

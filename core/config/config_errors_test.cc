@@ -112,7 +112,8 @@ TEST(ConfigErrors, PresetNameTypoSuggestsClosest) {
   const std::string msg = load_error(text);
   EXPECT_EQ(msg.substr(0, 56), "exp.toml:6:10: key 'model.preset': expected a model pres");
   EXPECT_NE(msg.find("expected a model preset in configs/models/ (deepseek-v2-lite, deepseek-v2.5, "
-                     "deepseek-v3, mixtral-8x7b, qwen2-57b-a14b, qwen3-235b-a22b, qwen3-30b-a3b)"),
+                     "deepseek-v3, mixtral-8x7b, qwen2-57b-a14b, qwen3-235b-a22b, qwen3-30b-a3b, "
+                     "tiny-deepseek, tiny-mixtral)"),
             std::string::npos);
   EXPECT_NE(msg.find("found 'mixtrl-8x7b'; did you mean 'mixtral-8x7b'?"), std::string::npos);
 }

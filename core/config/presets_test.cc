@@ -13,7 +13,7 @@ TEST(Presets, EveryModelAndHardwarePresetLoads) {
   const auto hardware = paths.list("hardware");
   EXPECT_EQ(models, (std::vector<std::string>{"deepseek-v2-lite", "deepseek-v2.5", "deepseek-v3",
                                               "mixtral-8x7b", "qwen2-57b-a14b", "qwen3-235b-a22b",
-                                              "qwen3-30b-a3b"}));
+                                              "qwen3-30b-a3b", "tiny-deepseek", "tiny-mixtral"}));
   for (const auto& m : models) {
     const ModelSpec spec = load_model(m, paths);
     EXPECT_EQ(spec.name, m);

@@ -1,0 +1,100 @@
+// moebench trace record | moebench model accuracy: small trained MoE models
+// (workloads/model, issue 15).
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/util/atomic_file.h"
+#include "core/util/error.h"
+#include "tools/commands.h"
+#include "workloads/model/record.h"
+
+namespace moebench::tools {
+
+namespace {
+
+struct ModelArgs {
+  std::string weights, text, out, kernel = "auto";
+  RecordOptions rec;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("--text: expected a readable file, found none at '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void add_common(CLI::App* c, ModelArgs& a) {
+  c->add_option("--weights", a.weights, "Model: a model.safetensors or its folder")->required();
+  c->add_option("--text", a.text, "Text file; its bytes are the tokens")->required();
+  c->add_option("--kernel", a.kernel,
+                "Expert kernel (auto = the packed AVX-512 one where available)");
+  c->add_option("--sequences", a.rec.sequences, "Sequences: consecutive slices of the text")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  c->add_option("--seq-len", a.rec.seq_len, "Tokens (bytes) per sequence")
+      ->check(CLI::Range(int64_t(2), int64_t(1) << 20));
+  c->add_option("--offset", a.rec.offset, "First byte of the text used")
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+void add_record_command(CLI::App* trace) {
+  static ModelArgs a;
+  auto* r = trace->add_subcommand(
+      "record", "Record a routing trace from a small trained MoE model run on a text");
+  add_common(r, a);
+  r->add_option("--prompt-len", a.rec.prompt_len, "Prompt tokens per sequence (the rest: decode)")
+      ->check(CLI::NonNegativeNumber);
+  r->add_option("--out", a.out, "Output trace file (.safetensors)")->required();
+  r->callback([] {
+    auto model = MoeModel::load(a.weights, a.kernel);
+    auto src = record_trace(*model, read_text(a.text), a.rec, a.text);
+    TraceWriteOptions o;
+    o.probs = ProbsStorage::kFull;
+    o.gate_inputs = true;
+    write_trace(*src, a.out, o);
+    fmt::print("wrote {} ({} sequences, {} tokens, {} MoE layers, model {}, kernel {})\n", a.out,
+               src->info().sequences.size(), src->info().total_tokens(), src->info().moe_layers,
+               model->spec().name, model->kernel_name());
+  });
+}
+
+void add_model_commands(CLI::App& app) {
+  auto* m = app.add_subcommand("model", "Small trained MoE models (workloads/tiny_moe)");
+  m->require_subcommand(1);
+  static ModelArgs a;
+  auto* acc = m->add_subcommand(
+      "accuracy",
+      "Perplexity, next-byte agreement and KL against the unmodified model for Expert Deferral "
+      "and expert skipping of 1..k-1 experts");
+  add_common(acc, a);
+  acc->add_option("--out", a.out, "Also write the table as CSV here");
+  acc->callback([] {
+    auto model = MoeModel::load(a.weights, a.kernel);
+    const auto rows = accuracy_sweep(*model, read_text(a.text), a.rec, a.text);
+    std::string csv = "model,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats\n";
+    fmt::print("{} ({}), {} sequences of {} bytes from byte {} of {}, kernel {}\n",
+               model->spec().name, a.weights, a.rec.sequences, a.rec.seq_len, a.rec.offset, a.text,
+               model->kernel_name());
+    fmt::print("{:<9} {:>3} {:>8} {:>11} {:>11} {:>10} {:>10}\n", "mode", "n", "tokens",
+               "nll (nats)", "perplexity", "agreement", "KL (nats)");
+    for (const auto& r : rows) {
+      fmt::print("{:<9} {:>3} {:>8} {:>11.4f} {:>11.4f} {:>10.4f} {:>10.5f}\n", r.mode, r.n,
+                 r.tokens, r.nll, r.perplexity, r.agreement, r.kl);
+      csv +=
+          fmt::format("{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", model->spec().name, r.mode,
+                      r.n, model->config().top_k, r.tokens, r.nll, r.perplexity, r.agreement, r.kl);
+    }
+    if (!a.out.empty()) {
+      write_file_atomic(a.out, csv);
+      fmt::print("wrote {}\n", a.out);
+    }
+  });
+}
+
+}  // namespace moebench::tools

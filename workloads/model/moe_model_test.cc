@@ -1,0 +1,226 @@
+// The C++ forward pass against the PyTorch model it implements: the test
+// fixtures (workloads/tiny_moe/testdata, written by train.py --fixture)
+// hold two small randomly initialised models, one per family, and the
+// logits and routing PyTorch computed for 24 tokens with the same
+// bf16-rounded weights.
+#include "workloads/model/moe_model.h"
+#include "workloads/model/record.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/trace/safetensors.h"
+#include "core/util/error.h"
+
+namespace moebench {
+namespace {
+
+const std::string kData = "workloads/tiny_moe/testdata/";
+
+template <class T>
+std::vector<T> tensor(const st::File& f, const std::string& name) {
+  const st::TensorInfo* t = f.find(name);
+  EXPECT_NE(t, nullptr) << name;
+  std::vector<T> v(size_t(t->numel()));
+  std::memcpy(v.data(), f.data(*t), v.size() * sizeof(T));
+  return v;
+}
+
+struct Case {
+  std::string family;
+  std::string kernel;
+  double tolerance;  // normalised logits error
+};
+
+class ForwardMatchesPyTorch : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ForwardMatchesPyTorch, LogitsAndRouting) {
+  const Case c = GetParam();
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), c.kernel) == avail.end()) GTEST_SKIP() << c.kernel;
+  auto m = MoeModel::load(kData + c.family + ".safetensors", c.kernel);
+  const auto ref = st::File::open(kData + c.family + ".reference.safetensors");
+  const auto tokens = tensor<int32_t>(*ref, "tokens");
+  const auto logits = tensor<float>(*ref, "logits");
+  const auto ids = tensor<int32_t>(*ref, "topk_ids");  // [L][T][k]
+  const auto weights = tensor<float>(*ref, "topk_weights");
+  const TinyModelConfig& cfg = m->config();
+  const int64_t T = int64_t(tokens.size()), V = cfg.vocab, L = cfg.layers, K = cfg.top_k;
+  ASSERT_EQ(int64_t(logits.size()), T * V);
+  double err2 = 0, norm2 = 0;
+  int64_t id_mismatch = 0;
+  TokenRecord rec;
+  for (int64_t t = 0; t < T; ++t) {
+    const auto& got = m->step(tokens[size_t(t)], {}, &rec);
+    for (int64_t v = 0; v < V; ++v) {
+      const double d = double(got[size_t(v)]) - logits[size_t(t * V + v)];
+      err2 += d * d;
+      norm2 += double(logits[size_t(t * V + v)]) * logits[size_t(t * V + v)];
+    }
+    for (int64_t l = 0; l < L; ++l) {
+      for (int64_t r = 0; r < K; ++r) {
+        const size_t i = size_t((l * T + t) * K + r);
+        id_mismatch += rec.ids[size_t(l * K + r)] != ids[i];
+        EXPECT_NEAR(rec.weights[size_t(l * K + r)], weights[i], 1e-3) << l << " " << t << " " << r;
+      }
+    }
+  }
+  EXPECT_LT(std::sqrt(err2 / norm2), c.tolerance) << c.family << " " << c.kernel;
+  EXPECT_EQ(id_mismatch, 0) << c.family << " " << c.kernel;
+  EXPECT_EQ(m->position(), T);
+  m->reset();
+  EXPECT_EQ(m->position(), 0);
+}
+
+// The reference kernel accumulates in fp64 from fp32 activations: it
+// differs from PyTorch's fp32 only by summation order. The packed AVX-512
+// kernel rounds the expert's activations to bf16.
+INSTANTIATE_TEST_SUITE_P(Families, ForwardMatchesPyTorch,
+                         ::testing::Values(Case{"mixtral", "reference", 1e-5},
+                                           Case{"deepseek", "reference", 1e-5},
+                                           Case{"mixtral", "avx512-bf16-gemm", 2e-2},
+                                           Case{"deepseek", "avx512-bf16-gemm", 2e-2}),
+                         [](const auto& info) {
+                           std::string n = info.param.family + "_" + info.param.kernel;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(MoeModel, DeferralAndSkippingChangeTheOutputAndAreChecked) {
+  auto m = MoeModel::load(kData + "deepseek.safetensors");
+  const std::vector<int> toks = {72, 101, 108, 108, 111};
+  std::vector<float> base, defer1, skip1;
+  for (int t : toks) base = m->step(t);
+  m->reset();
+  for (int t : toks) defer1 = m->step(t, {1, 0});
+  m->reset();
+  for (int t : toks) skip1 = m->step(t, {0, 1});
+  EXPECT_NE(base, defer1);
+  EXPECT_NE(base, skip1);
+  EXPECT_NE(defer1, skip1);
+  // Deferring 0 and skipping 0 is the plain model, bit for bit.
+  m->reset();
+  std::vector<float> again;
+  for (int t : toks) again = m->step(t, {0, 0});
+  EXPECT_EQ(base, again);
+  // At least one immediate expert: defer + skip < top_k.
+  EXPECT_THROW(m->step(1, {int(m->config().top_k), 0}), Error);
+  EXPECT_THROW(m->step(1, {0, -1}), Error);
+  EXPECT_THROW(m->step(256, {}), Error);
+}
+
+TEST(MoeModel, BadFilesAreRejectedWithTheirName) {
+  try {
+    MoeModel::load("workloads/tiny_moe/testdata/none.safetensors");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none.safetensors"), std::string::npos) << e.what();
+  }
+  // A reference file: a valid safetensors file with the config but no weights.
+  try {
+    MoeModel::load(kData + "mixtral.reference.safetensors");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'embed' of shape [256, 32], found none"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(MoeModel, DeclaresItsModelSpec) {
+  auto m = MoeModel::load(kData + "deepseek.safetensors");
+  const ModelSpec s = m->spec();
+  EXPECT_EQ(s.name, "tiny-deepseek");
+  EXPECT_EQ(s.family, "deepseek-v2");
+  EXPECT_EQ(s.routed_experts, 16);
+  EXPECT_EQ(s.shared_experts, 1);
+  EXPECT_EQ(s.moe_layers(), 2);
+  const GateWeights g = m->gate_weights();
+  EXPECT_EQ(g.layers, 2);
+  EXPECT_EQ(int64_t(g.weight.size()), 2 * 16 * 32);
+}
+
+}  // namespace
+}  // namespace moebench
+
+namespace moebench {
+namespace {
+
+TEST(Record, TraceHoldsWhatTheModelRoutedAndRoundTrips) {
+  auto m = MoeModel::load(kData + "mixtral.safetensors");
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += char('a' + i % 26);
+  RecordOptions o;
+  o.sequences = 2;
+  o.seq_len = 20;
+  o.prompt_len = 5;
+  o.offset = 3;
+  auto src = record_trace(*m, text, o, "letters");
+  const TraceInfo& info = src->info();
+  EXPECT_EQ(info.model_name, "tiny-mixtral");
+  EXPECT_EQ(info.moe_layers, 2);
+  EXPECT_EQ(info.h_trace, 32);
+  EXPECT_EQ(info.total_tokens(), 40);
+  ASSERT_NE(src->gate_weights(), nullptr);
+  // Sequence 1's fifth token is byte 3 + 20 + 4 of the text, after four others.
+  m->reset();
+  TokenRecord want;
+  for (int t = 0; t < 5; ++t) m->step(text[size_t(3 + 20 + t)], {}, &want);
+  auto rd = src->open(1, kAllFields);
+  TokenRecord got;
+  for (int t = 0; t < 5; ++t) ASSERT_TRUE(rd->next(got));
+  EXPECT_EQ(got.ids, want.ids);
+  EXPECT_EQ(got.gate_input, want.gate_input);
+  // The router applied to the recorded gate input gives the recorded choice.
+  const GateWeights* g = src->gate_weights();
+  for (int64_t l = 0; l < info.moe_layers; ++l) {
+    int best = 0;
+    float best_v = -1e30f;
+    for (int64_t e = 0; e < g->experts; ++e) {
+      float s = 0;
+      for (int64_t i = 0; i < g->h; ++i)
+        s += g->w(l)[e * g->h + i] * got.gate_input[size_t(l * g->h + i)];
+      if (s > best_v) best_v = s, best = int(e);
+    }
+    EXPECT_EQ(best, got.ids[size_t(l * info.top_k())]) << l;
+  }
+  // Written and read back.
+  const auto path = std::filesystem::temp_directory_path() / "moebench_record_test.safetensors";
+  write_trace(*src, path, TraceWriteOptions{});
+  auto back = open_trace_file(path);
+  EXPECT_EQ(back->info().total_tokens(), 40);
+  EXPECT_EQ(back->info().model_name, "tiny-mixtral");
+  std::filesystem::remove(path);
+  // Too little text names what it needed.
+  o.offset = 90;
+  EXPECT_THROW(record_trace(*m, text, o, "letters"), Error);
+}
+
+TEST(Record, AccuracySweepScoresEveryVariantAgainstTheBaseline) {
+  auto m = MoeModel::load(kData + "deepseek.safetensors");  // top-4: defer and skip 1..3
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += char(32 + (i * 7) % 90);
+  RecordOptions o;
+  o.sequences = 2;
+  o.seq_len = 16;
+  const auto rows = accuracy_sweep(*m, text, o, "text");
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0].mode, "baseline");
+  EXPECT_EQ(rows[0].tokens, 30);
+  EXPECT_DOUBLE_EQ(rows[0].agreement, 1.0);
+  EXPECT_DOUBLE_EQ(rows[0].kl, 0.0);
+  EXPECT_NEAR(rows[0].perplexity, std::exp(rows[0].nll), 1e-9);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_GT(rows[i].kl, 0.0) << rows[i].mode << rows[i].n;
+    EXPECT_LE(rows[i].agreement, 1.0);
+  }
+  EXPECT_EQ(rows[1].mode, "defer");
+  EXPECT_EQ(rows[4].mode, "skip");
+  EXPECT_EQ(rows[6].n, 3);
+}
+
+}  // namespace
+}  // namespace moebench
