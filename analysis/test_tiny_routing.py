@@ -1,0 +1,47 @@
+"""analysis/tiny_routing.py on hand-made runs: rank correlations between
+recorded and synthetic routing, and the verdict's thresholds."""
+
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import tiny_routing  # noqa: E402
+
+
+def write_run(root, suite, key, variants):
+    d = root / suite / "20260101T000000Z-00000000"
+    d.mkdir(parents=True)
+    (d / "manifest.json").write_text(json.dumps({"status": "complete"}))
+    rows = []
+    for v, hits in variants.items():
+        for strategy, h in hits.items():
+            rows.append({"status": "ok", "model": "tiny-mixtral", "strategy": strategy, "axes": f"{key}={v}",
+                         "decode_hit_rate_token_frac": h, "tbt_mean_ms": 1.0 - h})
+    (d / "runs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+def test_agreeing_rankings_and_a_disagreeing_one(tmp_path):
+    base = {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4, "e": 0.5}
+    write_run(tmp_path, "tiny-mixtral-routing-trace", "workload.trace",
+              {"../results/tiny/x.trace.safetensors": base, "../results/tiny/x.trace2.safetensors": base})
+    write_run(tmp_path, "tiny-mixtral-routing", "workload.seed",
+              {"1": {**base, "e": 0.45}, "2": base, "3": {**base, "a": 0.15}})
+    s = tiny_routing.run(str(tmp_path), tmp_path / "out")
+    md = (tmp_path / "out" / "tiny_routing.md").read_text()
+    assert "decode hit rate: recorded vs synthetic rho 1.00 (6 pairs)" in md
+    assert ": agree" in s["headline"]
+    # A synthetic side that reverses the order: disagree.
+    rev = {k: 1 - v for k, v in base.items()}
+    (tmp_path / "tiny-mixtral-routing").rename(tmp_path / "old")
+    write_run(tmp_path, "tiny-mixtral-routing", "workload.seed", {"1": rev, "2": rev})
+    s = tiny_routing.run(str(tmp_path), tmp_path / "out")
+    assert "rho -1.00 (4 pairs)" in s["headline"] and ": disagree" in s["headline"]
+
+
+def test_axis_reads_strings_and_dicts():
+    assert tiny_routing.axis("workload.kind=trace,workload.seed=2", "workload.seed") == "2"
+    assert tiny_routing.axis({"workload.seed": 3}, "workload.seed") == "3"
+    assert tiny_routing.axis("", "workload.seed") == ""
+    assert tiny_routing.run("/nonexistent", pathlib.Path("/tmp/none")) is None
