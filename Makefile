@@ -33,7 +33,7 @@ build: deps
 test: build
 	cd $(BUILD) && MOEBENCH_HOME=$(CURDIR) ctest --output-on-failure -j $(JOBS) -LE gpu
 	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite \
-	  $(PY) -m pytest -q -p no:cacheprovider workloads/python workloads/tiny_moe workloads/test_record_hf.py analysis ci
+	  $(PY) -m pytest -q -p no:cacheprovider workloads/python workloads/tiny_moe workloads/test_record_hf.py workloads/test_convert_routed_experts.py analysis ci
 	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
 
 run: build
