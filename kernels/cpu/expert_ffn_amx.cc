@@ -65,8 +65,8 @@ struct TileScope {
   MOEBENCH_AMX ~TileScope() { _tile_release(); }
 };
 
-// fp32 rows [tokens x n] to bf16 rows of `row_len` (>= n; the rest and the
-// rows up to `rows_out` stay as they are: zero).
+// fp32 rows [tokens x n] to bf16 rows of `row_len` (>= n; columns n..row_len
+// of each row are left as they are: the caller zeroes them).
 MOEBENCH_AMX void rows_to_bf16(const float* x, int64_t tokens, int64_t n, int64_t row_len,
                                uint16_t* out) {
   for (int64_t t = 0; t < tokens; ++t) {

@@ -170,13 +170,10 @@ std::unique_ptr<MoeModel> MoeModel::load(const std::filesystem::path& path,
   m->embed_ = read_f32(*f, "embed", {V, H});
   m->norm_ = read_f32(*f, "norm", {H});
   m->head_ = read_f32(*f, "lm_head", {V, H});
-  m->kernel_name_ =
-      kernel == "auto"
-          ? (std::find(expert_kernels_available().begin(), expert_kernels_available().end(),
-                       "avx512-bf16-gemm") != expert_kernels_available().end()
-                 ? "avx512-bf16-gemm"
-                 : "reference")
-          : kernel;
+  // "auto": the packed AVX-512 kernel where this CPU has it, else the reference.
+  const std::vector<std::string> avail = expert_kernels_available();
+  const bool packed = std::find(avail.begin(), avail.end(), "avx512-bf16-gemm") != avail.end();
+  m->kernel_name_ = kernel != "auto" ? kernel : packed ? "avx512-bf16-gemm" : "reference";
   m->kernel_ = make_expert_kernel(m->kernel_name_);
   auto expert = [&](const std::string& p, int64_t inter) {
     ExpertWeights e;
