@@ -257,6 +257,17 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
     throw Error(
         fmt::format("model {}: expected a token id in [0, {}), found {}", path_, c.vocab, token));
   }
+  if (!opt.run_order.empty()) {
+    std::vector<int> sorted = opt.run_order;
+    std::sort(sorted.begin(), sorted.end());
+    bool perm = int64_t(sorted.size()) == K - opt.skip;
+    for (size_t i = 0; perm && i < sorted.size(); ++i) perm = sorted[i] == int(i);
+    if (!perm) {
+      throw Error(fmt::format(
+          "model {}: expected run_order to be a permutation of the ranks 0..{}, found [{}]", path_,
+          K - opt.skip - 1, fmt::join(opt.run_order, ", ")));
+    }
+  }
   if (opt.defer < 0 || opt.skip < 0 || opt.defer + opt.skip >= K) {
     throw Error(fmt::format(
         "model {}: expected defer + skip < top_k = {} (at least one immediate expert), found defer "
@@ -333,12 +344,21 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
     for (int64_t r = 0; r < K; ++r) wsum += probs[size_t(order[size_t(r)])];
     std::fill(moe_.begin(), moe_.end(), 0.0f);
     const bool last = l == c.layers - 1;
-    for (int64_t r = 0; r < K - opt.skip; ++r) {
+    // Each expert's weighted output in its own buffer, run in opt.run_order
+    // (where and when a strategy runs it), summed in rank order: the result
+    // does not depend on the execution order.
+    const int64_t active = K - opt.skip;
+    expert_out_.assign(size_t(active * H), 0.0f);
+    for (int64_t i = 0; i < active; ++i) {
+      const int64_t r = opt.run_order.empty() ? i : opt.run_order[size_t(i)];
       const int e = order[size_t(r)];
       const float w = c.norm_topk_prob ? probs[size_t(e)] / wsum : probs[size_t(e)];
-      const bool deferred = !last && r >= K - opt.skip - opt.defer;
+      kernel_->run(L.experts[size_t(e)], h_.data(), 1, &w, expert_out_.data() + r * H);
+    }
+    for (int64_t r = 0; r < active; ++r) {
+      const bool deferred = !last && r >= active - opt.defer;
       float* dst = deferred ? next_pending_.data() : moe_.data();
-      kernel_->run(L.experts[size_t(e)], h_.data(), 1, &w, dst);
+      for (int64_t i = 0; i < H; ++i) dst[i] += expert_out_[size_t(r * H + i)];
     }
     if (c.shared > 0) {
       const float one = 1.0f;

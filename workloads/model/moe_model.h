@@ -46,6 +46,10 @@ struct ForwardOptions {
   int defer = 0;
   // Expert skipping: the `skip` lowest-ranked experts are dropped.
   int skip = 0;
+  // The order the k - skip experts run in, as ranks (empty: rank order):
+  // what a placement, caching or scheduling strategy changes. Outputs are
+  // summed in rank order whatever it is, so it never changes the result.
+  std::vector<int> run_order;
 };
 
 class MoeModel {
@@ -86,7 +90,8 @@ class MoeModel {
   std::unique_ptr<ExpertKernel> kernel_;
   int64_t pos_ = 0;
   // Scratch and state.
-  std::vector<float> x_, h_, q_, k_, v_, att_, y_, moe_, logits_, pending_, next_pending_;
+  std::vector<float> x_, h_, q_, k_, v_, att_, y_, moe_, logits_, pending_, next_pending_,
+      expert_out_;
 };
 
 }  // namespace moebench

@@ -82,6 +82,28 @@ TEST(MoeModel, DeferralAndSkippingChangeTheOutputAndAreChecked) {
   EXPECT_THROW(m->step(256, {}), Error);
 }
 
+TEST(MoeModel, ExecutionOrderNeverChangesTheOutput) {
+  // A strategy that only places, caches, prefetches or schedules experts
+  // changes where and when each runs: the outputs stay identical, bit for bit.
+  for (const char* fam : {"mixtral", "deepseek"}) {
+    auto m = MoeModel::load(kData + std::string(fam) + ".safetensors");
+    const int K = int(m->config().top_k);
+    std::vector<int> rev(static_cast<size_t>(K)), rot(static_cast<size_t>(K));
+    for (int i = 0; i < K; ++i) rev[size_t(i)] = K - 1 - i, rot[size_t(i)] = (i + 1) % K;
+    const std::vector<int> toks = {84, 104, 101, 32, 76, 79, 82, 68};
+    std::vector<float> base, a, b;
+    for (int t : toks) base = m->step(t);
+    m->reset();
+    for (int t : toks) a = m->step(t, {0, 0, rev});
+    m->reset();
+    for (int t : toks) b = m->step(t, {0, 0, rot});
+    EXPECT_EQ(base, a) << fam;
+    EXPECT_EQ(base, b) << fam;
+    m->reset();
+    EXPECT_THROW(m->step(1, {0, 0, {0}}), Error);  // not a permutation of the k ranks
+  }
+}
+
 TEST(MoeModel, BadFilesAreRejectedWithTheirName) {
   try {
     MoeModel::load("workloads/tiny_moe/testdata/none.safetensors");
