@@ -71,16 +71,19 @@ def run(results: str, out):
     pre = t[t["tokens"] >= PREFILL]
     amx = ctx.get("amx") == "yes"
     for dt, g in pre.groupby("dtype"):
-        if amx and dt == "bf16":
+        tiles = g[g["kernel"].str.startswith("amx-")]
+        if amx and not tiles.empty:
             best = g.groupby("tokens")["AMX peak frac"].max()
+            peak = ctx.get("probe_amx_bf16_gflops") if dt == "bf16" else ctx.get("probe_amx_int8_gops")
+            unit = "GFLOP/s" if dt == "bf16" else "GOP/s"
             lines.append(f"prefill {dt}: best kernel at {100 * best.min():.0f}-{100 * best.max():.0f}% of the measured "
-                         f"AMX bf16 tile peak ({ctx.get('probe_amx_bf16_gflops')} GFLOP/s; target "
+                         f"AMX {'bf16' if dt == 'bf16' else 'int8'} tile peak ({peak} {unit}; target "
                          f"{100 * PEAK_TARGET:.0f}%: {'met' if best.min() >= PEAK_TARGET else 'missed'})")
             continue
         best = g.groupby("tokens")["peak frac"].max()
         lines.append(f"prefill {dt}: best kernel at {100 * best.min():.0f}-{100 * best.max():.0f}% of the measured "
                      f"dot-product peak (target {100 * PEAK_TARGET:.0f}% of the AMX peak; "
-                     + ("no AMX here: " if dt == "bf16" else "no int8 tile kernel: ")
+                     + ("no AMX here: " if not amx else "no tile kernel for this dtype: ")
                      + f"{'met' if best.min() >= PEAK_TARGET else 'missed'} against the AVX-512 peak)")
     # The own bf16 kernels (avx512-bf16*, amx-bf16): the faster of them at each token count.
     own_rows = t[t["kernel"].str.contains("bf16") & (t["kernel"] != "onednn") & (t["dtype"] == "bf16")]

@@ -35,6 +35,8 @@ void add_probe_command(CLI::App& app) {
     fmt::print("# amx_bf16 TDPBF16PS peak: {:.1f} GFLOP/s [measured] (0 = no usable AMX; the cost "
                "model reads peak_gflops_bf16)\n",
                r.amx_bf16_gflops);
+    fmt::print("# amx_int8 TDPBSSD peak: {:.1f} GOP/s [measured] (0 = no usable AMX-INT8)\n",
+               r.amx_int8_gops);
     fmt::print("task_overhead_us = {:.2f}   # [measured] median hand-off round trip to a worker thread\n",
                r.dispatch_us);
   });

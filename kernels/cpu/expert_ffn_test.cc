@@ -260,6 +260,25 @@ TEST(ExpertKernel, AmxSwitchGivesFewTokensToTheVectorKernel) {
   EXPECT_EQ(make_expert_kernel("avx512-amx-bf16")->name(), "avx512-amx-bf16");
 }
 
+TEST(ExpertKernel, AmxInt8SwitchGivesFewTokensToTheVnniKernel) {
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "amx-int8") == avail.end())
+    GTEST_SKIP() << "no AMX-INT8 here (or the OS does not grant the tile state)";
+  ExpertWeights e = ExpertWeights::random({130, 71}, WeightDtype::kInt8, 9);
+  e.pack();
+  auto sw = make_expert_kernel("avx512-amx-int8:3");
+  EXPECT_TRUE(sw->supports(WeightDtype::kInt8));
+  EXPECT_FALSE(sw->supports(WeightDtype::kInt4));  // the tiles read whole int8 codes
+  for (int64_t T : {1, 3, 4, 33}) {
+    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
+    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
+    sw->run(e, x.data(), T, w.data(), a.data());
+    make_expert_kernel(T <= 3 ? "avx512-vnni-gemm" : "amx-int8")
+        ->run(e, x.data(), T, w.data(), b.data());
+    EXPECT_EQ(a, b) << T;
+  }
+}
+
 TEST(ExpertKernel, UnknownNameListsTheAvailableOnes) {
   try {
     make_expert_kernel("amx-int3");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/quant_tokens.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
@@ -26,31 +27,6 @@ namespace {
 #define MOEBENCH_VNNI_GEMM __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 constexpr int kTile = 6;  // tokens per register tile (two int32 and two fp32 accumulators each)
-
-// Tokens quantised to int8 for a matrix of `groups` groups of 64 columns.
-struct QTokens {
-  int64_t groups = 0;
-  std::vector<int8_t> q;       // [tokens][groups * 64], zero-padded
-  std::vector<int32_t> start;  // [tokens][groups]: -offset x (sum of the group's 64 values)
-  std::vector<float> scale;    // [tokens]
-
-  void set(const float* x, int64_t tokens, int64_t n, int offset) {
-    groups = (n + kQuantGroup - 1) / kQuantGroup;
-    const int64_t w = groups * kQuantGroup;
-    q.assign(size_t(tokens * w), 0);
-    start.assign(size_t(tokens * groups), 0);
-    scale.assign(size_t(tokens), 1.0f);
-    for (int64_t t = 0; t < tokens; ++t) {
-      int8_t* qt = &q[size_t(t * w)];
-      scale[size_t(t)] = quantise_activations(x + t * n, n, qt);
-      for (int64_t g = 0; g < groups; ++g) {
-        int sum = 0;
-        for (int64_t i = 0; i < kQuantGroup; ++i) sum += qt[g * kQuantGroup + i];
-        start[size_t(t * groups + g)] = -offset * sum;
-      }
-    }
-  }
-};
 
 // A quad's 64 codes as unsigned bytes (int4: 32 bytes, code j in byte j's
 // low nibble for j < 32, in byte j - 32's high nibble otherwise).

@@ -167,6 +167,31 @@ __attribute__((target("amx-tile,amx-bf16"))) double dot_amx_bf16(int64_t iters) 
 }
 constexpr double kFlopsPerIterAmxBf16 = 4 * 16384;
 
+// TDPBSSD likewise: 16 x 16 x 64 int8 products = 32768 ops each.
+__attribute__((target("amx-tile,amx-int8"))) double dot_amx_int8(int64_t iters) {
+  static const AmxConfig cfg;
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (int64_t it = 0; it < iters; ++it) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  alignas(64) int32_t c[256];
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return double(c[0]);
+}
+constexpr double kOpsPerIterAmxInt8 = 4 * 32768;
+
 template <class K>
 double peak(int threads, int repeats, K kernel, double per_iter, int64_t iters = 20'000'000) {
   std::atomic<double> sink{0};
@@ -248,6 +273,9 @@ ProbeResult run_probe(const ProbeOptions& opt) {
   if (cpu.avx512_vnni) r.int8_gops = peak(r.threads, opt.repeats, dot_int8, kOpsPerIterInt8);
   if (cpu.amx_tile && cpu.amx_bf16) {
     r.amx_bf16_gflops = peak(r.threads, opt.repeats, dot_amx_bf16, kFlopsPerIterAmxBf16, 500'000);
+  }
+  if (cpu.amx_tile && cpu.amx_int8) {
+    r.amx_int8_gops = peak(r.threads, opt.repeats, dot_amx_int8, kOpsPerIterAmxInt8, 500'000);
   }
   r.dispatch_us = measure_dispatch_us(opt.repeats);
   return r;
