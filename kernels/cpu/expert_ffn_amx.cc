@@ -25,6 +25,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
@@ -41,29 +42,7 @@ namespace {
 constexpr int64_t kGateUpGroup = 2;
 constexpr int64_t kDownGroup = 4;
 
-// palette 1, every tile 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-  TileConfig() {
-    for (int i = 0; i < 8; ++i) {
-      colsb[i] = 64;
-      rows[i] = 16;
-    }
-  }
-};
-
-// Configures the tiles for the calling thread for the scope's life.
-struct TileScope {
-  MOEBENCH_AMX TileScope() {
-    static const TileConfig cfg;
-    _tile_loadconfig(&cfg);
-  }
-  MOEBENCH_AMX ~TileScope() { _tile_release(); }
-};
+using amx::TileScope;  // palette 1, every tile 16 rows of 64 bytes
 
 // fp32 rows [tokens x n] to bf16 rows of `row_len` (>= n; columns n..row_len
 // of each row are left as they are: the caller zeroes them).

@@ -19,6 +19,7 @@
 
 #include <vector>
 
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/quant_tokens.h"
 #include "kernels/cpu/thread_pool.h"
@@ -33,21 +34,7 @@ constexpr int64_t kGateUpGroup = 2;  // row blocks per task
 constexpr int64_t kDownGroup = 4;    // pairs of row blocks per task
 constexpr int kOffset = 128;         // int8 codes are value + 128
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-
-struct TileScope {
-  MOEBENCH_AMX8 TileScope() {
-    static const TileConfig cfg;
-    _tile_loadconfig(&cfg);
-  }
-  MOEBENCH_AMX8 ~TileScope() { _tile_release(); }
-};
+using amx::TileScope;
 
 // One group: C tiles 0/1 (token block 0) and 2/3 (token block 1) = A
 // (int8 rows of `stride` bytes) times the B tiles b0 and b1, stored to

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/util/cpu_info.h"
+#include "kernels/cpu/amx_tiles.h"
 
 namespace moebench {
 namespace {
@@ -138,14 +139,11 @@ constexpr double kOpsPerIterInt8 = kDotChains * 128;
 // TDPBF16PS on four C tiles from two A and two B tiles (all 16 x 64 bytes,
 // zero: the rate does not depend on the values): 16 x 16 x 32 products =
 // 16384 FLOP each, four independent chains.
-struct alignas(64) AmxConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-__attribute__((target("amx-tile,amx-bf16"))) double dot_amx_bf16(int64_t iters) {
-  static const AmxConfig cfg;
-  _tile_loadconfig(&cfg);
+// The four C tiles chained on two A and two B tiles: TDPBF16PS multiplies
+// 16 x 16 x 32 bf16 (16384 FLOP), TDPBSSD 16 x 16 x 64 int8 (32768 ops).
+template <bool kInt8>
+__attribute__((target("amx-tile,amx-bf16,amx-int8"))) double dot_amx(int64_t iters) {
+  amx::TileScope tiles;
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -155,41 +153,23 @@ __attribute__((target("amx-tile,amx-bf16"))) double dot_amx_bf16(int64_t iters) 
   _tile_zero(6);
   _tile_zero(7);
   for (int64_t it = 0; it < iters; ++it) {
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  alignas(64) float c[256];
-  _tile_stored(0, c, 64);
-  _tile_release();
-  return double(c[0]);
-}
-constexpr double kFlopsPerIterAmxBf16 = 4 * 16384;
-
-// TDPBSSD likewise: 16 x 16 x 64 int8 products = 32768 ops each.
-__attribute__((target("amx-tile,amx-int8"))) double dot_amx_int8(int64_t iters) {
-  static const AmxConfig cfg;
-  _tile_loadconfig(&cfg);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
-  _tile_zero(6);
-  _tile_zero(7);
-  for (int64_t it = 0; it < iters; ++it) {
-    _tile_dpbssd(0, 4, 6);
-    _tile_dpbssd(1, 4, 7);
-    _tile_dpbssd(2, 5, 6);
-    _tile_dpbssd(3, 5, 7);
+    if constexpr (kInt8) {
+      _tile_dpbssd(0, 4, 6);
+      _tile_dpbssd(1, 4, 7);
+      _tile_dpbssd(2, 5, 6);
+      _tile_dpbssd(3, 5, 7);
+    } else {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
   }
   alignas(64) int32_t c[256];
   _tile_stored(0, c, 64);
-  _tile_release();
   return double(c[0]);
 }
+constexpr double kFlopsPerIterAmxBf16 = 4 * 16384;
 constexpr double kOpsPerIterAmxInt8 = 4 * 32768;
 
 template <class K>
@@ -272,10 +252,10 @@ ProbeResult run_probe(const ProbeOptions& opt) {
   if (cpu.avx512_bf16) r.bf16_gflops = peak(r.threads, opt.repeats, dot_bf16, kFlopsPerIterBf16);
   if (cpu.avx512_vnni) r.int8_gops = peak(r.threads, opt.repeats, dot_int8, kOpsPerIterInt8);
   if (cpu.amx_tile && cpu.amx_bf16) {
-    r.amx_bf16_gflops = peak(r.threads, opt.repeats, dot_amx_bf16, kFlopsPerIterAmxBf16, 500'000);
+    r.amx_bf16_gflops = peak(r.threads, opt.repeats, dot_amx<false>, kFlopsPerIterAmxBf16, 500'000);
   }
   if (cpu.amx_tile && cpu.amx_int8) {
-    r.amx_int8_gops = peak(r.threads, opt.repeats, dot_amx_int8, kOpsPerIterAmxInt8, 500'000);
+    r.amx_int8_gops = peak(r.threads, opt.repeats, dot_amx<true>, kOpsPerIterAmxInt8, 500'000);
   }
   r.dispatch_us = measure_dispatch_us(opt.repeats);
   return r;
