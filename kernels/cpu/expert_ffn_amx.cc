@@ -57,7 +57,7 @@ MOEBENCH_AMX void rows_to_bf16(const float* x, int64_t tokens, int64_t n, int64_
                           (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
     }
     if (k < n) {
-      const __mmask16 m = __mmask16((1u << (n - k)) - 1);
+      const __mmask16 m = vec::block_mask(n - k);
       _mm256_mask_storeu_epi16(dst + k, m,
                                (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + k)));
     }
@@ -140,8 +140,8 @@ class AmxBf16Kernel final : public ExpertKernel {
         } else {
           tile_products<1>(a, kp_x * 2, g, u, kp_x, c);
         }
-        const int64_t r0 = rb * 16, rows = I - r0 < 16 ? I - r0 : 16;
-        const __mmask16 m = __mmask16((1u << rows) - 1);
+        const int64_t r0 = rb * 16;
+        const __mmask16 m = vec::block_mask(I - r0);
         for (int blk = 0; blk < nb; ++blk) {
           const float* cg = c + blk * 512;
           const float* cu = cg + 256;
@@ -177,15 +177,12 @@ class AmxBf16Kernel final : public ExpertKernel {
         }
         for (int blk = 0; blk < nb; ++blk) {
           for (int j = 0; j < (two ? 2 : 1); ++j) {
-            const int64_t c0 = (rb + j) * 16, cols = H - c0 < 16 ? H - c0 : 16;
-            const __mmask16 m = __mmask16((1u << cols) - 1);
+            const int64_t c0 = (rb + j) * 16;
+            const __mmask16 m = vec::block_mask(H - c0);
             const float* cc = c + (blk * 2 + j) * 256;
             for (int64_t i = 0; i < 16 && t0 + blk * 16 + i < tokens; ++i) {
               const int64_t t = t0 + blk * 16 + i;
-              float* o = out + t * H + c0;
-              const __m512 prev = _mm512_maskz_loadu_ps(m, o);
-              _mm512_mask_storeu_ps(
-                  o, m, _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_load_ps(cc + i * 16), prev));
+              vec::add_scaled16(out + t * H + c0, m, w[t], _mm512_load_ps(cc + i * 16));
             }
           }
         }

@@ -126,8 +126,8 @@ class AmxInt8Kernel final : public ExpertKernel {
             scale_accumulate<1>(c, xq_, t0, g, sg, su, acc);
           }
         }
-        const int64_t r0 = rb * 16, rows = I - r0 < 16 ? I - r0 : 16;
-        const __mmask16 m = __mmask16((1u << rows) - 1);
+        const int64_t r0 = rb * 16;
+        const __mmask16 m = vec::block_mask(I - r0);
         for (int blk = 0; blk < nb; ++blk) {
           for (int64_t i = 0; i < 16 && t0 + blk * 16 + i < tokens; ++i) {
             const int64_t t = t0 + blk * 16 + i;
@@ -172,14 +172,12 @@ class AmxInt8Kernel final : public ExpertKernel {
         }
         for (int blk = 0; blk < nb; ++blk) {
           for (int j = 0; j < (two ? 2 : 1); ++j) {
-            const int64_t c0 = (rb + j) * 16, cols = H - c0 < 16 ? H - c0 : 16;
-            const __mmask16 m = __mmask16((1u << cols) - 1);
+            const int64_t c0 = (rb + j) * 16;
+            const __mmask16 m = vec::block_mask(H - c0);
             for (int64_t i = 0; i < 16 && t0 + blk * 16 + i < tokens; ++i) {
               const int64_t t = t0 + blk * 16 + i;
-              float* o = out + t * H + c0;
-              const __m512 sc = _mm512_set1_ps(w[t] * hq_.scale[size_t(t)]);
-              const __m512 v = _mm512_load_ps(acc + (blk * 2 + j) * 256 + i * 16);
-              _mm512_mask_storeu_ps(o, m, _mm512_fmadd_ps(sc, v, _mm512_maskz_loadu_ps(m, o)));
+              vec::add_scaled16(out + t * H + c0, m, w[t] * hq_.scale[size_t(t)],
+                                _mm512_load_ps(acc + (blk * 2 + j) * 256 + i * 16));
             }
           }
         }

@@ -68,8 +68,7 @@ MOEBENCH_GEMM void gate_up_tile(const uint16_t* pg, const uint16_t* pu, int64_t 
     }
   }
   const int64_t r0 = rb * 16;
-  const int64_t rows = inter - r0 < 16 ? inter - r0 : 16;
-  const __mmask16 m = __mmask16((1u << rows) - 1);
+  const __mmask16 m = vec::block_mask(inter - r0);
   for (int t = 0; t < NT; ++t) {
     const __m256i h = to_bf16_16(vec::silu_mul16(g[t], u[t]));
     _mm256_mask_storeu_epi16(hb + (t0 + t) * h_stride + r0, m, h);
@@ -96,13 +95,9 @@ MOEBENCH_GEMM void down_tile(const uint16_t* pd, int64_t kp, const uint32_t* h, 
   }
   for (int m = 0; m < MR; ++m) {
     const int64_t c0 = (rb + m) * 16;
-    const int64_t rows = hidden - c0 < 16 ? hidden - c0 : 16;
-    const __mmask16 mk = __mmask16((1u << rows) - 1);
-    for (int t = 0; t < NT; ++t) {
-      float* o = out + (t0 + t) * hidden + c0;
-      const __m512 prev = _mm512_maskz_loadu_ps(mk, o);
-      _mm512_mask_storeu_ps(o, mk, _mm512_fmadd_ps(_mm512_set1_ps(w[t0 + t]), acc[m][t], prev));
-    }
+    const __mmask16 mk = vec::block_mask(hidden - c0);
+    for (int t = 0; t < NT; ++t)
+      vec::add_scaled16(out + (t0 + t) * hidden + c0, mk, w[t0 + t], acc[m][t]);
   }
 }
 

@@ -91,8 +91,7 @@ MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U,
     }
   }
   const int64_t r0 = rb * 16;
-  const int64_t rows = inter - r0 < 16 ? inter - r0 : 16;
-  const __mmask16 m = __mmask16((1u << rows) - 1);
+  const __mmask16 m = vec::block_mask(inter - r0);
   for (int t = 0; t < NT; ++t) {
     const __m512 s = _mm512_set1_ps(x.scale[size_t(t0 + t)]);
     const __m512 hv = vec::silu_mul16(_mm512_mul_ps(fg[t], s), _mm512_mul_ps(fu[t], s));
@@ -135,12 +134,10 @@ MOEBENCH_VNNI_GEMM void down_tile(const QuantMatrix& D, const QTokens& h, int64_
   }
   for (int m = 0; m < MR; ++m) {
     const int64_t c0 = (rb + m) * 16;
-    const int64_t rows = hidden - c0 < 16 ? hidden - c0 : 16;
-    const __mmask16 mk = __mmask16((1u << rows) - 1);
+    const __mmask16 mk = vec::block_mask(hidden - c0);
     for (int t = 0; t < NT; ++t) {
-      float* o = out + (t0 + t) * hidden + c0;
-      const __m512 scale = _mm512_set1_ps(w[t0 + t] * h.scale[size_t(t0 + t)]);
-      _mm512_mask_storeu_ps(o, mk, _mm512_fmadd_ps(scale, f[m][t], _mm512_maskz_loadu_ps(mk, o)));
+      vec::add_scaled16(out + (t0 + t) * hidden + c0, mk, w[t0 + t] * h.scale[size_t(t0 + t)],
+                        f[m][t]);
     }
   }
 }

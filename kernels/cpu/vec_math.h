@@ -33,6 +33,20 @@ __attribute__((target("avx512f"))) inline __m512 silu_mul16(__m512 g, __m512 u) 
   return _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), u);
 }
 
+// The lanes of a 16-row block that exist when `left` rows remain from its
+// first (all 16 from 16 on).
+inline __mmask16 block_mask(int64_t left) {
+  return __mmask16((1u << (left < 16 ? left : 16)) - 1);
+}
+
+// o[lane] += s * v[lane] for the lanes of m (one fused multiply-add; the
+// other lanes of o are neither read nor written): how every packed kernel
+// accumulates a block of its down projection into the layer output.
+__attribute__((target("avx512f"))) inline void add_scaled16(float* o, __mmask16 m, float s,
+                                                            __m512 v) {
+  _mm512_mask_storeu_ps(o, m, _mm512_fmadd_ps(_mm512_set1_ps(s), v, _mm512_maskz_loadu_ps(m, o)));
+}
+
 // Calls f.template operator()<NT>() with NT = n, 1 <= n <= Max.
 template <int Max, int N = 1, class F>
 void with_tile(int64_t n, F&& f) {

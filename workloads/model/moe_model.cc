@@ -290,8 +290,10 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
     rec->probs.assign(size_t(c.layers * E), 0.0f);
     rec->gate_input.assign(size_t(c.layers * H), 0.0f);
   }
-  std::vector<float> probs(static_cast<size_t>(E));
-  std::vector<int> order(static_cast<size_t>(E));
+  std::vector<float>& probs = probs_;
+  std::vector<int>& order = order_;
+  probs.resize(size_t(E));
+  order.resize(size_t(E));
   for (int64_t l = 0; l < c.layers; ++l) {
     Layer& L = layers_[size_t(l)];
     // Attention.
@@ -342,6 +344,11 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
                      [&](int a, int b) { return probs[size_t(a)] > probs[size_t(b)]; });
     float wsum = 0;
     for (int64_t r = 0; r < K; ++r) wsum += probs[size_t(order[size_t(r)])];
+    // The combine weight of the expert of rank r.
+    auto weight = [&](int64_t r) {
+      const float p = probs[size_t(order[size_t(r)])];
+      return c.norm_topk_prob ? p / wsum : p;
+    };
     std::fill(moe_.begin(), moe_.end(), 0.0f);
     const bool last = l == c.layers - 1;
     // Each expert's weighted output in its own buffer, run in opt.run_order
@@ -351,9 +358,9 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
     expert_out_.assign(size_t(active * H), 0.0f);
     for (int64_t i = 0; i < active; ++i) {
       const int64_t r = opt.run_order.empty() ? i : opt.run_order[size_t(i)];
-      const int e = order[size_t(r)];
-      const float w = c.norm_topk_prob ? probs[size_t(e)] / wsum : probs[size_t(e)];
-      kernel_->run(L.experts[size_t(e)], h_.data(), 1, &w, expert_out_.data() + r * H);
+      const float w = weight(r);
+      kernel_->run(L.experts[size_t(order[size_t(r)])], h_.data(), 1, &w,
+                   expert_out_.data() + r * H);
     }
     for (int64_t r = 0; r < active; ++r) {
       const bool deferred = !last && r >= active - opt.defer;
@@ -366,10 +373,8 @@ const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, T
     }
     if (rec) {
       for (int64_t r = 0; r < K; ++r) {
-        const int e = order[size_t(r)];
-        rec->ids[size_t(l * K + r)] = e;
-        rec->weights[size_t(l * K + r)] =
-            c.norm_topk_prob ? probs[size_t(e)] / wsum : probs[size_t(e)];
+        rec->ids[size_t(l * K + r)] = order[size_t(r)];
+        rec->weights[size_t(l * K + r)] = weight(r);
       }
       std::copy(probs.begin(), probs.end(), rec->probs.begin() + l * E);
       std::copy(h_.begin(), h_.end(), rec->gate_input.begin() + l * H);

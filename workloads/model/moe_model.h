@@ -91,7 +91,8 @@ class MoeModel {
   int64_t pos_ = 0;
   // Scratch and state.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, moe_, logits_, pending_, next_pending_,
-      expert_out_;
+      expert_out_, probs_;
+  std::vector<int> order_;  // experts by router probability, highest first
 };
 
 }  // namespace moebench
