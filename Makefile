@@ -67,11 +67,13 @@ validation: calibrate
 # Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both
 # families on the CPU with Debian's PyTorch (installed if missing) on the
 # KJV Bible (bible-kjv), then record their routing traces, the traces'
-# statistics and the deferral/skipping accuracy sweeps (three disjoint
-# stretches of held-out text, the "seeds" of analysis/tiny_accuracy.py) into
-# results/tiny/.
+# statistics and the deferral/skipping accuracy sweeps (perplexity of the
+# continuation after an unmodified prompt, and next-word generation
+# accuracy; three disjoint stretches of held-out text, the "seeds" of
+# analysis/tiny_accuracy.py) into results/tiny/.
 TINY ?= mixtral deepseek
 TINY_SEQS ?= 64
+TINY_WORDS ?= 1500
 tiny-models:
 	./scripts/install-deps.sh python3-torch libopenblas0-pthread bible-kjv > /dev/null
 	for f in $(TINY); do /usr/bin/python3 workloads/tiny_moe/train.py --family $$f --out models/tiny-$$f || exit 1; done
@@ -92,7 +94,10 @@ tiny-traces: build
 	    > results/tiny/$$f.synthetic.stats.txt && \
 	  for o in 0 60000 120000; do \
 	    $(BUILD)/bin/moebench model accuracy --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
-	      --sequences $(TINY_SEQS) --seq-len 128 --offset $$o --out results/tiny/$$f.accuracy-$$o.csv || exit 1; \
+	      --sequences $(TINY_SEQS) --seq-len 128 --scope decode --prompt-len 32 --offset $$o \
+	      --out results/tiny/$$f.accuracy-$$o.csv && \
+	    $(BUILD)/bin/moebench model cloze --weights models/tiny-$$f --text models/tiny-$$f/heldout.txt \
+	      --items $(TINY_WORDS) --context 96 --offset $$o --out results/tiny/$$f.cloze-$$o.csv || exit 1; \
 	  done; \
 	done
 

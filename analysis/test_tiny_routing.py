@@ -51,12 +51,31 @@ def test_tiny_accuracy_checks_defer_against_skip_on_every_stretch(tmp_path):
     import tiny_accuracy
     (tmp_path / "tiny").mkdir()
     for off, scale in ((0, 1.0), (60000, 1.01), (120000, 0.99)):
+        # Written before the scope column existed: read as "all".
         lines = ["model,offset,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats"]
         for mode, n, ppl in (("baseline", 0, 4.0), ("defer", 1, 4.2), ("skip", 1, 4.6)):
             lines.append(f"tiny-mixtral,{off},{mode},{n},2,100,1.0,{ppl * scale},0.9,0.01")
         (tmp_path / "tiny" / f"mixtral.accuracy-{off}.csv").write_text("\n".join(lines) + "\n")
+        lines = ["model,offset,scope,prompt_len,mode,experts,top_k,tokens,nll_nats,perplexity,agreement,kl_nats"]
+        for mode, n, ppl in (("baseline", 0, 4.0), ("defer", 1, 4.01), ("skip", 1, 4.02)):
+            lines.append(f"tiny-deepseek,{off},decode,32,{mode},{n},4,100,1.0,{ppl * scale},0.9,0.01")
+        (tmp_path / "tiny" / f"deepseek.accuracy-{off}.csv").write_text("\n".join(lines) + "\n")
+        # Next words: deferral keeps 2 points more right than skipping on two
+        # stretches and 0.5 on the third: inconclusive by the 1-point margin.
+        skip_acc = 0.13 if off != 120000 else 0.145
+        lines = ["model,offset,context,items_kind,mode,experts,top_k,items,accuracy,agreement"]
+        for mode, acc, agr in (("baseline", 0.15, 1.0), ("defer", 0.15, 0.97), ("skip", skip_acc, 0.91)):
+            lines.append(f"tiny-mixtral,{off},96,every word,{mode},{1 if mode != 'baseline' else 0},2,400,{acc},{agr}")
+        (tmp_path / "tiny" / f"mixtral.cloze-{off}.csv").write_text("\n".join(lines) + "\n")
     s = tiny_accuracy.run(str(tmp_path), tmp_path / "out")
-    assert s["verdict"] == "reproduced"
     md = (tmp_path / "out" / "tiny_accuracy.md").read_text()
-    assert "defer 1 costs less than skip 1: reproduced" in md and "3 seed(s)" in md
+    assert "tiny-mixtral (all scope): defer 1 costs less perplexity than skip 1: reproduced" in md
+    assert "3 seed(s)" in md
+    # 0.25% apart: below the 2% margin.
+    assert "tiny-deepseek (decode scope): defer 1 costs less perplexity than skip 1: inconclusive" in md
+    assert "tiny-mixtral: defer 1 changes fewer generated words than skip 1: reproduced" in md
+    assert "tiny-mixtral: defer 1 keeps more next words right than skip 1: inconclusive" in md
+    assert s["verdict"] == "inconclusive"
     assert "13.3% with skipping" in md  # the paper's value, labelled
+    table = (tmp_path / "out" / "tiny_accuracy.csv").read_text()
+    assert "next-word accuracy" in table and "decode" in table

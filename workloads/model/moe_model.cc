@@ -250,6 +250,29 @@ void MoeModel::reset() {
   pending_.assign(size_t(cfg_.hidden), 0.0f);
 }
 
+MoeModel::State MoeModel::save() const {
+  State s;
+  s.pos = pos_;
+  for (const Layer& L : layers_) {
+    s.kcache.push_back(L.kcache);
+    s.vcache.push_back(L.vcache);
+  }
+  return s;
+}
+
+void MoeModel::restore(const State& s) {
+  if (s.kcache.size() != layers_.size() || s.vcache.size() != layers_.size()) {
+    throw Error(fmt::format("model {}: expected a state of {} layers, found {}", path_,
+                            layers_.size(), s.kcache.size()));
+  }
+  pos_ = s.pos;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    layers_[l].kcache = s.kcache[l];
+    layers_[l].vcache = s.vcache[l];
+  }
+  pending_.assign(size_t(cfg_.hidden), 0.0f);
+}
+
 const std::vector<float>& MoeModel::step(int token, const ForwardOptions& opt, TokenRecord* rec) {
   const TinyModelConfig& c = cfg_;
   const int64_t H = c.hidden, E = c.experts, K = c.top_k, hd = c.head_dim;

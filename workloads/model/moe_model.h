@@ -70,6 +70,14 @@ class MoeModel {
 
   // Starts a new sequence (clears the KV cache and any deferred outputs).
   void reset();
+  // A sequence's state between tokens (position and KV cache): saved after
+  // a prompt, restored to run several decodes from the same prefill.
+  struct State {
+    int64_t pos = 0;
+    std::vector<std::vector<float>> kcache, vcache;  // per layer, [pos][hidden]
+  };
+  State save() const;
+  void restore(const State& s);
   int64_t position() const { return pos_; }
   // Feeds the next token; returns its logits [vocab]. When `rec` is given,
   // fills its ids / weights ([L][k], rank order), probs ([L][E]) and

@@ -198,7 +198,7 @@ TEST(Record, AccuracySweepScoresEveryVariantAgainstTheBaseline) {
   RecordOptions o;
   o.sequences = 2;
   o.seq_len = 16;
-  const auto rows = accuracy_sweep(*m, text, o, "text");
+  const auto rows = accuracy_sweep(*m, text, o, "text", DeferScope::kAll);
   ASSERT_EQ(rows.size(), 7u);
   EXPECT_EQ(rows[0].mode, "baseline");
   EXPECT_EQ(rows[0].tokens, 30);
@@ -212,6 +212,95 @@ TEST(Record, AccuracySweepScoresEveryVariantAgainstTheBaseline) {
   EXPECT_EQ(rows[1].mode, "defer");
   EXPECT_EQ(rows[4].mode, "skip");
   EXPECT_EQ(rows[6].n, 3);
+  // Decode scope scores the continuation after the prompt; a prompt longer
+  // than the sequence is named.
+  o.prompt_len = 6;
+  const auto dec = accuracy_sweep(*m, text, o, "text", DeferScope::kDecode);
+  EXPECT_EQ(dec[0].tokens, 20);
+  o.prompt_len = 16;
+  EXPECT_THROW(accuracy_sweep(*m, text, o, "text", DeferScope::kDecode), Error);
+}
+
+TEST(Record, DecodeScopeLeavesThePromptUnmodified) {
+  auto m = MoeModel::load(kData + "deepseek.safetensors");
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += char(40 + (i * 11) % 80);
+  RecordOptions o;
+  o.sequences = 2;
+  o.seq_len = 16;
+  o.prompt_len = 1;  // both scopes then score the predictions of bytes 1..15
+  const auto all = accuracy_sweep(*m, text, o, "text", DeferScope::kAll);
+  const auto dec = accuracy_sweep(*m, text, o, "text", DeferScope::kDecode);
+  ASSERT_EQ(all.size(), dec.size());
+  EXPECT_EQ(all[0].tokens, dec[0].tokens);
+  EXPECT_DOUBLE_EQ(all[0].nll, dec[0].nll);  // the unmodified model is the same either way
+  // A variant differs: in decode scope the first token (the prompt) runs unmodified.
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_NE(all[i].nll, dec[i].nll) << i;
+}
+
+TEST(MoeModel, SavedStateResumesTheSequenceExactly) {
+  auto m = MoeModel::load(kData + "mixtral.safetensors");
+  for (int t : {5, 9, 77}) m->step(t);
+  const auto saved = m->save();
+  const std::vector<float> a = m->step(12, {1, 0, {}});
+  m->step(13);
+  m->restore(saved);
+  EXPECT_EQ(m->position(), 3);
+  const std::vector<float> b = m->step(12, {1, 0, {}});
+  EXPECT_EQ(a, b);
+  m->reset();
+  for (int t : {5, 9, 77}) m->step(t);
+  EXPECT_EQ(m->step(12, {1, 0, {}}), a);
+  MoeModel::State bad;
+  EXPECT_THROW(m->restore(bad), Error);
+}
+
+TEST(Record, ClozeItemsAreWordsWithTheirContext) {
+  const std::string text =
+      "  1 In the beginning God created the heaven and the earth.\n"
+      "  2 And the earth was without form, and void; and darkness was upon the face of the deep.\n"
+      "  3 And God said, Let there be light: and there was light.\n"
+      "  4 And God saw the light, that it was good:\n";
+  ClozeOptions o;
+  o.items = 5;
+  o.context = 20;
+  const auto w = cloze_items(text, o, "gen");
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w[0].word, "God");  // the first word with 20 bytes of text before it
+  EXPECT_EQ(w[0].word_begin - w[0].context_begin, 20);
+  EXPECT_EQ(text.substr(size_t(w[0].word_begin), 3), "God");
+  EXPECT_EQ(w[1].word, "created");
+  o.verse_final = true;
+  o.items = 3;
+  const auto v = cloze_items(text, o, "gen");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].word, "earth");
+  EXPECT_EQ(v[1].word, "deep");
+  EXPECT_EQ(v[2].word, "light");
+  o.items = 4;  // the last verse has no verse after it
+  EXPECT_THROW(cloze_items(text, o, "gen"), Error);
+}
+
+TEST(Record, ClozeSweepGeneratesEveryVariant) {
+  auto m = MoeModel::load(kData + "deepseek.safetensors");
+  std::string text;
+  for (int r = 0; r < 6; ++r) text += "and the word of the LORD came unto him saying ";
+  ClozeOptions o;
+  o.items = 12;
+  o.context = 24;
+  const auto rows = cloze_sweep(*m, text, o, "words");
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0].mode, "baseline");
+  EXPECT_DOUBLE_EQ(rows[0].agreement, 1.0);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.items, 12);
+    EXPECT_GE(r.accuracy, 0.0);
+    EXPECT_LE(r.accuracy, 1.0);
+    EXPECT_LE(r.agreement, 1.0);
+  }
+  // The same run twice gives the same words.
+  const auto again = cloze_sweep(*m, text, o, "words");
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].accuracy, again[i].accuracy);
 }
 
 }  // namespace

@@ -38,12 +38,61 @@ struct AccuracyRow {
   double kl = 0;          // mean KL(unmodified || modified) of the next-byte distributions (nats)
 };
 
+// Where deferral and skipping act: on the decode tokens only, after a
+// prompt run unmodified (KTransformers applies Expert Deferral in decode;
+// prefill runs every expert at once), or on every token.
+enum class DeferScope { kDecode, kAll };
+const char* to_string(DeferScope s);
+
 // Scores the unmodified model, then every deferral 1..k-1 and every
 // skipping 1..k-1, on the same slices of `text` (RecordOptions' sequences,
-// seq_len, offset; every token is decoded one at a time, so deferral acts
-// on all of them, where KTransformers applies it in decode only).
+// seq_len, offset). Decode scope: each slice's first prompt_len bytes are
+// the prompt, run once, unmodified, and the predictions of the remaining
+// seq_len - prompt_len bytes are scored (the first of them comes from the
+// prompt's last token, so it is the same in every variant). All scope:
+// every token is modified and the predictions of bytes 1..seq_len-1 are
+// scored.
 std::vector<AccuracyRow> accuracy_sweep(MoeModel& model, const std::string& text,
-                                        const RecordOptions& opt, const std::string& text_name);
+                                        const RecordOptions& opt, const std::string& text_name,
+                                        DeferScope scope = DeferScope::kDecode);
+
+// A generation task: the model reads `context` bytes before a word (the
+// prompt, run unmodified) and generates greedily, one byte at a time with
+// deferral or skipping, until a byte that is not a letter; the item is
+// right when the generated word is the text's. Items are every word of the
+// text from `offset` on (next-word prediction), or with `verse_final` only
+// the last word of each verse of a KJV text (a cloze in the manner of
+// LAMBADA; the small models get about 1% of those right, too few to
+// compare variants).
+struct ClozeOptions {
+  int64_t items = 400;    // words, consecutive from `offset`
+  int64_t context = 96;   // bytes of prompt before the word
+  int64_t max_word = 20;  // longer words are not used as items
+  int64_t offset = 0;     // first byte of the text searched (and read as context)
+  bool verse_final = false;
+};
+
+struct ClozeItem {
+  int64_t context_begin = 0, word_begin = 0;
+  std::string word;
+};
+
+// The items after `offset`: words of 1..max_word letters (verse-final:
+// 2..max_word) with `context` bytes of text before them from `offset` on.
+// Throws moebench::Error when the text holds fewer than opt.items.
+std::vector<ClozeItem> cloze_items(const std::string& text, const ClozeOptions& opt,
+                                   const std::string& text_name);
+
+struct ClozeRow {
+  std::string mode;  // "baseline", "defer", "skip"
+  int n = 0;
+  int64_t items = 0;
+  double accuracy = 0;   // share of items whose generated word is the verse's
+  double agreement = 0;  // share of items whose generated word is the unmodified model's
+};
+
+std::vector<ClozeRow> cloze_sweep(MoeModel& model, const std::string& text, const ClozeOptions& opt,
+                                  const std::string& text_name);
 
 struct ReferenceCheck {
   int64_t tokens = 0;
