@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/trace/trace.h"
 #include "core/util/atomic_file.h"
@@ -17,6 +18,21 @@
 namespace moebench::tools {
 
 namespace {
+
+// The committed preset's Reproduce line, with the origin of a warm start
+// ("" when the file has neither).
+std::string preset_provenance(const ConfigPaths& paths, const std::string& family) {
+  const auto file = paths.find("workloads", family);
+  if (!file) return "";
+  std::istringstream in(read_file(*file));
+  std::string line, reproduce, origin;
+  const std::string key = "# Reproduce: ", warm = "# Warm-started from the preset ";
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) reproduce = line.substr(key.size());
+    if (line.rfind(warm, 0) == 0) origin = line.substr(line.find(": ") + 2);
+  }
+  return origin.empty() ? reproduce : reproduce + ", warm-started from " + origin;
+}
 
 struct GenArgs {
   std::string model, preset = "auto", out;
@@ -193,11 +209,17 @@ void add_trace_commands(CLI::App& app) {
                 "Where the extra weight starts, in half-widths of the range from its centre "
                 "(default: 0.8)")
       ->check(CLI::Range(0.0, 1.0));
+  f->add_flag("--warm-start", fopt.warm_start,
+              "Start from the committed preset's knobs (not the generic start) and run only the "
+              "joint phase; the written preset names the fit it started from");
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();
     std::vector<std::string> fams = all ? calibration_families() : families;
     if (fams.empty()) throw Error("trace fit: expected --family F or --all, found neither");
+    if (fopt.warm_start && evaluate_only)
+      throw Error(
+          "trace fit: expected at most one of --warm-start and --evaluate-only, found both");
     std::vector<FamilyReport> reports;
     for (const auto& fam : fams) {
       const ModelSpec m = load_model(calibration_model(fam), paths);
@@ -211,12 +233,17 @@ void add_trace_commands(CLI::App& app) {
       // layer even with no popularity bias, against the measured "nearly
       // uniform" shallow layers). Measured: r = 32 gives ~1.35, r = 64 ~1.29.
       start.latent_dim = std::max<int64_t>(16, m.routed_experts / 8);
-      if (evaluate_only) start = load_generator(fam, m, paths);
+      if (evaluate_only || fopt.warm_start) start = load_generator(fam, m, paths);
+      // How the committed preset was made (its Reproduce line; a warm-started
+      // file also names the fit it started from).
+      const std::string provenance = preset_provenance(paths, fam);
+      if (fopt.warm_start) fopt.warm_start_from = provenance;
       start.family = fam;
       fmt::print("{}: {} on {} ...\n", fam, evaluate_only ? "evaluating" : "fitting", m.name);
       std::fflush(stdout);
       FamilyReport r = evaluate_only ? evaluate_family(fam, start, paths, fopt)
                                      : fit_family(fam, start, paths, fopt);
+      if (evaluate_only) r.provenance = provenance;
       for (const auto& t : r.targets) {
         fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
                    t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",

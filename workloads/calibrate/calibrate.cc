@@ -536,7 +536,7 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   // against at most 1.5); its recall comes from the context persisting in
   // the visible half (theta, with theta_hidden turning the rest).
   const bool cross_layer = family != "deepseek-v3";
-  if (cross_layer) {
+  if (cross_layer && !opt.warm_start) {
     x.shared_gates = true;
     x.depth_corr = 0.8;
     x.depth_corr_first = 0.5;
@@ -545,7 +545,7 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
     x.focus = 1.0;
     x.focus_repeat = 0.2;
   }
-  if (family == "mixtral") {
+  if (family == "mixtral" && !opt.warm_start) {
     // Mixtral starts from the hand-set point of docs/WORKLOADS.md that meets
     // Table 5's first-choice and any-overlap repetition together. In the
     // first fit attempt, from the generic start, the fit ended where the
@@ -749,8 +749,10 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   if (!x.shared_gates) {  // a focus needs shared gates
     std::erase_if(geometry, [](const Knob& k) { return std::string(k.name) == "focus"; });
   }
-  run_phase("geometry", geometry);
-  run_phase("routing", routing_knobs(family));
+  if (!opt.warm_start) {  // a warm start is already near both kinds of target
+    run_phase("geometry", geometry);
+    run_phase("routing", routing_knobs(family));
+  }
   std::vector<Knob> all = geometry;
   for (const auto& k : routing_knobs(family)) all.push_back(k);
   run_phase("joint", all);
@@ -779,6 +781,7 @@ std::string fit_options_flags(const FitOptions& opt) {
   if (opt.proxy_weight != d.proxy_weight) f += fmt::format(" --proxy-weight {}", opt.proxy_weight);
   if (opt.range_weight != d.range_weight) f += fmt::format(" --range-weight {}", opt.range_weight);
   if (opt.range_margin != d.range_margin) f += fmt::format(" --range-margin {}", opt.range_margin);
+  if (opt.warm_start) f += " --warm-start";
   return f;
 }
 
@@ -790,6 +793,10 @@ std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const F
       "# Targets in range: {} of {}; see docs/calibration.md for every target and its source.\n",
       r.family, r.model, r.family, fit_options_flags(opt), opt.seed, r.evals, r.fitted_in_range(),
       r.fitted_targets());
+  if (opt.warm_start)
+    s += fmt::format(
+        "# Warm-started from the preset this file held before, itself: {}\n",
+        opt.warm_start_from.empty() ? std::string("(no Reproduce line)") : opt.warm_start_from);
   const auto j = p.to_json();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.value().is_string()) {
@@ -837,7 +844,9 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
       "nearer their centres, and leaves room for the evaluation seed's noise); a proxy target "
       "counts " +
       fmt::format("{}", opt.proxy_weight) +
-      " of a direct one, so a family's own measurements win where targets conflict.\n\n"
+      " of a direct one, so a family's own measurements win where targets conflict. A preset "
+      "fitted with `--warm-start` began at the knobs its file held before and ran only the "
+      "third phase; its line below names both fits.\n\n"
       "*Direct*: the number was measured on this family's model. *Proxy*: it was measured on "
       "another model (e.g. OLMoE) and is the closest published statistic for this family. "
       "Where a source gives a point value, the accepted range is that value plus or minus the "
@@ -851,7 +860,10 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
         "\n## {} (fitted on {})\n\n{} of {} fitted targets in range; {}.{}", r.family, r.model,
         r.fitted_in_range(), fitted,
         r.evals > 0 ? fmt::format("{} evaluations", r.evals)
-                    : std::string("evaluated without refitting (the committed preset's knobs)"),
+        : r.provenance.empty()
+            ? std::string("evaluated without refitting (the committed preset's knobs)")
+            : fmt::format("evaluated without refitting (the committed preset's knobs, from `{}`)",
+                          r.provenance),
         fitted < int(r.targets.size())
             ? " Targets marked *not fitted* are reported but left out of this family's fit; "
               "docs/WORKLOADS.md (\"Known limitations\") says why."

@@ -75,6 +75,12 @@ struct FitOptions {
   int64_t refine_evals =
       -1;  // Nelder-Mead refinement after it, per phase (-1: the family's default)
   bool verbose = false;
+  // Start from the committed preset's knobs (passed as `start`) instead of
+  // the generic start point, and run only the joint phase. The result then
+  // depends on the file it started from: `warm_start_from` holds that file's
+  // own Reproduce line, which the written preset and the report repeat.
+  bool warm_start = false;
+  std::string warm_start_from;
 };
 
 struct TargetResult {
@@ -96,6 +102,7 @@ struct FamilyReport {
   std::vector<CheckResult> checks;
   int64_t evals = 0;
   double loss = 0;
+  std::string provenance;  // the evaluated preset's Reproduce line ("" when not known)
   // Targets fitted on this family (not pending), and how many of them are in range.
   int fitted_targets() const;
   int fitted_in_range() const;
