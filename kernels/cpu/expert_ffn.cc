@@ -142,7 +142,10 @@ void QuantMatrix::pack() {
     for (int64_t g = 0; g < groups; ++g) {
       pscale[size_t((r / 16 * groups + g) * 16 + r % 16)] = scale[size_t(r * groups + g)];
       for (int64_t q = 0; q < 16; ++q) {
-        uint8_t* quad = &pcodes[size_t(((r / 16 * groups + g) * 16 + q) * quad_bytes)];
+        // int4: quads 2p and 2p + 1 share 64 bytes (low and high nibbles),
+        // which start where quad 2p would.
+        uint8_t* quad =
+            &pcodes[size_t(((r / 16 * groups + g) * 16 + (int4 ? q - q % 2 : q)) * quad_bytes)];
         for (int64_t i = 0; i < 4; ++i) {
           const int64_t c = g * kQuantGroup + 4 * q + i;
           const uint8_t u = uint8_t((c < cols ? code(r, c) : 0) + offset);
@@ -150,8 +153,8 @@ void QuantMatrix::pack() {
           if (!int4) {
             quad[j] = u;
           } else {
-            uint8_t& b = quad[j % 32];
-            b = j < 32 ? uint8_t((b & 0xf0) | u) : uint8_t((b & 0x0f) | (u << 4));
+            uint8_t& b = quad[j];
+            b = q % 2 == 0 ? uint8_t((b & 0xf0) | u) : uint8_t((b & 0x0f) | (u << 4));
           }
         }
       }

@@ -122,9 +122,11 @@ struct QuantMatrix {
   }
   // For the many-token kernel (avx512-vnni-gemm), filled by pack(): rows in
   // blocks of 16, each group's 64 columns as 16 quads of 4, the codes of a
-  // quad [16 rows][4] (64 bytes; int4: 32 bytes, byte j holding code j in
-  // its low nibble and code j + 32 in its high one) at
-  // [row block][group][quad]; scales [row block][group][16 rows]. Padding
+  // quad [16 rows][4] (64 bytes) at [row block][group][quad]; int4: 32
+  // bytes a quad, quads 2p and 2p + 1 interleaved in 64 bytes, byte j
+  // holding code j of quad 2p in its low nibble and of quad 2p + 1 in its
+  // high one (one load and three instructions unpack two quads); scales
+  // [row block][group][16 rows]. Padding
   // rows and columns hold the offset (the value 0) and scale 0.
   std::vector<uint8_t> pcodes;
   std::vector<float> pscale;

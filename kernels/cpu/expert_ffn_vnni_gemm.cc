@@ -1,8 +1,8 @@
 // expert kernel "avx512-vnni-gemm": int8 and int4 weights packed at load
 // (QuantMatrix::pack: blocks of 16 rows, each group of 64 columns as 16
 // quads of 4 codes). The same idea as avx512-bf16-gemm for quantised
-// weights: per quad one load gives 16 rows' 4 codes (int4: 32 bytes whose
-// nibbles unpack to the 64 codes) and vpdpbusd multiplies them by each
+// weights: per quad one load gives 16 rows' 4 codes (int4: one load gives
+// two quads, in the low and the high nibbles) and vpdpbusd multiplies them by each
 // token's 4 int8 activations, broadcast, into 16 rows' int32 sums; at the
 // end of a group the sums are converted and multiplied by the vector of the
 // 16 rows' scales into fp32 accumulators, so no sum is reduced across lanes.
@@ -28,18 +28,19 @@ namespace {
 
 constexpr int kTile = 6;  // tokens per register tile (two int32 and two fp32 accumulators each)
 
-// A quad's 64 codes as unsigned bytes (int4: 32 bytes, code j in byte j's
-// low nibble for j < 32, in byte j - 32's high nibble otherwise).
+// Two consecutive quads' 64 codes each as unsigned bytes, from where the
+// first starts (int4: 64 bytes, the first quad in the low nibbles, the
+// second in the high ones).
 template <bool kInt4>
-MOEBENCH_VNNI_GEMM inline __m512i load_quad(const uint8_t* p) {
+MOEBENCH_VNNI_GEMM inline void load_quads(const uint8_t* p, __m512i& a0, __m512i& a1) {
   if constexpr (!kInt4) {
-    return _mm512_loadu_si512(p);
+    a0 = _mm512_loadu_si512(p);
+    a1 = _mm512_loadu_si512(p + 64);
   } else {
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i m = _mm256_set1_epi8(0x0f);
-    const __m256i lo = _mm256_and_si256(b, m);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    const __m512i b = _mm512_loadu_si512(p);
+    const __m512i m = _mm512_set1_epi8(0x0f);
+    a0 = _mm512_and_si512(b, m);
+    a1 = _mm512_and_si512(_mm512_srli_epi16(b, 4), m);
   }
 }
 
@@ -70,13 +71,16 @@ MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U,
     const uint8_t* cg = G.pcodes.data() + (rb * ng + g) * 16 * qb;
     const uint8_t* cu = U.pcodes.data() + (rb * ng + g) * 16 * qb;
     const int8_t* xg = x.q.data() + t0 * w + g * kQuantGroup;
-    for (int q = 0; q < 16; ++q) {
-      const __m512i a = load_quad<kInt4>(cg + q * qb);
-      const __m512i b = load_quad<kInt4>(cu + q * qb);
+    for (int q = 0; q < 16; q += 2) {
+      __m512i a0, a1, b0, b1;
+      load_quads<kInt4>(cg + q * qb, a0, a1);
+      load_quads<kInt4>(cu + q * qb, b0, b1);
       for (int t = 0; t < NT; ++t) {
-        const __m512i xv = bcast4(xg + t * w + 4 * q);
-        ig[q % S][t] = _mm512_dpbusd_epi32(ig[q % S][t], a, xv);
-        iu[q % S][t] = _mm512_dpbusd_epi32(iu[q % S][t], b, xv);
+        const __m512i x0 = bcast4(xg + t * w + 4 * q), x1 = bcast4(xg + t * w + 4 * q + 4);
+        ig[0][t] = _mm512_dpbusd_epi32(ig[0][t], a0, x0);
+        iu[0][t] = _mm512_dpbusd_epi32(iu[0][t], b0, x0);
+        ig[S - 1][t] = _mm512_dpbusd_epi32(ig[S - 1][t], a1, x1);
+        iu[S - 1][t] = _mm512_dpbusd_epi32(iu[S - 1][t], b1, x1);
       }
     }
     const __m512 sg = _mm512_loadu_ps(G.pscale.data() + (rb * ng + g) * 16);
@@ -117,13 +121,16 @@ MOEBENCH_VNNI_GEMM void down_tile(const QuantMatrix& D, const QTokens& h, int64_
       for (int m = 0; m < MR; ++m) acc[m][t] = st;
     }
     const int8_t* hg = h.q.data() + t0 * wd + g * kQuantGroup;
-    for (int q = 0; q < 16; ++q) {
-      __m512i a[MR];
+    for (int q = 0; q < 16; q += 2) {
+      __m512i a0[MR], a1[MR];
       for (int m = 0; m < MR; ++m)
-        a[m] = load_quad<kInt4>(D.pcodes.data() + (((rb + m) * ng + g) * 16 + q) * qb);
+        load_quads<kInt4>(D.pcodes.data() + (((rb + m) * ng + g) * 16 + q) * qb, a0[m], a1[m]);
       for (int t = 0; t < NT; ++t) {
-        const __m512i xv = bcast4(hg + t * wd + 4 * q);
-        for (int m = 0; m < MR; ++m) acc[m][t] = _mm512_dpbusd_epi32(acc[m][t], a[m], xv);
+        const __m512i x0 = bcast4(hg + t * wd + 4 * q), x1 = bcast4(hg + t * wd + 4 * q + 4);
+        for (int m = 0; m < MR; ++m) {
+          acc[m][t] = _mm512_dpbusd_epi32(acc[m][t], a0[m], x0);
+          acc[m][t] = _mm512_dpbusd_epi32(acc[m][t], a1[m], x1);
+        }
       }
     }
     for (int m = 0; m < MR; ++m) {
