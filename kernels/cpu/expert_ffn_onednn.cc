@@ -6,6 +6,16 @@
 // the [in x out] operand). Primitives are created once per (shape, tokens)
 // (the oneDNN 2.x API of Debian's libdnnl-dev: matmul::desc, then the
 // primitive descriptor).
+//
+// Threads: Debian's oneDNN is built for OpenMP, so its primitives run on
+// OpenMP threads, not on the pool's. The pool's thread count (1 without a
+// pool: the caller only, as for every kernel) is applied to them through
+// the calling thread's OpenMP setting, restored afterwards, so a task's
+// `threads` means the same for oneDNN as for the own kernels (before, oneDNN
+// took every OpenMP thread whatever the pool). Primitives are created per
+// thread count too: oneDNN partitions the work when it creates one.
+#include <omp.h>
+
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -14,6 +24,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
@@ -27,9 +38,10 @@ class OneDnnKernel final : public ExpertKernel {
   bool supports(WeightDtype d) const override { return d == WeightDtype::kBf16; }
 
   void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
-               ThreadPool*) override {
+               ThreadPool* pool) override {
     const int64_t H = e.shape.hidden, I = e.shape.inter;
-    Prims& p = prims(H, I, tokens);
+    const OmpThreads threads(pool ? pool->threads() : 1);
+    Prims& p = prims(H, I, tokens, threads.count);
     xb_.resize(size_t(tokens * H));
     for (int64_t i = 0; i < tokens * H; ++i) xb_[size_t(i)] = to_bf16(x[i]);
     g_.resize(size_t(tokens * I));
@@ -64,8 +76,17 @@ class OneDnnKernel final : public ExpertKernel {
     dnnl::matmul gate_up, down;
   };
 
-  Prims& prims(int64_t H, int64_t I, int64_t T) {
-    auto key = std::make_tuple(H, I, T);
+  // The calling thread's OpenMP thread count for the scope of a task.
+  struct OmpThreads {
+    int count, saved;
+    explicit OmpThreads(int n) : count(n), saved(omp_get_max_threads()) { omp_set_num_threads(n); }
+    ~OmpThreads() { omp_set_num_threads(saved); }
+    OmpThreads(const OmpThreads&) = delete;
+    OmpThreads& operator=(const OmpThreads&) = delete;
+  };
+
+  Prims& prims(int64_t H, int64_t I, int64_t T, int threads) {
+    auto key = std::make_tuple(H, I, T, threads);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     using dt = memory::data_type;
@@ -85,7 +106,7 @@ class OneDnnKernel final : public ExpertKernel {
 
   dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm_{eng_};
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Prims> cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, Prims> cache_;
   std::vector<uint16_t> xb_, hb_;
   std::vector<float> g_, u_, y_;
 };

@@ -1,9 +1,12 @@
 // Every expert kernel this CPU can run against the reference, by normalised
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <random>
 
@@ -132,6 +135,44 @@ TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {
       }
     }
   }
+}
+
+// Threads of this process (Linux: the entries of /proc/self/task).
+int64_t process_threads() {
+  int64_t n = 0;
+  for ([[maybe_unused]] const auto& d : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// oneDNN runs on OpenMP threads; the kernel gives it the pool's thread count
+// (1 without a pool, the caller only) and restores the caller's OpenMP
+// setting. Observed as threads of this process (ctest runs each test in its
+// own): with no pool no OpenMP worker starts (before, oneDNN took every
+// OpenMP thread whatever the pool); with a pool of 2, one does, beside the
+// pool's own worker.
+TEST(ExpertKernel, OneDnnTakesThePoolsThreadCount) {
+  auto k = make_expert_kernel("onednn");
+  const int saved = omp_get_max_threads();
+  const ExpertShape s{1024, 512};
+  const ExpertWeights e = ExpertWeights::random(s, WeightDtype::kBf16, 5);
+  const int64_t T = 64;
+  const auto x = random_vec(T * s.hidden, 13), w = random_vec(T, 14);
+  std::vector<float> one(size_t(T * s.hidden), 0.0f), two_out = one;
+  const int64_t before = process_threads();
+  k->run(e, x.data(), T, w.data(), one.data());
+  EXPECT_EQ(omp_get_max_threads(), saved);
+  EXPECT_EQ(process_threads(), before) << "oneDNN started OpenMP workers for a task without a pool";
+  ThreadPool two(2);
+  const int64_t with_pool = process_threads();
+  k->run(e, x.data(), T, w.data(), two_out.data(), &two);
+  EXPECT_EQ(omp_get_max_threads(), saved);
+  EXPECT_EQ(process_threads(), with_pool + 1) << "expected one OpenMP worker for a pool of 2";
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < one.size(); ++i) {
+    diff += double(one[i] - two_out[i]) * double(one[i] - two_out[i]);
+    norm += double(one[i]) * double(one[i]);
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);  // the same result on 1 and 2 threads
 }
 
 TEST(ExpertKernel, QuantisedWeightsRoundTrip) {
