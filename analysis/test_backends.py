@@ -25,10 +25,11 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
     r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(out), "--models",
                         "deepseek-v2-lite", "--dtypes", "bf16", "--tokens", "1,3", "--repeats", "1",
-                        "--weights-gib", "0.05"], capture_output=True, text=True, env=env)
+                        "--weights-gib", "0.05", "--burst", "0"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert text.startswith("# Written by `moebench calibrate")
+    assert "--burst 0" in text and "ran top-k (a layer's worth) back to back" in text
     assert 'name = "cal"' in text
     r = subprocess.run([str(BIN), "config", "show", "--hardware", str(out)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

@@ -44,6 +44,7 @@ struct CalibrateOptions {
   int threads = 0;
   double weights_gib = 2.0;
   int repeats = 21;
+  int burst = 1;  // tasks run back to back per token count and round (0: the model's top-k)
   std::string kernel = "auto";
 };
 
@@ -114,10 +115,13 @@ void replace_table(HardwareProfile& h, CostTable t) {
 // allocated: the first series of a fresh process measured up to 6x slower
 // at one token), then `repeats` rounds each time every token count once, so
 // a transient slows one sample of every count rather than every sample of
-// one.
+// one. Each count runs `burst` tasks back to back (different buffers), as
+// a layer runs its experts, and every one is a sample; with burst 1 a task
+// follows one of another token count (a 1-token task right after a
+// 256-token one).
 template <class Run>
-std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int64_t buffers,
-                            Run&& run) {
+std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
+                            int64_t buffers, Run&& run) {
   int64_t next = 0;
   const auto t0 = std::chrono::steady_clock::now();
   while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1))
@@ -125,7 +129,9 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   for (int64_t T : tokens) run(next++, T);  // first use of each activation size
   std::vector<std::vector<double>> xs(tokens.size());
   for (int r = 0; r < repeats; ++r) {
-    for (size_t i = 0; i < tokens.size(); ++i) xs[i].push_back(run(next++, tokens[i]) / 1e3);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      for (int b = 0; b < burst; ++b) xs[i].push_back(run(next++, tokens[i]) / 1e3);
+    }
   }
   std::vector<double> us;
   for (auto& x : xs) us.push_back(percentile(x, 50));
@@ -181,8 +187,9 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       fmt::print(stderr, "{} {}: kernel {}, {} threads, {} routed buffers ...\n", m.name, dname,
                  ex.kernel_name(), threads, ex.routed_buffers());
       const int64_t E = m.routed_experts;
+      const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
       const auto routed =
-          measure(opt.tokens, opt.repeats, ex.routed_buffers(), [&](int64_t i, int64_t T) {
+          measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), [&](int64_t i, int64_t T) {
             return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
           });
       replace_table(h,
@@ -190,7 +197,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                               std::vector<double>(opt.tokens.begin(), opt.tokens.end()), routed});
       if (m.shared_experts > 0) {
         const auto shared = measure(
-            opt.tokens, opt.repeats, ex.shared_buffers(),
+            opt.tokens, opt.repeats, 1, ex.shared_buffers(),
             [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
         replace_table(h,
                       CostTable{"cpu-shared", m.name, dname,
@@ -221,7 +228,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   o << "# [[table]] cpu-expert / cpu-shared: median wall time of one expert task (all\n"
        "# threads, weights not in cache) by tokens per expert, measured with the real backend's\n"
        "# executor; they replace the [cpu] roofline for these models and dtypes.\n"
-       "# task_overhead_us: median thread-pool hand-off (already inside the tables);\n"
+    << fmt::format(
+           "# Routed tasks ran {} back to back per token count and round.\n",
+           opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
+  o << "# task_overhead_us: median thread-pool hand-off (already inside the tables);\n"
        "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"
        "# copied from the base profile '"
     << opt.hardware << "'. Re-run on your machine: docs/BACKENDS.md.\n";
@@ -258,6 +268,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--repeats", opt.repeats,
                   "Rounds over the token counts (the median of each count is kept)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--burst", opt.burst,
+                  "Routed tasks run back to back per token count and round, each a sample (0 = "
+                  "the model's top-k, a layer's worth; default 1)")
+      ->check(CLI::Range(0, 256));
   cmd->add_option("--kernel", opt.kernel, "Expert kernel, or auto");
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};
