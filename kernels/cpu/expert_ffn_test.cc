@@ -253,6 +253,21 @@ TEST(ExpertKernel, ReferenceFollowsTheFormula) {
   EXPECT_NEAR(out[1], 1 - 0.5 * h, 1e-5);
 }
 
+// A switching kernel gives each token count up to `last_below` to `below`
+// and larger ones to `above`: bit for bit what that kernel computes.
+void expect_switch_hands_off(ExpertKernel& sw, const ExpertWeights& e,
+                             std::initializer_list<int64_t> counts, int64_t last_below,
+                             const std::string& below, const std::string& above) {
+  const int64_t H = e.shape.hidden;
+  for (int64_t T : counts) {
+    const auto x = random_vec(T * H, 5), w = random_vec(T, 6);
+    std::vector<float> a(size_t(T * H), 0.0f), b = a;
+    sw.run(e, x.data(), T, w.data(), a.data());
+    make_expert_kernel(T <= last_below ? below : above)->run(e, x.data(), T, w.data(), b.data());
+    EXPECT_EQ(a, b) << sw.name() << " at " << T << " tokens";
+  }
+}
+
 TEST(ExpertKernel, HybridSwitchesAtItsTokenCount) {
   const auto avail = expert_kernels_available();
   if (std::find(avail.begin(), avail.end(), "hybrid") == avail.end())
@@ -262,13 +277,7 @@ TEST(ExpertKernel, HybridSwitchesAtItsTokenCount) {
   const ExpertWeights e = ExpertWeights::random({130, 71}, WeightDtype::kBf16, 9);
   auto hybrid = make_expert_kernel("hybrid:2");
   EXPECT_EQ(hybrid->name(), "hybrid:2");
-  for (int64_t T : {1, 2, 3}) {
-    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
-    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
-    hybrid->run(e, x.data(), T, w.data(), a.data());
-    make_expert_kernel(T <= 2 ? "avx512-bf16" : "onednn")->run(e, x.data(), T, w.data(), b.data());
-    EXPECT_EQ(a, b) << T;
-  }
+  expect_switch_hands_off(*hybrid, e, {1, 2, 3}, 2, "avx512-bf16", "onednn");
   EXPECT_THROW(make_expert_kernel("hybrid:x"), Error);
   EXPECT_THROW(make_expert_kernel("hybrid:-1"), Error);
   EXPECT_THROW(
@@ -289,14 +298,7 @@ TEST(ExpertKernel, AmxSwitchGivesFewTokensToTheVectorKernel) {
   auto sw = make_expert_kernel("avx512-amx-bf16:3");
   EXPECT_EQ(sw->name(), "avx512-amx-bf16:3");
   EXPECT_TRUE(sw->needs_packed());
-  for (int64_t T : {1, 3, 4, 33}) {
-    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
-    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
-    sw->run(e, x.data(), T, w.data(), a.data());
-    make_expert_kernel(T <= 3 ? "avx512-bf16-gemm" : "amx-bf16")
-        ->run(e, x.data(), T, w.data(), b.data());
-    EXPECT_EQ(a, b) << T;
-  }
+  expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-bf16-gemm", "amx-bf16");
   EXPECT_THROW(make_expert_kernel("avx512-amx-bf16:x"), Error);
   EXPECT_EQ(make_expert_kernel("avx512-amx-bf16")->name(), "avx512-amx-bf16");
 }
@@ -310,14 +312,7 @@ TEST(ExpertKernel, AmxInt8SwitchGivesFewTokensToTheVnniKernel) {
   auto sw = make_expert_kernel("avx512-amx-int8:3");
   EXPECT_TRUE(sw->supports(WeightDtype::kInt8));
   EXPECT_FALSE(sw->supports(WeightDtype::kInt4));  // the tiles read whole int8 codes
-  for (int64_t T : {1, 3, 4, 33}) {
-    const auto x = random_vec(T * 130, 5), w = random_vec(T, 6);
-    std::vector<float> a(size_t(T * 130), 0.0f), b = a;
-    sw->run(e, x.data(), T, w.data(), a.data());
-    make_expert_kernel(T <= 3 ? "avx512-vnni-gemm" : "amx-int8")
-        ->run(e, x.data(), T, w.data(), b.data());
-    EXPECT_EQ(a, b) << T;
-  }
+  expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-vnni-gemm", "amx-int8");
 }
 
 TEST(ExpertKernel, UnknownNameListsTheAvailableOnes) {
