@@ -102,6 +102,24 @@ int log_softmax(const std::vector<float>& z, std::vector<float>& logp) {
   return arg;
 }
 
+// Runs text[begin, end) as a new sequence's prompt, unmodified; returns the
+// state after it (to restore for each variant) and its last token's logits
+// (empty when the prompt is).
+struct Prefilled {
+  MoeModel::State state;
+  std::vector<float> logits;
+};
+
+Prefilled prefill(MoeModel& model, const std::string& text, int64_t begin, int64_t end) {
+  model.reset();
+  const std::vector<float>* z = nullptr;
+  for (int64_t p = begin; p < end; ++p) z = &model.step(token_at(text, p));
+  Prefilled out;
+  if (z) out.logits = *z;
+  out.state = model.save();
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(DeferScope s) {
@@ -138,19 +156,15 @@ std::vector<AccuracyRow> accuracy_sweep(MoeModel& model, const std::string& text
   std::vector<int> base_argmax(size_t(opt.seq_len));
   for (int64_t s = 0; s < opt.sequences; ++s) {
     const int64_t first = opt.offset + s * opt.seq_len;
-    model.reset();
-    const std::vector<float>* z = nullptr;
-    for (int64_t t = 0; t < prompt; ++t) z = &model.step(token_at(text, first + t));
-    const MoeModel::State after_prompt = model.save();
-    const std::vector<float> prompt_logits = z ? *z : std::vector<float>();
+    const Prefilled pre = prefill(model, text, first, first + prompt);
     for (size_t j = 0; j < vars.size(); ++j) {
       AccuracyRow& row = rows[j];
       const bool is_base = j == 0;
-      model.restore(after_prompt);
+      model.restore(pre.state);
       // Predictions of bytes prompt .. seq_len-1 (all scope: 1 .. seq_len-1).
       for (int64_t t = std::max<int64_t>(prompt, 1); t < opt.seq_len; ++t) {
         const std::vector<float>& logits =
-            t == prompt ? prompt_logits : model.step(token_at(text, first + t - 1), vars[j].fo);
+            t == prompt ? pre.logits : model.step(token_at(text, first + t - 1), vars[j].fo);
         const int arg = log_softmax(logits, logp);
         row.nll -= logp[size_t(token_at(text, first + t))];
         if (is_base) {
@@ -243,18 +257,14 @@ std::vector<ClozeRow> cloze_sweep(MoeModel& model, const std::string& text, cons
     rows[j].n = vars[j].n;
   }
   for (const ClozeItem& it : items) {
-    model.reset();
-    const std::vector<float>* z = nullptr;
-    for (int64_t p = it.context_begin; p < it.word_begin; ++p) z = &model.step(token_at(text, p));
-    const MoeModel::State after_prompt = model.save();
-    const std::vector<float> prompt_logits = *z;
+    const Prefilled pre = prefill(model, text, it.context_begin, it.word_begin);
     std::string base_word;
     for (size_t j = 0; j < vars.size(); ++j) {
-      model.restore(after_prompt);
+      model.restore(pre.state);
       // Greedy decoding until a byte that is not a letter (or max_word + 1
       // letters, which can never match).
       std::string word;
-      int next = log_softmax(prompt_logits, logp);
+      int next = log_softmax(pre.logits, logp);
       while (is_letter(next) && int64_t(word.size()) <= opt.max_word) {
         word.push_back(char(next));
         next = log_softmax(model.step(next, vars[j].fo), logp);
