@@ -33,10 +33,10 @@ std::string auto_expert_kernel(WeightDtype dtype) {
       return available("avx512-bf16") ? "avx512-bf16" : "onednn";
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
-      // int8 with AMX: the packed VNNI kernel for few tokens, the tiles for
-      // many (docs/KERNELS.md). Otherwise (and int4) the packed VNNI kernel,
-      // the faster at every token count measured.
-      if (dtype == WeightDtype::kInt8 && available("avx512-amx-int8")) return "avx512-amx-int8";
+      // With AMX: the packed VNNI kernel for few tokens, the weights
+      // dequantised onto bf16 tiles for many (docs/KERNELS.md). Without:
+      // the packed VNNI kernel, the faster at every token count measured.
+      if (available("avx512-amx-quant")) return "avx512-amx-quant";
       if (available("avx512-vnni-gemm")) return "avx512-vnni-gemm";
       if (available("avx512-vnni")) return "avx512-vnni";
       throw Error(fmt::format(

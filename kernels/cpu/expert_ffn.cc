@@ -286,9 +286,10 @@ std::vector<std::string> expert_kernels_available() {
   }
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
   if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni-gemm");
-  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_vnni && c.amx_tile && c.amx_int8) {
-    v.push_back("amx-int8");
-    v.push_back("avx512-amx-int8");
+  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16 && c.avx512_vnni && c.amx_tile &&
+      c.amx_bf16) {
+    v.push_back("amx-quant");
+    v.push_back("avx512-amx-quant");
   }
   v.push_back("onednn");
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
@@ -300,7 +301,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   bool ok = false;
   for (const auto& a : avail)
     ok = ok || a == name ||
-         ((a == "hybrid" || a == "avx512-amx-bf16" || a == "avx512-amx-int8") &&
+         ((a == "hybrid" || a == "avx512-amx-bf16" || a == "avx512-amx-quant") &&
           name.rfind(a + ":", 0) == 0);
   if (!ok) {
     std::string list;
@@ -312,7 +313,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name == "avx512-bf16") return make_avx512_bf16_kernel();
   if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
   if (name == "amx-bf16") return make_amx_bf16_kernel();
-  if (name == "amx-int8") return make_amx_int8_kernel();
+  if (name == "amx-quant") return make_amx_quant_kernel();
   if (name.rfind("avx512-amx-", 0) == 0) return make_switch_kernel(name);
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();

@@ -24,11 +24,12 @@
 //   avx512-amx-bf16  bf16: avx512-bf16-gemm up to kAmxSwitchTokens tokens
 //                 per expert, amx-bf16 above ("avx512-amx-bf16:N": above N),
 //                 KTransformers' switch between its AVX-512 and AMX kernels
-//   amx-int8      own kernel, int8 packed at load (the vnni-gemm packing: a
-//                 group of a row block is one AMX B tile): TDPBSUD per group,
-//                 scaled per group into fp32 (kernels/cpu/expert_ffn_amx_int8.cc)
-//   avx512-amx-int8  int8: avx512-vnni-gemm up to kAmxInt8SwitchTokens
-//                 tokens, amx-int8 above ("avx512-amx-int8:N")
+//   amx-quant     own kernel, int8 and int4 packed at load (the vnni-gemm
+//                 packing): each task dequantises its row blocks to bf16
+//                 (kernels/cpu/dequant.h) and runs amx-bf16's tile loops on
+//                 them, fp32 sums over whole rows (expert_ffn_amx_quant.cc)
+//   avx512-amx-quant  int8 and int4: avx512-vnni-gemm up to
+//                 kAmxQuantSwitchTokens tokens, amx-quant above (":N")
 //   avx512-vnni-gemm  own kernel, int8 and int4 packed at load: 16 rows per
 //                 vector, each token's 4 activation bytes broadcast into
 //                 vpdpbusd, int32 sums per group scaled by a vector of the
@@ -90,10 +91,11 @@ inline constexpr int64_t kHybridSwitchTokens = 16;
 // vector kernel faster at 1-3 tokens per expert, the tiles from 4 on
 // (KTransformers, section 3.2: AVX-512 wins at four or fewer on theirs).
 inline constexpr int64_t kAmxSwitchTokens = 3;
-// The same for "avx512-amx-int8" (avx512-vnni-gemm up to it, amx-int8
-// above): on the same Xeon the tiles were as fast or faster from 256
-// tokens in both runs, and slower at 32-128 in one (docs/KERNELS.md).
-inline constexpr int64_t kAmxInt8SwitchTokens = 128;
+// The same for "avx512-amx-quant" (avx512-vnni-gemm up to it, amx-quant
+// above), int8 and int4: on the same Xeon the VNNI kernel was faster or
+// level at 8 tokens and the tiles faster from 16 on, for both dtypes, in
+// both runs (docs/KERNELS.md).
+inline constexpr int64_t kAmxQuantSwitchTokens = 8;
 
 // Column pairs per row block in the packed bf16 layout: the columns padded
 // to whole blocks of 32 (one AMX tile's depth) with zero weights.

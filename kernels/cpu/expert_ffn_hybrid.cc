@@ -6,8 +6,8 @@
 //       above kHybridSwitchTokens, "hybrid:N" above N tokens;
 //   "avx512-amx-bf16" (bf16, packed weights): avx512-bf16-gemm for few
 //       tokens, amx-bf16 for many; above kAmxSwitchTokens, or N;
-//   "avx512-amx-int8" (int8, packed weights): avx512-vnni-gemm for few
-//       tokens, amx-int8 for many; above kAmxInt8SwitchTokens, or N.
+//   "avx512-amx-quant" (int8 and int4, packed weights): avx512-vnni-gemm
+//       for few tokens, amx-quant for many; above kAmxQuantSwitchTokens, or N.
 #include <charconv>
 #include <utility>
 
@@ -66,10 +66,10 @@ std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name) {
 }
 
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name) {
-  if (name.rfind("avx512-amx-int8", 0) == 0) {
+  if (name.rfind("avx512-amx-quant", 0) == 0) {
     return std::make_unique<SwitchKernel>(
-        name, switch_tokens(name, "avx512-amx-int8", kAmxInt8SwitchTokens),
-        make_avx512_vnni_gemm_kernel(), make_amx_int8_kernel());
+        name, switch_tokens(name, "avx512-amx-quant", kAmxQuantSwitchTokens),
+        make_avx512_vnni_gemm_kernel(), make_amx_quant_kernel());
   }
   return std::make_unique<SwitchKernel>(name,
                                         switch_tokens(name, "avx512-amx-bf16", kAmxSwitchTokens),

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/util/cpu_info.h"
 #include "core/util/error.h"
+#include "kernels/cpu/dequant.h"
 #include "kernels/cpu/expert_ffn.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -303,16 +305,56 @@ TEST(ExpertKernel, AmxSwitchGivesFewTokensToTheVectorKernel) {
   EXPECT_EQ(make_expert_kernel("avx512-amx-bf16")->name(), "avx512-amx-bf16");
 }
 
-TEST(ExpertKernel, AmxInt8SwitchGivesFewTokensToTheVnniKernel) {
+TEST(ExpertKernel, AmxQuantSwitchGivesFewTokensToTheVnniKernel) {
   const auto avail = expert_kernels_available();
-  if (std::find(avail.begin(), avail.end(), "amx-int8") == avail.end())
-    GTEST_SKIP() << "no AMX-INT8 here (or the OS does not grant the tile state)";
-  ExpertWeights e = ExpertWeights::random({130, 71}, WeightDtype::kInt8, 9);
-  e.pack();
-  auto sw = make_expert_kernel("avx512-amx-int8:3");
-  EXPECT_TRUE(sw->supports(WeightDtype::kInt8));
-  EXPECT_FALSE(sw->supports(WeightDtype::kInt4));  // the tiles read whole int8 codes
-  expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-vnni-gemm", "amx-int8");
+  if (std::find(avail.begin(), avail.end(), "amx-quant") == avail.end())
+    GTEST_SKIP() << "no AMX-BF16 here (or the OS does not grant the tile state)";
+  for (WeightDtype dt : {WeightDtype::kInt8, WeightDtype::kInt4}) {
+    ExpertWeights e = ExpertWeights::random({130, 71}, dt, 9);
+    e.pack();
+    auto sw = make_expert_kernel("avx512-amx-quant:3");
+    EXPECT_TRUE(sw->supports(dt));
+    EXPECT_FALSE(sw->supports(WeightDtype::kBf16));
+    expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-vnni-gemm", "amx-quant");
+  }
+}
+
+// The dequantised layout amx-quant's tiles read: every weight of every row
+// block equal to to_bf16(QuantMatrix::value) at its place, padding zero.
+TEST(Dequant, RowBlocksAreTheValuesInThePackedBf16Layout) {
+  const CpuInfo& c = cpu_info();
+  if (!(c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16))
+    GTEST_SKIP() << "no AVX-512 BF16 here";
+  for (WeightDtype dt : {WeightDtype::kInt8, WeightDtype::kInt4}) {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 130}, {16, 64}, {5, 7}, {48, 200}}) {
+      std::vector<float> v = random_vec(rows * cols, uint64_t(rows * cols));
+      QuantMatrix m = QuantMatrix::quantise(v, rows, cols, dt);
+      m.pack();
+      const int64_t blocks = (rows + 15) / 16, pairs = dequant_pairs(m);
+      ASSERT_EQ(pairs, (cols + 63) / 64 * 32);
+      // From row block 1 on (and all of them), to check the offsets.
+      for (int64_t rb0 : {int64_t(0), std::min<int64_t>(1, blocks - 1)}) {
+        std::vector<uint16_t> out(size_t((blocks - rb0) * pairs * 32), 0xffff);
+        dequantise_row_blocks(m, rb0, blocks, out.data());
+        int64_t wrong = 0;
+        for (int64_t rb = rb0; rb < blocks; ++rb) {
+          for (int64_t p = 0; p < pairs; ++p) {
+            for (int64_t i = 0; i < 16; ++i) {
+              for (int64_t k = 0; k < 2; ++k) {
+                const int64_t r = rb * 16 + i, col = 2 * p + k;
+                const uint16_t want = r < rows && col < cols ? to_bf16(m.value(r, col)) : 0;
+                const uint16_t got = out[size_t(((rb - rb0) * pairs + p) * 32 + i * 2 + k)];
+                // +0 and -0 are the same weight.
+                if (got != want && !(from_bf16(got) == 0.0f && from_bf16(want) == 0.0f)) ++wrong;
+              }
+            }
+          }
+        }
+        EXPECT_EQ(wrong, 0) << dtype_name(dt) << " " << rows << " x " << cols << " from row block "
+                            << rb0;
+      }
+    }
+  }
 }
 
 TEST(ExpertKernel, UnknownNameListsTheAvailableOnes) {

@@ -1,6 +1,6 @@
 #pragma once
 // Tokens' activations quantised to int8 for the packed int8/int4 kernels
-// (avx512-vnni-gemm, amx-int8): one scale per token (quantise_activations),
+// (avx512-vnni-gemm): one scale per token (quantise_activations),
 // and per group of kQuantGroup columns the start value that removes the
 // weight codes' offset: -offset x (the sum of the group's quantised values).
 #include <cstdint>
