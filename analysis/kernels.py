@@ -114,9 +114,11 @@ def run(results: str, out):
              f"PyTorch AMX up to {f3['pytorch_amx_tflops.max']} TFLOP/s ({100 * f3['pytorch_amx_peak_frac']:.0f}% of "
              f"peak), PyTorch AVX-512 {f3['pytorch_avx512_tflops.max']}, KTransformers AMX {f3['ktrans_amx_tflops.max']} "
              f"({100 * f3['ktrans_amx_tflops.max'] / f3['amx_peak_tflops']:.0f}% of peak). "
-             + ("The AMX tile kernel (amx-bf16) ran on this CPU; 'avx512-amx-bf16' switches to it above "
-                "a few tokens per expert (docs/KERNELS.md).\n" if amx else
-                "This CPU has no usable AMX: the AMX tile kernel (amx-bf16) is built but cannot run here.\n"))
+             + ("The AMX tile kernels (amx-bf16, and amx-quant for int8 and int4) ran on this CPU; "
+                "'avx512-amx-bf16' and 'avx512-amx-quant' switch to them above a few tokens per expert "
+                "(docs/KERNELS.md).\n" if amx else
+                "This CPU has no usable AMX: the AMX tile kernels (amx-bf16, amx-quant) are built but cannot "
+                "run here.\n"))
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for (k, dt), g in t.groupby(["kernel", "dtype"]):

@@ -110,4 +110,4 @@ def test_kernels_reads_benchmark_json(tmp_path):
     kernels.run(str(tmp_path), tmp_path / "report")
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "prefill int8: best kernel at 25-25% of the measured AMX bf16 tile peak" in md and "missed" in md
-    assert "amx-bf16) ran on this CPU" in md
+    assert "amx-quant for int8 and int4) ran on this CPU" in md
