@@ -5,7 +5,8 @@
 // of its thread, in the layout amx-bf16 reads, then runs the same tile
 // loops (amx_ffn.h) on it with fp32 sums over the whole row: the group
 // scales are applied once per weight per call, not once per group of
-// every token's sums as amx-int8 (TDPBSUD on int8 activations) must.
+// every token's sums as the kernel it replaced, amx-int8 (TDPBSUD on int8
+// activations), had to (docs/KERNELS.md).
 // Memory traffic is that of the quantised weights; the tile arithmetic is
 // bf16's. Activations are rounded to bf16 as in amx-bf16. The dequantised
 // buffers hold a task's row blocks (gate/up: 2 x 2 row blocks, down: 8),

@@ -12,19 +12,17 @@ namespace moebench {
 
 struct QTokens {
   int64_t groups = 0;
-  std::vector<int8_t> q;       // [rows][groups * 64], zero-padded
-  std::vector<int32_t> start;  // [rows][groups]
-  std::vector<float> scale;    // [rows]
+  std::vector<int8_t> q;       // [tokens][groups * 64], columns zero-padded
+  std::vector<int32_t> start;  // [tokens][groups]
+  std::vector<float> scale;    // [tokens]
 
-  // Quantises x [tokens x n]; rows are padded with zero tokens (start 0,
-  // scale 1) to a multiple of `row_multiple` (AMX loads 16 rows at a time).
-  void set(const float* x, int64_t tokens, int64_t n, int offset, int64_t row_multiple = 1) {
+  // Quantises x [tokens x n].
+  void set(const float* x, int64_t tokens, int64_t n, int offset) {
     groups = (n + kQuantGroup - 1) / kQuantGroup;
     const int64_t w = groups * kQuantGroup;
-    const int64_t rows = (tokens + row_multiple - 1) / row_multiple * row_multiple;
-    q.assign(size_t(rows * w), 0);
-    start.assign(size_t(rows * groups), 0);
-    scale.assign(size_t(rows), 1.0f);
+    q.assign(size_t(tokens * w), 0);
+    start.assign(size_t(tokens * groups), 0);
+    scale.assign(size_t(tokens), 1.0f);
     for (int64_t t = 0; t < tokens; ++t) {
       int8_t* qt = &q[size_t(t * w)];
       scale[size_t(t)] = quantise_activations(x + t * n, n, qt);
