@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -138,20 +137,6 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   return us;
 }
 
-// Median round trip of handing `threads` trivial tasks to the pool, us.
-double dispatch_us(int threads) {
-  ThreadPool pool(threads);
-  std::vector<double> xs;
-  for (int i = 0; i < 201; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(threads, [](int64_t) {});
-    xs.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return percentile(xs, 50);
-}
-
 void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
   const auto paths = ConfigPaths::defaults();
   HardwareProfile h = load_hardware(opt.hardware, paths);
@@ -206,7 +191,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
     }
   }
-  const double dispatch = dispatch_us(threads);
+  const double dispatch = pool_dispatch_us(threads);
   h.name = name;
   // The base's description says what its [cpu] numbers describe; the tables
   // may come from another CPU (the one this ran on), so name both.

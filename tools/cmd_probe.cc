@@ -37,8 +37,10 @@ void add_probe_command(CLI::App& app) {
                r.amx_bf16_gflops);
     fmt::print("# amx_int8 TDPBSSD peak: {:.1f} GOP/s [measured] (0 = no usable AMX-INT8)\n",
                r.amx_int8_gops);
-    fmt::print("task_overhead_us = {:.2f}   # [measured] median hand-off round trip to a worker thread\n",
-               r.dispatch_us);
+    fmt::print(
+        "task_overhead_us = {:.2f}   # [measured] median round trip of a call to the kernels' "
+        "thread pool\n",
+        r.dispatch_us);
   });
 }
 

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -111,6 +113,38 @@ TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
     seen.push_back(b);
   });
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 4, 4, 8, 8, 10}));
+}
+
+TEST(ThreadPool, WorkersThatSpinAndWorkersThatSleepBothSeeEveryCall) {
+  // Calls back to back (the workers still polling), calls after a pause
+  // longer than the poll (the workers asleep on the condition variable),
+  // and a pool destroyed while its workers poll: every task once, no call
+  // lost or run twice.
+  for (int spin_us : {0, 50, ThreadPool::kDefaultSpinUs}) {
+    for (int threads : {2, 4}) {
+      ThreadPool pool(threads, spin_us);
+      EXPECT_EQ(pool.spin_us(), spin_us);
+      int64_t expected = 0;
+      std::atomic<int64_t> total{0};
+      for (int call = 0; call < 300; ++call) {
+        const int64_t n = 1 + call % 9;
+        pool.parallel_for(n, [&](int64_t i) {
+          // Long enough that a worker is still in a task when the caller
+          // runs out of tasks to take.
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          total.fetch_add(i + 1);
+        });
+        expected += n * (n + 1) / 2;
+        ASSERT_EQ(total.load(), expected)
+            << spin_us << " us, " << threads << " threads, call " << call;
+        if (call % 50 == 49)
+          std::this_thread::sleep_for(std::chrono::microseconds(3 * spin_us + 500));
+      }
+    }
+  }
+  EXPECT_EQ(ThreadPool(2, -5).spin_us(), 0);  // a negative poll is none
 }
 
 TEST(ExpertKernel, ThreadsDoNotChangeTheResult) {

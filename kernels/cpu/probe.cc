@@ -5,15 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "core/util/cpu_info.h"
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
@@ -183,41 +182,6 @@ double peak(int threads, int repeats, K kernel, double per_iter, int64_t iters =
   return best;
 }
 
-double measure_dispatch_us(int repeats) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool has_task = false, done = false, stop = false;
-  std::thread worker([&] {
-    std::unique_lock<std::mutex> lk(m);
-    while (true) {
-      cv.wait(lk, [&] { return has_task || stop; });
-      if (stop) return;
-      has_task = false;
-      done = true;
-      cv.notify_all();
-    }
-  });
-  std::vector<double> samples;
-  const int n = 2000 * std::max(1, repeats);
-  for (int i = 0; i < n; ++i) {
-    const auto t0 = Clock::now();
-    std::unique_lock<std::mutex> lk(m);
-    has_task = true;
-    done = false;
-    cv.notify_all();
-    cv.wait(lk, [&] { return done; });
-    samples.push_back(seconds_since(t0) * 1e6);
-  }
-  {
-    std::lock_guard<std::mutex> lk(m);
-    stop = true;
-  }
-  cv.notify_all();
-  worker.join();
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  return samples[samples.size() / 2];
-}
-
 }  // namespace
 
 ProbeResult run_probe(const ProbeOptions& opt) {
@@ -257,7 +221,7 @@ ProbeResult run_probe(const ProbeOptions& opt) {
   if (cpu.amx_tile && cpu.amx_int8) {
     r.amx_int8_gops = peak(r.threads, opt.repeats, dot_amx<true>, kOpsPerIterAmxInt8, 500'000);
   }
-  r.dispatch_us = measure_dispatch_us(opt.repeats);
+  r.dispatch_us = pool_dispatch_us(r.threads, 201 * std::max(1, opt.repeats));
   return r;
 }
 

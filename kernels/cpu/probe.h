@@ -26,7 +26,8 @@ struct ProbeResult {
   double int8_gops = 0;          // 0 when the CPU has no int8 dot product (VNNI)
   double amx_bf16_gflops = 0;    // AMX TDPBF16PS peak; 0 when the CPU has no usable AMX
   double amx_int8_gops = 0;      // AMX TDPBSSD peak; 0 when the CPU has no usable AMX-INT8
-  double dispatch_us = 0;        // median round trip: hand a task to a thread and wait for it
+  double dispatch_us =
+      0;  // median round trip of a call to the kernels' thread pool (pool_dispatch_us)
 };
 
 ProbeResult run_probe(const ProbeOptions& opt);
