@@ -53,15 +53,17 @@ bench-kernels: build
 	$(BUILD)/bin/bench_expert --benchmark_format=json --benchmark_out=results/bench/bench_expert.json.tmp \
 	  --benchmark_out_format=json > /dev/null && mv results/bench/bench_expert.json.tmp results/bench/bench_expert.json
 
-# The real backend's CPU tables on this machine (docs/BACKENDS.md), then the
-# sim-vs-real validation suite (analysis/validation.py; make report). Run on a
-# quiet machine: both are wall-clock measurements.
+# The real backend's CPU tables on this machine (docs/BACKENDS.md), and the
+# sim-vs-real validation (analysis/validation.py; make report): each model
+# and dtype calibrated just before its real cases (tools/validate_interleaved.py;
+# `make calibrate` then `run_suite suites/validation.toml` is the single
+# calibration). Run on a quiet machine: both are wall-clock measurements.
 CALIBRATED ?= configs/hardware/local-cpu-calibrated.toml
 calibrate: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench calibrate --hardware local-cpu --out $(CALIBRATED)
 
-validation: calibrate
-	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/validation.toml --results results --quiet
+validation: build
+	MOEBENCH_HOME=$(CURDIR) $(PY) tools/validate_interleaved.py --bin $(BUILD)/bin --results results
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
 
 # Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both

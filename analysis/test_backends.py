@@ -111,3 +111,94 @@ def test_kernels_reads_benchmark_json(tmp_path):
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "prefill int8: best kernel at 25-25% of the measured AMX bf16 tile peak" in md and "missed" in md
     assert "amx-quant for int8 and int4) ran on this CPU" in md
+
+
+SUITE = """strategies = ["all-cpu", "ktransformers"]
+
+[suite]
+name = "vi-{backend}"
+description = "tools/validate_interleaved.py test"
+reproduces = "none (simulator validation)"
+backend = "{backend}"
+{real_keys}
+[model]
+preset = ["tiny-mixtral"]
+expert_dtype = ["bf16", "int8"]
+
+[hardware]
+preset = "cal.toml"
+
+[workload]
+sequences = 1
+prompt_len = 8
+decode_len = 2
+batch_size = 1
+"""
+
+
+def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_path):
+    for backend, keys in [("real", "repetitions = 1\nwarmup = 0\nreal_weights_gib = 0.05\n"), ("sim", "")]:
+        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys))
+    results = tmp_path / "results"
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),
+                        "--real", str(tmp_path / "real.toml"), "--sim", str(tmp_path / "sim.toml"),
+                        "--profile", str(tmp_path / "cal.toml"), "--results", str(results),
+                        "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1",
+                        "--calibrate-arg=--weights-gib=0.05"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    # Each group's calibration, then that group's real cases; the simulated cases last.
+    steps = [line.split()[2] + " " + line.split("--dtypes ")[1].split()[0] if " calibrate " in line
+             else "real " + line.split("expert_dtype=")[1].split()[0] if "--filter" in line else "sim"
+             for line in r.stdout.splitlines() if line.startswith("+ ")]
+    assert steps == ["calibrate bf16", "real bf16", "calibrate int8", "real int8", "sim"]
+    # The chained profile has both groups' tables; the second kept the first's, and says so.
+    text = (tmp_path / "cal.toml").read_text()
+    assert "Kept from the base profile" in text and "cpu-expert tiny-mixtral bf16" in text
+    assert text.count("CPU expert tables measured by moebench calibrate") == 1  # not nested per link
+    h = json.loads(subprocess.run([str(BIN), "config", "show", "--hardware", str(tmp_path / "cal.toml")],
+                                  capture_output=True, text=True, env=env, check=True).stdout)
+    assert {(t["model"], t["dtype"]) for t in h["table"]} == {("tiny-mixtral", "bf16"), ("tiny-mixtral", "int8")}
+    (index,) = (results / "validation-interleaved").glob("*.json")
+    idx = json.loads(index.read_text())
+    assert len(idx["real_runs"]) == 2 and idx["sim_run"].startswith("validation-sim/")
+    s = validation.run(str(results), tmp_path / "report")
+    assert s["cases"] == 4 and s["run"] == str(index)
+    assert "Protocol: interleaved" in (tmp_path / "report" / "validation.md").read_text()
+
+
+def fake_run(d: pathlib.Path, backend: str, value: float, status: str = "complete"):
+    d.mkdir(parents=True)
+    (d / "manifest.json").write_text(json.dumps({"status": status}))
+    (d / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows(backend, value)))
+
+
+def test_validation_reads_the_newer_of_a_single_run_and_an_interleaved_index(tmp_path):
+    res = tmp_path / "results"
+    single = res / "validation" / "20261123T080000Z-abcdef12"
+    fake_run(single, "real", 10.0)
+    with (single / "runs.jsonl").open("a") as f:
+        f.write(json.dumps(rows("sim", 11.0)[0]) + "\n")
+    fake_run(res / "validation-real" / "20261123T090000Z-m-bf16", "real", 10.0)
+    fake_run(res / "validation-sim" / "20261123T090000Z", "sim", 10.2)
+    index = res / "validation-interleaved" / "20261123T090000Z.json"
+    index.parent.mkdir(parents=True)
+    index.write_text(json.dumps({"real_runs": ["validation-real/20261123T090000Z-m-bf16"],
+                                 "sim_run": "validation-sim/20261123T090000Z"}))
+    rows_, where, protocol = validation.latest(str(res))
+    assert where == index and "interleaved" in protocol
+    assert validation.pair(rows_).iloc[0]["expert ms/layer err"] == pytest.approx(0.02)
+    # A later single run wins.
+    later = res / "validation" / "20261123T100000Z-abcdef12"
+    fake_run(later, "real", 10.0)
+    with (later / "runs.jsonl").open("a") as f:
+        f.write(json.dumps(rows("sim", 12.0)[0]) + "\n")
+    rows_, where, protocol = validation.latest(str(res))
+    assert where == later and "calibrated once" in protocol
+    # An index whose part did not finish is refused by name.
+    later2 = res / "validation-interleaved" / "20261123T110000Z.json"
+    fake_run(res / "validation-sim" / "20261123T110000Z", "sim", 10.0, status="running")
+    later2.write_text(json.dumps({"real_runs": ["validation-real/20261123T090000Z-m-bf16"],
+                                  "sim_run": "validation-sim/20261123T110000Z"}))
+    with pytest.raises(RuntimeError, match="expected the complete run .*20261123T110000Z"):
+        validation.latest(str(res))

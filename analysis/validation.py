@@ -15,6 +15,8 @@ errors are the expert errors diluted by that shared part.
 
 from __future__ import annotations
 
+import json
+import pathlib
 import sys
 
 import matplotlib
@@ -63,11 +65,44 @@ def pair(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def run(results: str, out):
-    run_dir = common.latest_run(results, SUITE)
-    if run_dir is None:
+def latest(results: str):
+    """The newest validation: a run of suites/validation.toml (calibrated once, then every case) or an index
+    written by tools/validate_interleaved.py (each group calibrated just before its real cases), whichever
+    started later. Returns (rows, where, protocol) or None."""
+    single = common.latest_run(results, SUITE)
+    inter_root = pathlib.Path(results) / "validation-interleaved"
+    indexes = sorted(inter_root.glob("*.json")) if inter_root.is_dir() else []
+    inter = indexes[-1] if indexes else None
+    # Both names start with the UTC start time, YYYYMMDDTHHMMSSZ.
+    if inter is not None and (single is None or inter.name[:16] >= single.name[:16]):
+        try:
+            idx = json.loads(inter.read_text())
+            parts = [pathlib.Path(results) / p for p in [*idx["real_runs"], idx["sim_run"]]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise RuntimeError(f"{inter}: expected an index with real_runs and sim_run, found: {e}") from e
+        frames = []
+        for d in parts:
+            m = d / "manifest.json"
+            if not m.is_file() or json.loads(m.read_text()).get("status") != "complete":
+                raise RuntimeError(f"{inter}: expected the complete run {d}, found it missing or unfinished")
+            frames.append(common.load_runs(d))
+        protocol = ("Protocol: interleaved (tools/validate_interleaved.py): each model and dtype calibrated, then "
+                    "its real cases at once, so a table and the cases it predicts are measured seconds apart; the "
+                    "simulated cases use the profile those calibrations built.")
+        return pd.concat(frames, ignore_index=True), inter, protocol
+    if single is None:
         return None
-    t = pair(common.load_runs(run_dir))
+    protocol = ("Protocol: calibrated once (make calibrate), then suites/validation.toml: a table and the real cases "
+                "it predicts are measured minutes apart.")
+    return common.load_runs(single), single, protocol
+
+
+def run(results: str, out):
+    found = latest(results)
+    if found is None:
+        return None
+    rows, run_dir, protocol = found
+    t = pair(rows)
     err = t["expert ms/layer err"].abs()
     within = int((err <= TARGET).sum())
     worst = t.loc[err.idxmax()]
@@ -100,10 +135,11 @@ def run(results: str, out):
              ", ".join(f"{k} {100 * v:.1f}%" for k, v in by.items()) + ".\n\n"
              "Noise floor: on a CPU-only machine all-cpu, ktransformers and ktransformers-deferral run the same "
              "expert work (their simulated values are identical), so the spread of their real values, measured "
-             "minutes apart" + (f", {100 * pd.Series(floor).median():.1f}% (median; max {100 * max(floor):.1f}%)"
+             "one after another" + (f", {100 * pd.Series(floor).median():.1f}% (median; max {100 * max(floor):.1f}%)"
                                 if floor else "") +
              ", is the machine's own variation between runs; the real repetitions of one case, seconds apart, "
              "vary less ('real spread'). Errors below that floor cannot be told from noise.\n\n"
+             + protocol + "\n\n"
              "What the simulated side misses by construction: the calibrated table times one expert task in "
              "isolation (median of several), while a real step runs a layer's experts back to back, so cache "
              "and prefetcher effects between consecutive tasks, thread wake-up after the host's decision work, "

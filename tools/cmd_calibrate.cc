@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -158,6 +159,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   const Provenance prov = collect_provenance(argv);
   const std::string date = prov.utc_time.substr(0, 10);
 
+  std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
   for (const std::string& mname : opt.models) {
     const ModelSpec base = load_model(mname, paths);
     for (const std::string& dname : opt.dtypes) {
@@ -188,15 +190,28 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                       CostTable{"cpu-shared", m.name, dname,
                                 std::vector<double>(opt.tokens.begin(), opt.tokens.end()), shared});
       }
+      measured_sets.insert({m.name, dname});
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
     }
   }
   const double dispatch = pool_dispatch_us(threads);
   h.name = name;
   // The base's description says what its [cpu] numbers describe; the tables
-  // may come from another CPU (the one this ran on), so name both.
-  h.description = fmt::format("CPU expert tables measured by moebench calibrate on {}; the rest from '{}' ({})",
-                              prov.cpu_model, opt.hardware, h.description);
+  // may come from another CPU (the one this ran on), so name both. A base
+  // that calibrate wrote already says so (tools/validate_interleaved.py
+  // chains one calibration per model and dtype): kept, not nested.
+  const std::string calibrated = "CPU expert tables measured by moebench calibrate";
+  if (h.description.rfind(calibrated, 0) != 0) {
+    h.description = fmt::format("{} on {}; the rest from '{}' ({})", calibrated, prov.cpu_model,
+                                opt.hardware, h.description);
+  }
+  // Tables this run did not measure: kept from the base.
+  std::vector<std::string> kept;
+  for (const CostTable& t : h.tables) {
+    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared") &&
+                          measured_sets.count({t.model, t.dtype}) > 0;
+    if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
+  }
   h.source =
       fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model, threads,
                   prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "", date);
@@ -216,6 +231,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
     << fmt::format(
            "# Routed tasks ran {} back to back per token count and round.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
+  if (!kept.empty()) {
+    o << fmt::format("# Kept from the base profile '{}' (measured earlier, see its header): {}.\n",
+                     opt.hardware, fmt::join(kept, ", "));
+  }
   o << "# task_overhead_us: median thread-pool hand-off (already inside the tables);\n"
        "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"
        "# copied from the base profile '"

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Sim-vs-real validation with the calibration interleaved (docs/BACKENDS.md,
+"Validation"): for each (model, dtype) group of suites/validation/real.toml,
+`moebench calibrate` measures that group's tables and the group's real cases
+run right after it, so the table and the cases it predicts are measured
+seconds apart rather than minutes (this VM's speed drifts between minutes);
+then the simulated cases run with the profile the calibrations built, and
+analysis/validation.py pairs them.
+
+The calibrations chain into one profile: the first group's starts from
+--base (the hardware profile the calibration copies), each later one from
+the profile written so far, so the result has every group's tables, each
+measured just before that group's real cases.
+
+Writes:
+  configs/hardware/local-cpu-calibrated.toml         (--profile) the suites' [hardware] preset
+  results/validation-real/<stamp>-<model>-<dtype>/   one run per group
+  results/validation-sim/<stamp>/                    the simulated cases
+  results/validation-interleaved/<stamp>.json        the index analysis/validation.py reads
+
+    python3 tools/validate_interleaved.py [--bin build/bin] [--results results]"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    tomllib = None
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+REAL = "suites/validation/real.toml"
+SIM = "suites/validation/sim.toml"
+# Both suites' [hardware] preset ("local-cpu-calibrated").
+PROFILE = "configs/hardware/local-cpu-calibrated.toml"
+
+
+def fail(msg: str) -> None:
+    print(f"validate_interleaved: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def as_list(v) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def groups_of(suite: pathlib.Path) -> list[tuple[str, str]]:
+    """The (model, dtype) groups of the real suite: its [model] preset x expert_dtype axes."""
+    if tomllib is None:
+        fail("expected Python 3.11 or later (tomllib) to read the suite, found " + sys.version.split()[0])
+    try:
+        doc = tomllib.loads(suite.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        fail(f"{suite}: expected a readable TOML suite, found: {e}")
+    model = doc.get("model", {})
+    if "preset" not in model or "expert_dtype" not in model:
+        fail(f"{suite}: expected [model] preset and expert_dtype (the groups to calibrate), found keys "
+             f"{sorted(model)}")
+    return [(m, d) for m in as_list(model["preset"]) for d in as_list(model["expert_dtype"])]
+
+
+def run(cmd: list[str], env: dict) -> None:
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, cwd=ROOT, env=env)
+    if r.returncode != 0:
+        fail(f"expected exit status 0 from `{' '.join(cmd)}`, found {r.returncode}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default="build/bin", help="directory of moebench and run_suite")
+    ap.add_argument("--results", default="results", help="results root")
+    ap.add_argument("--base", default="local-cpu", help="hardware profile the first calibration copies")
+    ap.add_argument("--calibrate-arg", action="append", default=[],
+                    help="extra argument for every `moebench calibrate` (repeatable)")
+    ap.add_argument("--real", default=REAL, help="the real-backend suite (its [model] axes are the groups)")
+    ap.add_argument("--sim", default=SIM, help="the simulated suite, the same cases")
+    ap.add_argument("--profile", default=PROFILE,
+                    help="the calibrated profile written: the file both suites' [hardware] preset names")
+    args = ap.parse_args(argv)
+
+    binary = {name: ROOT / args.bin / name for name in ("moebench", "run_suite")}
+    for name, path in binary.items():
+        if not path.is_file():
+            fail(f"expected the {name} binary at {path}, found none (build first: cmake --build build)")
+    profile = args.profile
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    results = pathlib.Path(args.results)
+    if not results.is_absolute():
+        results = ROOT / results
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    groups = groups_of(ROOT / args.real)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+    real_dirs = []
+    for i, (model, dtype) in enumerate(groups):
+        base = args.base if i == 0 else profile
+        run([str(binary["moebench"]), "calibrate", "--hardware", base, "--models", model, "--dtypes", dtype,
+             "--out", profile, *args.calibrate_arg], env)
+        out = results / "validation-real" / f"{stamp}-{model}-{dtype}"
+        run([str(binary["run_suite"]), args.real, "--filter", f"model.name={model},model.expert_dtype={dtype}",
+             "--out", str(out), "--quiet"], env)
+        real_dirs.append(out)
+    sim_dir = results / "validation-sim" / stamp
+    run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet"], env)
+
+    index = {
+        "protocol": "interleaved: each (model, dtype) group calibrated, then its real cases; then the simulated "
+                    "cases with the profile the calibrations built",
+        "groups": [f"{m} {d}" for m, d in groups],
+        "real_runs": [str(p.relative_to(results)) for p in real_dirs],
+        "sim_run": str(sim_dir.relative_to(results)),
+        "profile": profile,
+        "started_utc": started,
+        "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join([sys.argv[0], *argv]),
+    }
+    path = results / "validation-interleaved" / f"{stamp}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp.{os.getpid()}")
+    tmp.write_text(json.dumps(index, indent=2) + "\n")
+    os.replace(tmp, path)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
