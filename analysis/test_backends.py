@@ -162,6 +162,7 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     (index,) = (results / "validation-interleaved").glob("*.json")
     idx = json.loads(index.read_text())
     assert len(idx["real_runs"]) == 2 and idx["sim_run"].startswith("validation-sim/")
+    assert [" calibrate " in s["command"] for s in idx["steps"]] == [True, False, True, False, False]
     s = validation.run(str(results), tmp_path / "report")
     assert s["cases"] == 4 and s["run"] == str(index)
     assert "Protocol: interleaved" in (tmp_path / "report" / "validation.md").read_text()

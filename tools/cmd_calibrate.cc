@@ -232,8 +232,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
            "# Routed tasks ran {} back to back per token count and round.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
   if (!kept.empty()) {
-    o << fmt::format("# Kept from the base profile '{}' (measured earlier, see its header): {}.\n",
-                     opt.hardware, fmt::join(kept, ", "));
+    o << fmt::format(
+        "# Kept from the base profile '{}' (measured by an earlier command, not repeated here): "
+        "{}.\n",
+        opt.hardware, fmt::join(kept, ", "));
   }
   o << "# task_overhead_us: median thread-pool hand-off (already inside the tables);\n"
        "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"

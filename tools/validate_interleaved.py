@@ -66,7 +66,9 @@ def groups_of(suite: pathlib.Path) -> list[tuple[str, str]]:
     return [(m, d) for m in as_list(model["preset"]) for d in as_list(model["expert_dtype"])]
 
 
-def run(cmd: list[str], env: dict) -> None:
+def run(cmd: list[str], env: dict, steps: list) -> None:
+    steps.append({"utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  "command": " ".join(cmd)})
     print("+ " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, cwd=ROOT, env=env)
     if r.returncode != 0:
@@ -99,17 +101,17 @@ def main(argv: list[str]) -> int:
     groups = groups_of(ROOT / args.real)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
-    real_dirs = []
+    real_dirs, steps = [], []
     for i, (model, dtype) in enumerate(groups):
         base = args.base if i == 0 else profile
         run([str(binary["moebench"]), "calibrate", "--hardware", base, "--models", model, "--dtypes", dtype,
-             "--out", profile, *args.calibrate_arg], env)
+             "--out", profile, *args.calibrate_arg], env, steps)
         out = results / "validation-real" / f"{stamp}-{model}-{dtype}"
         run([str(binary["run_suite"]), args.real, "--filter", f"model.name={model},model.expert_dtype={dtype}",
-             "--out", str(out), "--quiet"], env)
+             "--out", str(out), "--quiet"], env, steps)
         real_dirs.append(out)
     sim_dir = results / "validation-sim" / stamp
-    run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet"], env)
+    run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet"], env, steps)
 
     index = {
         "protocol": "interleaved: each (model, dtype) group calibrated, then its real cases; then the simulated "
@@ -121,6 +123,8 @@ def main(argv: list[str]) -> int:
         "started_utc": started,
         "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([sys.argv[0], *argv]),
+        # Every command with its start time: the provenance of each table of the chained profile.
+        "steps": steps,
     }
     path = results / "validation-interleaved" / f"{stamp}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
