@@ -82,8 +82,7 @@ def latest(results: str):
             raise RuntimeError(f"{inter}: expected an index with real_runs and sim_run, found: {e}") from e
         frames = []
         for d in parts:
-            m = d / "manifest.json"
-            if not m.is_file() or json.loads(m.read_text()).get("status") != "complete":
+            if not (d / "manifest.json").is_file() or common.manifest(d).get("status") != "complete":
                 raise RuntimeError(f"{inter}: expected the complete run {d}, found it missing or unfinished")
             frames.append(common.load_runs(d))
         protocol = ("Protocol: interleaved (tools/validate_interleaved.py): each model and dtype calibrated, then "
