@@ -152,8 +152,9 @@ class Simulator : public FutureView {
   void timed(int fam, F&& f);
   FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
   Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
-  double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer, int32_t expert,
-                double* start = nullptr);
+  // `tokens`: the tokens the task processes (timeline only; -1: none).
+  double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
+                int32_t expert, int64_t tokens = -1, double* start = nullptr);
   void advance_link(double now);
   // Copies queued from position `from` on may have moved: refresh their end
   // times in residency.
@@ -420,14 +421,16 @@ void Simulator::timed(int fam, F&& f) {
   m_.decision_ns[fam] += dt - (nested_ns_ - nested0);  // predictions are timed on their own
 }
 
-double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
-                         int32_t expert, double* start) {
+double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
+                         int32_t layer, int32_t expert, int64_t tokens, double* start) {
   double end;
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
   static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
   m_.task_ns[size_t(kind)] += dur;
-  if (opt_.timeline && dur > 0) timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert});
+  if (opt_.timeline && dur > 0) {
+    timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert, tokens});
+  }
   return end;
 }
 
@@ -834,7 +837,8 @@ void Simulator::run_moe_layer(int32_t l) {
   // 1. attention, norms and router.
   double att_start;
   const double att = step_nonmoe_ns_;
-  const double t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, &att_start);
+  const double t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
+                               att, l, -1, n, &att_start);
   gate_cur_[size_t(l)] = t_gate;
   if (decode) m_.bd_attention_ns += att;
 
@@ -971,7 +975,7 @@ void Simulator::run_moe_layer(int32_t l) {
   }
   const double shared = exec_->shared_experts_ns(cost_, l, n);
   if (shared > 0) {
-    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, t_gate, shared, l, -1);
+    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, t_gate, shared, l, -1, n);
     if (decode) m_.bd_shared_ns += shared;
   }
   pins_.clear();
@@ -1022,7 +1026,8 @@ void Simulator::run_moe_layer(int32_t l) {
     const double free = gpu_lane().free_ns();
     if (ready > free) wait += ready - std::max(free, t_gate);
     const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
-    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e);
+    gpu_end =
+        submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, tokens_of_[e]);
     compute_end_of_[e] = gpu_end;
     computed_this_layer_.push_back(e);
     if (staged) staging_ring_.push_back(gpu_end);
@@ -1089,8 +1094,9 @@ void Simulator::run_moe_layer(int32_t l) {
     bool first = true;
     double cpu_end = ready;
     for (int32_t e : plan_.cpu) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e);
+      cpu_end =
+          submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
+                 exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
     }
@@ -1099,8 +1105,9 @@ void Simulator::run_moe_layer(int32_t l) {
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e);
+      cpu_end =
+          submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
+                 exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];
@@ -1205,6 +1212,7 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     nlohmann::ordered_json args = {{"step", t.step}};
     if (t.layer >= 0) args["layer"] = t.layer;
     if (t.expert >= 0) args["expert"] = t.expert;
+    if (t.tokens >= 0) args["tokens"] = t.tokens;
     std::string name = to_string(t.kind);
     if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
     else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);

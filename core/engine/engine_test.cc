@@ -357,6 +357,47 @@ TEST(EngineExecutor, CpuExpertDurationsComeFromTheExecutor) {
   EXPECT_EQ(r.warnings.back(), "scripted executor");
 }
 
+TEST(EngineExecutor, TheTimelineKeepsEveryExpertTasksTokensAndMeasuredTime) {
+  // What a sim-vs-real comparison task by task reads: each CPU expert
+  // record carries the tokens the executor was asked for and the duration
+  // it answered; attention records carry the step's tokens; the Chrome
+  // trace shows them as args.tokens.
+  const auto src = routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}});
+  StrategyInstance st = StrategyInstance::create(strategy("all-cpu"), builtin_registry());
+  ScriptedExecutor ex;
+  EngineOptions opt;
+  opt.executor = &ex;
+  opt.timeline = true;
+  const auto r =
+      simulate(tiny_model(), round_hardware(), testing::workload_of(src), st, src, nullptr, opt);
+  std::vector<TaskRecord> cpu;
+  int attention = 0;
+  for (const TaskRecord& t : r.timeline) {
+    if (t.kind == TaskKind::kCpuExpert) cpu.push_back(t);
+    if (t.kind == TaskKind::kAttention) {
+      ++attention;
+      EXPECT_EQ(t.tokens, 1);
+    }
+  }
+  EXPECT_GT(attention, 0);
+  ASSERT_EQ(cpu.size(), ex.calls.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_EQ(cpu[i].layer, ex.calls[i].layer);
+    EXPECT_EQ(cpu[i].expert, ex.calls[i].expert);
+    EXPECT_EQ(cpu[i].tokens, ex.calls[i].tokens);
+    EXPECT_NEAR(cpu[i].end_ns - cpu[i].start_ns, 7 * us * double(ex.calls[i].tokens), 1e-9);
+  }
+  const auto j = nlohmann::json::parse(chrome_trace_json(r.timeline, "t"));
+  int with_tokens = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "cpu-expert") {
+      EXPECT_EQ(e["args"]["tokens"].get<int64_t>(), 1);
+      ++with_tokens;
+    }
+  }
+  EXPECT_EQ(with_tokens, int(cpu.size()));
+}
+
 TEST(EngineExecutor, TheSimulatedExecutorIsTheDefault) {
   std::vector<std::vector<std::vector<int32_t>>> ids;
   for (int t = 0; t < 12; ++t)

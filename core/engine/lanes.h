@@ -54,6 +54,7 @@ struct TaskRecord {
   int64_t step = -1;
   int32_t layer = -1;    // MoE layer (-1: none)
   int32_t expert = -1;   // -1: none
+  int64_t tokens = -1;   // tokens the task processes (expert and attention tasks; -1: none)
 };
 
 // Event order: (time, lane priority, sequence number).
