@@ -65,6 +65,7 @@ calibrate: build
 validation: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) tools/validate_interleaved.py --bin $(BUILD)/bin --results results
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation_tasks.py --results results --out results/report
 
 # Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both
 # families on the CPU with Debian's PyTorch (installed if missing) on the

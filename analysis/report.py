@@ -163,6 +163,8 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
 MACHINE = [
     ("validation", "Simulator validation (real backend, CPU-only)",
      "`make validation` (calibrates this machine, runs `suites/validation.toml`)"),
+    ("validation_tasks", "Simulator validation, task by task (where the error comes from)",
+     "`make validation` (its runs keep a timeline of every case)"),
     ("kernels", "CPU expert kernels (KTransformers Fig. 3 and 7 on this CPU)", "`make bench-kernels`"),
     ("tiny_accuracy", "Expert Deferral vs skipping on small trained models (KTransformers Fig. 13 shape)",
      "`make tiny-models tiny-traces` (trains two small MoE models here, about 15 minutes each)"),

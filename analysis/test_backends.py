@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "analysis"))
 
 import kernels  # noqa: E402
 import validation  # noqa: E402
+import validation_tasks  # noqa: E402
 
 
 def test_calibrate_writes_a_profile_that_loads(tmp_path):
@@ -151,7 +152,9 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     steps = [line.split()[2] + " " + line.split("--dtypes ")[1].split()[0] if " calibrate " in line
              else "real " + line.split("expert_dtype=")[1].split()[0] if "--filter" in line else "sim"
              for line in r.stdout.splitlines() if line.startswith("+ ")]
-    assert steps == ["calibrate bf16", "real bf16", "calibrate int8", "real int8", "sim"]
+    # (Each group calibrated again after its cases, into a profile of its own: the bracket.)
+    assert steps == ["calibrate bf16", "real bf16", "calibrate bf16", "calibrate int8", "real int8",
+                     "calibrate int8", "sim"]
     # The chained profile has both groups' tables; the second kept the first's, and says so.
     text = (tmp_path / "cal.toml").read_text()
     assert "Kept from the base profile" in text and "cpu-expert tiny-mixtral bf16" in text
@@ -162,10 +165,23 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     (index,) = (results / "validation-interleaved").glob("*.json")
     idx = json.loads(index.read_text())
     assert len(idx["real_runs"]) == 2 and idx["sim_run"].startswith("validation-sim/")
-    assert [" calibrate " in s["command"] for s in idx["steps"]] == [True, False, True, False, False]
+    assert [" calibrate " in s["command"] for s in idx["steps"]] == [True, False, True, True, False, True, False]
+    assert set(idx["after_profiles"]) == {"tiny-mixtral bf16", "tiny-mixtral int8"}
+    assert str(tmp_path / "cal.toml") not in idx["steps"][2]["command"]  # the bracket leaves the chain alone
     s = validation.run(str(results), tmp_path / "report")
     assert s["cases"] == 4 and s["run"] == str(index)
     assert "Protocol: interleaved" in (tmp_path / "report" / "validation.md").read_text()
+    # Both backends kept a timeline of every case, and the index the profile the simulated cases read:
+    # the task-by-task breakdown pairs every expert task and its terms add up to the error.
+    assert (results / idx["profile_copy"]).read_text() == text
+    s = validation_tasks.run(str(results), tmp_path / "report")
+    assert s["run"] == str(index) and set(s["groups"]) == {"tiny-mixtral bf16", "tiny-mixtral int8"}
+    for g in s["groups"].values():
+        assert g["error"] == pytest.approx(g["at_calibrated"] + g["at_other"], abs=1e-9)
+        assert "drift" in g and "error_after" in g and isinstance(g["inside"], bool)
+    assert "Bracket (routed and shared together)" in (tmp_path / "report" / "validation_tasks.md").read_text()
+    t = pd.read_csv(tmp_path / "report" / "validation_tasks.csv")
+    assert (t["tasks"] > 0).all() and set(t["expert"]) == {"routed"}
 
 
 def fake_run(d: pathlib.Path, backend: str, value: float, status: str = "complete"):
@@ -203,3 +219,32 @@ def test_validation_reads_the_newer_of_a_single_run_and_an_interleaved_index(tmp
                                   "sim_run": "validation-sim/20261123T110000Z"}))
     with pytest.raises(RuntimeError, match="expected the complete run .*20261123T110000Z"):
         validation.latest(str(res))
+
+
+def test_validation_tasks_splits_the_error_by_token_count():
+    # Table at 1 and 4 tokens; 3 tokens interpolated. One-token tasks: mean 11 against the table's 10
+    # (median 10: a table of medians is 10% low); one 3-token task 33 against 30 interpolated.
+    tasks = pd.DataFrame({"model": "m", "dtype": "bf16", "kind": "routed",
+                          "tokens": [1, 1, 1, 1, 1, 3],
+                          "real_us": [10.0, 10.0, 10.0, 10.0, 15.0, 33.0],
+                          "sim_us": [10.0, 10.0, 10.0, 10.0, 10.0, 30.0]})
+    profile = {"table": [{"lane": "cpu-expert", "model": "m", "dtype": "bf16", "tokens": [1.0, 4.0],
+                          "time_us": [10.0, 40.0]}]}
+    t, counts = validation_tasks.decompose(tasks, profile)
+    r = t.iloc[0]
+    assert r["real s"] == pytest.approx(88e-6) and r["sim s"] == pytest.approx(80e-6)
+    assert r["error %"] == pytest.approx(-800 / 88)
+    assert r["at calibrated counts %"] == pytest.approx(-500 / 88)
+    assert r["at other counts %"] == pytest.approx(-300 / 88)
+    assert r["run mean / median - 1 %"] == pytest.approx(10.0)  # only counts with 5 tasks or more
+    assert r["1 token: real mean / table"] == pytest.approx(1.1)
+    assert counts.set_index("tokens")["calibrated"].to_dict() == {1: True, 3: False}
+    # The same group calibrated again after its cases, 10% slower: the bracket [80, 88] us holds the real 88.
+    later = {"m bf16": {"table": [{"lane": "cpu-expert", "model": "m", "dtype": "bf16", "tokens": [1.0, 4.0],
+                                   "time_us": [11.0, 44.0]}]}}
+    t, _ = validation_tasks.decompose(tasks, profile, later)
+    assert t.iloc[0]["drift during the cases %"] == pytest.approx(10.0)
+    assert t.iloc[0]["error against the table after %"] == pytest.approx(0.0)
+    # A group whose table the profile lacks is named.
+    with pytest.raises(RuntimeError, match="cpu-shared table for m bf16"):
+        validation_tasks.decompose(tasks.assign(kind="shared"), profile)

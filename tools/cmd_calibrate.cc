@@ -5,8 +5,8 @@
 // For each model shape and expert dtype it times one expert task for each
 // token count (the same kernel, threads and round-robin weight buffers a
 // real case uses, so a task reads weights that are not in the cache) and
-// keeps the median of --repeats rounds (after untimed passes over every
-// buffer); shared experts get a "cpu-shared" table.
+// keeps the mean (--statistic) of --repeats rounds (after untimed passes
+// over every buffer); shared experts get a "cpu-shared" table.
 // The profile is the base profile with these tables appended (older
 // tables of the same lane, model and dtype replaced) and its provenance
 // (CPU, threads, commit, date, command) in the header and `source`.
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -40,10 +41,19 @@ struct CalibrateOptions {
   std::string name;
   std::vector<std::string> models = {"deepseek-v2-lite", "qwen3-30b-a3b"};
   std::vector<std::string> dtypes = {"bf16", "int8"};
-  std::vector<int64_t> tokens = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  // Every count to 32 (a kernel's token tiles make the time a staircase there:
+  // avx512-bf16-gemm's 12-token tiles step at 13 and 25, which interpolating
+  // between 8, 16 and 32 missed by up to 14%), then coarser.
+  std::vector<int64_t> tokens = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12, 13, 14,
+                                 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,  25,  26, 27, 28,
+                                 29, 30, 31, 32, 40, 48, 56, 64, 96, 128, 192, 256};
   int threads = 0;
   double weights_gib = 2.0;
-  int repeats = 21;
+  int repeats = 101;
+  // "mean": a layer's time is a sum of tasks, which follows the mean; on a
+  // machine whose task times are skewed to the slow side the median is
+  // below it (docs/BACKENDS.md, "Where the error comes from").
+  std::string statistic = "mean";
   int burst = 1;  // tasks run back to back per token count and round (0: the model's top-k)
   std::string kernel = "auto";
 };
@@ -108,7 +118,7 @@ void replace_table(HardwareProfile& h, CostTable t) {
   h.tables.push_back(std::move(t));
 }
 
-// Median wall time per task for each token count, us; `run` runs one task
+// Mean (or median) wall time per task for each token count, us; `run` runs one task
 // on the given buffer index and returns its time in ns. First untimed
 // tasks for at least a second and two passes over every buffer (pages,
 // caches, thread pool and the machine settle after gigabytes were
@@ -121,7 +131,7 @@ void replace_table(HardwareProfile& h, CostTable t) {
 // 256-token one).
 template <class Run>
 std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
-                            int64_t buffers, Run&& run) {
+                            int64_t buffers, bool mean, Run&& run) {
   int64_t next = 0;
   const auto t0 = std::chrono::steady_clock::now();
   while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1))
@@ -134,7 +144,10 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
     }
   }
   std::vector<double> us;
-  for (auto& x : xs) us.push_back(percentile(x, 50));
+  for (auto& x : xs) {
+    us.push_back(mean ? std::accumulate(x.begin(), x.end(), 0.0) / double(x.size())
+                      : percentile(x, 50));
+  }
   return us;
 }
 
@@ -148,6 +161,11 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         h.name, h.gpu.count));
   }
   const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
+  if (opt.statistic != "mean" && opt.statistic != "median") {
+    throw Error(
+        fmt::format("calibrate --statistic: expected mean or median, found '{}'", opt.statistic));
+  }
+  const bool mean = opt.statistic == "mean";
   if (opt.tokens.empty() || !std::is_sorted(opt.tokens.begin(), opt.tokens.end()) ||
       opt.tokens.front() < 1 ||
       std::adjacent_find(opt.tokens.begin(), opt.tokens.end()) != opt.tokens.end()) {
@@ -175,8 +193,8 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                  ex.kernel_name(), threads, ex.routed_buffers());
       const int64_t E = m.routed_experts;
       const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
-      const auto routed =
-          measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), [&](int64_t i, int64_t T) {
+      const auto routed = measure(
+          opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, [&](int64_t i, int64_t T) {
             return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
           });
       replace_table(h,
@@ -184,7 +202,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                               std::vector<double>(opt.tokens.begin(), opt.tokens.end()), routed});
       if (m.shared_experts > 0) {
         const auto shared = measure(
-            opt.tokens, opt.repeats, 1, ex.shared_buffers(),
+            opt.tokens, opt.repeats, 1, ex.shared_buffers(), mean,
             [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
         replace_table(h,
                       CostTable{"cpu-shared", m.name, dname,
@@ -225,9 +243,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                    prov.cpu_model, prov.logical_cpus, fmt::join(cpu_info().flag_names(), " "),
                    threads, prov.git_commit, prov.git_dirty ? " (uncommitted changes)" : "",
                    prov.utc_time);
-  o << "# [[table]] cpu-expert / cpu-shared: median wall time of one expert task (all\n"
-       "# threads, weights not in cache) by tokens per expert, measured with the real backend's\n"
-       "# executor; they replace the [cpu] roofline for these models and dtypes.\n"
+  o << fmt::format(
+           "# [[table]] cpu-expert / cpu-shared: {} wall time of one expert task (all\n"
+           "# threads, weights not in cache; {} rounds) by tokens per expert, measured with the\n"
+           "# real backend's executor; they replace the [cpu] roofline for these models and "
+           "dtypes.\n",
+           opt.statistic, opt.repeats)
     << fmt::format(
            "# Routed tasks ran {} back to back per token count and round.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
@@ -272,8 +293,11 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--weights-gib", opt.weights_gib, "Memory for distinct expert buffers, GiB")
       ->check(CLI::Range(0.01, 1024.0));
   cmd->add_option("--repeats", opt.repeats,
-                  "Rounds over the token counts (the median of each count is kept)")
-      ->check(CLI::Range(1, 1000));
+                  "Rounds over the token counts (each count's samples give its table entry)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--statistic", opt.statistic,
+                  "Table entry from a count's samples: mean (default; a layer's time is a sum of "
+                  "tasks) or median");
   cmd->add_option("--burst", opt.burst,
                   "Routed tasks run back to back per token count and round, each a sample (0 = "
                   "the model's top-k, a layer's worth; default 1)")

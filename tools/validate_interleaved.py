@@ -10,13 +10,19 @@ analysis/validation.py pairs them.
 The calibrations chain into one profile: the first group's starts from
 --base (the hardware profile the calibration copies), each later one from
 the profile written so far, so the result has every group's tables, each
-measured just before that group's real cases.
+measured just before that group's real cases. Unless --no-bracket, each
+group is calibrated once more right after its real cases, into a profile of
+its own that the simulation does not read: the two tables bracket how far
+the machine moved while the cases ran (analysis/validation_tasks.py).
 
 Writes:
   configs/hardware/local-cpu-calibrated.toml         (--profile) the suites' [hardware] preset
-  results/validation-real/<stamp>-<model>-<dtype>/   one run per group
-  results/validation-sim/<stamp>/                    the simulated cases
+  results/validation-real/<stamp>-<model>-<dtype>/   one run per group (with timelines/: every task)
+  results/validation-sim/<stamp>/                    the simulated cases (with timelines/)
   results/validation-interleaved/<stamp>.json        the index analysis/validation.py reads
+  results/validation-interleaved/<stamp>-profile.toml the chained profile the simulated cases read
+  results/validation-interleaved/<stamp>-after-<model>-<dtype>.toml  each group calibrated again right
+                                                     after its real cases (the machine's drift meanwhile)
 
     python3 tools/validate_interleaved.py [--bin build/bin] [--results results]"""
 
@@ -66,6 +72,13 @@ def groups_of(suite: pathlib.Path) -> list[tuple[str, str]]:
     return [(m, d) for m in as_list(model["preset"]) for d in as_list(model["expert_dtype"])]
 
 
+def write_atomic(path: pathlib.Path, text: str) -> None:
+    # Stdlib only (analysis/common.py imports pandas, which this driver does not need).
+    tmp = path.with_name(path.name + f".tmp.{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def run(cmd: list[str], env: dict, steps: list) -> None:
     steps.append({"utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   "command": " ".join(cmd)})
@@ -84,6 +97,8 @@ def main(argv: list[str]) -> int:
                     help="extra argument for every `moebench calibrate` (repeatable)")
     ap.add_argument("--real", default=REAL, help="the real-backend suite (its [model] axes are the groups)")
     ap.add_argument("--sim", default=SIM, help="the simulated suite, the same cases")
+    ap.add_argument("--no-bracket", dest="bracket", action="store_false",
+                    help="skip the second calibration of each group after its real cases")
     ap.add_argument("--profile", default=PROFILE,
                     help="the calibrated profile written: the file both suites' [hardware] preset names")
     args = ap.parse_args(argv)
@@ -101,17 +116,30 @@ def main(argv: list[str]) -> int:
     groups = groups_of(ROOT / args.real)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
-    real_dirs, steps = [], []
+    index_dir = results / "validation-interleaved"
+    index_dir.mkdir(parents=True, exist_ok=True)
+    real_dirs, steps, after = [], [], {}
     for i, (model, dtype) in enumerate(groups):
         base = args.base if i == 0 else profile
         run([str(binary["moebench"]), "calibrate", "--hardware", base, "--models", model, "--dtypes", dtype,
              "--out", profile, *args.calibrate_arg], env, steps)
         out = results / "validation-real" / f"{stamp}-{model}-{dtype}"
         run([str(binary["run_suite"]), args.real, "--filter", f"model.name={model},model.expert_dtype={dtype}",
-             "--out", str(out), "--quiet"], env, steps)
+             "--out", str(out), "--quiet", "--timeline"], env, steps)
         real_dirs.append(out)
+        if args.bracket:
+            # The same calibration again right after the group's cases: how far the machine moved while
+            # they ran (analysis/validation_tasks.py sets the error against it). Not read by the simulation.
+            path = index_dir / f"{stamp}-after-{model}-{dtype}.toml"
+            run([str(binary["moebench"]), "calibrate", "--hardware", args.base, "--models", model, "--dtypes",
+                 dtype, "--out", str(path), *args.calibrate_arg], env, steps)
+            after[f"{model} {dtype}"] = str(path.relative_to(results))
+    # The chained profile as the simulated cases read it (the file itself is rewritten by the next run).
+    profile_copy = index_dir / f"{stamp}-profile.toml"
+    src = pathlib.Path(profile) if pathlib.Path(profile).is_absolute() else ROOT / profile
+    write_atomic(profile_copy, src.read_text())
     sim_dir = results / "validation-sim" / stamp
-    run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet"], env, steps)
+    run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet", "--timeline"], env, steps)
 
     index = {
         "protocol": "interleaved: each (model, dtype) group calibrated, then its real cases; then the simulated "
@@ -120,17 +148,17 @@ def main(argv: list[str]) -> int:
         "real_runs": [str(p.relative_to(results)) for p in real_dirs],
         "sim_run": str(sim_dir.relative_to(results)),
         "profile": profile,
+        "profile_copy": str(profile_copy.relative_to(results)),
+        # Per group: its tables measured again right after its real cases (--no-bracket: none).
+        "after_profiles": after,
         "started_utc": started,
         "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([sys.argv[0], *argv]),
         # Every command with its start time: the provenance of each table of the chained profile.
         "steps": steps,
     }
-    path = results / "validation-interleaved" / f"{stamp}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp.{os.getpid()}")
-    tmp.write_text(json.dumps(index, indent=2) + "\n")
-    os.replace(tmp, path)
+    path = index_dir / f"{stamp}.json"
+    write_atomic(path, json.dumps(index, indent=2) + "\n")
     print(f"wrote {path}")
     return 0
 
