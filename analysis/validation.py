@@ -139,11 +139,12 @@ def run(results: str, out):
              ", is the machine's own variation between runs; the real repetitions of one case, seconds apart, "
              "vary less ('real spread'). Errors below that floor cannot be told from noise.\n\n"
              + protocol + "\n\n"
-             "What the simulated side misses by construction: the calibrated table times one expert task in "
-             "isolation (median of several), while a real step runs a layer's experts back to back, so cache "
-             "and prefetcher effects between consecutive tasks, thread wake-up after the host's decision work, "
-             "and interpolation between the table's token counts are not in the simulation. Attention, norms, "
-             "router and lm head are timed by the same cost model on both sides (not executed).\n")
+             "What the simulated side misses by construction: the calibrated table times one expert task at a "
+             "time (the mean of its rounds; profiles written before 2026-11-23 kept the median), while a real "
+             "step runs a layer's experts back to back, so cache and prefetcher effects between consecutive "
+             "tasks and interpolation between the table's token counts are not in the simulation; "
+             "validation_tasks.md splits the error task by task. Attention, norms, router and lm head are "
+             "timed by the same cost model on both sides (not executed).\n")
 
     # Expert Deferral on the real backend (issue 14): decode time with and
     # without it, measured. On a CPU-only machine there is no GPU work to

@@ -198,7 +198,7 @@ def run(results: str, out):
         ax.axhspan(0.95, 1.05, color="0.9")
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("tokens per expert (o: calibrated count, x: interpolated or clamped)")
+        ax.set_xlabel("tokens per expert (o: calibrated, x: interpolated or clamped)")
         ax.set_title(f"{kind} experts", fontsize=9)
     axes[0].set_ylabel("real mean time / simulated time, per token count")
     axes[0].legend(fontsize=7)
