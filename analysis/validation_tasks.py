@@ -17,9 +17,10 @@ exactly into
 When the run calibrated each group again right after its real cases
 (tools/validate_interleaved.py does, unless --no-bracket), the error is also
 set against that second table: the two bracket how far the machine moved
-while the cases ran. Beside it, the run's own mean over its median (how far a table of medians
-falls below a sum of tasks on this machine) and the run's time at one token
-against the table's (the count that dominates decode).
+while the cases ran. Beside it, the run's own mean over its median (how far
+a table of medians falls below a sum of tasks on this machine) and the
+run's time at one token against the table's (the count that dominates
+decode).
 
     python3 analysis/validation_tasks.py --results results --out results/report"""
 
@@ -51,7 +52,10 @@ def latest_index(results: str):
     if not root.is_dir():
         return None
     for path in sorted(root.glob("*Z.json"), reverse=True):
-        idx = json.loads(path.read_text())
+        try:
+            idx = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise RuntimeError(f"{path}: expected a validation index (JSON), found: {e}") from e
         if "profile_copy" in idx:  # written since the runs keep timelines
             return path, idx
     return None

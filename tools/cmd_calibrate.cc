@@ -42,8 +42,9 @@ struct CalibrateOptions {
   std::vector<std::string> models = {"deepseek-v2-lite", "qwen3-30b-a3b"};
   std::vector<std::string> dtypes = {"bf16", "int8"};
   // Every count to 32 (a kernel's token tiles make the time a staircase there:
-  // avx512-bf16-gemm's 12-token tiles step at 13 and 25, which interpolating
-  // between 8, 16 and 32 missed by up to 14%), then coarser.
+  // avx512-bf16-gemm's 12-token tiles step at 13 and 25, where tasks ran
+  // 1.14x-1.25x the time interpolated between 8, 16 and 32; docs/BACKENDS.md),
+  // then coarser.
   std::vector<int64_t> tokens = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12, 13, 14,
                                  15, 16, 17, 18, 19, 20, 21, 22, 23, 24,  25,  26, 27, 28,
                                  29, 30, 31, 32, 40, 48, 56, 64, 96, 128, 192, 256};
