@@ -126,8 +126,7 @@ def decompose(tasks: pd.DataFrame, profile: dict, after: dict | None = None) -> 
         real, sim = g["real_us"].sum(), g["sim_us"].sum()
         at_table = at_interp = 0.0
         for t, c in g.groupby("tokens"):
-            # Every task of a count gets the same simulated time (the table at that count).
-            term = c["real_us"].mean() * len(c) - c["sim_us"].sum()
+            term = c["real_us"].sum() - c["sim_us"].sum()
             if float(t) in measured:
                 at_table += term
             else:
@@ -142,7 +141,8 @@ def decompose(tasks: pd.DataFrame, profile: dict, after: dict | None = None) -> 
             if later is None:
                 raise RuntimeError(f"the profile calibrated after {m} {d}'s cases: expected a {TABLE_OF[kind]} "
                                    "table, found none")
-            bracket = {"drift during the cases %": 100 * (later.sum() / sim - 1),
+            bracket = {"sim s, table after": later.sum() / 1e6,
+                       "drift during the cases %": 100 * (later.sum() / sim - 1),
                        "error against the table after %": 100 * (later.sum() - real) / real}
         recs.append({
             "model": m, "dtype": d, "expert": kind, "tasks": len(g),
@@ -218,10 +218,8 @@ def run(results: str, out):
         cal = float((g["at calibrated counts %"] * g["real s"]).sum() / real)
         itp = float((g["at other counts %"] * g["real s"]).sum() / real)
         lines.append((m, d, err, cal, itp))
-        if "drift during the cases %" in g and g["drift during the cases %"].notna().all():
-            # The simulated time the table measured after the cases would give (each kind's drift is
-            # relative to its own simulated time).
-            later = float((g["sim s"] * (1 + g["drift during the cases %"] / 100)).sum())
+        if "sim s, table after" in g and g["sim s, table after"].notna().all():
+            later = float(g["sim s, table after"].sum())
             brackets[f"{m} {d}"] = {"drift": later / sim - 1, "error_after": (later - real) / real,
                                     "inside": bool(min(sim, later) <= real <= max(sim, later))}
     dominant = sum(1 for *_, cal, itp in lines if abs(cal) >= abs(itp))
