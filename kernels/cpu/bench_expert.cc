@@ -20,8 +20,12 @@
 //
 //     build/bin/bench_expert --benchmark_format=json   (make bench-kernels)
 //     MOEBENCH_BENCH_THREADS=1 build/bin/bench_expert   one thread
+//     MOEBENCH_BENCH_EXPERTS=1 build/bin/bench_expert   one expert, reused:
+//         where its weights fit in the last-level cache (int4: 24.8 MB),
+//         the kernels' compute with most of the DRAM traffic taken away
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -39,11 +43,31 @@
 namespace moebench {
 namespace {
 
+// How many distinct experts each case cycles through: 8, or
+// MOEBENCH_BENCH_EXPERTS (1-64).
+int experts_cycled() {
+  static const int n = [] {
+    const char* env = std::getenv("MOEBENCH_BENCH_EXPERTS");
+    if (!env) return 8;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < 1 || v > 64) {
+      std::fprintf(stderr,
+                   "bench_expert: MOEBENCH_BENCH_EXPERTS: expected an integer from 1 to 64, "
+                   "found '%s'\n",
+                   env);
+      std::exit(2);
+    }
+    return int(v);
+  }();
+  return n;
+}
+
 const std::vector<ExpertWeights>& experts(WeightDtype dt) {
   static std::map<WeightDtype, std::vector<ExpertWeights>> cache;
   auto& v = cache[dt];
   if (v.empty()) {
-    for (uint64_t i = 0; i < 8; ++i) {
+    for (uint64_t i = 0; i < uint64_t(experts_cycled()); ++i) {
       v.push_back(ExpertWeights::random({7168, 2048}, dt, i + 1));
       v.back().pack();  // for the packed kernels (avx512-bf16-gemm, avx512-vnni-gemm)
     }
@@ -103,6 +127,7 @@ int register_all() {
   ceilings() = run_probe(po);
   const ProbeResult& p = ceilings();
   benchmark::AddCustomContext("threads", std::to_string(threads()));
+  benchmark::AddCustomContext("experts_cycled", std::to_string(experts_cycled()));
   benchmark::AddCustomContext("probe_read_bw_gbps", fmt::format("{:.2f}", p.read_bw_gbps));
   benchmark::AddCustomContext("probe_bf16_gflops", fmt::format("{:.1f}", p.bf16_gflops));
   benchmark::AddCustomContext("probe_int8_gops", fmt::format("{:.1f}", p.int8_gops));

@@ -19,6 +19,7 @@
 #include "kernels/cpu/dequant.h"
 #include "kernels/cpu/expert_ffn.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace moebench {
 namespace {
@@ -113,6 +114,34 @@ TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
     seen.push_back(b);
   });
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 4, 4, 8, 8, 10}));
+}
+
+TEST(ThreadPool, BlockTilesVisitEveryBlockAndTileOnce) {
+  // The packed kernels' loop: every (row block, token) pair exactly once,
+  // in full tiles of 6 tokens and one shorter tile at the end.
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t blocks : {0, 1, 5, 33, 130}) {
+      for (int64_t tokens : {1, 4, 7, 13}) {
+        std::vector<std::atomic<int>> hits(size_t(blocks * tokens));
+        std::atomic<int> bad{0};
+        vec::for_block_tiles<6>(&pool, blocks, tokens, [&]<int NT>(int64_t b, int64_t t0) {
+          if (NT < 1 || NT > 6 || t0 % 6 != 0 || t0 + NT > tokens ||
+              (t0 + 6 <= tokens && NT != 6)) {
+            bad.fetch_add(1);
+          }
+          for (int t = 0; t < NT; ++t) hits[size_t(b * tokens + t0 + t)].fetch_add(1);
+        });
+        EXPECT_EQ(bad.load(), 0) << threads << " " << blocks << " " << tokens;
+        for (int64_t i = 0; i < blocks * tokens; ++i)
+          ASSERT_EQ(hits[size_t(i)].load(), 1) << threads << " " << blocks << " " << tokens;
+      }
+    }
+  }
+  // Without a pool: one pass on the caller, blocks in order.
+  std::vector<int64_t> order;
+  vec::for_block_tiles<6>(nullptr, 5, 2, [&]<int NT>(int64_t b, int64_t) { order.push_back(b); });
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 1, 2, 3, 4}));
 }
 
 TEST(ThreadPool, WorkersThatSpinAndWorkersThatSleepBothSeeEveryCall) {
