@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -145,10 +144,7 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
     }
   }
   std::vector<double> us;
-  for (auto& x : xs) {
-    us.push_back(mean ? std::accumulate(x.begin(), x.end(), 0.0) / double(x.size())
-                      : percentile(x, 50));
-  }
+  for (auto& x : xs) us.push_back(mean ? moebench::mean(x) : percentile(x, 50));
   return us;
 }
 

@@ -18,16 +18,17 @@ double percentile(std::vector<double> v, double p) {
   return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
 }
 
+double mean(const std::vector<double>& v) {
+  return v.empty() ? std::numeric_limits<double>::quiet_NaN()
+                   : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
 namespace {
 
 using J = nlohmann::ordered_json;
 
 J ratio(int64_t a, int64_t b) { return b > 0 ? J(double(a) / double(b)) : J(nullptr); }
 J num(double x) { return std::isfinite(x) ? J(x) : J(nullptr); }
-double mean(const std::vector<double>& v) {
-  return v.empty() ? std::numeric_limits<double>::quiet_NaN()
-                   : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-}
 J per_token_ms(double ns, int64_t tokens) { return tokens > 0 ? J(ns / 1e6 / double(tokens)) : J(nullptr); }
 J util(const RunMetrics& m, int lane) { return m.makespan_ns > 0 ? J(m.busy_ns[lane] / m.makespan_ns) : J(nullptr); }
 J decision(const RunMetrics& m, int fam) {

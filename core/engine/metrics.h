@@ -86,4 +86,7 @@ struct RunMetrics {
 // Percentile with linear interpolation (p in [0, 100]); NaN for an empty set.
 double percentile(std::vector<double> v, double p);
 
+// Arithmetic mean; NaN for an empty set.
+double mean(const std::vector<double>& v);
+
 }  // namespace moebench
