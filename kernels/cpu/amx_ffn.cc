@@ -29,26 +29,6 @@ int64_t row_len(int64_t kp) {
 // that machine's run-to-run spread (docs/measurements/amx-chunk-ab).
 constexpr int64_t kChunkPairs = 256;
 
-// fp32 rows [tokens x n] to bf16 rows of `len` (>= n; columns n..len of
-// each row are left as they are: the caller zeroes them).
-MOEBENCH_AMX void rows_to_bf16(const float* x, int64_t tokens, int64_t n, int64_t len,
-                               uint16_t* out) {
-  for (int64_t t = 0; t < tokens; ++t) {
-    const float* src = x + t * n;
-    uint16_t* dst = out + t * len;
-    int64_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
-                          (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
-    }
-    if (k < n) {
-      const __mmask16 m = vec::block_mask(n - k);
-      _mm256_mask_storeu_epi16(dst + k, m,
-                               (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + k)));
-    }
-  }
-}
-
 // C tiles 0/1 (token block 0) and 2/3 (token block 1) = A (tokens, bf16
 // rows of a_len, from `a`) times the packed row blocks b0 and b1 over the
 // column pairs [k0, k1), added to c[NB * 2][16 tokens][16 rows] when
@@ -189,7 +169,7 @@ void ffn_tiles(const FfnShape& s, const FfnWeights& weights, const float* x, int
   uint16_t* xb = scratch.data();
   uint16_t* hb = xb + padded * x_len;
   parallel_ranges(pool, tokens, 64, [&](int64_t t0, int64_t t1) {
-    rows_to_bf16(x + t0 * s.hidden, t1 - t0, s.hidden, x_len, xb + t0 * x_len);
+    vec::rows_to_bf16(x + t0 * s.hidden, t1 - t0, s.hidden, x_len, xb + t0 * x_len);
   });
   // Lambdas do not inherit target attributes: each task calls a function
   // compiled for AMX.

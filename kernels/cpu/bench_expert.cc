@@ -36,7 +36,9 @@
 #include <fmt/format.h>
 
 #include "core/backend/real_cpu_executor.h"
+#include "core/util/cpu_info.h"
 #include "kernels/cpu/expert_ffn.h"
+#include "kernels/cpu/expert_ffn_impl.h"
 #include "kernels/cpu/probe.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -119,6 +121,28 @@ void BM_ExpertFfn(benchmark::State& state, const std::string& kernel, WeightDtyp
     state.counters["amx_frac"] = C(flops / 1e9 / p.amx_bf16_gflops, C::kIsIterationInvariantRate);
 }
 
+// The VNNI kernels' first step, alone: one expert's input activations
+// (tokens x hidden 7168) quantised to int8, by the scalar loop the kernels
+// used until 2026-11-23 and by the AVX-512 one they use now
+// (quantise_activations_avx512; the same values). It runs on the calling
+// thread before the dot products start, so its time adds to every call.
+void BM_QuantiseActivations(benchmark::State& state, bool avx512) {
+  const int64_t T = state.range(0), n = 7168;
+  std::vector<float> x(size_t(T * n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int64_t(i % 251) - 125) * 0.01f;
+  std::vector<int8_t> q(x.size());
+  for (auto _ : state) {
+    for (int64_t t = 0; t < T; ++t) {
+      const float s = avx512 ? quantise_activations_avx512(x.data() + t * n, n, q.data() + t * n)
+                             : quantise_activations(x.data() + t * n, n, q.data() + t * n);
+      benchmark::DoNotOptimize(s);
+    }
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.counters["ns_per_value"] = benchmark::Counter(
+      double(T * n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 int register_all() {
   ProbeOptions po;
   po.threads = threads();
@@ -151,6 +175,17 @@ int register_all() {
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
       if (k->supports(dt)) add(name, name, dt);
     }
+  }
+  benchmark::RegisterBenchmark("BM_QuantiseActivations/scalar", BM_QuantiseActivations, false)
+      ->Arg(1)
+      ->Arg(4)
+      ->Unit(benchmark::kMicrosecond);
+  const CpuInfo& c = cpu_info();
+  if (c.avx512f && c.avx512bw) {
+    benchmark::RegisterBenchmark("BM_QuantiseActivations/avx512", BM_QuantiseActivations, true)
+        ->Arg(1)
+        ->Arg(4)
+        ->Unit(benchmark::kMicrosecond);
   }
   // "auto" (the real backend's choice) is one of the kernels above: named
   // in the context rather than timed twice.

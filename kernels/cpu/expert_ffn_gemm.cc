@@ -35,15 +35,12 @@ MOEBENCH_GEMM inline __m256i to_bf16_16(__m512 v) {
 struct Pairs {
   std::vector<uint32_t> v;
   int64_t kp = 0;
-  void set_from_f32(const float* x, int64_t tokens, int64_t n) {
+  MOEBENCH_GEMM void set_from_f32(const float* x, int64_t tokens, int64_t n) {
     kp = packed_pairs(n);
     v.assign(size_t(tokens * kp), 0);
-    for (int64_t t = 0; t < tokens; ++t) {
-      for (int64_t k = 0; k < n; ++k) {
-        const uint32_t b = to_bf16(x[t * n + k]);
-        v[size_t(t * kp + k / 2)] |= b << (16 * (k % 2));
-      }
-    }
+    // A pair's word holds column 2i in its low half, 2i + 1 in its high
+    // one: in memory, the row's bf16 values in order.
+    vec::rows_to_bf16(x, tokens, n, 2 * kp, reinterpret_cast<uint16_t*>(v.data()));
   }
 };
 

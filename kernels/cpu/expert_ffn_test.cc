@@ -18,6 +18,8 @@
 #include "core/util/error.h"
 #include "kernels/cpu/dequant.h"
 #include "kernels/cpu/expert_ffn.h"
+#include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/quant_tokens.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
@@ -40,6 +42,107 @@ TEST(Bf16, RoundsToNearestEven) {
   // 1 + 3 * 2^-8 is halfway between 1.0078125 (odd) and 1.015625 (even): up.
   EXPECT_EQ(to_bf16(1.01171875f), 0x3f82);
   EXPECT_TRUE(std::isnan(from_bf16(to_bf16(NAN))));
+}
+
+// The VNNI kernels' activations: the AVX-512 quantisation gives the scalar
+// one's int8 values and scale bit for bit, halfway cases (away from zero, as
+// lround) and lengths that are not a multiple of 16 included.
+TEST(QuantiseActivations, Avx512GivesTheScalarValues) {
+  const CpuInfo& c = cpu_info();
+  if (!(c.avx512f && c.avx512bw)) GTEST_SKIP() << "no AVX-512 (F, BW) here";
+  std::vector<std::vector<float>> rows;
+  for (int64_t n : {1, 5, 15, 16, 17, 63, 64, 65, 100, 2048, 7168}) {
+    rows.push_back(random_vec(n, uint64_t(n)));
+  }
+  // max |x| = 127, so the scale is exactly 1 and x / s = x: every k + 0.5
+  // is a halfway case, and values one ulp either side of it are not.
+  std::vector<float> ties = {127.0f,
+                             -127.0f,
+                             0.5f,
+                             -0.5f,
+                             1.5f,
+                             -1.5f,
+                             2.5f,
+                             -2.5f,
+                             126.5f,
+                             -126.5f,
+                             0.0f,
+                             -0.0f,
+                             std::nextafter(0.5f, 0.0f),
+                             std::nextafter(0.5f, 1.0f),
+                             std::nextafter(-2.5f, 0.0f),
+                             std::nextafter(-2.5f, -3.0f),
+                             3.0f};
+  rows.push_back(ties);
+  rows.push_back(std::vector<float>(37, 0.0f));  // all zero: scale 1, every value 0
+  for (const auto& x : rows) {
+    const int64_t n = int64_t(x.size());
+    std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 16, int8_t(99));
+    const float sw = quantise_activations(x.data(), n, want.data());
+    const float sg = quantise_activations_avx512(x.data(), n, got.data());
+    EXPECT_EQ(sg, sw) << "n = " << n;
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << "n = " << n << ", value " << x[size_t(i)];
+    }
+    for (size_t i = size_t(n); i < got.size(); ++i) {
+      ASSERT_EQ(got[i], 99) << "wrote past the row's end, n = " << n;
+    }
+  }
+  // The halfway cases themselves, as lround gives them.
+  std::vector<int8_t> q(ties.size());
+  quantise_activations_avx512(ties.data(), int64_t(ties.size()), q.data());
+  EXPECT_EQ(q[2], 1);
+  EXPECT_EQ(q[3], -1);
+  EXPECT_EQ(q[6], 3);
+  EXPECT_EQ(q[7], -3);
+  EXPECT_EQ(q[8], 127);
+  EXPECT_EQ(q[12], 0);
+  EXPECT_EQ(q[13], 1);
+}
+
+// The packed VNNI kernel's tokens: per group the start value is -offset x
+// the sum of the group's int8 values, the padding columns zero.
+TEST(QuantiseActivations, TokensCarryEachGroupsOffsetSum) {
+  const CpuInfo& c = cpu_info();
+  if (!(c.avx512f && c.avx512bw)) GTEST_SKIP() << "no AVX-512 (F, BW) here";
+  const int64_t tokens = 3, n = 150;  // 3 groups, the last with 22 columns
+  const auto x = random_vec(tokens * n, 7);
+  QTokens qt;
+  qt.set(x.data(), tokens, n, 8);
+  ASSERT_EQ(qt.groups, 3);
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::vector<int8_t> want(static_cast<size_t>(n));
+    EXPECT_EQ(qt.scale[size_t(t)], quantise_activations(x.data() + t * n, n, want.data()));
+    for (int64_t g = 0; g < 3; ++g) {
+      int sum = 0;
+      for (int64_t i = 0; i < 64; ++i) {
+        const int64_t col = g * 64 + i;
+        const int v = qt.q[size_t(t * 192 + col)];
+        EXPECT_EQ(v, col < n ? want[size_t(col)] : 0) << "token " << t << ", column " << col;
+        sum += v;
+      }
+      EXPECT_EQ(qt.start[size_t(t * 3 + g)], -8 * sum) << "token " << t << ", group " << g;
+    }
+  }
+}
+
+// avx512-bf16-gemm's and the tile kernels' activations: to_bf16's values
+// (normal numbers), the columns past n untouched.
+TEST(Bf16, RowsToBf16GivesToBf16sValues) {
+  const CpuInfo& c = cpu_info();
+  if (!(c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16))
+    GTEST_SKIP() << "no AVX-512 BF16 here";
+  const int64_t tokens = 2, n = 37, len = 40;
+  auto x = random_vec(tokens * n, 3);
+  x[5] = 1.00390625f;  // a tie: to even
+  std::vector<uint16_t> out(size_t(tokens * len), 0xabcd);
+  vec::rows_to_bf16(x.data(), tokens, n, len, out.data());
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t k = 0; k < len; ++k) {
+      const uint16_t want = k < n ? to_bf16(x[size_t(t * n + k)]) : uint16_t(0xabcd);
+      EXPECT_EQ(out[size_t(t * len + k)], want) << "token " << t << ", column " << k;
+    }
+  }
 }
 
 TEST(ExpertKernel, EveryKernelMatchesTheReference) {

@@ -51,7 +51,7 @@ struct QuantTokens {
     scale.assign(size_t(tokens), 1.0f);
     for (int64_t t = 0; t < tokens; ++t) {
       int8_t* qt = &q[size_t(t * w)];
-      scale[size_t(t)] = quantise_activations(x + t * stride, n, qt);
+      scale[size_t(t)] = quantise_activations_avx512(x + t * stride, n, qt);
       for (int64_t l = 0; l < groups * 16; ++l) {
         const int sum = qt[4 * l] + qt[4 * l + 1] + qt[4 * l + 2] + qt[4 * l + 3];
         start[size_t(t * groups * 16 + l)] = -offset * sum;

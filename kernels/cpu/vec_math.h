@@ -47,6 +47,29 @@ __attribute__((target("avx512f"))) inline void add_scaled16(float* o, __mmask16 
   _mm512_mask_storeu_ps(o, m, _mm512_fmadd_ps(_mm512_set1_ps(s), v, _mm512_maskz_loadu_ps(m, o)));
 }
 
+// fp32 rows [tokens x n] to bf16 rows of `len` (>= n; columns n..len of
+// each row are left as they are: the caller zeroes them), 16 values per
+// vcvtneps2bf16: round to nearest even as to_bf16 (expert_ffn.h), except
+// that the instruction reads denormal inputs as zero. The tile kernels'
+// and avx512-bf16-gemm's activations.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) inline void rows_to_bf16(
+    const float* x, int64_t tokens, int64_t n, int64_t len, uint16_t* out) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* src = x + t * n;
+    uint16_t* dst = out + t * len;
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
+                          (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
+    }
+    if (k < n) {
+      const __mmask16 m = block_mask(n - k);
+      _mm256_mask_storeu_epi16(dst + k, m,
+                               (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + k)));
+    }
+  }
+}
+
 // Calls f.template operator()<NT>() with NT = n, 1 <= n <= Max.
 template <int Max, int N = 1, class F>
 void with_tile(int64_t n, F&& f) {
