@@ -23,6 +23,8 @@
 //     MOEBENCH_BENCH_EXPERTS=1 build/bin/bench_expert   one expert, reused:
 //         where its weights fit in the last-level cache (int4: 24.8 MB),
 //         the kernels' compute with most of the DRAM traffic taken away
+//     build/bin/bench_expert --benchmark_filter=Quantise   the VNNI kernels'
+//         activation quantisation alone, scalar and AVX-512
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
