@@ -32,6 +32,10 @@ void add_probe_command(CLI::App& app) {
                r.bf16_gflops);
     fmt::print("peak_gflops_int8 = {:.1f}   # [measured] avx512_vnni vpdpbusd (0 = not available)\n",
                r.int8_gops);
+    if (r.int8_avx2_gops > 0) {
+      fmt::print("# avx2 vpmaddubsw int8 product peak: {:.1f} GOP/s [measured] (no VNNI here)\n",
+                 r.int8_avx2_gops);
+    }
     fmt::print("# amx_bf16 TDPBF16PS peak: {:.1f} GFLOP/s [measured] (0 = no usable AMX; the cost "
                "model reads peak_gflops_bf16)\n",
                r.amx_bf16_gflops);

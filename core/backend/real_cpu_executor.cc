@@ -30,7 +30,11 @@ std::string auto_expert_kernel(WeightDtype dtype) {
       // small machine.
       if (available("avx512-amx-bf16")) return "avx512-amx-bf16";
       if (available("avx512-bf16-gemm")) return "avx512-bf16-gemm";
-      return available("avx512-bf16") ? "avx512-bf16" : "onednn";
+      if (available("avx512-bf16")) return "avx512-bf16";
+      // Without AVX-512 BF16: the AVX2 kernel (bf16 widened to fp32).
+      if (available("avx2-gemm")) return "avx2-gemm";
+      if (available("onednn")) return "onednn";
+      break;
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
       // With AMX: the packed VNNI kernel for few tokens, the weights
@@ -39,17 +43,19 @@ std::string auto_expert_kernel(WeightDtype dtype) {
       if (available("avx512-amx-quant")) return "avx512-amx-quant";
       if (available("avx512-vnni-gemm")) return "avx512-vnni-gemm";
       if (available("avx512-vnni")) return "avx512-vnni";
-      throw Error(fmt::format(
-          "suite.real_kernel = \"auto\": expected a CPU with AVX-512 VNNI for {} experts, found "
-          "none (kernels here: {}); set real_kernel = \"reference\" to run the slow reference "
-          "kernel anyway",
-          to_string(dtype), fmt::join(expert_kernels_available(), ", ")));
-    case WeightDtype::kFp16:
+      // Without AVX-512 VNNI: the AVX2 kernel (vpmaddubsw).
+      if (available("avx2-gemm")) return "avx2-gemm";
       break;
+    case WeightDtype::kFp16:
+      throw Error(fmt::format(
+          "model.expert_dtype: expected bf16, int8 or int4 for the real backend, found {}",
+          to_string(dtype)));
   }
-  throw Error(
-      fmt::format("model.expert_dtype: expected bf16, int8 or int4 for the real backend, found {}",
-                  to_string(dtype)));
+  throw Error(fmt::format(
+      "suite.real_kernel = \"auto\": expected a CPU with AVX2 and FMA or AVX-512 for {} experts, "
+      "found neither (kernels here: {}); set real_kernel = \"reference\" to run the slow "
+      "reference kernel anyway",
+      to_string(dtype), fmt::join(expert_kernels_available(), ", ")));
 }
 
 RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& opt)

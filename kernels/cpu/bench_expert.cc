@@ -13,10 +13,11 @@
 // codes and scales, per second), TFLOPs (2 x 3 x hidden x inter x tokens per
 // second), bw_frac (weight_GBps / measured bandwidth) and peak_frac
 // (TFLOPs / the measured peak of the dtype's dot product: AVX-512 BF16 for
-// bf16, VNNI for int8 and int4) and, where the CPU has AMX, amx_frac
-// (TFLOPs / the measured AMX bf16 tile peak, probe_amx_bf16_gflops, for
-// every dtype: the tile kernels compute on bf16 tiles, amx-quant after
-// dequantising int8 and int4, and the prefill target is a share of it).
+// bf16, VNNI for int8 and int4; for avx2-gemm, fp32 FMA and vpmaddubsw)
+// and, where the CPU has AMX, amx_frac (TFLOPs / the measured AMX bf16 tile
+// peak, probe_amx_bf16_gflops, for every dtype: the tile kernels compute on
+// bf16 tiles, amx-quant after dequantising int8 and int4, and the prefill
+// target is a share of it).
 //
 //     build/bin/bench_expert --benchmark_format=json   (make bench-kernels)
 //     MOEBENCH_BENCH_THREADS=1 build/bin/bench_expert   one thread
@@ -114,7 +115,11 @@ void BM_ExpertFfn(benchmark::State& state, const std::string& kernel, WeightDtyp
   state.counters["weight_GBps"] = C(bytes / 1e9, C::kIsIterationInvariantRate);
   state.counters["TFLOPs"] = C(flops / 1e12, C::kIsIterationInvariantRate);
   const ProbeResult& p = ceilings();
-  const double peak_gflops = dt == WeightDtype::kBf16 ? p.bf16_gflops : p.int8_gops;
+  // avx2-gemm's ceilings: fp32 FMA (its bf16 weights are widened to fp32)
+  // and vpmaddubsw.
+  const bool avx2 = kernel == "avx2-gemm";
+  const double peak_gflops = dt == WeightDtype::kBf16 ? (avx2 ? p.fp32_gflops : p.bf16_gflops)
+                                                      : (avx2 ? p.int8_avx2_gops : p.int8_gops);
   if (p.read_bw_gbps > 0)
     state.counters["bw_frac"] = C(bytes / 1e9 / p.read_bw_gbps, C::kIsIterationInvariantRate);
   if (peak_gflops > 0)
@@ -157,6 +162,8 @@ int register_all() {
   benchmark::AddCustomContext("probe_read_bw_gbps", fmt::format("{:.2f}", p.read_bw_gbps));
   benchmark::AddCustomContext("probe_bf16_gflops", fmt::format("{:.1f}", p.bf16_gflops));
   benchmark::AddCustomContext("probe_int8_gops", fmt::format("{:.1f}", p.int8_gops));
+  benchmark::AddCustomContext("probe_fp32_gflops", fmt::format("{:.1f}", p.fp32_gflops));
+  benchmark::AddCustomContext("probe_int8_avx2_gops", fmt::format("{:.1f}", p.int8_avx2_gops));
   benchmark::AddCustomContext("probe_amx_bf16_gflops", fmt::format("{:.1f}", p.amx_bf16_gflops));
   benchmark::AddCustomContext("probe_amx_int8_gops", fmt::format("{:.1f}", p.amx_int8_gops));
   benchmark::AddCustomContext("amx", p.amx_bf16_gflops > 0 ? "yes" : "no (no usable AMX on this CPU)");

@@ -291,7 +291,8 @@ std::vector<std::string> expert_kernels_available() {
     v.push_back("amx-quant");
     v.push_back("avx512-amx-quant");
   }
-  v.push_back("onednn");
+  if (c.avx2 && c.fma) v.push_back("avx2-gemm");
+  if (onednn_bf16_available()) v.push_back("onednn");
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
   return v;
 }
@@ -317,6 +318,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name.rfind("avx512-amx-", 0) == 0) return make_switch_kernel(name);
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();
+  if (name == "avx2-gemm") return make_avx2_gemm_kernel();
   if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);
   return make_onednn_kernel();
 }

@@ -37,12 +37,18 @@
 //   avx512-vnni   own kernel, int8 and int4: the activations quantised to
 //                 int8 per token, u8 x s8 dot products (vpdpbusd) into int32
 //                 per group of kQuantGroup weights, scaled into fp32
+//   avx2-gemm     own kernel, bf16, int8 and int4 packed at load as above,
+//                 for a CPU with AVX2 and FMA but no AVX-512: 8 rows per
+//                 vector, bf16 widened to fp32 for FMA, int8/int4 through
+//                 vpmaddubsw and vpmaddwd (kernels/cpu/expert_ffn_avx2.cc)
 //   hybrid        bf16: avx512-bf16 up to kHybridSwitchTokens tokens per
 //                 expert, onednn above ("hybrid:N": above N), the switch
 //                 KTransformers makes between its AVX-512 and AMX kernels
 //   onednn        two oneDNN matmuls (gate|up, then down), bf16 inputs,
 //                 fp32 outputs, primitives cached per token count (bf16
-//                 only: Debian's oneDNN 2.6 has no group-wise scales or int4)
+//                 only: Debian's oneDNN 2.6 has no group-wise scales or int4;
+//                 offered only where oneDNN can create its bf16 matmul, which
+//                 2.6 cannot without AVX-512)
 //
 // Quantised weights are symmetric with one fp32 scale per group of
 // kQuantGroup consecutive weights of a row (the input dimension), stored as

@@ -25,12 +25,19 @@ inline float quantise_activations(const float* x, int64_t n, int8_t* q) {
 // bit; checked by a test), 16 values per instruction (quant_tokens.cc).
 // REQUIRES: the CPU has avx512f and avx512bw.
 float quantise_activations_avx512(const float* x, int64_t n, int8_t* q);
+// The same with AVX2, 8 values per instruction (quant_tokens.cc).
+// REQUIRES: the CPU has avx2.
+float quantise_activations_avx2(const float* x, int64_t n, int8_t* q);
 
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
 std::unique_ptr<ExpertKernel>
 make_avx512_vnni_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_onednn_kernel();
+// Whether Debian's oneDNN can create its bf16 matmul on this CPU (2.6 has
+// no bf16 implementation without AVX-512): tried once, on first call.
+bool onednn_bf16_available();
+std::unique_ptr<ExpertKernel> make_avx2_gemm_kernel();  // REQUIRES: avx2, fma
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx512_bf16
 std::unique_ptr<ExpertKernel>

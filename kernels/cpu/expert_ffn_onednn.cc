@@ -117,4 +117,24 @@ std::unique_ptr<ExpertKernel> make_onednn_kernel() {
   return std::make_unique<OneDnnKernel>();
 }
 
+bool onednn_bf16_available() {
+  // The kernel's own primitive, on a small shape: oneDNN 2.6 implements bf16
+  // matmul only with AVX-512 (a CPU with AVX2 alone gets "could not create a
+  // primitive descriptor iterator").
+  static const bool ok = [] {
+    try {
+      using dt = memory::data_type;
+      using tag = memory::format_tag;
+      const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+      const memory::desc x(Dims{1, 32}, dt::bf16, tag::ab), w(Dims{32, 16}, dt::bf16, tag::ba),
+          y(Dims{1, 16}, dt::f32, tag::ab);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x, w, y), eng);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return ok;
+}
+
 }  // namespace moebench

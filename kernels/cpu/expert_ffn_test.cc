@@ -44,14 +44,24 @@ TEST(Bf16, RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(from_bf16(to_bf16(NAN))));
 }
 
-// The VNNI kernels' activations: the AVX-512 quantisation gives the scalar
-// one's int8 values and scale bit for bit, halfway cases (away from zero, as
-// lround) and lengths that are not a multiple of 16 included.
-TEST(QuantiseActivations, Avx512GivesTheScalarValues) {
+// The vector quantisations this CPU can run, by name.
+std::vector<std::pair<std::string, float (*)(const float*, int64_t, int8_t*)>> vector_quantisers() {
   const CpuInfo& c = cpu_info();
-  if (!(c.avx512f && c.avx512bw)) GTEST_SKIP() << "no AVX-512 (F, BW) here";
+  std::vector<std::pair<std::string, float (*)(const float*, int64_t, int8_t*)>> v;
+  if (c.avx512f && c.avx512bw) v.emplace_back("avx512", quantise_activations_avx512);
+  if (c.avx2) v.emplace_back("avx2", quantise_activations_avx2);
+  return v;
+}
+
+// The int8/int4 kernels' activations: the AVX-512 and AVX2 quantisations
+// give the scalar one's int8 values and scale bit for bit, halfway cases
+// (away from zero, as lround) and lengths that are not a multiple of the
+// vector included.
+TEST(QuantiseActivations, VectorCodeGivesTheScalarValues) {
+  const auto quantisers = vector_quantisers();
+  if (quantisers.empty()) GTEST_SKIP() << "neither AVX-512 (F, BW) nor AVX2 here";
   std::vector<std::vector<float>> rows;
-  for (int64_t n : {1, 5, 15, 16, 17, 63, 64, 65, 100, 2048, 7168}) {
+  for (int64_t n : {1, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 2048, 7168}) {
     rows.push_back(random_vec(n, uint64_t(n)));
   }
   // max |x| = 127, so the scale is exactly 1 and x / s = x: every k + 0.5
@@ -75,53 +85,64 @@ TEST(QuantiseActivations, Avx512GivesTheScalarValues) {
                              3.0f};
   rows.push_back(ties);
   rows.push_back(std::vector<float>(37, 0.0f));  // all zero: scale 1, every value 0
-  for (const auto& x : rows) {
-    const int64_t n = int64_t(x.size());
-    std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 16, int8_t(99));
-    const float sw = quantise_activations(x.data(), n, want.data());
-    const float sg = quantise_activations_avx512(x.data(), n, got.data());
-    EXPECT_EQ(sg, sw) << "n = " << n;
-    for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << "n = " << n << ", value " << x[size_t(i)];
+  for (const auto& [name, quantise] : quantisers) {
+    for (const auto& x : rows) {
+      const int64_t n = int64_t(x.size());
+      std::vector<int8_t> want(static_cast<size_t>(n)),
+          got(static_cast<size_t>(n) + 16, int8_t(99));
+      const float sw = quantise_activations(x.data(), n, want.data());
+      const float sg = quantise(x.data(), n, got.data());
+      EXPECT_EQ(sg, sw) << name << ", n = " << n;
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[size_t(i)], want[size_t(i)])
+            << name << ", n = " << n << ", value " << x[size_t(i)];
+      }
+      for (size_t i = size_t(n); i < got.size(); ++i) {
+        ASSERT_EQ(got[i], 99) << name << " wrote past the row's end, n = " << n;
+      }
     }
-    for (size_t i = size_t(n); i < got.size(); ++i) {
-      ASSERT_EQ(got[i], 99) << "wrote past the row's end, n = " << n;
-    }
+    // The halfway cases themselves, as lround gives them.
+    std::vector<int8_t> q(ties.size());
+    quantise(ties.data(), int64_t(ties.size()), q.data());
+    EXPECT_EQ(q[2], 1) << name;
+    EXPECT_EQ(q[3], -1) << name;
+    EXPECT_EQ(q[6], 3) << name;
+    EXPECT_EQ(q[7], -3) << name;
+    EXPECT_EQ(q[8], 127) << name;
+    EXPECT_EQ(q[12], 0) << name;
+    EXPECT_EQ(q[13], 1) << name;
   }
-  // The halfway cases themselves, as lround gives them.
-  std::vector<int8_t> q(ties.size());
-  quantise_activations_avx512(ties.data(), int64_t(ties.size()), q.data());
-  EXPECT_EQ(q[2], 1);
-  EXPECT_EQ(q[3], -1);
-  EXPECT_EQ(q[6], 3);
-  EXPECT_EQ(q[7], -3);
-  EXPECT_EQ(q[8], 127);
-  EXPECT_EQ(q[12], 0);
-  EXPECT_EQ(q[13], 1);
 }
 
-// The packed VNNI kernel's tokens: per group the start value is -offset x
-// the sum of the group's int8 values, the padding columns zero.
+// The packed int8/int4 kernels' tokens: per group the start value is
+// -offset x the sum of the group's int8 values, the padding columns zero;
+// the same from the scalar, AVX2 and AVX-512 code.
 TEST(QuantiseActivations, TokensCarryEachGroupsOffsetSum) {
   const CpuInfo& c = cpu_info();
-  if (!(c.avx512f && c.avx512bw)) GTEST_SKIP() << "no AVX-512 (F, BW) here";
+  std::vector<QTokens::Isa> isas = {QTokens::Isa::kScalar, QTokens::Isa::kAuto};
+  if (c.avx2) isas.push_back(QTokens::Isa::kAvx2);
+  if (c.avx512f && c.avx512bw) isas.push_back(QTokens::Isa::kAvx512);
   const int64_t tokens = 3, n = 150;  // 3 groups, the last with 22 columns
   const auto x = random_vec(tokens * n, 7);
-  QTokens qt;
-  qt.set(x.data(), tokens, n, 8);
-  ASSERT_EQ(qt.groups, 3);
-  for (int64_t t = 0; t < tokens; ++t) {
-    std::vector<int8_t> want(static_cast<size_t>(n));
-    EXPECT_EQ(qt.scale[size_t(t)], quantise_activations(x.data() + t * n, n, want.data()));
-    for (int64_t g = 0; g < 3; ++g) {
-      int sum = 0;
-      for (int64_t i = 0; i < 64; ++i) {
-        const int64_t col = g * 64 + i;
-        const int v = qt.q[size_t(t * 192 + col)];
-        EXPECT_EQ(v, col < n ? want[size_t(col)] : 0) << "token " << t << ", column " << col;
-        sum += v;
+  for (QTokens::Isa isa : isas) {
+    QTokens qt;
+    qt.set(x.data(), tokens, n, 8, isa);
+    ASSERT_EQ(qt.groups, 3);
+    for (int64_t t = 0; t < tokens; ++t) {
+      std::vector<int8_t> want(static_cast<size_t>(n));
+      EXPECT_EQ(qt.scale[size_t(t)], quantise_activations(x.data() + t * n, n, want.data()));
+      for (int64_t g = 0; g < 3; ++g) {
+        int sum = 0;
+        for (int64_t i = 0; i < 64; ++i) {
+          const int64_t col = g * 64 + i;
+          const int v = qt.q[size_t(t * 192 + col)];
+          EXPECT_EQ(v, col < n ? want[size_t(col)] : 0)
+              << "isa " << int(isa) << ", token " << t << ", column " << col;
+          sum += v;
+        }
+        EXPECT_EQ(qt.start[size_t(t * 3 + g)], -8 * sum)
+            << "isa " << int(isa) << ", token " << t << ", group " << g;
       }
-      EXPECT_EQ(qt.start[size_t(t * 3 + g)], -8 * sum) << "token " << t << ", group " << g;
     }
   }
 }
@@ -178,14 +199,20 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
       }
     }
   }
-  // At least oneDNN ran every bf16 case; where VNNI is there, every int case ran.
+  // Where the CPU has AVX2 and FMA (avx2-gemm) or AVX-512 VNNI, every case
+  // of every dtype ran on at least one kernel; bf16 also where oneDNN runs.
   const int cases = int(std::size(token_counts) * shapes.size());
-  EXPECT_GE(checked[WeightDtype::kBf16], cases);
   const auto avail = expert_kernels_available();
-  if (std::find(avail.begin(), avail.end(), "avx512-vnni") != avail.end()) {
+  const auto has = [&](const char* k) {
+    return std::find(avail.begin(), avail.end(), k) != avail.end();
+  };
+  if (has("avx2-gemm") || has("onednn")) EXPECT_GE(checked[WeightDtype::kBf16], cases);
+  if (has("avx2-gemm") || has("avx512-vnni")) {
     EXPECT_GE(checked[WeightDtype::kInt8], cases);
     EXPECT_GE(checked[WeightDtype::kInt4], cases);
   }
+  const CpuInfo& c = cpu_info();
+  EXPECT_EQ(has("avx2-gemm"), c.avx2 && c.fma);
 }
 
 TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
@@ -319,6 +346,8 @@ int64_t process_threads() {
 // OpenMP thread whatever the pool); with a pool of 2, one does, beside the
 // pool's own worker.
 TEST(ExpertKernel, OneDnnTakesThePoolsThreadCount) {
+  if (!onednn_bf16_available())
+    GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU (2.6 needs AVX-512)";
   auto k = make_expert_kernel("onednn");
   const int saved = omp_get_max_threads();
   const ExpertShape s{1024, 512};
@@ -375,14 +404,20 @@ TEST(ExpertKernel, QuantisedWeightsRoundTrip) {
 TEST(ExpertKernel, RejectsWeightsItCannotRun) {
   const ExpertWeights e = ExpertWeights::random({64, 32}, WeightDtype::kInt4, 1);
   std::vector<float> x(64, 0.5f), w(1, 1.0f), out(64, 0.0f);
-  auto k = make_expert_kernel("onednn");
-  try {
-    k->run(e, x.data(), 1, w.data(), out.data());
-    FAIL() << "expected an error";
-  } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("expected weights in bf16, found int4"),
-              std::string::npos)
-        << err.what();
+  // A bf16-only kernel (oneDNN, or avx512-bf16) refuses int4 by name; a CPU
+  // with neither has no kernel to refuse it.
+  for (const char* name : {"onednn", "avx512-bf16"}) {
+    const auto avail = expert_kernels_available();
+    if (std::find(avail.begin(), avail.end(), name) == avail.end()) continue;
+    auto k = make_expert_kernel(name);
+    try {
+      k->run(e, x.data(), 1, w.data(), out.data());
+      FAIL() << name << ": expected an error";
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find("expected weights in bf16, found int4"),
+                std::string::npos)
+          << err.what();
+    }
   }
   // A kernel that reads packed weights refuses unpacked ones, by name.
   for (const auto& name : expert_kernels_available()) {

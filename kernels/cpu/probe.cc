@@ -135,6 +135,30 @@ __attribute__((target("avx512f,avx512vnni"))) double dot_int8(int64_t iters) {
 }
 constexpr double kOpsPerIterInt8 = kDotChains * 128;
 
+// vpmaddubsw (AVX2): 32 u8 x s8 products summed in pairs into 16 int16
+// lanes = 64 ops per instruction, each into its own 16-bit accumulator
+// (vpaddw): the int8 product rate of a CPU without VNNI, the ceiling of
+// avx2-gemm's int8 and int4 loops (which also widen the sums to 32 bits).
+constexpr int kAvx2DotChains = 12;  // latency about 3-4 cycles, two per cycle
+
+__attribute__((target("avx2"))) double dot_int8_avx2(int64_t iters) {
+  __m256i a[kAvx2DotChains];
+  const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(1);
+  for (int i = 0; i < kAvx2DotChains; ++i) a[i] = _mm256_setzero_si256();
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < kAvx2DotChains; ++i)
+      a[i] = _mm256_add_epi16(a[i], _mm256_maddubs_epi16(x, y));
+  }
+  __m256i s = a[0];
+  for (int i = 1; i < kAvx2DotChains; ++i) s = _mm256_add_epi16(s, a[i]);
+  int16_t out[16];
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), s);
+  double r = 0;
+  for (int16_t v : out) r += v;
+  return r;
+}
+constexpr double kOpsPerIterInt8Avx2 = kAvx2DotChains * 64;
+
 // TDPBF16PS on four C tiles from two A and two B tiles (all 16 x 64 bytes,
 // zero: the rate does not depend on the values): 16 x 16 x 32 products =
 // 16384 FLOP each, four independent chains.
@@ -215,6 +239,9 @@ ProbeResult run_probe(const ProbeOptions& opt) {
   }
   if (cpu.avx512_bf16) r.bf16_gflops = peak(r.threads, opt.repeats, dot_bf16, kFlopsPerIterBf16);
   if (cpu.avx512_vnni) r.int8_gops = peak(r.threads, opt.repeats, dot_int8, kOpsPerIterInt8);
+  if (cpu.avx2 && !cpu.avx512_vnni) {
+    r.int8_avx2_gops = peak(r.threads, opt.repeats, dot_int8_avx2, kOpsPerIterInt8Avx2);
+  }
   if (cpu.amx_tile && cpu.amx_bf16) {
     r.amx_bf16_gflops = peak(r.threads, opt.repeats, dot_amx<false>, kFlopsPerIterAmxBf16, 500'000);
   }

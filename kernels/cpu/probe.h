@@ -24,6 +24,7 @@ struct ProbeResult {
   std::string fp32_isa;          // "avx512f", "avx2+fma" or "scalar"
   double bf16_gflops = 0;        // 0 when the CPU has no bf16 dot product
   double int8_gops = 0;          // 0 when the CPU has no int8 dot product (VNNI)
+  double int8_avx2_gops = 0;     // vpmaddubsw peak where AVX2 has no VNNI beside it; else 0
   double amx_bf16_gflops = 0;    // AMX TDPBF16PS peak; 0 when the CPU has no usable AMX
   double amx_int8_gops = 0;      // AMX TDPBSSD peak; 0 when the CPU has no usable AMX-INT8
   double dispatch_us =

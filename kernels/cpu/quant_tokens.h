@@ -1,6 +1,6 @@
 #pragma once
 // Tokens' activations quantised to int8 for the packed int8/int4 kernels
-// (avx512-vnni-gemm): one scale per token (quantise_activations_avx512),
+// (avx512-vnni-gemm, avx2-gemm): one scale per token (quantise_activations),
 // and per group of kQuantGroup columns the start value that removes the
 // weight codes' offset: -offset x (the sum of the group's quantised values).
 #include <cstdint>
@@ -16,9 +16,11 @@ struct QTokens {
   std::vector<int32_t> start;  // [tokens][groups]
   std::vector<float> scale;    // [tokens]
 
-  // Quantises x [tokens x n] (quantise_activations_avx512, quant_tokens.cc).
-  // REQUIRES: the CPU has avx512f and avx512bw.
-  void set(const float* x, int64_t tokens, int64_t n, int offset);
+  // Which code quantises: the widest this CPU has (kAuto), or one named
+  // (tests compare them; REQUIRES: the CPU has it). All give the same values.
+  enum class Isa { kAuto, kAvx512, kAvx2, kScalar };
+  // Quantises x [tokens x n] (quant_tokens.cc).
+  void set(const float* x, int64_t tokens, int64_t n, int offset, Isa isa = Isa::kAuto);
 };
 
 }  // namespace moebench
