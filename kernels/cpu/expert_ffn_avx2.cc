@@ -89,37 +89,54 @@ MOEBENCH_AVX2 inline void add_scaled8(float* o, int64_t left, float s, __m256 v)
   }
 }
 
-// bf16: y[t] = the 8 rows of half `h` of a packed row block (`w`, kp column
-// pairs of [16 rows][2]) times token t's fp32 activations (x + t * xs,
-// zero-padded to 2 kp columns). With few tokens the pairs are unrolled
-// into separate sums so that 8 fused multiply-adds are in flight.
+// bf16: y[t][h] = the 8 rows of half h (rows 8h to 8h + 7) of a packed row
+// block (`w`, kp column pairs of [16 rows][2]) times token t's fp32
+// activations (x + t * xs, zero-padded to 2 kp columns), both halves in one
+// pass over the block's weights. With few tokens the even and odd columns
+// (and, for one token, consecutive pairs) go into separate sums so that at
+// least 8 fused multiply-adds are in flight.
 template <int NT>
-MOEBENCH_AVX2 void dot_bf16(const uint16_t* w, int64_t kp, int h, const float* x, int64_t xs,
-                            __m256 y[NT]) {
-  constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;  // kp is a multiple of 16
-  __m256 a[U][2][NT];
+MOEBENCH_AVX2 void dot_bf16(const uint16_t* w, int64_t kp, const float* x, int64_t xs,
+                            __m256 y[NT][2]) {
+  constexpr int U = NT == 1 ? 2 : 1;  // pairs per step (kp is a multiple of 16)
+  constexpr int S = NT <= 2 ? 2 : 1;  // separate sums for the even and odd columns
+  __m256 a[U][S][NT][2];
   for (int u = 0; u < U; ++u) {
-    for (int t = 0; t < NT; ++t) a[u][0][t] = a[u][1][t] = _mm256_setzero_ps();
+    for (int p = 0; p < S; ++p) {
+      for (int t = 0; t < NT; ++t) a[u][p][t][0] = a[u][p][t][1] = _mm256_setzero_ps();
+    }
   }
   const __m256i odd = _mm256_set1_epi32(int(0xffff0000u));
   for (int64_t k = 0; k < kp; k += U) {
     for (int u = 0; u < U; ++u) {
-      // A pair's 32-bit word: column 2k in its low half, 2k + 1 in its high.
-      const __m256i v =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (k + u) * 32 + h * 16));
-      const __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-      const __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(v, odd));
+      __m256 we[2], wo[2];
+      for (int h = 0; h < 2; ++h) {
+        // A pair's 32-bit word: column 2k in its low half, 2k + 1 in its high.
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (k + u) * 32 + h * 16));
+        we[h] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+        wo[h] = _mm256_castsi256_ps(_mm256_and_si256(v, odd));
+      }
       for (int t = 0; t < NT; ++t) {
         const float* xt = x + t * xs + 2 * (k + u);
-        a[u][0][t] = _mm256_fmadd_ps(we, _mm256_broadcast_ss(xt), a[u][0][t]);
-        a[u][1][t] = _mm256_fmadd_ps(wo, _mm256_broadcast_ss(xt + 1), a[u][1][t]);
+        const __m256 x0 = _mm256_broadcast_ss(xt), x1 = _mm256_broadcast_ss(xt + 1);
+        for (int h = 0; h < 2; ++h) {
+          a[u][0][t][h] = _mm256_fmadd_ps(we[h], x0, a[u][0][t][h]);
+          a[u][S - 1][t][h] = _mm256_fmadd_ps(wo[h], x1, a[u][S - 1][t][h]);
+        }
       }
     }
   }
   for (int t = 0; t < NT; ++t) {
-    __m256 s = _mm256_add_ps(a[0][0][t], a[0][1][t]);
-    for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, _mm256_add_ps(a[u][0][t], a[u][1][t]));
-    y[t] = s;
+    for (int h = 0; h < 2; ++h) {
+      __m256 s = a[0][0][t][h];
+      for (int u = 0; u < U; ++u) {
+        for (int p = 0; p < S; ++p) {
+          if (u + p > 0) s = _mm256_add_ps(s, a[u][p][t][h]);
+        }
+      }
+      y[t][h] = s;
+    }
   }
 }
 
@@ -129,49 +146,59 @@ MOEBENCH_AVX2 inline __m256i bcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// int8 / int4: y[t] = the 8 rows of half `h` of row block rb of M (packed)
-// times token t0 + t's quantised activations, in units of the token's scale.
+// int8 / int4: y[t][h] = the 8 rows of half h of row block rb of M (packed)
+// times token t0 + t's quantised activations, in units of the token's
+// scale; both halves in one pass.
 template <bool kInt4, int NT>
-MOEBENCH_AVX2 void dot_quant(const QuantMatrix& M, int64_t rb, int h, const QTokens& x, int64_t t0,
-                             __m256 y[NT]) {
+MOEBENCH_AVX2 void dot_quant(const QuantMatrix& M, int64_t rb, const QTokens& x, int64_t t0,
+                             __m256 y[NT][2]) {
   constexpr int64_t qb = kInt4 ? 32 : 64;  // bytes per quad (int4: two quads share 64)
   const int64_t ng = M.groups, w = ng * kQuantGroup;
   const __m256i ones = _mm256_set1_epi16(1), low = _mm256_set1_epi8(0x0f),
                 bias = _mm256_set1_epi8(char(0x80));
-  for (int t = 0; t < NT; ++t) y[t] = _mm256_setzero_ps();
+  for (int t = 0; t < NT; ++t) y[t][0] = y[t][1] = _mm256_setzero_ps();
   for (int64_t g = 0; g < ng; ++g) {
-    __m256i s[NT];
-    for (int t = 0; t < NT; ++t) s[t] = _mm256_set1_epi32(x.start[size_t((t0 + t) * ng + g)]);
-    const uint8_t* c = M.pcodes.data() + (rb * ng + g) * 16 * qb + h * 32;
+    __m256i s[NT][2];
+    for (int t = 0; t < NT; ++t)
+      s[t][0] = s[t][1] = _mm256_set1_epi32(x.start[size_t((t0 + t) * ng + g)]);
+    const uint8_t* c = M.pcodes.data() + (rb * ng + g) * 16 * qb;
     const int8_t* xg = x.q.data() + t0 * w + g * kQuantGroup;
     for (int q = 0; q < 16; q += 2) {
-      if constexpr (kInt4) {
-        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + q * qb));
-        const __m256i a0 = _mm256_and_si256(b, low);
-        const __m256i a1 = _mm256_and_si256(_mm256_srli_epi16(b, 4), low);
-        for (int t = 0; t < NT; ++t) {
-          const int8_t* xt = xg + t * w + 4 * q;
-          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(a0, bcast4(xt)),
-                                             _mm256_maddubs_epi16(a1, bcast4(xt + 4)));
-          s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p, ones));
-        }
-      } else {
-        const __m256i w0 = _mm256_xor_si256(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + q * qb)), bias);
-        const __m256i w1 = _mm256_xor_si256(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + (q + 1) * qb)), bias);
-        const __m256i u0 = _mm256_abs_epi8(w0), u1 = _mm256_abs_epi8(w1);
-        for (int t = 0; t < NT; ++t) {
-          const int8_t* xt = xg + t * w + 4 * q;
-          const __m256i p0 = _mm256_maddubs_epi16(u0, _mm256_sign_epi8(bcast4(xt), w0));
-          const __m256i p1 = _mm256_maddubs_epi16(u1, _mm256_sign_epi8(bcast4(xt + 4), w1));
-          s[t] = _mm256_add_epi32(
-              s[t], _mm256_add_epi32(_mm256_madd_epi16(p0, ones), _mm256_madd_epi16(p1, ones)));
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kInt4) {
+          const __m256i b =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + q * qb + h * 32));
+          const __m256i a0 = _mm256_and_si256(b, low);
+          const __m256i a1 = _mm256_and_si256(_mm256_srli_epi16(b, 4), low);
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* xt = xg + t * w + 4 * q;
+            const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(a0, bcast4(xt)),
+                                               _mm256_maddubs_epi16(a1, bcast4(xt + 4)));
+            s[t][h] = _mm256_add_epi32(s[t][h], _mm256_madd_epi16(p, ones));
+          }
+        } else {
+          const __m256i w0 = _mm256_xor_si256(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + q * qb + h * 32)), bias);
+          const __m256i w1 = _mm256_xor_si256(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + (q + 1) * qb + h * 32)),
+              bias);
+          const __m256i u0 = _mm256_abs_epi8(w0), u1 = _mm256_abs_epi8(w1);
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* xt = xg + t * w + 4 * q;
+            const __m256i p0 = _mm256_maddubs_epi16(u0, _mm256_sign_epi8(bcast4(xt), w0));
+            const __m256i p1 = _mm256_maddubs_epi16(u1, _mm256_sign_epi8(bcast4(xt + 4), w1));
+            s[t][h] = _mm256_add_epi32(s[t][h], _mm256_add_epi32(_mm256_madd_epi16(p0, ones),
+                                                                 _mm256_madd_epi16(p1, ones)));
+          }
         }
       }
     }
-    const __m256 sc = _mm256_loadu_ps(M.pscale.data() + (rb * ng + g) * 16 + h * 8);
-    for (int t = 0; t < NT; ++t) y[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), sc, y[t]);
+    const float* sc = M.pscale.data() + (rb * ng + g) * 16;
+    for (int h = 0; h < 2; ++h) {
+      const __m256 scv = _mm256_loadu_ps(sc + h * 8);
+      for (int t = 0; t < NT; ++t)
+        y[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t][h]), scv, y[t][h]);
+    }
   }
 }
 
@@ -181,12 +208,12 @@ MOEBENCH_AVX2 void dot_quant(const QuantMatrix& M, int64_t rb, int h, const QTok
 template <int NT>
 MOEBENCH_AVX2 void gate_up_bf16(const ExpertWeights& e, int64_t kp, const float* xs, int64_t rb,
                                 int64_t t0, int64_t kp_h, float* hs) {
-  for (int h = 0; h < 2; ++h) {
-    __m256 g[NT], u[NT];
-    dot_bf16<NT>(e.pgate.data() + rb * kp * 32, kp, h, xs + t0 * 2 * kp, 2 * kp, g);
-    dot_bf16<NT>(e.pup.data() + rb * kp * 32, kp, h, xs + t0 * 2 * kp, 2 * kp, u);
-    for (int t = 0; t < NT; ++t)
-      _mm256_storeu_ps(hs + (t0 + t) * 2 * kp_h + rb * 16 + h * 8, silu_mul8(g[t], u[t]));
+  __m256 g[NT][2], u[NT][2];
+  dot_bf16<NT>(e.pgate.data() + rb * kp * 32, kp, xs + t0 * 2 * kp, 2 * kp, g);
+  dot_bf16<NT>(e.pup.data() + rb * kp * 32, kp, xs + t0 * 2 * kp, 2 * kp, u);
+  for (int t = 0; t < NT; ++t) {
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_ps(hs + (t0 + t) * 2 * kp_h + rb * 16 + h * 8, silu_mul8(g[t][h], u[t][h]));
   }
 }
 
@@ -195,11 +222,11 @@ template <int NT>
 MOEBENCH_AVX2 void down_bf16(const ExpertWeights& e, int64_t kp_h, const float* hs, int64_t rb,
                              int64_t t0, const float* w, float* out) {
   const int64_t H = e.shape.hidden;
+  __m256 y[NT][2];
+  dot_bf16<NT>(e.pdown.data() + rb * kp_h * 32, kp_h, hs + t0 * 2 * kp_h, 2 * kp_h, y);
   for (int h = 0; h < 2; ++h) {
-    __m256 y[NT];
-    dot_bf16<NT>(e.pdown.data() + rb * kp_h * 32, kp_h, h, hs + t0 * 2 * kp_h, 2 * kp_h, y);
     const int64_t c0 = rb * 16 + h * 8;
-    for (int t = 0; t < NT; ++t) add_scaled8(out + (t0 + t) * H + c0, H - c0, w[t0 + t], y[t]);
+    for (int t = 0; t < NT; ++t) add_scaled8(out + (t0 + t) * H + c0, H - c0, w[t0 + t], y[t][h]);
   }
 }
 
@@ -208,17 +235,17 @@ template <bool kInt4, int NT>
 MOEBENCH_AVX2 void gate_up_quant(const ExpertWeights& e, const QTokens& xq, int64_t rb, int64_t t0,
                                  float* h_out) {
   const int64_t I = e.shape.inter;
+  __m256 g[NT][2], u[NT][2];
+  dot_quant<kInt4, NT>(e.qgate, rb, xq, t0, g);
+  dot_quant<kInt4, NT>(e.qup, rb, xq, t0, u);
   for (int h = 0; h < 2; ++h) {
     const int64_t r0 = rb * 16 + h * 8;
     if (r0 >= I) break;
-    __m256 g[NT], u[NT];
-    dot_quant<kInt4, NT>(e.qgate, rb, h, xq, t0, g);
-    dot_quant<kInt4, NT>(e.qup, rb, h, xq, t0, u);
     const __m256i m = lanes8(I - r0);
     for (int t = 0; t < NT; ++t) {
       const __m256 s = _mm256_set1_ps(xq.scale[size_t(t0 + t)]);
       _mm256_maskstore_ps(h_out + (t0 + t) * I + r0, m,
-                          silu_mul8(_mm256_mul_ps(g[t], s), _mm256_mul_ps(u[t], s)));
+                          silu_mul8(_mm256_mul_ps(g[t][h], s), _mm256_mul_ps(u[t][h], s)));
     }
   }
 }
@@ -228,13 +255,12 @@ template <bool kInt4, int NT>
 MOEBENCH_AVX2 void down_quant(const ExpertWeights& e, const QTokens& hq, int64_t rb, int64_t t0,
                               const float* w, float* out) {
   const int64_t H = e.shape.hidden;
+  __m256 y[NT][2];
+  dot_quant<kInt4, NT>(e.qdown, rb, hq, t0, y);
   for (int h = 0; h < 2; ++h) {
     const int64_t c0 = rb * 16 + h * 8;
-    if (c0 >= H) break;
-    __m256 y[NT];
-    dot_quant<kInt4, NT>(e.qdown, rb, h, hq, t0, y);
     for (int t = 0; t < NT; ++t)
-      add_scaled8(out + (t0 + t) * H + c0, H - c0, w[t0 + t] * hq.scale[size_t(t0 + t)], y[t]);
+      add_scaled8(out + (t0 + t) * H + c0, H - c0, w[t0 + t] * hq.scale[size_t(t0 + t)], y[t][h]);
   }
 }
 
