@@ -1,11 +1,13 @@
 // Activation quantisation for the int8/int4 kernels with AVX-512 (16 values
 // per instruction) or AVX2 (8): the same int8 values and scale as the
-// scalar quantise_activations (expert_ffn_impl.h), bit for bit. The scalar loop (lround and a
-// division per value) runs on the thread that calls the kernel while the pool's other threads wait:
-// on a DeepSeek-V3 expert at four tokens per expert it took about 0.1 ms of a 0.8 ms call here
-// (docs/KERNELS.md, "Activation quantisation"). GCC 12's intrinsics (_mm512_max_ps,
-// _mm512_roundscale_ps, ...) pass _mm512_undefined_*() as the unused merge source, which
-// -Wuninitialized reports once inlined: a false positive in the header (as in avx512-vnni).
+// scalar quantise_activations (expert_ffn_impl.h), bit for bit. The scalar
+// loop (lround and a division per value) runs on the thread that calls the
+// kernel while the pool's other threads wait: on a DeepSeek-V3 expert at
+// four tokens per expert it took about 0.1 ms of a 0.8 ms call here
+// (docs/KERNELS.md, "Activation quantisation").
+// GCC 12's intrinsics (_mm512_max_ps, _mm512_roundscale_ps, ...) pass
+// _mm512_undefined_*() as the unused merge source, which -Wuninitialized
+// reports once inlined: a false positive in the header (as in avx512-vnni).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
