@@ -25,8 +25,10 @@
 // The activations are quantised per token as for the VNNI kernels
 // (QTokens, the same values); each group's int32 sums are converted and
 // multiplied by the vector of the 8 rows' scales into fp32 accumulators.
-// Gate and up are two passes over the row block's x (from L1), so each
-// tile keeps at most 8 accumulators in the 16 vector registers. Each thread
+// Gate and up are two passes over the row block's x (from L1), so a bf16
+// tile keeps 8 accumulators in the 16 vector registers; an int8/int4 tile
+// keeps 8 int32 sums and 8 fp32 sums, the latter updated once per group
+// (the compiler keeps some of them on the stack). Each thread
 // takes whole row blocks from the pool's queue: the result does not depend
 // on the thread count.
 #include <immintrin.h>

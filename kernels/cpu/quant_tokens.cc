@@ -128,19 +128,22 @@ void QTokens::set(const float* x, int64_t tokens, int64_t n, int offset, Isa isa
     const CpuInfo& c = cpu_info();
     isa = c.avx512f && c.avx512bw ? Isa::kAvx512 : c.avx2 ? Isa::kAvx2 : Isa::kScalar;
   }
-  const bool avx512 = isa == Isa::kAvx512, avx2 = isa == Isa::kAvx2;
+  // The code for this ISA, chosen once (all give the same values).
+  float (*quantise)(const float*, int64_t, int8_t*) = quantise_activations;
+  int64_t (*group_sum)(const int8_t*) = group_sum_scalar;
+  if (isa == Isa::kAvx512) {
+    quantise = quantise_activations_avx512;
+    group_sum = group_sum_avx512;
+  } else if (isa == Isa::kAvx2) {
+    quantise = quantise_activations_avx2;
+    group_sum = group_sum_avx2;
+  }
   for (int64_t t = 0; t < tokens; ++t) {
     int8_t* qt = &q[size_t(t * w)];
-    scale[size_t(t)] = avx512 ? quantise_activations_avx512(x + t * n, n, qt)
-                       : avx2 ? quantise_activations_avx2(x + t * n, n, qt)
-                              : quantise_activations(x + t * n, n, qt);
-    for (int64_t g = 0; g < groups; ++g) {
-      const int8_t* qg = qt + g * kQuantGroup;
-      const int64_t sum = avx512 ? group_sum_avx512(qg)
-                          : avx2 ? group_sum_avx2(qg)
-                                 : group_sum_scalar(qg);
-      start[size_t(t * groups + g)] = int32_t(-offset * sum);
-    }
+    scale[size_t(t)] = quantise(x + t * n, n, qt);
+    if (offset == 0) continue;  // every start value 0, as assigned above
+    for (int64_t g = 0; g < groups; ++g)
+      start[size_t(t * groups + g)] = int32_t(-offset * group_sum(qt + g * kQuantGroup));
   }
 }
 
