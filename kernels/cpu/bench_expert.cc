@@ -128,20 +128,22 @@ void BM_ExpertFfn(benchmark::State& state, const std::string& kernel, WeightDtyp
     state.counters["amx_frac"] = C(flops / 1e9 / p.amx_bf16_gflops, C::kIsIterationInvariantRate);
 }
 
-// The VNNI kernels' first step, alone: one expert's input activations
+// The integer kernels' first step, alone: one expert's input activations
 // (tokens x hidden 7168) quantised to int8, by the scalar loop the kernels
-// used until 2026-11-23 and by the AVX-512 one they use now
-// (quantise_activations_avx512; the same values). It runs on the calling
-// thread before the dot products start, so its time adds to every call.
-void BM_QuantiseActivations(benchmark::State& state, bool avx512) {
+// used until 2026-11-23 and by the vector ones they use now
+// (quantise_activations_avx512 in avx512-vnni-gemm,
+// quantise_activations_avx2 in avx2-gemm; the same values). It runs on the
+// calling thread before the dot products start, so its time adds to every
+// call.
+using QuantiseFn = float (*)(const float*, int64_t, int8_t*);
+void BM_QuantiseActivations(benchmark::State& state, QuantiseFn quantise) {
   const int64_t T = state.range(0), n = 7168;
   std::vector<float> x(size_t(T * n));
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int64_t(i % 251) - 125) * 0.01f;
   std::vector<int8_t> q(x.size());
   for (auto _ : state) {
     for (int64_t t = 0; t < T; ++t) {
-      const float s = avx512 ? quantise_activations_avx512(x.data() + t * n, n, q.data() + t * n)
-                             : quantise_activations(x.data() + t * n, n, q.data() + t * n);
+      const float s = quantise(x.data() + t * n, n, q.data() + t * n);
       benchmark::DoNotOptimize(s);
     }
     benchmark::DoNotOptimize(q.data());
@@ -185,17 +187,17 @@ int register_all() {
       if (k->supports(dt)) add(name, name, dt);
     }
   }
-  benchmark::RegisterBenchmark("BM_QuantiseActivations/scalar", BM_QuantiseActivations, false)
-      ->Arg(1)
-      ->Arg(4)
-      ->Unit(benchmark::kMicrosecond);
-  const CpuInfo& c = cpu_info();
-  if (c.avx512f && c.avx512bw) {
-    benchmark::RegisterBenchmark("BM_QuantiseActivations/avx512", BM_QuantiseActivations, true)
+  auto add_quantise = [](const char* name, QuantiseFn fn) {
+    benchmark::RegisterBenchmark(name, BM_QuantiseActivations, fn)
         ->Arg(1)
         ->Arg(4)
         ->Unit(benchmark::kMicrosecond);
-  }
+  };
+  add_quantise("BM_QuantiseActivations/scalar", &quantise_activations);
+  const CpuInfo& c = cpu_info();
+  if (c.avx512f && c.avx512bw)
+    add_quantise("BM_QuantiseActivations/avx512", &quantise_activations_avx512);
+  if (c.avx2 && c.fma) add_quantise("BM_QuantiseActivations/avx2", &quantise_activations_avx2);
   // "auto" (the real backend's choice) is one of the kernels above: named
   // in the context rather than timed twice.
   for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
