@@ -70,6 +70,28 @@ def test_validation_pairs_cases_and_computes_the_error():
         validation.pair(pd.DataFrame(rows("real", 1.0)))
 
 
+def test_noise_floor_takes_strategies_whose_simulated_work_agrees_up_to_rounding():
+    def case(strategy, real, sim, batch=1):
+        return {"model": "m", "dtype": "bf16", "strategy": strategy, "batch": batch,
+                "expert ms/layer real": real, "expert ms/layer sim": sim}
+    t = pd.DataFrame([
+        # Identical work; deferral's total differs in the last bits (summation order).
+        case("all-cpu", 10.0, 16.001768633641337), case("ktransformers", 11.0, 16.001768633641337),
+        case("ktransformers-deferral", 12.0, 16.00176863364213),
+        # Different simulated work: not a measure of the machine's noise.
+        case("all-cpu", 10.0, 20.0, batch=2), case("ktransformers", 15.0, 20.1, batch=2)])
+    floor = validation.noise_floor(t)
+    assert floor == [pytest.approx(2.0 / 11.0)]
+
+
+def test_a_miss_counts_only_where_the_machine_resolves_the_target():
+    assert validation.verdict_of(24, 24, [0.09]).startswith("target met")
+    assert validation.verdict_of(16, 24, [0.02, 0.03, 0.04]) == "target missed (16 of 24 within 5%)"
+    v = validation.verdict_of(16, 24, [0.04, 0.07, 0.08])
+    assert v.startswith("inconclusive (16 of 24 within 5%") and "7.0% median" in v
+    assert validation.verdict_of(16, 24, []).startswith("target missed")  # no floor measured
+
+
 def test_kernels_reads_benchmark_json(tmp_path):
     d = {"context": {"threads": "2", "probe_read_bw_gbps": "30.0", "probe_bf16_gflops": "200", "probe_int8_gops": "300",
                      "amx": "no", "auto_bf16": "avx512-bf16", "auto_int8": "avx512-vnni", "auto_int4": "avx512-vnni"},

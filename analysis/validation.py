@@ -36,6 +36,33 @@ QUANTITIES = [("expert_ms_per_moe_layer", "expert ms/layer"), ("cpu_busy_s", "CP
 KEYS = ["model.name", "model.expert_dtype", "strategy", "workload.batch_size"]
 
 
+def noise_floor(t: pd.DataFrame) -> list[float]:
+    """(max - min) / median of the real expert time per layer of each model, dtype and batch whose strategies ran
+    identical work: on a CPU-only machine the three strategies do (their simulated values agree), so the spread of
+    their real values is this machine's variation between runs minutes apart, the floor under any agreement. The
+    simulated values are compared to 1e-9 relative: Expert Deferral sums the same task times in another order, so
+    its total can differ in the last bits (seen: 16.001768633641337 and 16.00176863364213 ms)."""
+    floor = []
+    for _, g in t.groupby(["model", "dtype", "batch"]):
+        sim = g["expert ms/layer sim"]
+        if len(g) > 1 and (sim.max() - sim.min()) <= 1e-9 * abs(sim.median()):
+            xs = g["expert ms/layer real"]
+            floor.append(float((xs.max() - xs.min()) / xs.median()))
+    return floor
+
+
+def verdict_of(within: int, cases: int, floor: list[float]) -> str:
+    """Met when every case is within the target. A miss counts only where the machine can resolve the target: when
+    the noise floor (median over the model, dtype and batch groups) is above it, identical work measured minutes
+    apart already differs by more than the target allows, so the run is inconclusive rather than missed."""
+    if within == cases:
+        return f"target met (all {cases} within {100 * TARGET:.0f}%)"
+    if floor and pd.Series(floor).median() > TARGET:
+        return (f"inconclusive ({within} of {cases} within {100 * TARGET:.0f}%, but this machine's noise floor, "
+                f"{100 * pd.Series(floor).median():.1f}% median, is above the target)")
+    return f"target missed ({within} of {cases} within {100 * TARGET:.0f}%)"
+
+
 def pair(df: pd.DataFrame) -> pd.DataFrame:
     """One row per case: the real repetitions' median and spread, the simulated value, the error."""
     ok = df[df["status"] == "ok"]
@@ -113,15 +140,7 @@ def run(results: str, out):
                 f"({worst['model']} {worst['dtype']} {worst['strategy']} batch {worst['batch']}); {within} of "
                 f"{len(t)} cases within the {100 * TARGET:.0f}% target; real repetitions spread "
                 f"{100 * spread:.1f}% (median)")
-    # On a CPU-only machine the three strategies run identical work (the
-    # simulated values agree exactly), so the spread of their real values is
-    # this machine's variation between runs minutes apart: the floor under
-    # any agreement.
-    floor = []
-    for _, g in t.groupby(["model", "dtype", "batch"]):
-        if len(g) > 1 and g["expert ms/layer sim"].nunique() == 1:
-            xs = g["expert ms/layer real"]
-            floor.append(float((xs.max() - xs.min()) / xs.median()))
+    floor = noise_floor(t)
     floor_text = (f"; the same work measured as different strategies minutes apart differs by "
                   f"{100 * pd.Series(floor).median():.1f}% (median, max {100 * max(floor):.1f}%)" if floor else "")
     headline += floor_text
@@ -133,7 +152,7 @@ def run(results: str, out):
              ".\n\nMedian |error| of the expert time per layer by model and dtype: " +
              ", ".join(f"{k} {100 * v:.1f}%" for k, v in by.items()) + ".\n\n"
              "Noise floor: on a CPU-only machine all-cpu, ktransformers and ktransformers-deferral run the same "
-             "expert work (their simulated values are identical), so the spread of their real values, measured "
+             "expert work (their simulated values agree up to rounding), so the spread of their real values, measured "
              "one after another" + (f", {100 * pd.Series(floor).median():.1f}% (median; max {100 * max(floor):.1f}%)"
                                 if floor else "") +
              ", is the machine's own variation between runs; the real repetitions of one case, seconds apart, "
@@ -192,8 +211,7 @@ def run(results: str, out):
     for _, label in QUANTITIES:
         cols += [f"{label} real", f"{label} sim", f"{label} err"]
     cols.append("real spread")
-    verdict = (f"target met (all {len(t)} within {100 * TARGET:.0f}%)" if within == len(t) else
-               f"target missed ({within} of {len(t)} within {100 * TARGET:.0f}%)")
+    verdict = verdict_of(within, len(t), floor)
     summary = {"run": str(run_dir), "headline": headline, "verdict": verdict, "target": TARGET, "within": within,
                "cases": len(t),
                "median_abs_error": float(err.median()), "max_abs_error": float(err.max()),
