@@ -49,21 +49,16 @@ namespace {
 
 constexpr int kTile = 4;  // tokens per register tile
 
-// e^x for 8 lanes, as vec::exp16: x = n ln2 + f, e^f by a degree-6
-// polynomial, times 2^n built in the exponent bits (inputs clamped to +-87,
+// e^x for 8 lanes by vec::exp16's polynomial (vec::kExpPoly), times 2^n
+// built in the exponent bits (AVX2 has no vscalefps; inputs clamped to +-87,
 // so n stays within the normal exponents).
 MOEBENCH_AVX2 inline __m256 exp8(__m256 x) {
   x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(87.0f)), _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(vec::kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 f = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147181f), x);
-  __m256 p = _mm256_set1_ps(1.0f / 720);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 120));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 24));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 6));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  const __m256 f = _mm256_fnmadd_ps(n, _mm256_set1_ps(vec::kLn2), x);
+  __m256 p = _mm256_set1_ps(vec::kExpPoly[0]);
+  for (int i = 1; i < 7; ++i) p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(vec::kExpPoly[i]));
   const __m256i e =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));

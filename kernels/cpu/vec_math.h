@@ -10,20 +10,22 @@
 
 namespace moebench::vec {
 
-// e^x for 16 lanes: x = n ln2 + f, e^f by a degree-6 polynomial on
-// |f| <= ln2 / 2, scaled by 2^n (vscalefps); inputs clamped to +-88.
+// e^x = 2^n e^f with x = n ln2 + f, |f| <= ln2 / 2, e^f by the degree-6
+// Taylor polynomial, highest coefficient first (Horner). Shared by exp16
+// here and avx2-gemm's exp8, which differ only in vector width and in how
+// they scale by 2^n.
+inline constexpr float kLog2e = 1.44269504f, kLn2 = 0.693147181f;
+inline constexpr float kExpPoly[7] = {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6,
+                                      0.5f,       1.0f,       1.0f};
+
+// e^x for 16 lanes, scaled by 2^n with vscalefps; inputs clamped to +-88.
 __attribute__((target("avx512f"))) inline __m512 exp16(__m512 x) {
   x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147181f), x);
-  __m512 p = _mm512_set1_ps(1.0f / 720);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2), x);
+  __m512 p = _mm512_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExpPoly[i]));
   return _mm512_scalef_ps(p, n);
 }
 
