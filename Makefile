@@ -58,12 +58,15 @@ bench-kernels: build
 # and dtype calibrated just before its real cases (tools/validate_interleaved.py;
 # `make calibrate` then `run_suite suites/validation.toml` is the single
 # calibration). Run on a quiet machine: both are wall-clock measurements.
+# ROUNDS=3 (or more) repeats the whole protocol and the report pools the
+# rounds into a verdict with confidence intervals (docs/BACKENDS.md, Rounds).
+ROUNDS ?= 1
 CALIBRATED ?= configs/hardware/local-cpu-calibrated.toml
 calibrate: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench calibrate --hardware local-cpu --out $(CALIBRATED)
 
 validation: build
-	MOEBENCH_HOME=$(CURDIR) $(PY) tools/validate_interleaved.py --bin $(BUILD)/bin --results results
+	MOEBENCH_HOME=$(CURDIR) $(PY) tools/validate_interleaved.py --bin $(BUILD)/bin --results results --rounds $(ROUNDS)
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation_tasks.py --results results --out results/report
 

@@ -94,6 +94,60 @@ def test_a_miss_counts_only_where_the_machine_resolves_the_target():
     assert validation.validation_verdict(16, 24, [], 0.04).startswith("target missed")  # no floor measured
 
 
+def test_rounds_give_each_case_a_verdict_on_its_mean_error_with_a_confidence_interval():
+    def table(errs):  # one round: errs[(strategy, batch)] for one model and dtype
+        return pd.DataFrame([{"model": "m", "dtype": "bf16", "strategy": st, "batch": b, "expert ms/layer err": e}
+                             for (st, b), e in errs.items()])
+    rounds = [table({("a", 1): 0.01, ("b", 1): 0.20, ("c", 1): 0.00}),
+              table({("a", 1): 0.02, ("b", 1): 0.21, ("c", 1): 0.10}),
+              table({("a", 1): 0.03, ("b", 1): 0.22, ("c", 1): -0.10})]
+    cases, systematic = validation.pooled(rounds)
+    c = cases.set_index("strategy")
+    # mean 2%, sd 1%: half-width t(2) * 0.01 / sqrt(3) = 2.48%, the whole interval within 5%.
+    assert c.loc["a", "mean err"] == pytest.approx(0.02)
+    assert c.loc["a", "ci95 half"] == pytest.approx(4.303 * 0.01 / 3 ** 0.5)
+    assert c.loc["a", "err per round"] == "+1.0 +2.0 +3.0"
+    assert list(c["verdict"]) == ["met", "missed", "inconclusive"]  # c: mean 0 but +-25%
+    # The groups (here one per round) are the independent draws: their means 0.07, 0.11, 0.05.
+    assert systematic["groups"] == 3 and systematic["mean"] == pytest.approx(0.23 / 3)
+    assert systematic["by_group"]["m bf16"][0] == pytest.approx(0.23 / 3)  # the only model and dtype
+    assert validation.series_verdict(cases) == "target missed (1 met, 1 missed, 1 inconclusive of 3 cases)"
+    assert validation.series_verdict(cases[cases["verdict"] != "missed"]).startswith("inconclusive (1 met")
+    assert validation.series_verdict(cases[cases["verdict"] == "met"]).startswith("target met")
+    # One round alone says nothing about the spread: its interval is unbounded.
+    assert validation.case_verdict(*validation.mean_ci([0.01])) == "inconclusive"
+
+
+def test_validation_pools_the_finished_rounds_of_the_newest_series(tmp_path):
+    res = tmp_path / "results"
+    (res / "validation-interleaved").mkdir(parents=True)
+
+    def round_(stamp, real, sim, series):
+        fake_run(res / "validation-real" / f"{stamp}-m-bf16", "real", real)
+        fake_run(res / "validation-sim" / stamp, "sim", sim)
+        (res / "validation-interleaved" / f"{stamp}.json").write_text(json.dumps(
+            {"real_runs": [f"validation-real/{stamp}-m-bf16"], "sim_run": f"validation-sim/{stamp}",
+             "series": series}))
+    # An older series, and three of four rounds of the newest (the fourth was interrupted: no index).
+    round_("20261123T080000Z", 10.0, 20.0, {"id": "20261123T080000Z", "round": 1, "rounds": 1})
+    for i, sim in enumerate([10.1, 10.2, 10.3]):
+        round_(f"20261123T09000{i}Z", 10.0, sim, {"id": "20261123T090000Z", "round": i + 1, "rounds": 4})
+    s = validation.run(str(res), tmp_path / "report")
+    assert s["series"]["rounds"] == 3 and s["series"]["asked"] == 4
+    assert s["series"]["systematic_error"] == pytest.approx(0.02)
+    assert s["series"]["cases"] == {"met": 1, "missed": 0, "inconclusive": 0}
+    assert s["verdict"] == "target met (1 met, 0 missed, 0 inconclusive of 1 cases) over 3 rounds"
+    assert s["round_verdict"].startswith("target met")  # the latest round alone: 3%
+    md = (tmp_path / "report" / "validation.md").read_text()
+    assert "## Rounds: 3 of the series pooled" in md and "3 finished rounds of 4 asked for" in md
+    assert (tmp_path / "report" / "validation_rounds.csv").is_file()
+    # An index with no series (written before --rounds) is a series of one: no pooling.
+    (res / "validation-interleaved" / "20261123T100000Z.json").write_text(json.dumps(
+        {"real_runs": ["validation-real/20261123T080000Z-m-bf16"], "sim_run": "validation-sim/20261123T080000Z"}))
+    s = validation.run(str(res), tmp_path / "report2")
+    assert "series" not in s and s["verdict"].startswith("target missed")
+
+
 def test_kernels_reads_benchmark_json(tmp_path):
     d = {"context": {"threads": "2", "probe_read_bw_gbps": "30.0", "probe_bf16_gflops": "200", "probe_int8_gops": "300",
                      "amx": "no", "auto_bf16": "avx512-bf16", "auto_int8": "avx512-vnni", "auto_int4": "avx512-vnni"},
@@ -206,6 +260,30 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     assert "Bracket (routed and shared together)" in (tmp_path / "report" / "validation_tasks.md").read_text()
     t = pd.read_csv(tmp_path / "report" / "validation_tasks.csv")
     assert (t["tasks"] > 0).all() and set(t["expert"]) == {"routed"}
+
+
+def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):
+    for backend, keys in [("real", "repetitions = 1\nwarmup = 0\nreal_weights_gib = 0.05\n"), ("sim", "")]:
+        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys))
+    results = tmp_path / "results"
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    cmd = [sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),
+           "--real", str(tmp_path / "real.toml"), "--sim", str(tmp_path / "sim.toml"),
+           "--profile", str(tmp_path / "cal.toml"), "--results", str(results), "--no-bracket",
+           "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1", "--calibrate-arg=--weights-gib=0.05"]
+    r = subprocess.run(cmd + ["--rounds", "0"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "--rounds: expected a whole number from 1 to 99, found '0'" in r.stderr
+    r = subprocess.run(cmd + ["--rounds", "2"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    indexes = sorted((results / "validation-interleaved").glob("*Z.json"))
+    assert len(indexes) == 2 and indexes[0].name != indexes[1].name
+    series = [json.loads(p.read_text())["series"] for p in indexes]
+    assert [x["round"] for x in series] == [1, 2] and series[0]["id"] == series[1]["id"] == indexes[0].stem
+    # Each round calibrates afresh from the base profile: its first calibration copies --base, not the chain.
+    first = [s["command"] for s in json.loads(indexes[1].read_text())["steps"] if " calibrate " in s["command"]][0]
+    assert "--hardware local-cpu " in first
+    s = validation.run(str(results), tmp_path / "report")
+    assert s["series"]["rounds"] == 2 and s["cases"] == 4 and s["verdict"].endswith("over 2 rounds")
 
 
 def fake_run(d: pathlib.Path, backend: str, value: float, status: str = "complete"):

@@ -66,6 +66,73 @@ def validation_verdict(within: int, cases: int, floor: list[float], median_error
     return f"target missed ({within} of {cases} within {100 * TARGET:.0f}%)"
 
 
+# Two-sided 95% quantiles of Student's t by degrees of freedom (rounds - 1), for the confidence interval of a
+# case's mean error over a series' rounds; beyond 30 the normal quantile is close enough.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+        29: 2.045, 30: 2.042}
+
+
+def t975(df: int) -> float:
+    return T975.get(df, 1.96) if df >= 1 else float("inf")
+
+
+def mean_ci(xs) -> tuple[float, float]:
+    """Mean and the half-width of its 95% confidence interval (Student's t; infinite for one value)."""
+    xs = pd.Series(xs, dtype=float).dropna()
+    n = len(xs)
+    if n == 0:
+        return float("nan"), float("inf")
+    if n == 1:
+        return float(xs.iloc[0]), float("inf")
+    return float(xs.mean()), t975(n - 1) * float(xs.std(ddof=1)) / n ** 0.5
+
+
+def case_verdict(mean: float, half: float, target: float = TARGET) -> str:
+    """A case's verdict from its mean error over rounds: met when the whole 95% interval lies within the target,
+    missed when the whole interval lies beyond it, otherwise inconclusive."""
+    if abs(mean) + half <= target:
+        return "met"
+    if abs(mean) - half > target:
+        return "missed"
+    return "inconclusive"
+
+
+def pooled(tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, dict]:
+    """The rounds of a series pooled: one row per case with its signed error of the expert time per MoE layer in
+    every round, their mean, the 95% interval and the case's verdict; and the simulation's systematic error over
+    all cases, from the mean error of each (round, model, dtype) group: a group's cases share one calibration, so
+    the groups, not the cases, are the independent draws of the machine's drift."""
+    keys = ["model", "dtype", "strategy", "batch"]
+    long = pd.concat([t.assign(round=i + 1) for i, t in enumerate(tables)], ignore_index=True)
+    recs = []
+    for key, g in long.groupby(keys, sort=True):
+        errs = g.sort_values("round")["expert ms/layer err"].astype(float)
+        mean, half = mean_ci(errs)
+        recs.append({**dict(zip(keys, key)), "rounds": len(errs),
+                     "err per round": " ".join(f"{100 * e:+.1f}" for e in errs),
+                     "mean err": mean, "ci95 half": half, "verdict": case_verdict(mean, half)})
+    cases = pd.DataFrame(recs)
+    groups = long.groupby(["round", "model", "dtype"])["expert ms/layer err"].mean()
+    mean, half = mean_ci(groups)
+    # The same per model and dtype: one group mean per round.
+    by = {f"{m} {d}": mean_ci(g) for (m, d), g in groups.groupby(level=["model", "dtype"])}
+    return cases, {"mean": mean, "ci95_half": half, "groups": len(groups), "by_group": by}
+
+
+def series_verdict(cases: pd.DataFrame) -> str:
+    """Met when every case is met, missed when any case is missed (its whole interval beyond the target),
+    otherwise inconclusive."""
+    n = {v: int((cases["verdict"] == v).sum()) for v in ("met", "missed", "inconclusive")}
+    counts = f"{n['met']} met, {n['missed']} missed, {n['inconclusive']} inconclusive of {len(cases)} cases"
+    if n["missed"]:
+        return f"target missed ({counts})"
+    if n["met"] == len(cases):
+        return f"target met ({counts})"
+    return f"inconclusive ({counts})"
+
+
 def pair(df: pd.DataFrame) -> pd.DataFrame:
     """One row per case: the real repetitions' median and spread, the simulated value, the error."""
     ok = df[df["status"] == "ok"]
@@ -95,6 +162,42 @@ def pair(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+def load_index(results: str, path: pathlib.Path) -> tuple[dict, pd.DataFrame]:
+    """An index of tools/validate_interleaved.py and the rows of every run it names (all must be complete)."""
+    try:
+        idx = json.loads(path.read_text())
+        parts = [pathlib.Path(results) / p for p in [*idx["real_runs"], idx["sim_run"]]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise RuntimeError(f"{path}: expected an index with real_runs and sim_run, found: {e}") from e
+    frames = []
+    for d in parts:
+        if not (d / "manifest.json").is_file() or common.manifest(d).get("status") != "complete":
+            raise RuntimeError(f"{path}: expected the complete run {d}, found it missing or unfinished")
+        frames.append(common.load_runs(d))
+    return idx, pd.concat(frames, ignore_index=True)
+
+
+def series_rounds(results: str, path: pathlib.Path) -> list[tuple[pathlib.Path, pd.DataFrame]]:
+    """Every finished round of the series the index at `path` belongs to (`--rounds`), in round order; just that
+    index where it names no series. A round whose index was never written (interrupted) is not there."""
+    def series_of(p: pathlib.Path) -> dict:
+        try:
+            s = json.loads(p.read_text()).get("series") or {}
+        except (OSError, ValueError, AttributeError) as e:
+            raise RuntimeError(f"{p}: expected a validation index (JSON object), found: {e}") from e
+        return s if isinstance(s, dict) else {}
+
+    series = series_of(path)
+    if series.get("rounds", 1) <= 1 or "id" not in series:
+        return [(path, load_index(results, path)[1])]
+    found = []
+    for other in sorted(path.parent.glob("*Z.json")):
+        s = series_of(other)
+        if s.get("id") == series["id"]:
+            found.append((int(s.get("round", 0)), other))
+    return [(p, load_index(results, p)[1]) for _, p in sorted(found)]
+
+
 def latest(results: str):
     """The newest validation: a run of suites/validation.toml (calibrated once, then every case) or an index
     written by tools/validate_interleaved.py (each group calibrated just before its real cases), whichever
@@ -105,20 +208,10 @@ def latest(results: str):
     inter = indexes[-1] if indexes else None
     # Both names start with the UTC start time, YYYYMMDDTHHMMSSZ.
     if inter is not None and (single is None or inter.name[:16] >= single.name[:16]):
-        try:
-            idx = json.loads(inter.read_text())
-            parts = [pathlib.Path(results) / p for p in [*idx["real_runs"], idx["sim_run"]]]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise RuntimeError(f"{inter}: expected an index with real_runs and sim_run, found: {e}") from e
-        frames = []
-        for d in parts:
-            if not (d / "manifest.json").is_file() or common.manifest(d).get("status") != "complete":
-                raise RuntimeError(f"{inter}: expected the complete run {d}, found it missing or unfinished")
-            frames.append(common.load_runs(d))
         protocol = ("Protocol: interleaved (tools/validate_interleaved.py): each model and dtype calibrated, then "
                     "its real cases at once, so a table and the cases it predicts are measured seconds apart; the "
                     "simulated cases use the profile those calibrations built.")
-        return pd.concat(frames, ignore_index=True), inter, protocol
+        return load_index(results, inter)[1], inter, protocol
     if single is None:
         return None
     protocol = ("Protocol: calibrated once (make calibrate), then suites/validation.toml: a table and the real cases "
@@ -132,6 +225,15 @@ def run(results: str, out):
         return None
     rows, run_dir, protocol = found
     t = pair(rows)
+    rounds = []
+    if run_dir.suffix == ".json":
+        rounds = series_rounds(results, run_dir)
+    series = None
+    if len(rounds) > 1:
+        cases, systematic = pooled([pair(r) for _, r in rounds])
+        series = {"rounds": len(rounds), "cases": cases, "systematic": systematic,
+                  "asked": json.loads(run_dir.read_text())["series"].get("rounds", len(rounds)),
+                  "indexes": [str(p) for p, _ in rounds]}
     err = t["expert ms/layer err"].abs()
     within = int((err <= TARGET).sum())
     worst = t.loc[err.idxmax()]
@@ -184,7 +286,29 @@ def run(results: str, out):
     else:
         summary_deferral = {}
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    if series is not None:
+        c, sy = series["cases"], series["systematic"]
+        notes += (f"\n## Rounds: {series['rounds']} of the series pooled\n\n"
+                  f"The tables above are the latest round. The series ({series['rounds']} finished rounds of "
+                  f"{series['asked']} asked for, `make validation ROUNDS=N`) ran the whole protocol one round after "
+                  "another, each round calibrated afresh. Per case: the signed error of the expert time per MoE "
+                  "layer in every round (%), their mean and the half-width of its 95% confidence interval "
+                  "(Student's t over rounds). A case is met when its whole interval lies within "
+                  f"+-{100 * TARGET:.0f}%, missed when it lies wholly beyond, otherwise inconclusive. Series verdict: "
+                  f"{series_verdict(c)}. Systematic error of the simulation over all cases (mean of the "
+                  f"{sy['groups']} (round, model, dtype) groups' mean errors, each group one calibration): "
+                  f"{100 * sy['mean']:+.1f}% +- {100 * sy['ci95_half']:.1f}% (95%); by model and dtype (one group "
+                  "mean per round): " + ", ".join(f"{k} {100 * m:+.1f}% +- {100 * h:.1f}%"
+                                                  for k, (m, h) in sy["by_group"].items()) + ".\n\n")
+        shown = c.assign(**{"mean err": [f"{100 * x:+.1f}" for x in c["mean err"]],
+                            "ci95 half": [f"{100 * x:.1f}" for x in c["ci95 half"]]})
+        notes += common.markdown_table(shown.rename(columns={"err per round": "err per round %",
+                                                              "mean err": "mean err %",
+                                                              "ci95 half": "ci95 half %"})) + "\n"
+        pathlib.Path(out).mkdir(parents=True, exist_ok=True)
+        common.write_text_atomic(pathlib.Path(out) / "validation_rounds.csv", c.to_csv(index=False))
+
+    fig, axes = plt.subplots(1, 3 if series is not None else 2, figsize=(18 if series is not None else 12, 4.5))
     ax = axes[0]
     for (m, d), g in t.groupby(["model", "dtype"]):
         ax.scatter(g["expert ms/layer real"], g["expert ms/layer sim"], label=f"{m} {d}", s=24)
@@ -209,17 +333,48 @@ def run(results: str, out):
     ax.set_xticklabels(labels, rotation=90, fontsize=6)
     ax.set_ylabel("error of the simulation (%)")
     ax.legend(fontsize=8)
+    if series is not None:
+        ax = axes[2]
+        c = series["cases"]
+        xs = list(range(len(c)))
+        colors = {"met": "tab:green", "missed": "tab:red", "inconclusive": "tab:gray"}
+        for v, g in c.groupby("verdict"):
+            ax.errorbar([xs[i] for i in g.index], 100 * g["mean err"], yerr=100 * g["ci95 half"].clip(upper=1.0),
+                        fmt="o", ms=4, capsize=2, color=colors[v], label=v)
+        ax.axhspan(-100 * TARGET, 100 * TARGET, color="0.9")
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{r.model.split('-')[0]} {r.dtype} {r.strategy} b{r.batch}" for r in c.itertuples()],
+                           rotation=90, fontsize=6)
+        ax.set_ylabel(f"mean error over {series['rounds']} rounds, 95% CI (%)")
+        ax.legend(fontsize=8)
     fig.suptitle(TITLE, fontsize=10)
     cols = ["model", "dtype", "strategy", "batch", "reps"]
     for _, label in QUANTITIES:
         cols += [f"{label} real", f"{label} sim", f"{label} err"]
     cols.append("real spread")
     verdict = validation_verdict(within, len(t), floor, float(err.median()))
+    round_verdict = verdict
+    if series is not None:
+        # The series decides: the latest round alone is one draw of the machine's drift.
+        sy = series["systematic"]
+        verdict = series_verdict(series["cases"]) + f" over {series['rounds']} rounds"
+        headline = (f"{series['rounds']} rounds pooled: systematic error {100 * sy['mean']:+.1f}% +- "
+                    f"{100 * sy['ci95_half']:.1f}% (95%); latest round: " + headline)
     summary = {"run": str(run_dir), "headline": headline, "verdict": verdict, "target": TARGET, "within": within,
                "cases": len(t),
                "median_abs_error": float(err.median()), "max_abs_error": float(err.max()),
                "deferral_tbt_ratio": summary_deferral,
-               "noise_floor": float(pd.Series(floor).median()) if floor else None}
+               "noise_floor": float(pd.Series(floor).median()) if floor else None,
+               "round_verdict": round_verdict}
+    if series is not None:
+        summary["series"] = {"rounds": series["rounds"], "asked": series["asked"], "indexes": series["indexes"],
+                             "systematic_error": series["systematic"]["mean"],
+                             "systematic_ci95_half": series["systematic"]["ci95_half"],
+                             "systematic_by_group": {k: {"mean": m, "ci95_half": h}
+                                                     for k, (m, h) in series["systematic"]["by_group"].items()},
+                             "cases": {v: int((series["cases"]["verdict"] == v).sum())
+                                       for v in ("met", "missed", "inconclusive")}}
     return common.write_result(out, "validation", TITLE, t[cols], fig, summary, notes)
 
 

@@ -15,6 +15,14 @@ group is calibrated once more right after its real cases, into a profile of
 its own that the simulation does not read: the two tables bracket how far
 the machine moved while the cases ran (analysis/validation_tasks.py).
 
+--rounds R runs all of that R times one after another (a series; each round
+calibrates afresh from --base and writes its own files and index, named by
+the round's start time): analysis/validation.py pools the rounds of the
+newest series, each case's error over rounds with a confidence interval, so
+a machine whose speed drifts between minutes still gives a verdict once
+enough rounds are in (docs/BACKENDS.md, "Rounds"). An interrupted series
+keeps every round it finished.
+
 Writes:
   configs/hardware/local-cpu-calibrated.toml         (--profile) the suites' [hardware] preset
   results/validation-real/<stamp>-<model>-<dtype>/   one run per group (with timelines/: every task)
@@ -24,7 +32,7 @@ Writes:
   results/validation-interleaved/<stamp>-after-<model>-<dtype>.toml  each group calibrated again right
                                                      after its real cases (the machine's drift meanwhile)
 
-    python3 tools/validate_interleaved.py [--bin build/bin] [--results results]"""
+    python3 tools/validate_interleaved.py [--bin build/bin] [--results results] [--rounds R]"""
 
 from __future__ import annotations
 
@@ -35,6 +43,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 try:
     import tomllib
@@ -88,38 +97,20 @@ def run(cmd: list[str], env: dict, steps: list) -> None:
         fail(f"expected exit status 0 from `{' '.join(cmd)}`, found {r.returncode}")
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", default="build/bin", help="directory of moebench and run_suite")
-    ap.add_argument("--results", default="results", help="results root")
-    ap.add_argument("--base", default="local-cpu", help="hardware profile the first calibration copies")
-    ap.add_argument("--calibrate-arg", action="append", default=[],
-                    help="extra argument for every `moebench calibrate` (repeatable)")
-    ap.add_argument("--real", default=REAL, help="the real-backend suite (its [model] axes are the groups)")
-    ap.add_argument("--sim", default=SIM, help="the simulated suite, the same cases")
-    ap.add_argument("--no-bracket", dest="bracket", action="store_false",
-                    help="skip the second calibration of each group after its real cases")
-    ap.add_argument("--profile", default=PROFILE,
-                    help="the calibrated profile written: the file both suites' [hardware] preset names")
-    args = ap.parse_args(argv)
+def utc_stamp() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
-    binary = {name: ROOT / args.bin / name for name in ("moebench", "run_suite")}
-    for name, path in binary.items():
-        if not path.is_file():
-            fail(f"expected the {name} binary at {path}, found none (build first: cmake --build build)")
+
+def one_round(args, binary: dict, env: dict, results: pathlib.Path, stamp: str, groups: list,
+              series: dict) -> pathlib.Path:
+    """One round: every group calibrated and run, then the simulated cases; returns the round's index."""
     profile = args.profile
-    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
-    results = pathlib.Path(args.results)
-    if not results.is_absolute():
-        results = ROOT / results
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    groups = groups_of(ROOT / args.real)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
     index_dir = results / "validation-interleaved"
     index_dir.mkdir(parents=True, exist_ok=True)
     real_dirs, steps, after = [], [], {}
     for i, (model, dtype) in enumerate(groups):
+        # Each round's chain starts again from --base: a round's profile is measured within that round only.
         base = args.base if i == 0 else profile
         run([str(binary["moebench"]), "calibrate", "--hardware", base, "--models", model, "--dtypes", dtype,
              "--out", profile, *args.calibrate_arg], env, steps)
@@ -151,15 +142,66 @@ def main(argv: list[str]) -> int:
         "profile_copy": str(profile_copy.relative_to(results)),
         # Per group: its tables measured again right after its real cases (--no-bracket: none).
         "after_profiles": after,
+        # The series this round belongs to (--rounds): its first round's stamp, this round's number
+        # (1-based) and how many were asked for. analysis/validation.py pools a series' rounds.
+        "series": series,
         "started_utc": started,
         "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join([sys.argv[0], *argv]),
+        "command": " ".join([sys.argv[0], *args.argv]),
         # Every command with its start time: the provenance of each table of the chained profile.
         "steps": steps,
     }
     path = index_dir / f"{stamp}.json"
     write_atomic(path, json.dumps(index, indent=2) + "\n")
-    print(f"wrote {path}")
+    print(f"wrote {path}", flush=True)
+    return path
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default="build/bin", help="directory of moebench and run_suite")
+    ap.add_argument("--results", default="results", help="results root")
+    ap.add_argument("--base", default="local-cpu", help="hardware profile the first calibration copies")
+    ap.add_argument("--calibrate-arg", action="append", default=[],
+                    help="extra argument for every `moebench calibrate` (repeatable)")
+    ap.add_argument("--real", default=REAL, help="the real-backend suite (its [model] axes are the groups)")
+    ap.add_argument("--sim", default=SIM, help="the simulated suite, the same cases")
+    ap.add_argument("--no-bracket", dest="bracket", action="store_false",
+                    help="skip the second calibration of each group after its real cases")
+    ap.add_argument("--profile", default=PROFILE,
+                    help="the calibrated profile written: the file both suites' [hardware] preset names")
+    ap.add_argument("--rounds", default="1",
+                    help="how many times to run the whole protocol one after another (a series; "
+                         "analysis/validation.py pools 3 or more rounds into a verdict with confidence intervals)")
+    args = ap.parse_args(argv)
+    args.argv = argv
+    try:
+        rounds = int(args.rounds)
+    except ValueError:
+        rounds = 0
+    if not 1 <= rounds <= 99:
+        fail(f"--rounds: expected a whole number from 1 to 99, found {args.rounds!r}")
+
+    binary = {name: ROOT / args.bin / name for name in ("moebench", "run_suite")}
+    for name, path in binary.items():
+        if not path.is_file():
+            fail(f"expected the {name} binary at {path}, found none (build first: cmake --build build)")
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    results = pathlib.Path(args.results)
+    if not results.is_absolute():
+        results = ROOT / results
+    groups = groups_of(ROOT / args.real)
+    first, previous = None, None
+    for r in range(1, rounds + 1):
+        stamp = utc_stamp()
+        while stamp == previous:  # every round's files are named by its start second
+            time.sleep(0.2)
+            stamp = utc_stamp()
+        previous = stamp
+        first = first or stamp
+        if rounds > 1:
+            print(f"validate_interleaved: round {r} of {rounds} (series {first})", flush=True)
+        one_round(args, binary, env, results, stamp, groups, {"id": first, "round": r, "rounds": rounds})
     return 0
 
 
