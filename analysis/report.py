@@ -162,7 +162,7 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
 # without results says how to get them.
 MACHINE = [
     ("validation", "Simulator validation (real backend, CPU-only)",
-     "`make validation` (calibrates this machine, runs `suites/validation.toml`)"),
+     "`make validation` (calibrates this machine, runs `suites/validation.toml`; `ROUNDS=3` or more pools rounds)"),
     ("validation_tasks", "Simulator validation, task by task (where the error comes from)",
      "`make validation` (its runs keep a timeline of every case)"),
     ("kernels", "CPU expert kernels (KTransformers Fig. 3 and 7 on this CPU)", "`make bench-kernels`"),
