@@ -269,7 +269,7 @@ def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
     cmd = [sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),
            "--real", str(tmp_path / "real.toml"), "--sim", str(tmp_path / "sim.toml"),
-           "--profile", str(tmp_path / "cal.toml"), "--results", str(results), "--no-bracket",
+           "--profile", str(tmp_path / "cal.toml"), "--results", str(results),
            "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1", "--calibrate-arg=--weights-gib=0.05"]
     r = subprocess.run(cmd + ["--rounds", "0"], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "--rounds: expected a whole number from 1 to 99, found '0'" in r.stderr
@@ -284,6 +284,11 @@ def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):
     assert "--hardware local-cpu " in first
     s = validation.run(str(results), tmp_path / "report")
     assert s["series"]["rounds"] == 2 and s["cases"] == 4 and s["verdict"].endswith("over 2 rounds")
+    # The task breakdown of the latest round, and every round's bracket (how far the machine moved).
+    s = validation_tasks.run(str(results), tmp_path / "report")
+    assert s["run"] == str(indexes[1])
+    assert s["series_brackets"]["rounds"] == 2 and s["series_brackets"]["groups"] == 4
+    assert "Brackets of all 2 rounds of the series" in (tmp_path / "report" / "validation_tasks.md").read_text()
 
 
 def fake_run(d: pathlib.Path, backend: str, value: float, status: str = "complete"):

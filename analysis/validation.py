@@ -177,9 +177,9 @@ def load_index(results: str, path: pathlib.Path) -> tuple[dict, pd.DataFrame]:
     return idx, pd.concat(frames, ignore_index=True)
 
 
-def series_rounds(results: str, path: pathlib.Path) -> list[tuple[pathlib.Path, pd.DataFrame]]:
-    """Every finished round of the series the index at `path` belongs to (`--rounds`), in round order; just that
-    index where it names no series. A round whose index was never written (interrupted) is not there."""
+def series_indexes(path: pathlib.Path) -> list[pathlib.Path]:
+    """The indexes of every finished round of the series the index at `path` belongs to (`--rounds`), in round
+    order; just `path` where it names no series. A round whose index was never written (interrupted) is not there."""
     def series_of(p: pathlib.Path) -> dict:
         try:
             s = json.loads(p.read_text()).get("series") or {}
@@ -189,13 +189,18 @@ def series_rounds(results: str, path: pathlib.Path) -> list[tuple[pathlib.Path, 
 
     series = series_of(path)
     if series.get("rounds", 1) <= 1 or "id" not in series:
-        return [(path, load_index(results, path)[1])]
+        return [path]
     found = []
     for other in sorted(path.parent.glob("*Z.json")):
         s = series_of(other)
         if s.get("id") == series["id"]:
             found.append((int(s.get("round", 0)), other))
-    return [(p, load_index(results, p)[1]) for _, p in sorted(found)]
+    return [p for _, p in sorted(found)]
+
+
+def series_rounds(results: str, path: pathlib.Path) -> list[tuple[pathlib.Path, pd.DataFrame]]:
+    """Every finished round of the series of the index at `path` with its rows (series_indexes)."""
+    return [(p, load_index(results, p)[1]) for p in series_indexes(path)]
 
 
 def latest(results: str):

@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+import validation  # noqa: E402
 
 TITLE = "Simulator validation, task by task: where the error comes from"
 KEYS = ["model.name", "model.expert_dtype", "strategy", "workload.batch_size"]
@@ -168,16 +169,12 @@ def _mean_over_median(g: pd.DataFrame) -> float:
     return num / den - 1 if den else float("nan")
 
 
-def run(results: str, out):
-    found = latest_index(results)
-    if found is None:
-        return None
-    path, idx = found
-    root = pathlib.Path(results)
+def decompose_index(root: pathlib.Path, path: pathlib.Path, idx: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """decompose() for the round of one index: its tasks, the profile its simulated cases read, its brackets."""
     try:
         profile = common.load_toml(root / idx["profile_copy"])
-    except (OSError, ValueError) as e:
-        raise RuntimeError(f"{path}: expected the profile copy {idx['profile_copy']}, found: {e}") from e
+    except (OSError, ValueError, KeyError) as e:
+        raise RuntimeError(f"{path}: expected the profile copy named by profile_copy, found: {e}") from e
     tasks = paired_tasks(root, idx)
     if tasks.empty:
         raise RuntimeError(f"{path}: expected expert tasks in the runs' timelines, found none")
@@ -188,7 +185,28 @@ def run(results: str, out):
         except (OSError, ValueError) as e:
             raise RuntimeError(f"{path}: expected the profile {rel} ({group} calibrated after its cases), "
                                f"found: {e}") from e
-    t, counts = decompose(tasks, profile, after)
+    return decompose(tasks, profile, after)
+
+
+def brackets_of(t: pd.DataFrame) -> dict:
+    """Per group whose cases were bracketed: the table after against the one before over the same tasks, the
+    error had the simulation read the table after, and whether the real time lay between the two."""
+    out = {}
+    for (m, d), g in t.groupby(["model", "dtype"]):
+        if "sim s, table after" in g and g["sim s, table after"].notna().all():
+            real, sim, later = float(g["real s"].sum()), float(g["sim s"].sum()), float(g["sim s, table after"].sum())
+            out[f"{m} {d}"] = {"drift": later / sim - 1, "error_after": (later - real) / real,
+                               "inside": bool(min(sim, later) <= real <= max(sim, later))}
+    return out
+
+
+def run(results: str, out):
+    found = latest_index(results)
+    if found is None:
+        return None
+    path, idx = found
+    root = pathlib.Path(results)
+    t, counts = decompose_index(root, path, idx)
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, kind in zip(axes, ["routed", "shared"]):
@@ -210,7 +228,7 @@ def run(results: str, out):
 
     total = t.groupby(["model", "dtype"])[["real s", "sim s"]].sum()
     parts = t.groupby(["model", "dtype"])
-    lines, brackets = [], {}
+    lines = []
     for (m, d), g in parts:
         real = total.loc[(m, d), "real s"]
         sim = total.loc[(m, d), "sim s"]
@@ -218,10 +236,18 @@ def run(results: str, out):
         cal = float((g["at calibrated counts %"] * g["real s"]).sum() / real)
         itp = float((g["at other counts %"] * g["real s"]).sum() / real)
         lines.append((m, d, err, cal, itp))
-        if "sim s, table after" in g and g["sim s, table after"].notna().all():
-            later = float(g["sim s, table after"].sum())
-            brackets[f"{m} {d}"] = {"drift": later / sim - 1, "error_after": (later - real) / real,
-                                    "inside": bool(min(sim, later) <= real <= max(sim, later))}
+    brackets = brackets_of(t)
+    # The other rounds of a series (make validation ROUNDS=N): their brackets, how far the machine moved.
+    series = []
+    for other in validation.series_indexes(path):
+        if other == path:
+            series.append((other, brackets))
+            continue
+        try:
+            oidx = json.loads(other.read_text())
+        except (OSError, ValueError) as e:
+            raise RuntimeError(f"{other}: expected a validation index (JSON), found: {e}") from e
+        series.append((other, brackets_of(decompose_index(root, other, oidx)[0])))
     dominant = sum(1 for *_, cal, itp in lines if abs(cal) >= abs(itp))
     headline = ("expert tasks' error by group " + ", ".join(f"{m} {d} {e:+.1f}%" for m, d, e, _, _ in lines) +
                 f"; at calibrated token counts the larger part in {dominant} of {len(lines)} groups")
@@ -253,10 +279,24 @@ def run(results: str, out):
                    for k, b in brackets.items()) + ".\n\n" if brackets else
          "No bracket: the run did not calibrate again after each group's cases (--no-bracket).\n\n") +
         f"Index: `{path}`; profile the simulated cases read: `{idx['profile_copy']}`.\n")
+    every = [b for _, bs in series for b in bs.values()]
+    if len(series) > 1 and every:
+        drifts = [b["drift"] for b in every]
+        notes += (f"\nBrackets of all {len(series)} rounds of the series (the table after against the one before, "
+                  "per group): " + "; ".join(
+                      f"{p.stem}: " + ", ".join(f"{k} {100 * b['drift']:+.1f}%{'' if b['inside'] else ' (outside)'}"
+                                                for k, b in bs.items()) for p, bs in series) +
+                  f". Over the series: {100 * min(drifts):+.1f}% to {100 * max(drifts):+.1f}%, the real time "
+                  f"inside the bracket in {sum(b['inside'] for b in every)} of {len(every)} groups.\n")
+        headline += (f"; over the series' {len(series)} rounds the bracket moved {100 * min(drifts):+.1f}% to "
+                     f"{100 * max(drifts):+.1f}% (inside in {sum(b['inside'] for b in every)} of {len(every)})")
     summary = {"run": str(path), "headline": headline, "verdict": "measured (a breakdown, no target)",
                "groups": {f"{m} {d}": {"error": e / 100, "at_calibrated": c / 100, "at_other": i / 100,
                                        **brackets.get(f"{m} {d}", {})}
                           for m, d, e, c, i in lines}}
+    if len(series) > 1 and every:
+        summary["series_brackets"] = {"rounds": len(series), "drift_min": min(drifts), "drift_max": max(drifts),
+                                      "inside": sum(b["inside"] for b in every), "groups": len(every)}
     return common.write_result(out, "validation_tasks", TITLE, t, fig, summary, notes)
 
 
