@@ -146,6 +146,12 @@ def test_validation_pools_the_finished_rounds_of_the_newest_series(tmp_path):
         {"real_runs": ["validation-real/20261123T080000Z-m-bf16"], "sim_run": "validation-sim/20261123T080000Z"}))
     s = validation.run(str(res), tmp_path / "report2")
     assert "series" not in s and s["verdict"].startswith("target missed")
+    # A damaged series field is refused by name.
+    (res / "validation-interleaved" / "20261123T110000Z.json").write_text(json.dumps(
+        {"real_runs": ["validation-real/20261123T080000Z-m-bf16"], "sim_run": "validation-sim/20261123T080000Z",
+         "series": {"id": "x", "round": 1, "rounds": "four"}}))
+    with pytest.raises(RuntimeError, match="expected series.rounds and series.round as whole numbers"):
+        validation.run(str(res), tmp_path / "report3")
 
 
 def test_kernels_reads_benchmark_json(tmp_path):

@@ -185,7 +185,13 @@ def series_indexes(path: pathlib.Path) -> list[pathlib.Path]:
             s = json.loads(p.read_text()).get("series") or {}
         except (OSError, ValueError, AttributeError) as e:
             raise RuntimeError(f"{p}: expected a validation index (JSON object), found: {e}") from e
-        return s if isinstance(s, dict) else {}
+        if not isinstance(s, dict):
+            return {}
+        try:
+            return {**s, "rounds": int(s.get("rounds", 1)), "round": int(s.get("round", 0))}
+        except (TypeError, ValueError) as e:
+            raise RuntimeError(f"{p}: expected series.rounds and series.round as whole numbers, found "
+                               f"{s.get('rounds')!r} and {s.get('round')!r}") from e
 
     series = series_of(path)
     if series.get("rounds", 1) <= 1 or "id" not in series:
@@ -194,7 +200,7 @@ def series_indexes(path: pathlib.Path) -> list[pathlib.Path]:
     for other in sorted(path.parent.glob("*Z.json")):
         s = series_of(other)
         if s.get("id") == series["id"]:
-            found.append((int(s.get("round", 0)), other))
+            found.append((s["round"], other))
     return [p for _, p in sorted(found)]
 
 
