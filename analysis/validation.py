@@ -204,11 +204,6 @@ def series_indexes(path: pathlib.Path) -> list[pathlib.Path]:
     return [p for _, p in sorted(found)]
 
 
-def series_rounds(results: str, path: pathlib.Path) -> list[tuple[pathlib.Path, pd.DataFrame]]:
-    """Every finished round of the series of the index at `path` with its rows (series_indexes)."""
-    return [(p, load_index(results, p)[1]) for p in series_indexes(path)]
-
-
 def latest(results: str):
     """The newest validation: a run of suites/validation.toml (calibrated once, then every case) or an index
     written by tools/validate_interleaved.py (each group calibrated just before its real cases), whichever
@@ -238,7 +233,8 @@ def run(results: str, out):
     t = pair(rows)
     rounds = []
     if run_dir.suffix == ".json":
-        rounds = series_rounds(results, run_dir)
+        # Every finished round of the latest index's series; the latest round's rows are already loaded.
+        rounds = [(p, rows if p == run_dir else load_index(results, p)[1]) for p in series_indexes(run_dir)]
     series = None
     if len(rounds) > 1:
         cases, systematic = pooled([pair(r) for _, r in rounds])

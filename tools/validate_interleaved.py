@@ -101,7 +101,7 @@ def utc_stamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def one_round(args, binary: dict, env: dict, results: pathlib.Path, stamp: str, groups: list,
+def one_round(args, argv: list[str], binary: dict, env: dict, results: pathlib.Path, stamp: str, groups: list,
               series: dict) -> pathlib.Path:
     """One round: every group calibrated and run, then the simulated cases; returns the round's index."""
     profile = args.profile
@@ -147,7 +147,7 @@ def one_round(args, binary: dict, env: dict, results: pathlib.Path, stamp: str, 
         "series": series,
         "started_utc": started,
         "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join([sys.argv[0], *args.argv]),
+        "command": " ".join([sys.argv[0], *argv]),
         # Every command with its start time: the provenance of each table of the chained profile.
         "steps": steps,
     }
@@ -174,7 +174,6 @@ def main(argv: list[str]) -> int:
                     help="how many times to run the whole protocol one after another (a series; "
                          "analysis/validation.py pools 3 or more rounds into a verdict with confidence intervals)")
     args = ap.parse_args(argv)
-    args.argv = argv
     try:
         rounds = int(args.rounds)
     except ValueError:
@@ -201,7 +200,7 @@ def main(argv: list[str]) -> int:
         first = first or stamp
         if rounds > 1:
             print(f"validate_interleaved: round {r} of {rounds} (series {first})", flush=True)
-        one_round(args, binary, env, results, stamp, groups, {"id": first, "round": r, "rounds": rounds})
+        one_round(args, argv, binary, env, results, stamp, groups, {"id": first, "round": r, "rounds": rounds})
     return 0
 
 
