@@ -12,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels calibrate validation compare report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels calibrate validation compare compare-suite fuzz-build fuzz-corpus report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -114,11 +114,23 @@ tiny-routing: build
 	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/tiny-$$f-$$s.toml --quiet || exit 1; done; done
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/tiny_routing.py --results results --out results/report
 
-# A strategy against every baseline (README, "Add your own policy").
+# A strategy against every baseline (README, "Add your own policy"):
+# suites/compare.toml with STRATEGY in place of example-fifo (every mention:
+# the strategy list, its Belady variant and the description), written under
+# results/compare/ and run from there.
 STRATEGY ?= example-fifo
-compare: build
-	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/compare.toml
+COMPARE_SUITE ?= results/compare/compare-$(STRATEGY).toml
+compare: compare-suite build
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite $(COMPARE_SUITE)
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/compare.py --strategy $(STRATEGY)
+
+compare-suite:
+	@case "$(STRATEGY)" in ""|.*|*[!A-Za-z0-9._+-]*) \
+	  echo "make compare: expected STRATEGY to be a strategy preset name (letters, digits, . _ + -), found '$(STRATEGY)'" >&2; exit 2;; esac
+	@test -f configs/strategies/$(STRATEGY).toml || { \
+	  echo "make compare: expected a strategy preset configs/strategies/$(STRATEGY).toml, found none" >&2; exit 2; }
+	mkdir -p $(dir $(COMPARE_SUITE))
+	sed 's/example-fifo/$(STRATEGY)/g' suites/compare.toml > $(COMPARE_SUITE).tmp && mv $(COMPARE_SUITE).tmp $(COMPARE_SUITE)
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report
@@ -179,11 +191,14 @@ characterize: build
 # Hostile-input checks (README, "Reliability"); not part of `make test`.
 # asan: every C++ test under AddressSanitizer + UndefinedBehaviorSanitizer
 # (clang, CUDA off: nvcc does not take the sanitizer flags).
-# fuzz: each libFuzzer target for FUZZ_RUNS executions from the seed corpus
-# and the saved regressions; a crash leaves its input in $(FUZZ_BUILD)/artifacts/.
+# fuzz: each libFuzzer target for FUZZ_RUNS executions from the committed
+# corpus (fuzz/corpus/) and the saved regressions (fuzz/regressions/); a
+# crash leaves its input in $(FUZZ_BUILD)/artifacts/. FUZZ_SEED = 0 picks a
+# random seed; CI (.ci/run) runs FUZZ_RUNS=20000 FUZZ_SEED=1.
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS  ?= 1000000
+FUZZ_SEED  ?= 0
 FUZZ_TARGETS = experiment trace
 CLANG_PKGS = clang-14 libclang-rt-14-dev
 SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DMOEBENCH_CUDA=OFF \
@@ -195,16 +210,45 @@ asan: deps
 	cd $(ASAN_BUILD) && MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE gpu
 
-fuzz: deps
+# The seeds: fuzz/corpus/<target>/ (hand-written), the grown corpus
+# fuzz/corpus/<target>-grown.tar.gz (make fuzz-corpus) and fuzz/regressions/.
+fuzz-build: deps
 	./scripts/install-deps.sh $(CLANG_PKGS) > /dev/null
 	cmake -S . -B $(FUZZ_BUILD) $(SAN_CMAKE) -DMOEBENCH_FUZZ=ON -DMOEBENCH_TESTS=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	for t in $(FUZZ_TARGETS); do \
+	  rm -rf $(FUZZ_BUILD)/grown/$$t && mkdir -p $(FUZZ_BUILD)/grown/$$t && \
+	  tar -C $(FUZZ_BUILD)/grown/$$t -xzf fuzz/corpus/$$t-grown.tar.gz || exit 1; \
+	done
+
+fuzz: fuzz-build
+	for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t && \
-	  MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/bin/fuzz_$$t -runs=$(FUZZ_RUNS) \
+	  MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/bin/fuzz_$$t -runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED) \
 	    -max_len=65536 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
-	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t fuzz/regressions/$$t || exit 1; \
+	    $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/grown/$$t fuzz/corpus/$$t fuzz/regressions/$$t || exit 1; \
+	done
+
+# Regrows the committed corpus: each target GROW_RUNS executions (seed 7)
+# from every seed above, then the inputs that add coverage (libFuzzer
+# -merge=1, inputs cut to GROW_MAX_LEN bytes) become
+# fuzz/corpus/<target>-grown.tar.gz (a reproducible tarball). Last grown:
+# 300,000 runs each on 2026-11-25 (README, "Reliability").
+GROW_RUNS ?= 300000
+GROW_MAX_LEN ?= 8192
+fuzz-corpus: fuzz-build
+	for t in $(FUZZ_TARGETS); do \
+	  rm -rf $(FUZZ_BUILD)/grow/$$t $(FUZZ_BUILD)/merged/$$t && mkdir -p $(FUZZ_BUILD)/grow/$$t $(FUZZ_BUILD)/merged/$$t \
+	    $(FUZZ_BUILD)/artifacts/$$t && \
+	  MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/bin/fuzz_$$t -runs=$(GROW_RUNS) -seed=7 \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
+	    $(FUZZ_BUILD)/grow/$$t $(FUZZ_BUILD)/grown/$$t fuzz/corpus/$$t fuzz/regressions/$$t && \
+	  MOEBENCH_HOME=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/bin/fuzz_$$t -merge=1 -max_len=$(GROW_MAX_LEN) \
+	    -rss_limit_mb=4096 $(FUZZ_BUILD)/merged/$$t $(FUZZ_BUILD)/grow/$$t $(FUZZ_BUILD)/grown/$$t && \
+	  tar -C $(FUZZ_BUILD)/merged/$$t --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+	    -cf - . | gzip -n > fuzz/corpus/$$t-grown.tar.gz.tmp && mv fuzz/corpus/$$t-grown.tar.gz.tmp fuzz/corpus/$$t-grown.tar.gz \
+	    || exit 1; \
 	done
 
 clean:

@@ -41,6 +41,18 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     rows = []
+
+    def implementation(r) -> str:
+        """The implementation whose costs the strategy carries on this testbed (docs/COST_MODEL.md,
+        "Implementations"): its stack and CPU kernel family, each with the profile entry applied and
+        its evidence ("fitted" marks a constant fitted on a baseline's measured time)."""
+        def part(kind):
+            name, entry = r.get(f"implementation.{kind}", ""), r.get(f"implementation.{kind}_entry", "")
+            ev = r.get(f"implementation.{kind}_evidence", "")
+            return f"{name}" + (f" [{ev}]" if isinstance(ev, str) and ev else
+                                " [profile default]" if entry == "profile default" else "")
+        return f"stack {part('stack')}, CPU kernel {part('cpu_kernel')}"
+
     for model, g in df.groupby("model", sort=False):
         me = g[g["strategy"] == a.strategy].iloc[0]
         for _, r in g.iterrows():
@@ -49,9 +61,17 @@ def main(argv=None) -> int:
                          "vs " + a.strategy: r["decode_tokens_per_s"] / me["decode_tokens_per_s"],
                          "TTFT ms": r["ttft_mean_ms"],
                          "decode hit rate": r["decode_hit_rate_token_frac"],
-                         "GPU token share": r["gpu_expert_token_frac"]})
+                         "GPU token share": r["gpu_expert_token_frac"],
+                         "layer overhead us": r.get("implementation.layer_overhead_us", float("nan")),
+                         "implementation (costs carried)": implementation(r)})
     table = pd.DataFrame(rows)
-    print(common.markdown_table(table))
+    mixed = table["implementation (costs carried)"].nunique() > 1
+    note = ("\nThe strategies run on different implementations (last column): each carries its own stack's and "
+            "CPU kernel's costs on this testbed, fitted ones marked [fitted] (docs/TESTBEDS.md), so a speed ratio "
+            "between two strategies on different implementations mixes their decisions with their "
+            "implementations' costs; compare decisions between strategies on the same implementation.\n"
+            if mixed else "")
+    print(common.markdown_table(table) + note)
     models = list(dict.fromkeys(table["model"]))
     # One panel per model, each with its own x scale (speeds differ by model),
     # strategies top to bottom in the suite's order, room for long names.
@@ -74,7 +94,7 @@ def main(argv=None) -> int:
     common.save_figure(fig, out / "compare.png")
     common.write_text_atomic(out / "compare.csv", table.to_csv(index=False))
     common.write_text_atomic(out / "compare.md", f"# {a.strategy} against the baselines\n\n"
-                             + common.markdown_table(table) + f"\nrun: `{run}`\n")
+                             + common.markdown_table(table) + note + f"\nrun: `{run}`\n")
     print(f"wrote {out / 'compare.png'} and {out / 'compare.md'}")
     return 0
 

@@ -233,6 +233,15 @@ def accept_reference(entries, path: pathlib.Path) -> None:
     common.write_text_atomic(path, t.to_csv(index=False))
 
 
+def change(before: str, now: str) -> str:
+    """A figure whose suite was not run today is not a change: it was not compared."""
+    if now == "not run":
+        return "not run"
+    if before == "absent":
+        return "new"
+    return "" if before == now else "changed"
+
+
 def before_after(entries, path: pathlib.Path):
     """(table, recorded) of each figure's reference verdict and numbers beside today's, or (None, "")
     without a reference. The numbers are each figure's headline (harness vs paper values)."""
@@ -246,7 +255,7 @@ def before_after(entries, path: pathlib.Path):
     t["headline before"] = t["headline before"].fillna("")
     t = t.rename(columns={"verdict": "verdict now", "headline": "numbers now (harness vs paper)",
                           "headline before": "numbers before"})
-    t["changed"] = ["" if a == b else "changed" for a, b in zip(t["verdict before"], t["verdict now"])]
+    t["changed"] = [change(a, b) for a, b in zip(t["verdict before"], t["verdict now"])]
     recorded = str(ref["recorded"].iloc[0]) if "recorded" in ref and len(ref) else ""
     return t[["paper", "figure", "verdict before", "verdict now", "changed", "numbers before",
               "numbers now (harness vs paper)"]], recorded
@@ -257,8 +266,11 @@ def before_after_markdown(entries, path: pathlib.Path) -> str:
     if t is None:
         return ""
     n = int((t["changed"] == "changed").sum())
+    not_run = int((t["changed"] == "not run").sum())
+    compared = len(t) - not_run
     return (f"\n## Verdicts before and after\n\nAgainst the reference verdicts recorded at {recorded} "
-            f"(`{path.name}`, written by `make report-accept`): {n} of {len(t)} changed.\n\n"
+            f"(`{path.name}`, written by `make report-accept`): {n} of {compared} compared changed"
+            + (f"; {not_run} not run today, so not compared" if not_run else "") + ".\n\n"
             + common.markdown_table(t) + "\n")
 
 
@@ -322,13 +334,62 @@ def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path
     return "\n".join(parts)
 
 
+def suite_names(suite_field: str) -> list:
+    """The suite and part names a FIGURES entry's suite field mentions: "suites/ablation.toml (parts
+    dali-fig19-mixtral, dali-fig19-qwen)" -> ["ablation", "dali-fig19-mixtral", "dali-fig19-qwen"]."""
+    import re
+    names = re.findall(r"suites/([\w.-]+)\.toml", suite_field)
+    for inside in re.findall(r"\(parts? ([^)]*)\)", suite_field):
+        names += [n.strip() for n in inside.split(",") if n.strip()]
+    return names
+
+
+def figures_of(names) -> list:
+    """FIGURES entries produced by any of the suites or parts `names` (a part written with * in FIGURES
+    matches every part of that pattern)."""
+    import fnmatch
+    return [f for f in FIGURES if any(fnmatch.fnmatch(n, pat) for pat in suite_names(f[3]) for n in names)]
+
+
+def summary_main(a) -> int:
+    """The verdicts of the figures one suite produces, one line each (run_suite prints them at the end of a
+    paper suite); their figures and tables go to --out. The index is left as it is: make report writes it."""
+    names = [n for n in a.only.split(",") if n]
+    selected = figures_of(names)
+    out = pathlib.Path(a.out)
+    if not selected:
+        print(f"no figure script reads suite(s) {', '.join(names)}")
+        return 0
+    global FIGURES
+    everything, FIGURES = FIGURES, selected
+    try:
+        entries = run_all(a.results, out)
+    finally:
+        FIGURES = everything
+    for e in entries:
+        if e["status"] == "ok":
+            h = e["summary"].get("headline", "")
+            print(f"  {e['paper']} {e['figure']}: {common.verdict_of(e['summary'])}"
+                  + (f" ({h[:200]}{'...' if len(h) > 200 else ''})" if h else ""))
+        else:
+            print(f"  {e['paper']} {e['figure']}: {e['status']}" + (f" (run {e['suite']})" if e["status"] == "not run"
+                                                                      else ""))
+    print(f"figures and tables: {out}/ (markdown, CSV and PNG per figure); every figure with its verdict and the "
+          f"before/after table: make report")
+    return 1 if any(e["status"] == "error" for e in entries) else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", default="results")
     ap.add_argument("--out", default="results/report")
     ap.add_argument("--reference", default=str(REFERENCE), help="reference verdicts to compare with")
     ap.add_argument("--accept", action="store_true", help="record today's verdicts as the reference")
+    ap.add_argument("--only", help="comma-separated suite or part names: print the verdicts of the figures they "
+                                   "produce, one line each, and leave the index alone (run_suite uses it)")
     a = ap.parse_args(argv)
+    if a.only is not None:
+        return summary_main(a)
     reference = pathlib.Path(a.reference)
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -367,7 +367,11 @@ def test_report_shows_verdicts_before_and_after_against_the_reference(results, t
     t.to_csv(ref, index=False)
     r = subprocess.run(cmd, capture_output=True, text=True)
     index = (tmp_path / "report" / "index.md").read_text()
-    assert f"1 of {len(t)} changed" in index
+    # Figures whose suites this test did not run are "not run", not changes.
+    not_run = int((t["verdict"] == "not run").sum())
+    assert f"1 of {len(t) - not_run} compared changed" in index
+    if not_run:
+        assert f"{not_run} not run today, so not compared" in index and "| not run |" in index
     assert f"| HybriMoE | Fig. 9 | earlier verdict | {fig9['verdict']} | changed |" in index
     assert "id='before-after'" in (tmp_path / "report" / "index.html").read_text()
 
@@ -380,3 +384,27 @@ def test_dali_fig15_counts_decode_steps_on_moe_layers_only():
                       "moe_layer_steps": [1716, 2 * 27 * 33], "model.num_layers": [27, 27],
                       "model.first_dense_layers": [1, 0]})
     assert dali_fig15.decode_moe_steps(d).tolist() == [1664, 2 * 27 * 32]
+
+
+def test_a_paper_suite_ends_with_its_verdicts_and_the_next_command(tmp_path):
+    # issue 39: run_suite suites/ablation.toml printed 120 rows with no part column, no verdicts and no
+    # pointer to make report. A paper suite run without --quiet ends with each of its figures' verdicts.
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT), MOEBENCH_PYTHON=sys.executable)
+    env.pop("MOEBENCH_TEST_SLOWDOWN", None)
+    r = subprocess.run([str(BIN / "run_suite"), "suites/hybrimoe-fig9.toml", "--results", str(tmp_path)],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    tail = r.stdout[r.stdout.index("verdicts (HybriMoE Fig. 9"):]
+    assert any(line.startswith(f"  HybriMoE Fig. 9: {v}") for v in VERDICTS for line in tail.splitlines()), tail
+    assert f"--results {tmp_path} --out {tmp_path / 'report'}" in tail  # the next command names this results root
+    assert (tmp_path / "report" / "hybrimoe-fig9.md").is_file() and not (tmp_path / "report" / "index.md").exists()
+
+
+def test_report_only_selects_the_figures_a_suite_or_part_produces():
+    import report
+    assert report.suite_names("suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)") == [
+        "ablation", "dali-fig19-mixtral", "dali-fig19-qwen"]
+    assert [f[0] for f in report.figures_of(["ablation"])] == ["hybrimoe_table3", "dali_fig19",
+                                                              "ktransformers_deferral", "smoe_fig14"]
+    assert [f[0] for f in report.figures_of(["dali-fig17-mixtral"])] == ["dali_fig7_17"]  # a pattern in FIGURES
+    assert [f[0] for f in report.figures_of(["smoke"])] == []

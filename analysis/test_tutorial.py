@@ -44,8 +44,19 @@ def test_preset_resolves_and_compare_commands_run(tmp_path):
     # `make compare` runs the suite, then compare.py with the Python make recorded.
     r = subprocess.run(["make", "-n", "compare", f"STRATEGY={m.group(1)}"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert re.search(r"bin/run_suite suites/compare.toml", r.stdout), r.stdout
+    assert re.search(rf"bin/run_suite results/compare/compare-{re.escape(m.group(1))}.toml", r.stdout), r.stdout
     assert re.search(rf"analysis/compare.py --strategy {re.escape(m.group(1))}", r.stdout), r.stdout
+    # STRATEGY really replaces the strategy under study (once it did not: the
+    # suite kept example-fifo): the generated suite names it everywhere.
+    generated = tmp_path / "compare-gpu-ondemand.toml"
+    r = subprocess.run(["make", "--no-print-directory", "compare-suite", "STRATEGY=gpu-ondemand",
+                        f"COMPARE_SUITE={generated}"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    g = generated.read_text()
+    assert "example-fifo" not in g and 'strategies = ["gpu-ondemand"' in g and 'name = "gpu-ondemand+belady"' in g
+    r = subprocess.run(["make", "--no-print-directory", "compare-suite", "STRATEGY=../x"], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode != 0 and "expected STRATEGY" in r.stderr
     # The suite as a user edits it ("replace example-fifo with your preset"):
     # CI runs its own copy with the example put back, so the edit breaks nothing.
     text = (ROOT / "suites" / "compare.toml").read_text()

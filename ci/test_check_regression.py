@@ -20,9 +20,12 @@ def check(env_extra=None, *args):
                           capture_output=True, text=True)
 
 
-def test_deliberately_slowed_strategy_fails_with_a_table():
-    p = check({"MOEBENCH_TEST_SLOWDOWN": "ktransformers:1.5"})
+def test_deliberately_slowed_strategy_fails_with_a_table(tmp_path):
+    p = check({"MOEBENCH_TEST_SLOWDOWN": "ktransformers:1.5"}, "--results", str(tmp_path))
     assert p.returncode == 1, p.stdout + p.stderr
+    # A failing check keeps its run, inside the results root it was given, and says where.
+    kept = list((tmp_path / "regression-check").iterdir())
+    assert len(kept) == 1 and (kept[0] / "runs.jsonl").is_file() and str(kept[0]) in p.stderr
     lines = [l for l in p.stdout.splitlines() if "WORSE" in l]
     assert lines, p.stdout
     assert all("/ ktransformers " in l for l in lines), p.stdout
@@ -32,11 +35,13 @@ def test_deliberately_slowed_strategy_fails_with_a_table():
 
 def test_accept_writes_a_reference_that_then_passes(tmp_path):
     ref = tmp_path / "ref.csv"
-    p = check(None, "--reference", str(ref), "--accept")
+    results = tmp_path / "results"
+    p = check(None, "--reference", str(ref), "--accept", "--results", str(results))
     assert p.returncode == 0, p.stdout + p.stderr
     assert ref.read_text().startswith("model,strategy,case_id")
-    p = check(None, "--reference", str(ref))
+    p = check(None, "--reference", str(ref), "--results", str(results))
     assert p.returncode == 0, p.stdout + p.stderr
+    assert not (results / "regression-check").exists()  # a passing check leaves nothing behind
     # A missing case is a failure.
     lines = ref.read_text().splitlines()
     row = next(l for l in lines[1:] if l.split(",")[1] == "all-cpu")

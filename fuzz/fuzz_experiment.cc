@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/config/experiment.h"
+#include "core/run/run_case.h"
 #include "core/util/error.h"
 #include "tools/catalog.h"
 
@@ -24,7 +25,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     // A lower case cap than run_suite's 100000 keeps one execution short;
     // the cap's own check is the same code.
-    (void)load_experiment_text(text, "<fuzz>", base, paths, &tools::component_catalog(), 1000);
+    const Experiment ex = load_experiment_text(text, "<fuzz>", base, paths, &tools::component_catalog(), 1000);
+    // What run_suite --dry-run and `config validate` check next: each case's
+    // components and footprint (a model at every bound once ran minutes
+    // before failing to fit).
+    for (const Case& c : ex.cases) {
+      try {
+        preflight_case(c, tools::component_catalog());
+      } catch (const Error&) {
+      }
+    }
   } catch (const Error&) {
     // The expected outcome of bad input: a clear error.
   }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/trace/safetensors.h"
+#include "core/util/cancel.h"
 #include "core/util/detmath.h"
 #include "core/util/error.h"
 #include "predictors/components.h"
@@ -52,6 +53,7 @@ Samples collect(const TraceSource& src, int64_t max_samples) {
       bool have = false;
       int64_t pos = 0;
       while (s.n < max_samples && rd->next(cur)) {
+        if ((s.n & 255) == 0) throw_if_cancelled();
         // Pair (pos - 1, pos); decode pairs have pos >= prompt (pass 0), the rest pass 1.
         const bool decode_pair = pos >= std::max<int64_t>(prompt, 1);
         if (have && (pass == 0) == decode_pair) {
@@ -142,6 +144,7 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
     bestb.assign(b, b + E);
     int64_t since = 0, step = 0, epoch = 0;
     for (epoch = 1; epoch <= opt.max_epochs && since < opt.patience; ++epoch) {
+      throw_if_cancelled();  // training takes seconds per layer: SIGTERM stops it (core/util/cancel.h)
       for (int64_t b0 = 0; b0 < n_train; b0 += opt.batch) {
         const int64_t b1i = std::min(n_train, b0 + opt.batch);
         const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts

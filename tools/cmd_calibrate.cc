@@ -28,6 +28,7 @@
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
 #include "core/util/strings.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 
 namespace moebench::tools {
@@ -286,19 +287,19 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--dtypes", opt.dtypes, "Expert dtypes (bf16, int8, int4)")->delimiter(',');
   cmd->add_option("--tokens", opt.tokens, "Tokens per expert (ascending)")->delimiter(',');
   cmd->add_option("--threads", opt.threads, "Threads per task (0 = the profile's cpu.threads)")
-      ->check(CLI::Range(0, 1024));
+      ->check(cli::whole(0, 1024));
   cmd->add_option("--weights-gib", opt.weights_gib, "Memory for distinct expert buffers, GiB")
-      ->check(CLI::Range(0.01, 1024.0));
+      ->check(cli::real(0.01, 1024.0));
   cmd->add_option("--repeats", opt.repeats,
                   "Rounds over the token counts (each count's samples give its table entry)")
-      ->check(CLI::Range(1, 10000));
+      ->check(cli::whole(1, 10000));
   cmd->add_option("--statistic", opt.statistic,
                   "Table entry from a count's samples: mean (default; a layer's time is a sum of "
                   "tasks) or median");
   cmd->add_option("--burst", opt.burst,
                   "Routed tasks run back to back per token count and round, each a sample (0 = "
                   "the model's top-k, a layer's worth; default 1)")
-      ->check(CLI::Range(0, 256));
+      ->check(cli::whole(0, 256));
   cmd->add_option("--kernel", opt.kernel, "Expert kernel, or auto");
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};

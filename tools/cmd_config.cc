@@ -6,8 +6,10 @@
 
 #include "core/config/experiment.h"
 #include "core/engine/cost_model.h"
+#include "core/run/run_case.h"
 #include "core/util/atomic_file.h"
 #include "tools/catalog.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 
 namespace moebench::tools {
@@ -79,7 +81,7 @@ void add_config_commands(CLI::App& app) {
   cost->add_option("--model", cost_model, "Model preset name or file")->required();
   cost->add_option("--hardware", cost_hw, "Hardware preset name or file")->required();
   cost->add_option("--tokens", cost_tokens, "Tokens routed to one expert (default 1, 2, 4, ..., 4096)")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+      ->check(cli::whole(1, 1 << 20));
   cost->add_option("--json", cost_json, "Also write the table as JSON to this file");
   cost->add_option("--strategy", cost_strategy,
                    "Strategy preset or file whose implementation (stack, CPU kernel) to apply (default: the "
@@ -153,10 +155,25 @@ void add_config_commands(CLI::App& app) {
   validate->callback([] {
     const auto paths = ConfigPaths::defaults();
     const auto& cat = component_catalog();
+    int64_t failing = 0;
     for (const auto& f : files) {
       const Experiment ex = load_experiment(f, paths, &cat);
       fmt::print("{}: suite '{}', {} case{}\n", f, ex.suite.name, ex.cases.size(),
                  ex.cases.size() == 1 ? "" : "s");
+      // What each case can fail on before it runs (core/run/run_case.h).
+      for (const Case& c : ex.cases) {
+        try {
+          preflight_case(c, cat);
+        } catch (const Error& e) {
+          ++failing;
+          fmt::print("  case {} ({} / {} / {}): will fail: {}\n", c.index, c.strategy.name, c.model.name,
+                     c.hardware.name, e.what());
+        }
+      }
+    }
+    if (failing > 0) {
+      throw Error(fmt::format("config validate: expected every case to be able to run, found {} that cannot (above)",
+                              failing));
     }
   });
 }

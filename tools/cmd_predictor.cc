@@ -13,6 +13,7 @@
 #include "core/util/atomic_file.h"
 #include "predictors/components.h"
 #include "predictors/evaluate.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "workloads/synthetic/generator.h"
 
@@ -29,10 +30,10 @@ void add_workload_options(CLI::App* c, Workload& w, const std::string& what) {
   c->add_option("--model", w.model, "Model preset (name or file)")->required();
   c->add_option("--preset", w.preset, "Synthetic-workload preset (default: the model family's)");
   c->add_option("--trace", w.trace, what + " trace file instead of the synthetic workload");
-  c->add_option("--seed", w.seed, "Workload seed")->check(CLI::NonNegativeNumber);
-  c->add_option("--sequences", w.sequences, "Sequences")->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-  c->add_option("--prompt-len", w.prompt_len, "Prompt tokens per sequence")->check(CLI::Range(int64_t(0), int64_t(1) << 20));
-  c->add_option("--decode-len", w.decode_len, "Decoded tokens per sequence")->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  c->add_option("--seed", w.seed, "Workload seed")->check(cli::whole(0));
+  c->add_option("--sequences", w.sequences, "Sequences")->check(cli::whole(1, 1 << 20));
+  c->add_option("--prompt-len", w.prompt_len, "Prompt tokens per sequence")->check(cli::whole(0, 1 << 20));
+  c->add_option("--decode-len", w.decode_len, "Decoded tokens per sequence")->check(cli::whole(1, 1 << 20));
   c->add_option("--h-trace", w.h_trace, "Gate-input width (power of two >= 32)");
 }
 
@@ -76,13 +77,13 @@ void add_predictor_commands(CLI::App& app) {
   auto* t = pred->add_subcommand("train", "Train SMoE's token-wise linear predictor on a calibration workload");
   add_workload_options(t, tw, "Calibration");
   t->add_option("--out", out, "Output artefact (.safetensors)")->required();
-  t->add_option("--lr", topt.lr, "Adam learning rate (SMoE: 1e-4)")->check(CLI::PositiveNumber);
-  t->add_option("--batch", topt.batch, "Batch size (SMoE: 32-64)")->check(CLI::Range(1, 1 << 20));
-  t->add_option("--max-samples", topt.max_samples, "(token, next token) pairs")->check(CLI::Range(10, 1 << 30));
-  t->add_option("--max-epochs", topt.max_epochs, "Epoch cap")->check(CLI::Range(1, 1 << 20));
+  t->add_option("--lr", topt.lr, "Adam learning rate (SMoE: 1e-4)")->check(cli::real(0, 1, true));
+  t->add_option("--batch", topt.batch, "Batch size (SMoE: 32-64)")->check(cli::whole(1, 1 << 20));
+  t->add_option("--max-samples", topt.max_samples, "(token, next token) pairs")->check(cli::whole(10, 1 << 30));
+  t->add_option("--max-epochs", topt.max_epochs, "Epoch cap")->check(cli::whole(1, 1 << 20));
   t->add_option("--patience", topt.patience, "Epochs without better validation recall before stopping")
-      ->check(CLI::Range(1, 1 << 20));
-  t->add_option("--train-seed", topt.seed, "Initialisation and split seed")->check(CLI::NonNegativeNumber);
+      ->check(cli::whole(1, 1 << 20));
+  t->add_option("--train-seed", topt.seed, "Initialisation and split seed")->check(cli::whole(0));
   t->add_flag("--verbose", verbose, "Print every layer's result");
   t->callback([] {
     const auto paths = ConfigPaths::defaults();
@@ -110,11 +111,11 @@ void add_predictor_commands(CLI::App& app) {
   e->add_option("--calibration-trace", calib_trace,
                 "Calibration trace for the residual vectors (default: the generator's calibration stream)");
   e->add_option("--calibration-sequences", calib_sequences, "Sequences of the generated calibration workload")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+      ->check(cli::whole(1, 1 << 20));
   e->add_option("--residual-tokens", residual_tokens, "Calibration tokens averaged into the residuals (0 = all)");
   e->add_option("--linear", linear_file, "A trained linear predictor (moebench predictor train) to evaluate");
   e->add_option("--batch", eopt.batch, "Sequences per batch for the workload accuracy (DALI: 8-64)")
-      ->check(CLI::Range(1, 1 << 16));
+      ->check(cli::whole(1, 1 << 16));
   e->add_option("--max-tokens", eopt.max_tokens, "Evaluation tokens (0 = all)");
   e->add_option("--json", json_out, "Write the report as JSON");
   e->add_option("--markdown", md_out, "Write the report as Markdown");

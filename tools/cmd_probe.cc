@@ -5,6 +5,7 @@
 #include "core/results/provenance.h"
 #include "core/util/cpu_info.h"
 #include "kernels/cpu/probe.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 
 namespace moebench::tools {
@@ -14,9 +15,9 @@ void add_probe_command(CLI::App& app) {
       "probe", "Measure this CPU (memory bandwidth, FMA peaks, task dispatch) and print a [cpu] "
                "section for configs/hardware/");
   static ProbeOptions opt;
-  cmd->add_option("--threads", opt.threads, "Threads (0 = all usable CPUs)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--gib", opt.bandwidth_gib, "Bandwidth buffer size in GiB")->check(CLI::Range(0.05, 64.0));
-  cmd->add_option("--repeats", opt.repeats, "Best of N")->check(CLI::Range(1, 100));
+  cmd->add_option("--threads", opt.threads, "Threads (0 = all usable CPUs)")->check(cli::whole(0));
+  cmd->add_option("--gib", opt.bandwidth_gib, "Bandwidth buffer size in GiB")->check(cli::real(0.05, 64.0));
+  cmd->add_option("--repeats", opt.repeats, "Best of N")->check(cli::whole(1, 100));
   cmd->callback([] {
     const ProbeResult r = run_probe(opt);
     const CpuInfo& c = cpu_info();

@@ -9,6 +9,7 @@
 
 #include "core/trace/trace.h"
 #include "core/util/atomic_file.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "workloads/calibrate/calibrate.h"
 #include "workloads/convert/jsonl_convert.h"
@@ -56,13 +57,13 @@ void add_gen_options(CLI::App* c, GenArgs& a, bool for_stats) {
   auto* model = c->add_option("--model", a.model, "Model preset (name or file)");
   if (!for_stats) model->required();
   c->add_option("--preset", a.preset, "Synthetic-workload preset (default: the model family's)");
-  c->add_option("--seed", a.seed, "Workload seed")->check(CLI::NonNegativeNumber);
+  c->add_option("--seed", a.seed, "Workload seed")->check(cli::whole(0));
   c->add_option("--sequences", a.sequences, "Sequences")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+      ->check(cli::whole(1, 1 << 20));
   c->add_option("--prompt-len", a.prompt_len, "Prompt tokens per sequence")
-      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+      ->check(cli::whole(0, 1 << 20));
   c->add_option("--decode-len", a.decode_len, "Decoded tokens per sequence")
-      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+      ->check(cli::whole(0, 1 << 20));
   c->add_option("--h-trace", a.h_trace, "Gate-input width (power of two >= 32)");
   c->add_flag("--calibration", a.calibration,
               "Draw from the calibration stream (disjoint from evaluation)");
@@ -101,7 +102,7 @@ void add_trace_commands(CLI::App& app) {
   s->add_option("file", stats_file, "Trace file (or use --model to generate)");
   add_gen_options(s, sgen, true);
   s->add_option("--batch", sopt.batch, "Sequences per batch for workload statistics")
-      ->check(CLI::Range(1, 4096));
+      ->check(cli::whole(1, 4096));
   s->add_option("--json", json_out, "Also write all statistics as JSON to this file");
   s->callback([] {
     std::unique_ptr<TraceSource> src;
@@ -139,7 +140,8 @@ void add_trace_commands(CLI::App& app) {
   c->add_option("--missing", copt.missing,
                 "Rows of the (seq, token, layer) grid that no line gives: error (default), drop "
                 "(the token), fill "
-                "(the previous token's routing of that layer)")
+                "(the previous token's routing of that layer); token positions count from 0 in each "
+                "sequence, and more than 4096 consecutive positions with no row are refused")
       ->check(CLI::IsMember({"error", "drop", "fill"}));
   c->callback([] {
     for (const auto& f : field_maps) {
@@ -191,24 +193,24 @@ void add_trace_commands(CLI::App& app) {
   f->add_option("--max-evals", fopt.max_evals,
                 "Coordinate-descent evaluations per phase (default: 600 for mixtral, 200 for "
                 "deepseek-v3, 300 otherwise)")
-      ->check(CLI::Range(1, 100000));
+      ->check(cli::whole(1, 100000));
   f->add_option("--refine-evals", fopt.refine_evals,
                 "Nelder-Mead refinement evaluations per phase (default: 600 for mixtral, 300 for "
                 "deepseek-v3, "
                 "200 otherwise)")
-      ->check(CLI::Range(0, 100000));
+      ->check(cli::whole(0, 100000));
   f->add_option("--proxy-weight", fopt.proxy_weight,
                 "Weight of a proxy target (measured on another model) against a direct one "
                 "(1) in the fit's loss (default: 0.5)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(cli::real(0.0, 1.0));
   f->add_option("--range-weight", fopt.range_weight,
                 "Extra weight of a statistic's squared excess beyond --range-margin of its range "
                 "(default: 10; 0 minimises the distance from the centres alone)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(cli::real(0.0, 1e6));
   f->add_option("--range-margin", fopt.range_margin,
                 "Where the extra weight starts, in half-widths of the range from its centre "
                 "(default: 0.8)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(cli::real(0.0, 1.0));
   f->add_flag("--warm-start", fopt.warm_start,
               "Start from the committed preset's knobs (not the generic start) and run only the "
               "joint phase; the written preset names the fit it started from");

@@ -19,9 +19,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a usage error exits 2, as every other error does.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   } catch (const moebench::Error& e) {
     fmt::print(stderr, "moebench: error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // Inputs are checked against the memory available before large
+    // allocations; one that still runs out is reported, not shown as a crash.
+    fmt::print(stderr, "moebench: error: out of memory (std::bad_alloc): the input asks for more memory than this "
+                       "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "moebench: internal error: {}\n", e.what());

@@ -9,6 +9,7 @@
 #include "baselines/register.h"
 #include "core/suite/suite_runner.h"
 #include "core/util/error.h"
+#include "tools/cli_checks.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"run_suite: run an experiment file (every list-valued key is a sweep axis) and write results/"};
@@ -17,18 +18,20 @@ int main(int argc, char** argv) {
   app.add_option("file", file, "Experiment TOML (suites/*.toml)")->required();
   app.add_option("--out", out, "Run directory (default results/<suite>/<UTC time>-<hash>)");
   app.add_option("--results", results, "Results root directory");
-  app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")->check(CLI::Range(1, 256));
+  app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")->check(moebench::cli::whole(1, 256));
   app.add_flag("--resume", opt.resume, "Finish the latest unfinished run of this suite (or --out DIR)");
   app.add_option("--filter", opt.filter, "Only cases matching key=value / key~text terms, comma-separated");
   app.add_flag("--dry-run", opt.dry_run, "List the cases and exit");
   app.add_flag("--timeline", opt.timeline, "Write a Chrome-trace timeline (Perfetto) for every case");
   app.add_flag("--quiet,-q", opt.quiet, "No progress or summary output");
   app.add_option("--max-cases", opt.max_cases, "Refuse an experiment that expands to more cases (default 100000)")
-      ->check(CLI::PositiveNumber);
+      ->check(moebench::cli::whole(1));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a usage error exits 2, as every other error does.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
   opt.file = file;
   opt.out = out;
@@ -40,6 +43,12 @@ int main(int argc, char** argv) {
     return o.exit_code;
   } catch (const moebench::Error& e) {
     fmt::print(stderr, "run_suite: error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // Inputs are checked against the memory available before large
+    // allocations; one that still runs out is reported, not shown as a crash.
+    fmt::print(stderr, "run_suite: error: out of memory (std::bad_alloc): the input asks for more memory than this "
+                       "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "run_suite: internal error: {}\n", e.what());

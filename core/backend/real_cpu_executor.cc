@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "core/util/cancel.h"
 #include "core/util/error.h"
+#include "core/util/memory.h"
 
 namespace moebench {
 
@@ -81,6 +83,21 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
   }
   pool_ = std::make_unique<ThreadPool>(opt.threads);
 
+  // The budget against the memory this machine has free, from the model's
+  // sizes, before even the first expert is generated and packed (seconds
+  // for a large expert); checked again with the packed sizes below.
+  {
+    const double budget = opt.weights_gib * double(int64_t(1) << 30);
+    const double routed = std::min(budget, double(model.expert_bytes()) * double(model.moe_layers()) *
+                                               double(model.routed_experts));
+    const double shared = model.shared_experts > 0 ? std::min(0.25 * budget, double(model.shared_bytes()) *
+                                                                                 double(model.moe_layers()))
+                                                   : 0.0;
+    check_allocation(uint64_t(std::min(routed + shared, 1e18)) + (uint64_t(1) << 30),
+                     fmt::format("suite.real_weights_gib = {} (model '{}': about {:.2f} GiB of expert buffers, plus "
+                                 "1 GiB for the rest of the run; lower real_weights_gib)",
+                                 opt.weights_gib, model.name, (routed + shared) / double(int64_t(1) << 30)));
+  }
   // One expert's values per shape, copied into every buffer; packed at load
   // for a kernel that reads the packed layout, which is then the only copy.
   auto seed = [&](ExpertShape s, uint64_t sd) {
@@ -95,21 +112,42 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
   const double budget = opt.weights_gib * double(int64_t(1) << 30);
   const int64_t experts = int64_t(model.moe_layers()) * model.routed_experts;
   double routed_budget = budget;
+  std::unique_ptr<ExpertWeights> shared_seed;
+  int64_t n_shared = 0;
   if (model.shared_experts > 0 && model.shared_intermediate > 0) {
     // Shared experts of a layer as one expert of their summed width (the sum
     // of their outputs is that expert's output; Qwen2's scalar sigmoid gate
     // is not executed).
-    const ExpertWeights shared_seed =
-        seed({model.hidden_size, model.shared_intermediate * model.shared_experts}, opt.seed + 1);
-    const double bytes = double(shared_seed.weight_bytes());
-    const int64_t n = std::clamp<int64_t>(int64_t(0.25 * budget / bytes), 2,
-                                          std::max<int64_t>(2, model.moe_layers()));
-    shared_.assign(size_t(n), shared_seed);
-    routed_budget = std::max(0.0, budget - double(n) * bytes);
+    shared_seed = std::make_unique<ExpertWeights>(
+        seed({model.hidden_size, model.shared_intermediate * model.shared_experts}, opt.seed + 1));
+    const double bytes = double(shared_seed->weight_bytes());
+    n_shared = std::clamp<int64_t>(int64_t(0.25 * budget / bytes), 2, std::max<int64_t>(2, model.moe_layers()));
+    routed_budget = std::max(0.0, budget - double(n_shared) * bytes);
   }
   const int64_t n = std::clamp<int64_t>(int64_t(routed_budget / double(routed_seed.weight_bytes())),
                                         2, std::max<int64_t>(2, experts));
-  routed_.assign(size_t(n), routed_seed);
+  // The budget against the memory this machine has free, before allocating
+  // (100000 GiB once grew to 23.5 GB and was killed), with 1 GiB left for
+  // the rest of the run.
+  const uint64_t routed_bytes = uint64_t(n) * routed_seed.weight_bytes();
+  const uint64_t shared_bytes = shared_seed ? uint64_t(n_shared) * shared_seed->weight_bytes() : 0;
+  check_allocation(routed_bytes + shared_bytes + (uint64_t(1) << 30),
+                   fmt::format("suite.real_weights_gib = {} (model '{}': {} routed expert buffers of {:.1f} MiB and "
+                               "{} shared, {:.2f} GiB, plus 1 GiB for the rest of the run; lower real_weights_gib)",
+                               opt.weights_gib, model.name, n, double(routed_seed.weight_bytes()) / (1 << 20),
+                               n_shared, double(routed_bytes + shared_bytes) / double(int64_t(1) << 30)));
+  // Copied one buffer at a time so that SIGINT/SIGTERM stops a long
+  // allocation promptly (core/util/cancel.h).
+  shared_.reserve(size_t(n_shared));
+  for (int64_t i = 0; i < n_shared; ++i) {
+    throw_if_cancelled();
+    shared_.push_back(*shared_seed);
+  }
+  routed_.reserve(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
+    throw_if_cancelled();
+    routed_.push_back(routed_seed);
+  }
 }
 
 void RealCpuExecutor::ensure_tokens(int64_t tokens) {
@@ -126,6 +164,7 @@ void RealCpuExecutor::ensure_tokens(int64_t tokens) {
 
 double RealCpuExecutor::run(const ExpertWeights& e, int64_t tokens) {
   if (tokens <= 0) return 0;
+  throw_if_cancelled();
   ensure_tokens(tokens);
   std::fill(out_.begin(), out_.begin() + tokens * model_.hidden_size, 0.0f);
   const auto t0 = std::chrono::steady_clock::now();

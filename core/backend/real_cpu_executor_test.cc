@@ -2,9 +2,12 @@
 // its buffers by the budget, and rejects what it cannot run by name.
 #include "core/backend/real_cpu_executor.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "core/config/hardware_profile.h"
+#include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
 
@@ -96,6 +99,41 @@ TEST(RealCpuExecutor, RejectsWhatItCannotRun) {
   EXPECT_NE(
       error_of([&] { RealCpuExecutor(small(WeightDtype::kBf16), o); }).find("at least 1 thread"),
       std::string::npos);
+}
+
+// issue 39: real_weights_gib = 100000 grew to 23.5 GB and was killed. The
+// budget is checked against the memory available before anything is
+// allocated, and the error names the key.
+TEST(RealCpuExecutor, AWeightBudgetBeyondTheMemoryAvailableIsRefusedBeforeAllocating) {
+  ModelSpec m = small(WeightDtype::kBf16);
+  m.num_layers = 64;
+  m.routed_experts = 4096;  // 262,144 experts of 192 KiB: 48 GiB if the budget allowed
+  ::setenv("MOEBENCH_MEMORY_LIMIT_MB", "2048", 1);
+  RealCpuOptions o;
+  o.threads = 1;
+  o.weights_gib = 100000;
+  const std::string e = error_of([&] { RealCpuExecutor ex(m, o); });
+  ::unsetenv("MOEBENCH_MEMORY_LIMIT_MB");
+  EXPECT_EQ(e.rfind("suite.real_weights_gib = 100000 (model 'small': about 48.00 GiB of expert buffers", 0), 0u) << e;
+  EXPECT_NE(e.find("expected at most 2.00 GiB (the memory available)"), std::string::npos) << e;
+}
+
+// SIGINT/SIGTERM stop the allocation and the kernels (core/util/cancel.h).
+TEST(RealCpuExecutor, ACancellationStopsItBetweenBuffersAndTasks) {
+  const ModelSpec m = small(WeightDtype::kBf16);
+  RealCpuOptions o;
+  o.threads = 1;
+  o.weights_gib = 0.01;
+  request_cancel();
+  EXPECT_THROW({ RealCpuExecutor cancelled(m, o); }, Cancelled);
+  clear_cancel();
+  RealCpuExecutor ex(m, o);
+  HardwareProfile h;
+  const CostModel c(m, h);
+  request_cancel();
+  EXPECT_THROW(ex.cpu_expert_ns(c, 0, 0, 1, true), Cancelled);
+  clear_cancel();
+  EXPECT_GT(ex.cpu_expert_ns(c, 0, 0, 1, true), 0.0);
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ TEST(ConfigErrors, MissingPresetFile) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(
         std::string(e.what()),
-        "exp.toml:6:10: key 'model.preset': expected an existing preset file, found no file at '" +
+        "exp.toml:6:10: key 'model.preset': expected an existing preset file (a regular file), found no such file at '" +
             (dir.path() / "models/missing.toml").string() + "'");
   }
 }
@@ -141,7 +141,7 @@ TEST(ConfigErrors, MissingExperimentFile) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              (dir / "none.toml").string() + ": expected a readable TOML file, found no such file");
+              (dir / "none.toml").string() + ": expected a readable TOML file (a regular file), found no such file");
   }
 }
 
@@ -174,8 +174,9 @@ TEST(ConfigErrors, MissingStrategies) {
 
 TEST(ConfigErrors, UnknownTopLevelTable) {
   EXPECT_EQ(load_error("[modle]\npreset = \"x\"\n"),
-            "exp.toml:1:2: key 'modle': expected a known key of [], found unknown key 'modle'; did "
-            "you mean 'model'?");
+            "exp.toml:1:2: key 'modle': expected a known top-level key or table (suite, model, hardware, "
+            "workload, strategies, strategy, strategy_defaults), found unknown key 'modle'; did you mean "
+            "'model'?");
 }
 
 TEST(ConfigErrors, EmptySweepAxis) {

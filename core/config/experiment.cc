@@ -9,6 +9,7 @@
 
 #include "core/config/validate.h"
 #include "core/trace/trace_workload.h"
+#include "core/util/paths.h"
 #include "core/util/sha256.h"
 
 #ifndef MOEBENCH_SOURCE_DIR
@@ -115,8 +116,8 @@ fs::path locate_preset(const std::string& kind, const Value& preset_v, const std
     const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : base_dir / name;
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) {
-      throw ConfigError(preset_v.where(), key, "an existing preset file",
-                        fmt::format("no file at '{}'", p.string()));
+      throw ConfigError(preset_v.where(), key, "an existing preset file (a regular file)",
+                        fmt::format("{} at '{}'", file_kind(p), p.string()));
     }
     return p;
   }
@@ -412,6 +413,18 @@ std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths
   return out;
 }
 
+// A suite's name becomes results/<name>/: one path component, never a path
+// (core/util/paths.h; run_suite joins it with child_path, the same rule).
+void check_suite_name(const Value& root, const std::string& name) {
+  const std::string problem = name_problem(name);
+  if (problem.empty()) return;
+  const Value* s = root.find("suite");
+  const bool written = s && s->is_table() && s->find("name");
+  throw ConfigError(cfg::where_of_key(written ? *s : root, "name"), "suite.name",
+                    name_rule() + (written ? "" : "; the default is the file's name, so set [suite] name"),
+                    shown_name(name) + ": " + problem);
+}
+
 void check_top_level(const Value& root) {
   static const std::vector<std::string> known = {"suite", "model", "hardware", "workload",
                                                  "strategies", "strategy", "strategy_defaults"};
@@ -436,8 +449,8 @@ const TraceInfo& trace_header(const Value& wl, const std::string& key, const std
   if (auto it = cache.find(id); it != cache.end()) return it->second;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "an existing trace file",
-                      "no file at '" + path.string() + "'");
+    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "an existing trace file (a regular file)",
+                      file_kind(path) + " at '" + path.string() + "'");
   }
   std::unique_ptr<TraceSource> src;
   try {
@@ -519,13 +532,18 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   if (const Value* s = root.find("suite")) {
     SuiteSpec::schema().parse(*s, ex.suite, "suite");
   }
-  if (ex.suite.name.empty()) ex.suite.name = "suite";
-  for (char c : ex.suite.name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      throw ConfigError(cfg::where_of_key(root.find("suite") ? *root.find("suite") : root, "name"),
-                        "suite.name", "a name of letters, digits, '-', '_' or '.'",
-                        "'" + ex.suite.name + "'");
-    }
+  check_suite_name(root, ex.suite.name);
+  // The workload seeds are seed, seed + 1, ..., seed + seeds - 1: the last
+  // must still be a 64-bit integer (9223372036854775807 with seeds = 3 once
+  // wrapped to negative seeds).
+  constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();
+  if (ex.suite.seed > kMaxSeed - (ex.suite.seeds - 1)) {
+    const Value* s = root.find("suite");
+    throw ConfigError(cfg::where_of_key(s && s->is_table() ? *s : root, "seed"), "suite.seed",
+                      fmt::format("at most {} with seeds = {} (the last derived seed, seed + seeds - 1, must be at "
+                                  "most {})",
+                                  kMaxSeed - (ex.suite.seeds - 1), ex.suite.seeds, kMaxSeed),
+                      std::to_string(ex.suite.seed));
   }
 
   Section model = section_of(root, "model", ModelSpec::schema());
@@ -575,6 +593,14 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
     const ModelSpec m = parse_model(model_v, "model");
     const HardwareProfile h = parse_hardware(hw_v, "hardware");
+    if (ex.suite.backend == "real" && h.has_gpu()) {
+      // Refused here, so --dry-run and `config validate` say it too.
+      const Value* s = root.find("suite");
+      throw ConfigError(cfg::where_of_key(s && s->is_table() ? *s : root, "backend"), "suite.backend",
+                        "\"sim\" for a hardware profile with a GPU (the real backend runs CPU-only profiles; its "
+                        "GPU lane is not built yet)",
+                        fmt::format("\"real\" with hardware '{}' ({} GPU: {})", h.name, h.gpu.count, h.gpu.model));
+    }
     const Value& wl_v = tables[2];
     WorkloadSpec w0;
     WorkloadSpec::schema().parse(wl_v, w0, "workload");
@@ -658,8 +684,62 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
 
 namespace {
 
+// Included files, each read and expanded once however often it is included
+// (five 4 KB files each including the next 50 times once meant 50^5 = 312
+// million expansions), keyed by their normalised path.
+struct IncludeMemo {
+  std::map<std::string, Value> roots;          // parsed TOML
+  std::map<std::string, uint64_t> below;       // included-file instances below a composite
+  std::map<std::string, Experiment> loaded;    // expanded parts and composites
+};
+
+constexpr int kMaxIncludeDepth = 4;
+
+fs::path include_path(const Value& x, const fs::path& base) {
+  return fs::path(x.as_string()).is_absolute() ? fs::path(x.as_string()) : base / x.as_string();
+}
+
+std::string memo_key(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
+
+const Value& memo_root(const fs::path& part, IncludeMemo& memo) {
+  const std::string key = memo_key(part);
+  auto it = memo.roots.find(key);
+  if (it == memo.roots.end()) it = memo.roots.emplace(key, cfg::load_toml_file(part)).first;
+  return it->second;
+}
+
+// Included-file instances reachable from `root` (each include of a file
+// counts, with everything it includes), saturating at `cap`: counted before
+// anything is expanded, from the parsed files alone. Malformed entries are
+// skipped here; loading reports them.
+uint64_t count_includes(const Value& root, const fs::path& base, int depth, uint64_t cap, IncludeMemo& memo) {
+  const Value* inc = root.find("include");
+  if (!inc || !inc->is_array() || depth > kMaxIncludeDepth) return 0;
+  uint64_t n = 0;
+  for (const Value& x : inc->items()) {
+    if (!x.is_string()) continue;
+    const fs::path part = include_path(x, base);
+    std::error_code ec;
+    if (!fs::is_regular_file(part, ec)) continue;
+    const std::string key = memo_key(part);
+    uint64_t sub = 0;
+    if (auto it = memo.below.find(key); it != memo.below.end()) {
+      sub = it->second;
+    } else {
+      const Value& proot = memo_root(part, memo);
+      fs::path pbase = part.parent_path();
+      if (pbase.empty()) pbase = ".";
+      memo.below[key] = 0;  // a cycle counts nothing here; the depth limit refuses it on load
+      sub = count_includes(proot, pbase, depth + 1, cap, memo);
+      memo.below[key] = sub;
+    }
+    n = std::min(cap, n + 1 + sub);
+  }
+  return n;
+}
+
 Experiment load_composite(const Value& root, const fs::path& file, const fs::path& base, const ConfigPaths& paths,
-                          const ComponentCatalog* catalog, int depth, uint64_t max_cases) {
+                          const ComponentCatalog* catalog, int depth, uint64_t max_cases, IncludeMemo& memo) {
   for (const auto& e : root.entries()) {
     if (e.key != "suite" && e.key != "include") {
       throw ConfigError(e.key_where, e.key,
@@ -668,33 +748,65 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
                         "key '" + e.key + "'");
     }
   }
-  if (depth > 4) throw ConfigError(root.where(), "include", "at most 4 levels of included suites", "deeper nesting");
+  if (depth > kMaxIncludeDepth) {
+    throw ConfigError(root.where(), "include", fmt::format("at most {} levels of included suites", kMaxIncludeDepth),
+                      "deeper nesting (a file that includes itself?)");
+  }
   Experiment ex;
   ex.file = file;
   ex.suite.name = file.stem().string();
   if (const Value* s = root.find("suite")) SuiteSpec::schema().parse(*s, ex.suite, "suite");
+  check_suite_name(root, ex.suite.name);
   const Value& inc = *root.find("include");
   if (!inc.is_array() || inc.items().empty()) {
     throw ConfigError(inc.where(), "include", "a non-empty array of experiment files", inc.describe());
   }
+  if (depth == 0) {
+    // Before anything is expanded: every include of a file counts, with all
+    // it includes, against the same cap as cases.
+    const uint64_t files = count_includes(root, base, 0, max_cases + 1, memo);
+    if (files > max_cases) {
+      throw ConfigError(inc.where(), "include",
+                        fmt::format("at most {} included experiment files, counting every include of a file and "
+                                    "what it includes (run_suite --max-cases raises the limit)",
+                                    max_cases),
+                        fmt::format("more than {}", max_cases));
+    }
+  }
   std::map<std::string, size_t> by_id;
+  uint64_t instances = 0;  // cases with every include counted, before duplicates are merged
   for (size_t i = 0; i < inc.items().size(); ++i) {
     const Value& x = inc.items()[i];
     if (!x.is_string()) {
       throw ConfigError(x.where(), fmt::format("include[{}]", i), "an experiment file path (string)", x.describe());
     }
-    const fs::path part = fs::path(x.as_string()).is_absolute() ? fs::path(x.as_string()) : base / x.as_string();
+    const fs::path part = include_path(x, base);
     std::error_code ec;
     if (!fs::is_regular_file(part, ec)) {
-      throw ConfigError(x.where(), fmt::format("include[{}]", i), "an existing experiment file",
-                        "no file at '" + part.string() + "'");
+      throw ConfigError(x.where(), fmt::format("include[{}]", i), "an existing experiment file (a regular file)",
+                        file_kind(part) + " at '" + part.string() + "'");
     }
-    const Value proot = cfg::load_toml_file(part);
-    fs::path pbase = part.parent_path();
-    if (pbase.empty()) pbase = ".";
-    Experiment sub = proot.find("include") ? load_composite(proot, part, pbase, paths, catalog, depth + 1, max_cases)
-                                           : expand(proot, part, pbase, paths, catalog, max_cases);
-    for (auto& c : sub.cases) {
+    const std::string key = memo_key(part);
+    auto it_loaded = memo.loaded.find(key);
+    if (it_loaded == memo.loaded.end()) {
+      const Value proot = memo_root(part, memo);  // a copy: the memo may grow while it is in use
+      fs::path pbase = part.parent_path();
+      if (pbase.empty()) pbase = ".";
+      Experiment sub = proot.find("include")
+                           ? load_composite(proot, part, pbase, paths, catalog, depth + 1, max_cases, memo)
+                           : expand(proot, part, pbase, paths, catalog, max_cases);
+      it_loaded = memo.loaded.emplace(key, std::move(sub)).first;
+    }
+    const Experiment& sub = it_loaded->second;
+    instances += sub.cases.size();
+    if (instances > max_cases) {
+      throw ConfigError(x.where(), fmt::format("include[{}]", i),
+                        fmt::format("at most {} cases in one composite suite, counting every include of a part "
+                                    "(run_suite --max-cases)",
+                                    max_cases),
+                        fmt::format("{} cases up to and including '{}'", instances, part.string()));
+    }
+    for (const Case& c : sub.cases) {
       auto it = by_id.find(c.id);
       if (it != by_id.end()) {
         auto& parts = ex.cases[it->second].parts;
@@ -703,14 +815,10 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
         }
         continue;
       }
-      c.index = ex.cases.size();
-      by_id[c.id] = c.index;
-      ex.cases.push_back(std::move(c));
-    }
-    if (ex.cases.size() > max_cases) {
-      throw ConfigError(x.where(), fmt::format("include[{}]", i),
-                        fmt::format("at most {} cases in one composite suite (run_suite --max-cases)", max_cases),
-                        fmt::format("{} cases up to and including '{}'", ex.cases.size(), part.string()));
+      Case copy = c;
+      copy.index = ex.cases.size();
+      by_id[copy.id] = copy.index;
+      ex.cases.push_back(std::move(copy));
     }
   }
   return ex;
@@ -723,7 +831,10 @@ Experiment load_experiment(const fs::path& file, const ConfigPaths& paths,
   const Value root = cfg::load_toml_file(file);
   fs::path base = file.parent_path();
   if (base.empty()) base = ".";
-  if (root.find("include")) return load_composite(root, file, base, paths, catalog, 0, max_cases);
+  if (root.find("include")) {
+    IncludeMemo memo;
+    return load_composite(root, file, base, paths, catalog, 0, max_cases, memo);
+  }
   return expand(root, file, base, paths, catalog, max_cases);
 }
 

@@ -1,5 +1,7 @@
 #include "core/config/hardware_profile.h"
 
+#include <cmath>
+
 #include "core/config/validate.h"
 
 namespace moebench {
@@ -277,26 +279,43 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   const cfg::Value* cpu_v = src.find("cpu");
   const cfg::Value& cpu_src = cpu_v ? *cpu_v : src;
   const std::string cpu_prefix = cfg::join_key(prefix, "cpu");
-  require_key(cpu_src, cpu_prefix, "mem_bw_gbps", cpu.mem_bw_gbps > 0, "a number > 0", "no value");
-  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", cpu.peak_gflops_fp32 > 0, "a number > 0",
-              "no value");
+  // Rates and bandwidths below these floors are not machines: a task would
+  // outlast what the simulated clock can hold (1e-308 GB/s made TTFT
+  // infinite), and a zero would be taken as infinitely fast.
+  constexpr double kMinGbps = 1e-3, kMinGflops = 1e-3;
+  auto rate = [](double x, double floor) { return std::isfinite(x) && x >= floor; };
+  const std::string gbps_rule = fmt::format("a bandwidth of at least {} GB/s (1 MB/s)", kMinGbps);
+  const std::string flops_rule = fmt::format("a rate of at least {} GFLOP/s", kMinGflops);
+  require_key(cpu_src, cpu_prefix, "mem_bw_gbps", rate(cpu.mem_bw_gbps, kMinGbps), gbps_rule,
+              cpu.mem_bw_gbps > 0 ? fmt::format("{}", cpu.mem_bw_gbps) : "no value");
+  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", rate(cpu.peak_gflops_fp32, kMinGflops), flops_rule,
+              cpu.peak_gflops_fp32 > 0 ? fmt::format("{}", cpu.peak_gflops_fp32) : "no value");
+  for (const auto& [key, x] : {std::pair<const char*, double>{"peak_gflops_bf16", cpu.peak_gflops_bf16},
+                               {"peak_gflops_int8", cpu.peak_gflops_int8}}) {
+    require_key(cpu_src, cpu_prefix, key, x == 0 || rate(x, kMinGflops), "0 (none) or " + flops_rule,
+                fmt::format("{}", x));
+  }
   if (has_gpu()) {
     const cfg::Value* gpu_v = src.find("gpu");
     const cfg::Value& gpu_src = gpu_v ? *gpu_v : src;
     const std::string gpu_prefix = cfg::join_key(prefix, "gpu");
     require_key(gpu_src, gpu_prefix, "mem_gib", gpu.mem_gib > 0, "a number > 0 when count = 1",
                 fmt::format("{}", gpu.mem_gib));
-    require_key(gpu_src, gpu_prefix, "hbm_gbps", gpu.hbm_gbps > 0, "a number > 0 when count = 1",
+    require_key(gpu_src, gpu_prefix, "hbm_gbps", rate(gpu.hbm_gbps, kMinGbps), gbps_rule + " when count = 1",
                 fmt::format("{}", gpu.hbm_gbps));
-    require_key(gpu_src, gpu_prefix, "peak_tflops_bf16", gpu.peak_tflops_bf16 > 0,
-                "a number > 0 when count = 1", fmt::format("{}", gpu.peak_tflops_bf16));
+    require_key(gpu_src, gpu_prefix, "peak_tflops_bf16", rate(gpu.peak_tflops_bf16, kMinGflops / 1e3),
+                fmt::format("a rate of at least {} TFLOP/s when count = 1", kMinGflops / 1e3),
+                fmt::format("{}", gpu.peak_tflops_bf16));
     require_key(gpu_src, gpu_prefix, "runtime_reserved_gib", gpu.runtime_reserved_gib < gpu.mem_gib,
                 fmt::format("less than mem_gib ({})", gpu.mem_gib),
                 fmt::format("{}", gpu.runtime_reserved_gib));
     const cfg::Value* link_v = src.find("link");
     const cfg::Value& link_src = link_v ? *link_v : src;
-    require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps", link.h2d_gbps > 0,
-                "a number > 0 when a GPU is present", fmt::format("{}", link.h2d_gbps));
+    // Both directions: a d2h of 0 was once taken as infinitely fast.
+    require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps", rate(link.h2d_gbps, kMinGbps),
+                gbps_rule + " when a GPU is present", fmt::format("{}", link.h2d_gbps));
+    require_key(link_src, cfg::join_key(prefix, "link"), "d2h_gbps", rate(link.d2h_gbps, kMinGbps),
+                gbps_rule + " when a GPU is present", fmt::format("{}", link.d2h_gbps));
   }
   require_key(cpu_src, cpu_prefix, "expert_gflops",
               cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,

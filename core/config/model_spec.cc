@@ -104,8 +104,11 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
         .integer("num_layers", &S::num_layers, "Transformer blocks.", between(1, 1024))
         .integer("first_dense_layers", &S::first_dense_layers,
                  "Leading blocks with a dense FFN instead of an MoE layer.", between(0, 1023))
-        .integer("hidden_size", &S::hidden_size, "Hidden (model) dimension.", between(1, 1 << 20), "elements")
-        .integer("vocab_size", &S::vocab_size, "Vocabulary size (embedding and lm head).", between(0, 1 << 24), "tokens")
+        .integer("hidden_size", &S::hidden_size,
+                 "Hidden (model) dimension; at least 16 (the smallest model here, tiny-*, has 128).",
+                 between(16, 1 << 20), "elements")
+        .integer("vocab_size", &S::vocab_size, "Vocabulary size (embedding and lm head); at least 2.",
+                 between(2, 1 << 24), "tokens")
         .integer("routed_experts", &S::routed_experts, "Routed experts per MoE layer.", between(1, 65536))
         .integer("top_k", &S::top_k, "Routed experts activated per token.", between(1, 64))
         .enumeration<RoutingFunction>(
@@ -168,7 +171,8 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
 void ModelSpec::validate(const cfg::Value& src, const std::string& prefix) const {
   using cfg::require_key;
   require_key(src, prefix, "num_layers", num_layers > 0, "an integer >= 1", "no value");
-  require_key(src, prefix, "hidden_size", hidden_size > 0, "an integer >= 1", "no value");
+  require_key(src, prefix, "hidden_size", hidden_size > 0, "an integer in [16, 1048576]", "no value");
+  require_key(src, prefix, "vocab_size", vocab_size > 0, "an integer in [2, 16777216]", "no value");
   require_key(src, prefix, "routed_experts", routed_experts > 0, "an integer >= 1", "no value");
   require_key(src, prefix, "expert_intermediate", expert_intermediate > 0, "an integer >= 1",
               "no value");

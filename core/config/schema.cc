@@ -29,8 +29,11 @@ std::string NumRange::describe() const {
 
 void throw_unknown_key(const Value::Entry& entry, const std::string& prefix,
                        const std::vector<std::string>& known) {
-  throw ConfigError(entry.key_where, join_key(prefix, entry.key),
-                    fmt::format("a known key of [{}]", prefix),
+  // At the top level there is no table to name: list the known keys instead.
+  const std::string expected = prefix.empty()
+                                   ? fmt::format("a known top-level key or table ({})", join(known, ", "))
+                                   : fmt::format("a known key of [{}]", prefix);
+  throw ConfigError(entry.key_where, join_key(prefix, entry.key), expected,
                     fmt::format("unknown key '{}'", entry.key), closest_name(entry.key, known));
 }
 

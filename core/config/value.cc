@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "core/util/atomic_file.h"
+#include "core/util/paths.h"
 
 namespace moebench::cfg {
 
@@ -317,11 +318,10 @@ Value load_toml_file(const std::filesystem::path& path) {
   std::string text;
   try {
     text = read_file(path);
-  } catch (const Error&) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    throw ConfigError(Where{path.string()}, "", "a readable TOML file",
-                      exists ? "a file that cannot be read" : "no such file");
+  } catch (const Error& e) {
+    const std::string kind = file_kind(path);
+    throw ConfigError(Where{path.string()}, "", "a readable TOML file (a regular file)",
+                      kind == "a regular file" ? std::string(e.what()) : kind);
   }
   return parse_toml(text, path.string());
 }

@@ -1,6 +1,9 @@
 #include "core/engine/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/util/error.h"
 
@@ -9,8 +12,16 @@ namespace moebench {
 namespace {
 constexpr double kNsPerUs = 1e3;
 // GB/s = 1e9 bytes/s = 1 byte/ns; GFLOP/s = 1 FLOP/ns; TFLOP/s = 1e3 FLOP/ns.
-double ns_for_bytes(double bytes, double gbps) {
-  return gbps > 0 ? bytes / gbps : 0.0;
+// Refuses a bandwidth that is not a positive number instead of treating it
+// as infinitely fast, as 0 once was (a profile file refuses one at load;
+// this holds for profiles built in code too). +infinity is infinitely fast:
+// test fixtures say so explicitly, a profile file cannot.
+double ns_for_bytes(double bytes, double gbps, const char* what) {
+  if (bytes <= 0) return 0.0;
+  if (!(gbps > 0)) {
+    throw Error(fmt::format("hardware {}: expected a bandwidth > 0 GB/s to move {} bytes, found {}", what, bytes, gbps));
+  }
+  return bytes / gbps;
 }
 }  // namespace
 
@@ -72,7 +83,7 @@ double CostModel::gpu_peak_tflops(WeightDtype d) const {
 }
 
 double CostModel::cpu_roofline_ns(double bytes, double flops, WeightDtype d) const {
-  const double mem = ns_for_bytes(bytes, hw_.cpu.mem_bw_gbps);
+  const double mem = ns_for_bytes(bytes, hw_.cpu.mem_bw_gbps, "cpu.mem_bw_gbps");
   const double comp = flops / (cpu_peak_gflops(d) * hw_.cpu.gemm_efficiency);
   return std::max(mem, comp);
 }
@@ -80,7 +91,7 @@ double CostModel::cpu_roofline_ns(double bytes, double flops, WeightDtype d) con
 double CostModel::gpu_roofline_ns(double bytes, double flops, WeightDtype d,
                                   double launches) const {
   if (!hw_.has_gpu()) return cpu_roofline_ns(bytes, flops, d);
-  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps * hw_.gpu.hbm_efficiency);
+  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps * hw_.gpu.hbm_efficiency, "gpu.hbm_gbps x gpu.hbm_efficiency");
   const double comp = flops / (gpu_peak_tflops(d) * 1e3 * hw_.gpu.gemm_efficiency);
   return launches * hw_.gpu.kernel_launch_us * kNsPerUs + std::max(mem, comp);
 }
@@ -94,7 +105,8 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
     // with_implementation) sets the bandwidth it reaches and its compute rate.
     const double flops = double(model_.expert_flops_per_token()) * double(tokens);
     const double mem =
-        ns_for_bytes(double(expert_bytes_), hw_.cpu.mem_bw_gbps * hw_.cpu.expert_bw_efficiency);
+        ns_for_bytes(double(expert_bytes_), hw_.cpu.mem_bw_gbps * hw_.cpu.expert_bw_efficiency,
+                     "cpu.mem_bw_gbps x cpu.expert_bw_efficiency");
     const double rate = hw_.cpu.expert_gflops > 0
                             ? hw_.cpu.expert_gflops
                             : cpu_peak_gflops(model_.expert_dtype) * hw_.cpu.gemm_efficiency;
@@ -112,7 +124,7 @@ double CostModel::gpu_expert_ns(int64_t tokens) const {
 
 double CostModel::h2d_expert_ns() const {
   if (h2d_table_) return lookup_ns(*h2d_table_, 1.0);
-  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps);
+  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps");
 }
 
 double CostModel::gpu_shared_ns(int64_t tokens) const {
@@ -154,13 +166,13 @@ double CostModel::lm_head_ns(int64_t tokens) const {
 double CostModel::d2h_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
   return hw_.link.latency_us * kNsPerUs +
-         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps);
+         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps, "link.d2h_gbps");
 }
 
 double CostModel::h2d_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
   return hw_.link.latency_us * kNsPerUs +
-         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps);
+         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps, "link.h2d_gbps");
 }
 
 }  // namespace moebench

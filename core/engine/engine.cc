@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "core/util/cancel.h"
 #include "core/util/error.h"
+#include "core/util/memory.h"
 
 namespace moebench {
 
@@ -90,6 +92,77 @@ struct StepPlan {
 int64_t buffer_slots(const StrategyInstance& st) {
   return st.residency.prefetch_buffer && st.prefetcher ? std::max<int64_t>(0, st.prefetcher->max_per_layer()) : 0;
 }
+
+}  // namespace
+
+CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, const StrategyInstance& st,
+                             const RunShape& shape) {
+  CaseFootprint f;
+  const int64_t L = model.moe_layers(), E = model.routed_experts, k = model.top_k;
+  const int64_t cache = std::min<int64_t>(E, st.residency.slots(E));
+  const int64_t per_layer = std::min<int64_t>(E, cache + buffer_slots(st));
+  const int64_t buffer = per_layer - cache;
+  f.slots_per_layer = per_layer;
+  // The prefetch buffer's entries leave after their layer: at most two
+  // layers' worth (the one computing and the next one loading) at a time.
+  f.gpu_cache_slots = cache * L + 2 * buffer;
+  const int64_t B = std::min<int64_t>(shape.batch_size, shape.sequences);
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
+  f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
+  f.gpu_kv_gib = double(B) * double(shape.max_tokens) * double(model.num_layers) * double(model.kv_bytes_per_token()) / gib;
+  f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
+  f.gpu_total_gib = f.gpu_weights_gib + f.gpu_cache_gib + f.gpu_kv_gib + f.gpu_runtime_gib;
+
+  // Host: the arrays a run holds whole (core/engine/routing_data.h, the
+  // per-expert state here and in Residency, the generator's structure).
+  const Needs n = st.needs(model);
+  const double T = double(shape.total_tokens), LE = double(L) * double(E);
+  const double routing = T * double(L) * double(k) * 8.0 * (n.future ? 2.0 : 1.0) +
+                         T * double(L) * double(std::min<int64_t>(n.top_p, E)) * 8.0;
+  const double experts = LE * 64.0;
+  const double generator =
+      shape.synthetic ? LE * 40.0 + double(E) * double(shape.h_trace) * 4.0 +
+                            (n.gate_inputs ? LE * double(shape.h_trace) * 4.0 : 0.0)
+                      : 0.0;
+  f.host_gib = (routing + experts + generator) / gib;
+  f.host_breakdown = fmt::format(
+      "routing of {} tokens x {} MoE layers {:.2f} + per-expert state of {} x {} experts {:.2f}{}", shape.total_tokens,
+      L, routing / gib, L, E, experts / gib,
+      shape.synthetic ? fmt::format(" + synthetic generator {:.2f}{}", generator / gib,
+                                    n.gate_inputs ? " (with gate weights)" : "")
+                      : std::string());
+  return f;
+}
+
+void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,
+                     const StrategyInstance& st, bool host) {
+  if (!hw.has_gpu()) {
+    if (f.gpu_cache_slots > 0) {
+      throw Error(fmt::format("strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
+                              "found {} slots per layer",
+                              st.name, hw.name, f.slots_per_layer));
+    }
+  } else if (f.gpu_total_gib > hw.gpu.mem_gib) {
+    throw Error(fmt::format(
+        "case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found {:.1f} GiB needed: "
+        "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, {}) + KV cache {:.1f} "
+        "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller dense_dtype/expert_dtype",
+        hw.gpu.mem_gib, hw.gpu.model, f.gpu_total_gib, f.gpu_weights_gib, to_string(model.dense_dtype),
+        f.gpu_cache_gib, f.gpu_cache_slots, double(model.expert_bytes()) / (1024.0 * 1024.0),
+        to_string(model.expert_dtype), f.gpu_kv_gib, f.gpu_runtime_gib));
+  }
+  if (!host) return;
+  const double avail = double(available_memory_bytes()) / (1024.0 * 1024.0 * 1024.0);
+  if (f.host_gib > avail) {
+    throw Error(fmt::format("case does not fit in host memory: expected at most {:.2f} GiB (the memory available "
+                            "now), found about {:.2f} GiB needed by the simulation itself: {} GiB; use fewer or "
+                            "shorter sequences, or a model with fewer layers or experts",
+                            avail, f.host_gib, f.host_breakdown));
+  }
+}
+
+namespace {
 
 class Simulator : public FutureView {
  public:
@@ -293,36 +366,19 @@ void Simulator::plan_steps() {
 }
 
 void Simulator::check_memory() {
-  // The prefetch buffer's entries leave after their layer: at most two
-  // layers' worth (the one computing and the next one loading) at a time.
-  const int64_t slots = (res_.slots_per_layer() - buffer_) * L_ + 2 * buffer_;
-  m_.gpu_cache_slots = slots;
-  const int64_t B = std::min<int64_t>(workload_.batch_size, run_.sequences());
-  int64_t max_len = 0;
-  for (int64_t s = 0; s < run_.sequences(); ++s) max_len = std::max(max_len, run_.sequence(s).tokens());
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double weights = double(model_.non_expert_bytes()) / gib;
-  const double cache = double(slots) * double(model_.expert_bytes()) / gib;
-  const double kv = double(B) * double(max_len) * double(model_.num_layers) * double(model_.kv_bytes_per_token()) / gib;
-  const double total = weights + cache + kv + hw_.gpu.runtime_reserved_gib;
-  m_.gpu_mem_required_gib = total;
-  if (!hw_.has_gpu()) {
-    if (slots > 0) {
-      throw Error(fmt::format("strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
-                              "found {} slots per layer",
-                              st_.name, hw_.name, res_.slots_per_layer()));
-    }
-    return;
+  RunShape shape;
+  shape.sequences = run_.sequences();
+  shape.batch_size = workload_.batch_size;
+  for (int64_t s = 0; s < run_.sequences(); ++s) {
+    shape.max_tokens = std::max(shape.max_tokens, run_.sequence(s).tokens());
+    shape.total_tokens += run_.sequence(s).tokens();
   }
-  if (total > hw_.gpu.mem_gib) {
-    throw Error(fmt::format(
-        "case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found {:.1f} GiB needed: "
-        "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, {}) + KV cache {:.1f} "
-        "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller dense_dtype/expert_dtype",
-        hw_.gpu.mem_gib, hw_.gpu.model, total, weights, to_string(model_.dense_dtype), cache, slots,
-        double(model_.expert_bytes()) / (1024.0 * 1024.0), to_string(model_.expert_dtype), kv,
-        hw_.gpu.runtime_reserved_gib));
-  }
+  const CaseFootprint f = case_footprint(model_, hw_, st_, shape);
+  m_.gpu_cache_slots = f.gpu_cache_slots;
+  m_.gpu_mem_required_gib = f.gpu_total_gib;
+  // GPU memory only: the host's was checked before the routing was read
+  // (run_case), and the memory available now no longer counts it.
+  check_footprint(f, model_, hw_, st_, /*host=*/false);
 }
 
 void Simulator::place() {
@@ -710,6 +766,7 @@ SimulationResult Simulator::run() {
   const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     cur_step_ = s;
+    throw_if_cancelled();
     const double t0 = gpu_lane().free_ns();
     run_step(s);
     const double dt = gpu_lane().free_ns() - t0;
@@ -733,6 +790,17 @@ SimulationResult Simulator::run() {
   m_.decode_time_s = decode_ns / 1e9;
   m_.makespan_ns = std::max({gpu_.free_ns(), cpu_.free_ns(), link_.free_ns()});
   m_.total_time_s = m_.makespan_ns / 1e9;
+  // A rate so small that a task outlasts what a double holds (a bandwidth of
+  // 1e-308 GB/s) makes the clocks infinite: the case has no result.
+  for (const auto& [what, x] : {std::pair<const char*, double>{"prefill time", prefill_ns},
+                                {"decode time", decode_ns}, {"makespan", m_.makespan_ns}}) {
+    if (!std::isfinite(x)) {
+      throw Error(fmt::format("the simulated {} is not a finite number ({}): a rate or bandwidth of hardware '{}' "
+                              "is too small for a task to end (check cpu.*, gpu.* and link.* against the "
+                              "machine's specifications)",
+                              what, x, hw_.name));
+    }
+  }
   m_.busy_ns[0] = link_.busy_ns();
   m_.busy_ns[1] = gpu_.busy_ns();
   m_.busy_ns[2] = cpu_.busy_ns();
@@ -800,6 +868,7 @@ void Simulator::run_step(int64_t s) {
   const double nonmoe = step_nonmoe_ns_;
   int32_t moe = 0;
   for (int64_t li = 0; li < model_.num_layers; ++li) {
+    if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
     if (li < model_.first_dense_layers) {
       const double a = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, nonmoe, -1, -1);
       layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a, cost_.dense_ffn_ns(n), -1, -1);

@@ -45,6 +45,37 @@ struct StrategyInstance {
   Needs needs(const ModelSpec& m) const;
 };
 
+// The shape of a run's workload, known before any of it is generated or read.
+struct RunShape {
+  int64_t sequences = 0;
+  int64_t batch_size = 1;
+  int64_t max_tokens = 0;    // the longest sequence, prompt and generation
+  int64_t total_tokens = 0;  // every sequence's tokens
+  bool synthetic = false;    // generated here (the generator's structure is held too)
+  int64_t h_trace = 0;       // gate-input width
+};
+
+// What a case needs, from shapes alone: GPU memory (non-expert weights,
+// expert cache, KV cache, runtime) and the host memory the simulation itself
+// holds (every token's routing, per-expert state, the generator's
+// structure). Checked before a case builds its workload, so a case that
+// cannot fit fails at once, with the breakdown, instead of after minutes.
+struct CaseFootprint {
+  int64_t slots_per_layer = 0;  // the cache share plus the prefetch buffer
+  int64_t gpu_cache_slots = 0;
+  double gpu_weights_gib = 0, gpu_cache_gib = 0, gpu_kv_gib = 0, gpu_runtime_gib = 0, gpu_total_gib = 0;
+  double host_gib = 0;       // an estimate from the sizes of the largest arrays
+  std::string host_breakdown;
+};
+CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, const StrategyInstance& strategy,
+                             const RunShape& shape);
+// Throws moebench::Error when the footprint exceeds the GPU's memory or,
+// with `host`, the host memory available now (core/util/memory.h), naming
+// every part. The host check belongs before the workload is built: once
+// its arrays are allocated, the memory available no longer counts them.
+void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,
+                     const StrategyInstance& strategy, bool host = true);
+
 struct EngineOptions {
   bool timeline = false;           // record every task (Chrome trace)
   int decision_sample_every = 32;  // time component calls on every n-th layer (0 = never)

@@ -490,3 +490,107 @@ TEST(EngineRouting, FewerStoredProbabilitiesThanRequestedAreKeptAndReported) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// issue 39: link.h2d_gbps = 1e-308 ran "ok" with TTFT, TBT and tokens/s
+// null; such a run has no result and says so.
+TEST(EngineHostileInput, AnInfiniteSimulatedTimeIsAnError) {
+  const auto src = testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}});
+  HardwareProfile h = testing::round_hardware();
+  h.link.d2h_gbps = 1e-308;  // the CPU experts' activations take forever
+  try {
+    testing::run(testing::tiny_model(), h, testing::strategy("all-cpu"), src);
+    FAIL() << "an infinite time was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a finite number (inf): a rate or bandwidth of hardware 'round'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A bandwidth of 0 was taken as infinitely fast (d2h_gbps = 0 passed);
+// profiles refuse it at load, and the cost model refuses it too.
+TEST(EngineHostileInput, AZeroBandwidthIsRefusedNotInfinitelyFast) {
+  const auto src = testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}});
+  HardwareProfile h = testing::round_hardware();
+  h.link.d2h_gbps = 0;
+  try {
+    testing::run(testing::tiny_model(), h, testing::strategy("all-cpu"), src);
+    FAIL() << "a zero bandwidth was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hardware link.d2h_gbps: expected a bandwidth > 0 GB/s"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(EngineHostileInput, HeadlineMetricsThatAreNotFiniteAreNamed) {
+  RunMetrics m;
+  m.ttft_ms = {1.0};
+  m.tbt_ms = {2.0};
+  m.prefill_tokens = 4;
+  m.prefill_time_s = 0.001;
+  m.decode_tokens = 1;
+  m.decode_time_s = 0.002;
+  m.total_time_s = 0.003;
+  EXPECT_EQ(m.headline_problem(), "");
+  m.tbt_ms.push_back(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(m.headline_problem(), "TBT is not a finite number");
+  m.tbt_ms.pop_back();
+  m.decode_time_s = 0;
+  EXPECT_EQ(m.headline_problem(), "decode time is 0 s for 1 generated tokens");
+  RunMetrics prefill_only;  // no decode tokens: no TBT, and that is not a problem
+  prefill_only.ttft_ms = {1.0};
+  prefill_only.prefill_tokens = 4;
+  prefill_only.prefill_time_s = 0.001;
+  EXPECT_EQ(prefill_only.headline_problem(), "");
+}
+
+// A model within every documented bound (1024 layers, 65,536 experts, top-64)
+// ran 114 s and 3 GB before failing "case does not fit": the footprint is
+// known from shapes alone and checked first.
+TEST(EngineHostileInput, TheFootprintIsKnownFromShapesAlone) {
+  ModelSpec m = testing::tiny_model();
+  m.num_layers = 1024;
+  m.routed_experts = 65536;
+  m.top_k = 64;
+  m.hidden_size = 4096;
+  m.expert_intermediate = 14336;
+  StrategySpec s = testing::strategy("gpu-ondemand", "lru", "none", 8);
+  const StrategyInstance st = StrategyInstance::create(s, builtin_registry());
+  HardwareProfile h = testing::round_hardware();
+  h.gpu.mem_gib = 48;
+  RunShape shape;
+  shape.sequences = 1;
+  shape.max_tokens = shape.total_tokens = 12;
+  const CaseFootprint f = case_footprint(m, h, st, shape);
+  EXPECT_EQ(f.gpu_cache_slots, 1024 * 8);
+  EXPECT_GT(f.gpu_total_gib, 48.0);
+  try {
+    check_footprint(f, m, h, st);
+    FAIL() << "a case far beyond the GPU was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("case does not fit: expected at most 48.0 GiB of GPU memory", 0), 0u)
+        << e.what();
+  }
+  // Host memory: a million tokens of this model's routing is far beyond any machine.
+  HardwareProfile cpu_only = testing::round_hardware(false);
+  const StrategyInstance all_cpu = StrategyInstance::create(testing::strategy("all-cpu"), builtin_registry());
+  shape.sequences = 100000;
+  shape.max_tokens = 200000;
+  shape.total_tokens = shape.sequences * shape.max_tokens;
+  const CaseFootprint g = case_footprint(m, cpu_only, all_cpu, shape);
+  EXPECT_GT(g.host_gib, 1e6);
+  try {
+    check_footprint(g, m, cpu_only, all_cpu);
+    FAIL() << "a workload beyond the host's memory was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("case does not fit in host memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("routing of 20000000000 tokens x 1024 MoE layers"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace moebench

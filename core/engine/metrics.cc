@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace moebench {
 
 double percentile(std::vector<double> v, double p) {
@@ -36,6 +38,22 @@ J decision(const RunMetrics& m, int fam) {
 }
 
 }  // namespace
+
+std::string RunMetrics::headline_problem() const {
+  auto all_finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  if (!all_finite(ttft_ms)) return "TTFT is not a finite number";
+  if (!all_finite(tbt_ms)) return "TBT is not a finite number";
+  if (prefill_tokens > 0 && !(std::isfinite(prefill_time_s) && prefill_time_s > 0)) {
+    return fmt::format("prefill time is {} s for {} prompt tokens", prefill_time_s, prefill_tokens);
+  }
+  if (decode_tokens > 0 && !(std::isfinite(decode_time_s) && decode_time_s > 0)) {
+    return fmt::format("decode time is {} s for {} generated tokens", decode_time_s, decode_tokens);
+  }
+  if (!std::isfinite(total_time_s)) return "total time is not a finite number";
+  return "";
+}
 
 const std::vector<RunMetrics::Field>& RunMetrics::fields() {
   static const std::vector<Field> f = {

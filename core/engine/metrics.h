@@ -81,6 +81,11 @@ struct RunMetrics {
   static const std::vector<Field>& fields();
   static std::vector<Column> columns();
   nlohmann::ordered_json to_json() const;
+  // "" when every headline number that applies (TTFT with any first token,
+  // TBT and decode time with decode tokens, prefill time with prompt tokens)
+  // is a finite number; else which is not. A case with such a result has
+  // failed: its row would show null where a number belongs.
+  std::string headline_problem() const;
 };
 
 // Percentile with linear interpolation (p in [0, 100]); NaN for an empty set.

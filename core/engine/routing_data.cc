@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/trace/routing.h"
+#include "core/util/cancel.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -40,6 +41,7 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
     seq_first_.push_back(t);
     auto r = src.open(s, p_ > 0 ? kProbs : kIdsWeights);
     while (r->next(rec)) {
+      if ((t & 63) == 0) throw_if_cancelled();  // generating a long workload: SIGTERM stops it
       std::copy(rec.ids.begin(), rec.ids.end(), ids_.begin() + t * L_ * k_);
       std::copy(rec.weights.begin(), rec.weights.end(), weights_.begin() + t * L_ * k_);
       if (p_ > 0) {

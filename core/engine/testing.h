@@ -3,6 +3,7 @@
 // times are round numbers (measured tables), hand-written routing, and
 // strategies built in code.
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,10 @@ inline HardwareProfile round_hardware(bool gpu = true) {
   h.gpu.hbm_gbps = 1e6;
   h.gpu.peak_tflops_bf16 = 1e6;
   h.gpu.kernel_launch_us = 0;
-  h.link.h2d_gbps = 0;  // activations cost nothing; expert copies come from the table
-  h.link.d2h_gbps = 0;
+  // Activations cost nothing: an infinite bandwidth (only in code; a profile
+  // file refuses it, and refuses 0, which once meant the same).
+  h.link.h2d_gbps = std::numeric_limits<double>::infinity();  // expert copies come from the table
+  h.link.d2h_gbps = std::numeric_limits<double>::infinity();
   h.link.latency_us = 0;
   h.tables.push_back({"cpu-expert", "*", "*", {1, 2, 4}, {10, 20, 40}});
   h.tables.push_back({"gpu-expert", "*", "*", {1, 4}, {2, 2}});

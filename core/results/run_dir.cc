@@ -1,5 +1,12 @@
 #include "core/results/run_dir.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/util/atomic_file.h"
@@ -9,6 +16,48 @@ namespace moebench {
 namespace fs = std::filesystem;
 
 RunDirectory::RunDirectory(fs::path dir) : dir_(std::move(dir)) {}
+
+RunDirectory::~RunDirectory() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+void RunDirectory::lock(const std::string& holder) {
+  if (lock_fd_ >= 0) return;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    throw Error(fmt::format("{}: expected to be able to create the run directory, found: {}", dir_.string(),
+                            ec.message()));
+  }
+  const fs::path file = dir_ / ".run_suite.lock";
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("{}: expected to be able to create the run folder's lock, found: {}", file.string(),
+                            std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string who;
+    char buf[512];
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n > 0) who.assign(buf, size_t(n));
+    ::close(fd);
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    if (err == EWOULDBLOCK) {
+      throw Error(fmt::format("{}: expected a run folder no other process is writing, found it in use by {}; wait "
+                              "for that run to end (or stop it), then --resume",
+                              dir_.string(), who.empty() ? "another run_suite" : who));
+    }
+    throw Error(fmt::format("{}: expected to be able to lock the run folder, found: {}", file.string(),
+                            std::strerror(err)));
+  }
+  // Who holds it, for the message a second process prints.
+  if (::ftruncate(fd, 0) == 0) {
+    const std::string text = holder + "\n";
+    [[maybe_unused]] const ssize_t w = ::pwrite(fd, text.data(), text.size(), 0);
+  }
+  lock_fd_ = fd;
+}
 
 void RunDirectory::prepare() {
   std::error_code ec;

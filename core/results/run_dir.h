@@ -24,6 +24,16 @@ namespace moebench {
 class RunDirectory {
  public:
   explicit RunDirectory(std::filesystem::path dir);
+  ~RunDirectory();
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  // Creates the directory and takes an exclusive lock on it (flock on
+  // .run_suite.lock, held until this object is destroyed or the process
+  // ends, kill -9 included). Throws moebench::Error naming the holder (pid,
+  // host, command) when another process holds it: two run_suite processes
+  // never write one run folder.
+  void lock(const std::string& holder);
 
   const std::filesystem::path& path() const { return dir_; }
   // Creates the directory (and cases/), removing temporaries left by killed writers.
@@ -42,6 +52,7 @@ class RunDirectory {
 
  private:
   std::filesystem::path dir_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace moebench

@@ -7,6 +7,8 @@
 
 #include "core/backend/real_cpu_executor.h"
 #include "core/trace/trace_workload.h"
+#include "core/util/cancel.h"
+#include "core/util/paths.h"
 #include "workloads/synthetic/generator.h"
 
 namespace moebench {
@@ -21,7 +23,8 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
 std::unique_ptr<TraceSource> open_checked(const std::filesystem::path& path, const ModelSpec& m, const char* key) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw Error(fmt::format("workload.{}: expected an existing trace file, found no file at '{}'", key, path.string()));
+    throw Error(fmt::format("workload.{}: expected an existing trace file (a regular file), found {} at '{}'", key,
+                            file_kind(path), path.string()));
   }
   auto src = open_trace_file(path);
   check_trace_model(src->info(), m, path.string(), /*warn_name=*/false);  // warned at load
@@ -83,6 +86,7 @@ const CalibrationProfile& WorkloadCalibration::profile() const {
   for (int64_t s = 0; s < int64_t(in.sequences.size()); ++s) {
     auto r = src_->open(s, kIdsWeights);
     while (r->next(rec)) {
+      if ((p->tokens & 63) == 0) throw_if_cancelled();
       ++p->tokens;
       for (int64_t l = 0; l < p->layers; ++l) {
         for (int64_t j = 0; j < in.top_k(); ++j) ++p->counts[l * p->experts + rec.ids[l * in.top_k() + j]];
@@ -160,18 +164,47 @@ RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw) {
 
 }  // namespace
 
-CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
+namespace {
+
+// The workload's shape from its spec (a trace's selection was resolved into
+// sequences / prompt_len / decode_len at load: the largest kept, so totals
+// are upper bounds).
+RunShape shape_of(const WorkloadSpec& w) {
+  RunShape s;
+  s.sequences = w.sequences;
+  s.batch_size = w.batch_size;
+  s.max_tokens = w.prompt_len + w.decode_len;
+  s.total_tokens = w.sequences * s.max_tokens;
+  s.synthetic = w.kind != "trace";
+  s.h_trace = w.h_trace;
+  return s;
+}
+
+void check_case(const Case& c, const HardwareProfile& hw, const StrategyInstance& st) {
   if (c.backend != "sim" && c.backend != "real") {
-    throw Error(
-        fmt::format("suite.backend: expected \"sim\" or \"real\", found \"{}\"", c.backend));
+    throw Error(fmt::format("suite.backend: expected \"sim\" or \"real\", found \"{}\"", c.backend));
   }
-  auto source = make_workload(c.workload, c.model, c.base_dir, paths);
-  WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
+  check_footprint(case_footprint(c.model, hw, st, shape_of(c.workload)), c.model, hw, st);
+}
+
+}  // namespace
+
+void preflight_case(const Case& c, const Registry& registry) {
+  const StrategyInstance st = StrategyInstance::create(c.strategy, registry);
+  check_case(c, implementation_hardware(c.hardware, c.strategy, c.model), st);
+}
+
+CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
-  CaseRun r;
-  r.backend = c.backend;
   const HardwareProfile hw =
       test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model), c.strategy.name);
+  // Before the workload is built: a case that cannot fit fails in
+  // milliseconds, not after minutes of generation (issue 39).
+  check_case(c, hw, st);
+  auto source = make_workload(c.workload, c.model, c.base_dir, paths);
+  WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
+  CaseRun r;
+  r.backend = c.backend;
   if (c.backend == "real") {
     std::lock_guard<std::mutex> lock(g_real_mu);
     EngineOptions eo = opt;

@@ -40,6 +40,14 @@ struct CaseRun {
 
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt);
 
+// The checks a case can pass or fail from its configuration alone, before
+// anything is generated, read or allocated: the strategy's components can
+// be created, and the case fits in GPU memory and in the host memory the
+// simulation holds (core/engine/engine.h, case_footprint). run_case does
+// them first; run_suite --dry-run and `moebench config validate` report
+// them per case. Throws moebench::Error.
+void preflight_case(const Case& c, const Registry& registry);
+
 // Test-only flag: MOEBENCH_TEST_SLOWDOWN=STRATEGY:FACTOR makes the CPU of the
 // named strategy's cases FACTOR times slower (bandwidth, peaks and measured
 // CPU tables), so CI can check that ci/check_regression catches a slower

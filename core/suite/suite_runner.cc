@@ -13,7 +13,11 @@
 
 #include <cstdlib>
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <fmt/format.h>
 
@@ -22,6 +26,8 @@
 #include "core/results/run_dir.h"
 #include "core/run/run_case.h"
 #include "core/util/atomic_file.h"
+#include "core/util/cancel.h"
+#include "core/util/paths.h"
 #include "core/util/sha256.h"
 
 namespace moebench {
@@ -32,7 +38,17 @@ namespace {
 constexpr int kSchemaVersion = 1;
 std::atomic<bool> g_interrupted{false};
 
-void on_signal(int) { g_interrupted.store(true); }
+// The first SIGINT/SIGTERM stops the run: cases in flight stop at their next
+// check (core/util/cancel.h) and write nothing, finished ones are kept. A
+// second signal ends the process at once (what is committed stays valid).
+void on_signal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  request_cancel();
+}
 
 // A manifest that says "running" belongs either to a live run_suite (two
 // processes must not write one run directory) or to one that was killed
@@ -69,6 +85,67 @@ std::string experiment_hash(const Experiment& ex) {
   }
   h.update(ex.suite.name);
   return h.hex_digest().substr(0, 16);
+}
+
+// The source tree holding analysis/: $MOEBENCH_HOME, else the build's source.
+fs::path analysis_home() {
+  if (const char* h = std::getenv("MOEBENCH_HOME"); h && *h) return h;
+#ifdef MOEBENCH_SOURCE_DIR
+  return MOEBENCH_SOURCE_DIR;
+#else
+  return ".";
+#endif
+}
+
+// The Python that has the analysis's packages: $MOEBENCH_PYTHON, else the
+// one `make` recorded (build/.python, "PYTHON=..."), else /usr/bin/python3.
+std::string analysis_python(const fs::path& home) {
+  if (const char* p = std::getenv("MOEBENCH_PYTHON"); p && *p) return p;
+  try {
+    for (const std::string& line : split(read_file(home / "build" / ".python"), '\n')) {
+      if (starts_with(line, "PYTHON=") && line.size() > 7) return line.substr(7);
+    }
+  } catch (const Error&) {
+  }
+  return "/usr/bin/python3";
+}
+
+// A paper suite ends with its figures' verdicts (analysis/report.py --only:
+// the figure scripts that read this suite or its parts) and the next
+// command. Runs the interpreter directly (no shell); a machine without it
+// gets the command to run instead.
+void print_verdict_summary(const SuiteOptions& opt, const Experiment& ex, const std::vector<const Case*>& cases) {
+  const fs::path home = analysis_home();
+  const fs::path script = home / "analysis" / "report.py";
+  std::set<std::string> names = {ex.suite.name, opt.file.stem().string()};
+  for (const Case* c : cases) names.insert(c->parts.begin(), c->parts.end());
+  const std::string only = join(std::vector<std::string>(names.begin(), names.end()), ",");
+  const std::string py = analysis_python(home);
+  const std::vector<std::string> args = {py, script.string(), "--results", opt.results_root.string(), "--out",
+                                         (opt.results_root / "report").string(), "--only", only};
+  fmt::print("\nverdicts ({}; the rule: README, \"Reading the report\"):\n", ex.suite.reproduces);
+  std::fflush(stdout);
+  int status = -1;
+  std::error_code ec;
+  if (fs::is_regular_file(script, ec)) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (::posix_spawnp(&pid, py.c_str(), nullptr, nullptr, argv.data(), environ) == 0) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    fmt::print("  (not computed here: {} did not run; run `{}` or `make report`)\n", script.string(), join(args, " "));
+  }
+  const bool default_root = opt.results_root == fs::path("results");
+  fmt::print("next: {} ({}/index.md: every figure and table with its verdict, and the before/after table)\n",
+             default_root ? std::string("make report")
+                          : fmt::format("{} {} --results {} --out {}", py, script.string(), opt.results_root.string(),
+                                        (opt.results_root / "report").string()),
+             (opt.results_root / "report").string());
 }
 
 std::string fmt_duration(double s) {
@@ -144,7 +221,12 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
                       {"hit (dec)", "decode_hit_rate_token_frac", 3},
                       {"GPU frac", "gpu_expert_token_frac", 3}};
   std::vector<std::vector<std::string>> table;
+  // A composite suite's rows say which part (figure or table) they belong to.
+  const bool parts = std::any_of(rows.begin(), rows.end(), [](const RunRecord& r) {
+    return r.fields.value("parts", "") != r.fields.value("suite", "");
+  });
   std::vector<std::string> head = {"#", "strategy", "model", "hardware", "axes"};
+  if (parts) head.insert(head.begin() + 1, "part");
   for (const auto& c : cols) head.push_back(c.title);
   table.push_back(head);
   // Repetitions of a case: the table shows mean +- sample standard deviation.
@@ -173,6 +255,7 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
     std::vector<std::string> line = {std::to_string(r.fields.value("case_index", 0)), r.fields.value("strategy", ""),
                                      r.fields.value("model", ""), r.fields.value("hardware", ""),
                                      r.fields.value("axes", "")};
+    if (parts) line.insert(line.begin() + 1, r.fields.value("parts", ""));
     if (r.fields.value("status", "") != "ok") {
       line.push_back("error: " + r.fields.value("error", "").substr(0, 60));
       table.push_back(line);
@@ -187,8 +270,9 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
   }
   std::string out;
   for (size_t r = 0; r < table.size(); ++r) {
+    const size_t first_metric = parts ? 6 : 5;
     for (size_t i = 0; i < table[r].size(); ++i) {
-      const bool num = i >= 5 || i == 0;
+      const bool num = i >= first_metric || i == 0;
       out += i ? "  " : "";
       out += num && r > 0 ? fmt::format("{:>{}}", table[r][i], width[i]) : fmt::format("{:<{}}", table[r][i], width[i]);
     }
@@ -210,12 +294,31 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   }
   SuiteOutcome out;
   out.cases = int64_t(cases.size());
+  if (cases.empty() && !opt.filter.empty()) {
+    throw Error(fmt::format("--filter '{}': expected to match at least one of the {} cases of suite '{}', found none "
+                            "(run_suite {} --dry-run lists them with their strategy, model and axes)",
+                            opt.filter, ex.cases.size(), ex.suite.name, opt.file.string()));
+  }
   if (opt.dry_run) {
     fmt::print("suite '{}': {} case{} ({} before --filter)\n", ex.suite.name, cases.size(), cases.size() == 1 ? "" : "s",
                ex.cases.size());
+    int64_t failing = 0;
     for (const Case* c : cases) {
       fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name, c->hardware.name,
                  axes_text(*c));
+      // What a case can fail on before it runs (memory fit, components).
+      try {
+        preflight_case(*c, registry);
+      } catch (const Error& e) {
+        ++failing;
+        fmt::print("      will fail: {}\n", e.what());
+      }
+    }
+    if (failing > 0) {
+      fmt::print("{} of {} case{} would fail before running (above)\n", failing, cases.size(),
+                 cases.size() == 1 ? "" : "s");
+      out.failed = failing;
+      out.exit_code = 1;
     }
     return out;
   }
@@ -223,7 +326,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   // Run directory.
   const std::string hash = experiment_hash(ex);
   fs::path dir = opt.out;
-  const fs::path suite_root = opt.results_root / ex.suite.name;
+  // The suite's name is one path component (checked at load too): results
+  // never land outside the results root.
+  const fs::path suite_root = child_path(opt.results_root, ex.suite.name, "suite.name");
   if (dir.empty() && opt.resume) {
     std::error_code ec;
     if (fs::is_directory(suite_root, ec)) {
@@ -239,13 +344,33 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       if (!candidates.empty()) dir = candidates.back();
     }
   }
+  // The lock is held until the run ends: a second run_suite into this folder
+  // (another suite, the same one, or a second --resume) is refused.
+  const std::string holder = fmt::format("run_suite pid {} ({})", ::getpid(), join(opt.argv, " ").substr(0, 300));
+  std::unique_ptr<RunDirectory> run_ptr;
   if (dir.empty()) {
+    // A new run folder: the first free name; two runs of one suite started
+    // in the same second take different ones.
     const std::string base = fmt::format("{}-{}", utc_now_stamp(), hash.substr(0, 8));
-    dir = suite_root / base;
-    std::error_code ec;
-    for (int n = 2; fs::exists(dir, ec); ++n) dir = suite_root / fmt::format("{}-{}", base, n);
+    for (int n = 1; !run_ptr; ++n) {
+      dir = suite_root / (n == 1 ? base : fmt::format("{}-{}", base, n));
+      std::error_code ec;
+      if (fs::exists(dir, ec)) continue;
+      auto candidate = std::make_unique<RunDirectory>(dir);
+      try {
+        candidate->lock(holder);
+      } catch (const Error&) {
+        if (n < 100) continue;  // taken meanwhile by another run
+        throw;
+      }
+      if (candidate->has_manifest()) continue;
+      run_ptr = std::move(candidate);
+    }
+  } else {
+    run_ptr = std::make_unique<RunDirectory>(dir);
+    run_ptr->lock(holder);
   }
-  RunDirectory run(dir);
+  RunDirectory& run = *run_ptr;
   const bool existed = run.has_manifest();
   if (existed && !opt.resume) {
     throw Error(fmt::format("{}: expected an empty run directory (or --resume), found an existing run", dir.string()));
@@ -325,9 +450,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
     }
     return rows;
   };
-  auto handler = std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   g_interrupted.store(false);
+  clear_cancel();
+  auto handler = std::signal(SIGINT, on_signal);
+  auto term_handler = std::signal(SIGTERM, on_signal);
 
   std::set<std::string> warned;  // each warning printed once per run (under mu)
   auto worker = [&]() {
@@ -351,11 +477,21 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           const auto r0 = std::chrono::steady_clock::now();
           CaseRun r = run_case(c, registry, paths, eo);
           const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+          if (const std::string bad = r.result.metrics.headline_problem(); !bad.empty()) {
+            throw Error(fmt::format("the case's result has no headline metrics: {} (expected finite TTFT, TBT and "
+                                    "tokens/s)",
+                                    bad));
+          }
           if (rep < c.warmup) continue;
           if (rep == c.warmup) warnings = r.result.warnings;
           reps.push_back({r.result.metrics.to_json(), wall});
           if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
         }
+      } catch (const Cancelled&) {
+        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
+      } catch (const std::bad_alloc&) {
+        error = "out of memory while running the case (std::bad_alloc): the case needs more memory than this "
+                "machine has free; use fewer or shorter sequences or a smaller model";
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -439,7 +575,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   std::signal(SIGINT, handler);
-  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGTERM, term_handler);
   if (opt.progress_tty && !opt.quiet) fmt::print("\n");
 
   const auto rows = rows_of();
@@ -452,9 +588,25 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   manifest["counts"] = {{"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
   run.write_manifest(manifest);
   if (!opt.quiet) {
-    fmt::print("\n{}", summary_table(rows));
+    if (!rows.empty()) fmt::print("\n{}", summary_table(rows));
     fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n", dir.string(), cases.size(),
                out.ran, out.skipped, failed_total);
+  }
+  // A paper suite (one that names what it reproduces) ends with its verdicts.
+  const bool paper = !ex.suite.reproduces.empty() && !starts_with(ex.suite.reproduces, "none");
+  if (!opt.quiet && !interrupted && paper) {
+    if (opt.filter.empty()) {
+      print_verdict_summary(opt, ex, cases);
+    } else {
+      fmt::print("\nverdicts need the whole suite (this run used --filter): make report once every part has run\n");
+    }
+  }
+  if (interrupted) {
+    // Always said, even with --quiet: how to get the rest.
+    fmt::print(stderr,
+               "run_suite: interrupted: {} of {} cases finished and are kept in {}; the cases that were running "
+               "were stopped and wrote nothing. Resume with:\n  run_suite {} --resume --out {}\n",
+               done.size(), cases.size(), dir.string(), opt.file.string(), dir.string());
   }
   out.failed = failed_total;
   out.exit_code = interrupted ? 130 : failed_total > 0 ? 1 : 0;

@@ -131,12 +131,18 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
   EXPECT_TRUE(sim[0]["warnings"].is_null());
   // Same step loop: the same routing, so the same expert work was counted.
   EXPECT_EQ(sim[0]["decode_activations"], real[0]["decode_activations"]);
-  const auto gpu = run_rows("real", "hybrimoe-a6000", "gpu");
-  ASSERT_EQ(gpu.size(), 1u);
-  EXPECT_EQ(gpu[0]["status"], "error");
-  EXPECT_NE(gpu[0]["error"].get<std::string>().find("expected a CPU-only hardware profile"),
-            std::string::npos)
-      << gpu[0]["error"];
+  // A GPU profile on the real backend is refused when the suite is loaded,
+  // so --dry-run and `config validate` say so too (not only at run time).
+  try {
+    run_rows("real", "hybrimoe-a6000", "gpu");
+    FAIL() << "a real-backend case on a GPU profile was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "suite.backend");
+    EXPECT_NE(std::string(e.what()).find("hardware 'hybrimoe-a6000' (1 GPU"), std::string::npos) << e.what();
+  }
+  SuiteOptions dry = options(dir, text("real", "hybrimoe-a6000"));
+  dry.dry_run = true;
+  EXPECT_THROW(run_suite(dry, builtin_registry()), ConfigError);
 }
 
 TEST(RunSuite, FilterSelectsCasesAndRejectsUnknownKeys) {
@@ -248,6 +254,129 @@ TEST(RunSuite, ExistingRunDirectoryNeedsResume) {
   const auto again = run_suite(o, builtin_registry());
   EXPECT_EQ(again.ran, 0);
   EXPECT_EQ(again.skipped, 3);
+}
+
+// issue 39: two run_suite processes into one --out (different suites, the
+// same suite, or two --resume of one run) both ran and wrote over each
+// other. The folder is locked; the second is refused and told who holds it.
+TEST(RunSuite, ASecondRunIntoALockedFolderIsRefused) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  o.out = dir / "run";
+  {
+    RunDirectory holder(o.out);
+    holder.lock("run_suite pid 4242 (another suite)");
+    try {
+      run_suite(o, builtin_registry());
+      ADD_FAILURE() << "expected an Error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("found it in use by run_suite pid 4242 (another suite)"), std::string::npos)
+          << e.what();
+    }
+    o.resume = true;  // a second --resume of a run in progress: the same
+    EXPECT_THROW(run_suite(o, builtin_registry()), Error);
+    o.resume = false;
+  }
+  // Released when its holder ends (a killed process releases it too).
+  EXPECT_EQ(run_suite(o, builtin_registry()).exit_code, 0);
+}
+
+TEST(RunSuite, AFilterThatMatchesNothingIsAnErrorAndWritesNothing) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  o.filter = "strategy.name=zzz";
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--filter 'strategy.name=zzz': expected to match at least one of the 3 cases "
+                                         "of suite 't', found none"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "results" / "t"));
+}
+
+TEST(RunSuite, DryRunSaysWhichCasesCannotRun) {
+  testing::TempDir dir;
+  auto o = options(dir, "strategies = [\"gpu-ondemand\", \"all-cpu\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
+                        "\"mixtral-8x7b\"\nnum_layers = 1024\nrouted_experts = 65536\ntop_k = 64\n[hardware]\npreset = "
+                        "\"hybrimoe-a6000\"\n[workload]\nsequences = 1\nprompt_len = 8\ndecode_len = 4\n");
+  o.dry_run = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto d = run_suite(o, builtin_registry());
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_EQ(d.failed, 2);  // neither fits the A6000's 48 GiB (non-expert weights alone: 592 GiB)
+  // Run for real, the cases fail at once with the breakdown (once 114 s and 3 GB each).
+  o.dry_run = false;
+  const auto r = run_suite(o, builtin_registry());
+  EXPECT_EQ(r.failed, 2);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  for (const auto& l : lines(read_file(r.run_dir / "runs.jsonl"))) {
+    EXPECT_NE(nlohmann::json::parse(l)["error"].get<std::string>().find("case does not fit"), std::string::npos) << l;
+  }
+}
+
+// issue 39: SIGTERM waited for the running cases (54 s in one trial). Now
+// they stop at their next check, write nothing, and --resume runs them.
+TEST(RunSuite, SigtermStopsRunningCasesKeepsFinishedOnesAndResumes) {
+  testing::TempDir dir;
+  // A first case that is quick and a second that takes far longer than the
+  // test waits (DeepSeek-V3, 40,960 tokens generated and simulated).
+  auto o = options(dir, "strategies = [\"all-cpu\"]\n[suite]\nname = \"t\"\n[model]\npreset = \"deepseek-v3\"\n"
+                        "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nsequences = [1, 32]\nprompt_len = [4, 1024]\n"
+                        "decode_len = 256\n");
+  o.jobs = 1;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const auto r = run_suite(o, builtin_registry());
+    _exit(r.exit_code);
+  }
+  // Wait for the first committed case, then a little longer, then SIGTERM.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::filesystem::path run_dir;
+  int committed = 0;
+  while (std::chrono::steady_clock::now() < deadline && committed < 1) {
+    std::error_code ec;
+    for (const auto& d : std::filesystem::directory_iterator(dir / "results" / "t", ec)) run_dir = d.path();
+    committed = 0;
+    if (!run_dir.empty()) {
+      for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(run_dir / "cases", ec)) ++committed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GE(committed, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(child, SIGTERM);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const double stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_LT(stop_s, 10.0);  // stopped, not waited for (the long case runs for minutes)
+  const auto m = RunDirectory(run_dir).read_manifest();
+  EXPECT_EQ(m["status"], "interrupted");
+  const auto kept = RunDirectory(run_dir).finished_cases();
+  EXPECT_GE(kept.size(), 1u);
+  EXPECT_LT(kept.size(), 4u);  // the long cases did not finish
+  for (const auto& [id, c] : kept) EXPECT_EQ(c["status"], "ok") << id;  // a stopped case is not a failure
+}
+
+// A composite suite's summary says which part (figure or table) each row belongs to.
+TEST(RunSuite, TheSummaryOfACompositeSuiteHasAPartColumn) {
+  RunRecord a, b;
+  a.fields = {{"case_id", "1"}, {"case_index", 0}, {"suite", "ablation"}, {"parts", "smoe-fig14"}, {"status", "ok"},
+              {"strategy", "smoe"}};
+  b.fields = a.fields;
+  b.fields["case_id"] = "2";
+  b.fields["parts"] = "hybrimoe-table3";
+  const std::string t = summary_table({a, b});
+  EXPECT_EQ(t.rfind("#  part ", 0), 0u) << t;
+  EXPECT_NE(t.find("hybrimoe-table3"), std::string::npos) << t;
+  a.fields["parts"] = "ablation";  // a plain suite: its rows' part is the suite itself, no column
+  EXPECT_EQ(summary_table({a}).find("part"), std::string::npos) << summary_table({a});
 }
 
 }  // namespace

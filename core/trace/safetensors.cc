@@ -16,6 +16,7 @@
 
 #include "core/util/detmath.h"
 #include "core/util/error.h"
+#include "core/util/paths.h"
 
 namespace moebench::st {
 
@@ -185,7 +186,11 @@ void parse_header(const std::string& json_text, uint64_t data_size, const std::s
 
 std::unique_ptr<File> File::open(const std::filesystem::path& path) {
   const std::string p = path.string();
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  // Checked before opening: open() of a FIFO blocks until a writer comes.
+  if (const std::string kind = file_kind(path); kind != "a regular file") {
+    bad(p, "", "a readable safetensors file (a regular file)", kind);
+  }
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) bad(p, "", "a readable safetensors file", std::strerror(errno));
   struct stat sb {};
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {

@@ -329,15 +329,48 @@ class FileTraceSource : public TraceSource {
       std::memcpy(gates_.weight.data(), file_->data(*gw), gates_.weight.size() * 4);
       std::memcpy(gates_.bias.data(), file_->data(*gb), gates_.bias.size() * 4);
       std::memcpy(gates_.selection_bias.data(), file_->data(*sb), gates_.selection_bias.size() * 4);
-      for (float x : gates_.weight) {
-        if (!std::isfinite(x)) bad("tensor 'gate_weight'", "finite values", "NaN or infinity");
-      }
+      // Routing recomputed from non-finite gates is undefined (det::exp of a
+      // NaN once converted NaN to int): refused here, with the index.
+      auto finite = [&](const std::vector<float>& v, const char* name, int64_t inner) {
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (std::isfinite(v[i])) continue;
+          const int64_t at = int64_t(i);
+          bad(fmt::format("tensor '{}'[layer {}, expert {}{}]", name, at / (E * inner), (at / inner) % E,
+                          inner > 1 ? fmt::format(", {}", at % inner) : std::string()),
+              "finite values", fmt::format("{}", v[i]));
+        }
+      };
+      finite(gates_.weight, "gate_weight", H);
+      finite(gates_.bias, "gate_bias", 1);
+      finite(gates_.selection_bias, "selection_bias", 1);
       info_.has_gate_weights = true;
     }
     if (info_.routing.function != RoutingFunction::kSoftmaxTopK &&
         (info_.routing.n_group < 1 || E % info_.routing.n_group != 0)) {
       bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E), std::to_string(info_.routing.n_group));
     }
+    // Half-precision tensors, scanned once as integers (fast enough for any
+    // trace that fits in memory): gate inputs must be finite (routing is
+    // recomputed from them), probabilities in [0, 1].
+    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner, bool probability) {
+      if (!t) return;
+      const uint8_t* p = file_->data(*t);
+      const int64_t n = T * L * inner;
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
+        const bool outside = probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
+        if (!nonfinite && !outside) continue;
+        bad(fmt::format("tensor '{}'[token {}, layer {}, {}]", name, i / (L * inner), (i / inner) % L, i % inner),
+            probability ? "finite probabilities in [0, 1]" : "finite values",
+            fmt::format("{}", st::half_to_float(h)));
+      }
+    };
+    scan_half(gate_, "gate_input", H, false);
+    scan_half(probs_, "router_probs", E, true);
+    scan_half(topp_probs_, "router_topp_probs", info_.top_p, true);
+
     // Ids and weights are small: check them all now.
     const uint8_t* idp = file_->data(*ids_);
     const uint8_t* wp = file_->data(*weights_);
@@ -345,6 +378,7 @@ class FileTraceSource : public TraceSource {
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t l = 0; l < L; ++l) {
         std::memcpy(row.data(), idp + ((t * L + l) * k) * 4, k * 4);
+        bool any_weight = false;
         for (int64_t j = 0; j < k; ++j) {
           if (row[j] < 0 || row[j] >= E) {
             bad(fmt::format("topk_ids[token {}, layer {}]", t, l), fmt::format("expert ids in [0, {})", E),
@@ -360,6 +394,13 @@ class FileTraceSource : public TraceSource {
             bad(fmt::format("topk_weights[token {}, layer {}]", t, l), "finite non-negative weights",
                 fmt::format("{}", w));
           }
+          any_weight = any_weight || w > 0;
+        }
+        // A layer whose chosen experts all have weight 0 contributes nothing:
+        // no router gives that (ids-only logs are converted with 1/k).
+        if (!any_weight) {
+          bad(fmt::format("topk_weights[token {}, layer {}]", t, l),
+              "at least one positive combine weight among the top-k", "all zero");
         }
       }
     }

@@ -3,6 +3,9 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,7 +20,39 @@ void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::strin
                             where, m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name, in.moe_layers,
                             in.experts(), in.top_k()));
   }
-  if (warn_name && !in.model_name.empty() && in.model_name != m.name) {
+  if (!warn_name) return;
+  // Same shape, other router: what a component recomputes from gate inputs
+  // would follow the trace's router, not the model's.
+  const RoutingConfig want = RoutingConfig::from_model(m);
+  std::vector<std::string> differ;
+  if (in.routing.function != want.function) {
+    differ.push_back(fmt::format("routing {} (model: {})", to_string(in.routing.function), to_string(want.function)));
+  }
+  if (want.function != RoutingFunction::kSoftmaxTopK &&
+      (in.routing.n_group != want.n_group || in.routing.topk_group != want.topk_group)) {
+    differ.push_back(fmt::format("groups {}/{} (model: {}/{})", in.routing.topk_group, in.routing.n_group,
+                                 want.topk_group, want.n_group));
+  }
+  if (in.routing.norm_topk_prob != want.norm_topk_prob) {
+    differ.push_back(fmt::format("norm_topk_prob {} (model: {})", in.routing.norm_topk_prob, want.norm_topk_prob));
+  }
+  if (std::abs(in.routing.routed_scaling_factor - want.routed_scaling_factor) > 1e-6 * want.routed_scaling_factor) {
+    differ.push_back(fmt::format("routed_scaling_factor {} (model: {})", in.routing.routed_scaling_factor,
+                                 want.routed_scaling_factor));
+  }
+  if (!differ.empty()) {
+    std::fprintf(stderr, "warning: %s: the trace's router differs from model '%s': %s; its recorded routing is used "
+                         "as it is\n",
+                 where.c_str(), m.name.c_str(), fmt::format("{}", fmt::join(differ, ", ")).c_str());
+  }
+  if (!in.model_name.empty() && in.model_name == m.name && !in.model_hash.empty() && in.model_hash != m.hash()) {
+    std::fprintf(stderr,
+                 "warning: %s: the trace's model_hash (%.12s) is not model '%s' as this case configures it (%.12s): "
+                 "it was recorded with other settings of the model (an expert_dtype, say) or its metadata was "
+                 "edited; its routing is used as it is\n",
+                 where.c_str(), in.model_hash.c_str(), m.name.c_str(), m.hash().c_str());
+  }
+  if (!in.model_name.empty() && in.model_name != m.name) {
     std::fprintf(stderr,
                  "warning: %s: the trace was recorded for model '%s', the case runs model '%s' (same shape: %lld "
                  "MoE layers, %lld experts, top-%lld); its routing is used as it is\n",

@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "core/util/error.h"
+#include "core/util/memory.h"
+#include "core/util/paths.h"
 #include "core/util/strings.h"
 
 namespace moebench {
@@ -138,21 +140,42 @@ int remove_stale_temporaries(const fs::path& dir) {
 }
 
 std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    throw Error(fmt::format("{}: expected a readable file, found no such file", path.string()));
+  // A FIFO would block and /dev/zero never end: only regular files are read.
+  const std::string kind = file_kind(path);
+  if (kind != "a regular file") throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(), std::strerror(errno)));
   }
-  if (fs::is_directory(path, ec)) {
-    throw Error(fmt::format("{}: expected a readable file, found a directory", path.string()));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    throw Error(fmt::format("{}: expected a readable file, found something that is not a regular file", path.string()));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
-                            std::strerror(errno)));
+  try {
+    check_allocation(uint64_t(sb.st_size), path.string() + " (read whole)");
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string out;
+  out.resize(size_t(sb.st_size));
+  size_t have = 0;
+  while (true) {
+    if (have == out.size()) out.resize(out.size() + 65536);  // the file grew meanwhile
+    const ssize_t n = ::read(fd, out.data() + have, out.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(), std::strerror(err)));
+    }
+    if (n == 0) break;
+    have += size_t(n);
+  }
+  ::close(fd);
+  out.resize(have);
+  return out;
 }
 
 }  // namespace moebench

@@ -25,9 +25,15 @@
 namespace moebench::det {
 
 // exp(x) for float, within ~2 ulp on [-87, 88]; 0 below, +inf-like above.
-// Cephes-style range reduction and a degree-6 minimax polynomial.
+// Cephes-style range reduction and a degree-6 minimax polynomial. Total:
+// -inf and +inf are clamped like any large value, and NaN gives NaN (it is
+// computed on 0 and replaced at the end: converting NaN to int, as the
+// exponent step would, is undefined behaviour).
 inline float exp(float x) {
   const float kHi = 88.3762626647949f, kLo = -87.3365447505531f;
+  const bool is_nan = !(x == x);
+  const float input = x;
+  x = is_nan ? 0.0f : x;
   x = x > kHi ? kHi : x;
   x = x < kLo ? kLo : x;
   // Round to nearest with the 1.5 * 2^23 trick: exact IEEE arithmetic, no
@@ -47,7 +53,7 @@ inline float exp(float x) {
   const uint32_t bits = static_cast<uint32_t>(e) << 23;
   float scale;
   std::memcpy(&scale, &bits, 4);
-  return y * scale;
+  return is_nan ? input : y * scale;
 }
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + det::exp(-x)); }

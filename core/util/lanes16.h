@@ -9,6 +9,12 @@
 #include <cstdint>
 #include <cstring>
 
+// Passing a 64-byte vector by value has a different ABI with and without
+// AVX-512; these helpers are always inlined (no call, so no ABI), and GCC's
+// -Wpsabi note about it is silenced here, where they are defined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace moebench::lanes {
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
@@ -37,3 +43,5 @@ float dot(const float* a, const float* b, int64_t n);
 void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
 
 }  // namespace moebench::lanes
+
+#pragma GCC diagnostic pop

@@ -206,7 +206,9 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   const auto has = [&](const char* k) {
     return std::find(avail.begin(), avail.end(), k) != avail.end();
   };
-  if (has("avx2-gemm") || has("onednn")) EXPECT_GE(checked[WeightDtype::kBf16], cases);
+  if (has("avx2-gemm") || has("onednn")) {
+    EXPECT_GE(checked[WeightDtype::kBf16], cases);
+  }
   if (has("avx2-gemm") || has("avx512-vnni")) {
     EXPECT_GE(checked[WeightDtype::kInt8], cases);
     EXPECT_GE(checked[WeightDtype::kInt4], cases);

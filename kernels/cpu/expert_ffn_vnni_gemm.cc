@@ -90,8 +90,8 @@ MOEBENCH_VNNI_GEMM void gate_up_tile(const QuantMatrix& G, const QuantMatrix& U,
         ig[0][t] = _mm512_add_epi32(ig[0][t], ig[k][t]);
         iu[0][t] = _mm512_add_epi32(iu[0][t], iu[k][t]);
       }
-      fg[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ig[0][t]), sg, fg[t]);
-      fu[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iu[0][t]), su, fu[t]);
+      fg[t] = _mm512_fmadd_ps(vec::to_ps16(ig[0][t]), sg, fg[t]);
+      fu[t] = _mm512_fmadd_ps(vec::to_ps16(iu[0][t]), su, fu[t]);
     }
   }
   const int64_t r0 = rb * 16;
@@ -136,7 +136,7 @@ MOEBENCH_VNNI_GEMM void down_tile(const QuantMatrix& D, const QTokens& h, int64_
     for (int m = 0; m < MR; ++m) {
       const __m512 s = _mm512_loadu_ps(D.pscale.data() + ((rb + m) * ng + g) * 16);
       for (int t = 0; t < NT; ++t)
-        f[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][t]), s, f[m][t]);
+        f[m][t] = _mm512_fmadd_ps(vec::to_ps16(acc[m][t]), s, f[m][t]);
     }
   }
   for (int m = 0; m < MR; ++m) {

@@ -19,14 +19,26 @@ inline constexpr float kExpPoly[7] = {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 
                                       0.5f,       1.0f,       1.0f};
 
 // e^x for 16 lanes, scaled by 2^n with vscalefps; inputs clamped to +-88.
+// The zero-masked forms with every lane selected compile to the same
+// unmasked instructions; the plain _mm512_max_ps, _mm512_roundscale_ps and
+// _mm512_scalef_ps of GCC 12 pass _mm512_undefined_ps() as the (unused)
+// merge source, which -Wuninitialized reported ~190 times once inlined.
 __attribute__((target("avx512f"))) inline __m512 exp16(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  constexpr __mmask16 kAll = 0xffff;
+  x = _mm512_maskz_max_ps(kAll, _mm512_maskz_min_ps(kAll, x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+  const __m512 n = _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2), x);
   __m512 p = _mm512_set1_ps(kExpPoly[0]);
   for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExpPoly[i]));
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(kAll, p, n);
+}
+
+// int32 -> fp32 for 16 lanes (vcvtdq2ps), zero-masked with every lane
+// selected for the same reason as in exp16: the plain _mm512_cvtepi32_ps
+// passes an undefined merge source that -Wmaybe-uninitialized reports.
+__attribute__((target("avx512f"))) inline __m512 to_ps16(__m512i x) {
+  return _mm512_maskz_cvtepi32_ps(__mmask16(0xffff), x);
 }
 
 // silu(g) * u for 16 lanes.

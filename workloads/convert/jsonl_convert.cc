@@ -11,6 +11,8 @@
 #include "core/trace/memory_source.h"
 #include "core/trace/routing.h"
 #include "core/util/atomic_file.h"
+#include "core/util/memory.h"
+#include "core/util/paths.h"
 #include "core/util/sha256.h"
 #include "core/util/strings.h"
 
@@ -61,8 +63,9 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     if (key.empty()) throw Error(fmt::format("--field {}=: expected the log's key name, found an empty one", field));
     keys[field] = {key};
   }
+  require_regular_file(opt.input, "a readable JSON-lines file");
   std::ifstream in(opt.input);
-  if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found no such file", opt.input));
+  if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found one that cannot be opened", opt.input));
   std::map<int64_t, Seq> seqs;
   ConvertSummary sum;
   std::string line;
@@ -196,18 +199,35 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   const int64_t width = widths[0] ? 0 : widths[1] ? k : E;
   sum.probs_width = width;
 
-  // Missing rows of the grid: counted, then an error, dropped or filled.
+  // Missing rows of the grid: counted from the rows present (never by
+  // visiting every position up to the largest, which a token of 2^31 made a
+  // 24 GB allocation), then an error, dropped or filled. Positions count
+  // from 0 in each sequence; a run of more than kMaxTokenGap positions with
+  // no row at all is refused as a wrong field mapping, not lost rows.
   std::string first_missing;
+  int64_t missing_tokens = 0, kept_estimate = 0;
   for (auto& [s, sq] : seqs) {
-    const int64_t n = sq.tokens.rbegin()->first + 1;
-    for (int64_t t = 0; t < n; ++t) {
-      auto& layers = sq.tokens[t];
-      layers.resize(L);
+    int64_t prev_t = -1;
+    for (auto& [t, layers] : sq.tokens) {
+      const int64_t gap = t - prev_t - 1;
+      if (gap > kMaxTokenGap) {
+        throw Error(fmt::format(
+            "{}: sequence {}: expected token positions 0, 1, 2, ... with at most {} consecutive positions missing, "
+            "found {} missing before token {}{} (is --field token=KEY mapped to the position in the sequence? a "
+            "log whose positions restart in every forward pass needs them renumbered per sequence)",
+            opt.input, s, kMaxTokenGap, gap, t, prev_t < 0 ? " (its first row)" : fmt::format(" (after token {})", prev_t)));
+      }
+      if (gap > 0 && first_missing.empty()) first_missing = fmt::format("seq {} token {} layer 0", s, prev_t + 1);
+      missing_tokens += gap;
+      sum.missing_rows += gap * L;
       for (int64_t l = 0; l < L; ++l) {
         if (layers[l].seen) continue;
-        if (sum.missing_rows++ == 0) first_missing = fmt::format("seq {} token {} layer {}", s, t, l);
+        ++sum.missing_rows;
+        if (first_missing.empty()) first_missing = fmt::format("seq {} token {} layer {}", s, t, l);
       }
+      prev_t = t;
     }
+    kept_estimate += prev_t + 1;
   }
   if (sum.missing_rows > 0 && opt.missing == "error") {
     throw Error(fmt::format("{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
@@ -215,11 +235,37 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
                             "fill copies the previous token's routing of that layer",
                             opt.input, L - 1, sum.missing_rows, first_missing));
   }
+  if (opt.missing == "fill") {
+    // Every position of every sequence is materialised: check it fits first.
+    const uint64_t per_token = uint64_t(L) * uint64_t(k * 8 + width * 4 + 64);
+    check_allocation(uint64_t(kept_estimate) * per_token,
+                     fmt::format("{}: --missing fill of {} tokens ({} of them with no row at all)", opt.input,
+                                 kept_estimate, missing_tokens));
+  }
   for (auto& [s, sq] : seqs) {
     std::map<int64_t, std::vector<Row>> kept;
     std::map<int64_t, bool> prompt;
     const std::vector<Row>* prev = nullptr;
+    int64_t prev_t = -1;
+    const int64_t seq_id = s;  // a structured binding cannot be captured before C++20 in clang 14
+    auto no_previous = [&](int64_t t, int64_t l) {
+      throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found sequence {} "
+                              "token {} layer {} missing at the sequence's start (use --missing drop)",
+                              opt.input, seq_id, t, l));
+    };
     for (auto& [t, layers] : sq.tokens) {
+      // Positions with no row at all.
+      for (int64_t g = prev_t + 1; g < t; ++g) {
+        if (opt.missing == "drop") {
+          ++sum.dropped_tokens;
+          continue;
+        }
+        if (!prev) no_previous(g, 0);
+        const int64_t nt = int64_t(kept.size());
+        prev = &(kept[nt] = *prev);
+        sum.filled_rows += L;
+      }
+      prev_t = t;
       bool whole = true;
       for (int64_t l = 0; l < L; ++l) whole = whole && layers[l].seen;
       if (!whole && opt.missing == "drop") {
@@ -229,11 +275,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       if (!whole) {
         for (int64_t l = 0; l < L; ++l) {
           if (layers[l].seen) continue;
-          if (!prev) {
-            throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found sequence {} "
-                                    "token {} layer {} missing at the sequence's start (use --missing drop)",
-                                    opt.input, s, t, l));
-          }
+          if (!prev) no_previous(t, l);
           layers[l] = (*prev)[l];
           ++sum.filled_rows;
         }

@@ -26,6 +26,9 @@
 // line gives) are an error by default, with their count; --missing drop
 // removes tokens with a missing layer, --missing fill copies the same layer
 // of the sequence's previous token (an error for a sequence's first token).
+// A run of more than kMaxTokenGap positions with no row at all is refused
+// (a position far beyond the rows the file holds is a wrong field mapping,
+// not lost rows), so memory is bounded by what the file holds.
 
 #include <cstdint>
 #include <map>
@@ -34,6 +37,9 @@
 #include "core/config/experiment.h"
 
 namespace moebench {
+
+// The most consecutive token positions of a sequence that may have no row.
+inline constexpr int64_t kMaxTokenGap = 4096;
 
 struct ConvertOptions {
   std::string input, out, model;

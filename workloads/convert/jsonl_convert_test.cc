@@ -213,6 +213,67 @@ TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
   }
 }
 
+// issue 39: one line with "token": 2147483653 was killed at 24 GB (every
+// position up to it was allocated), "token": 1e8 ended in std::bad_alloc.
+// Missing rows are counted from the rows present, and a gap of more than
+// kMaxTokenGap positions is refused by name, in milliseconds.
+TEST(JsonlConvert, APositionFarBeyondTheRowsIsRefusedNotAllocated) {
+  auto one_line = [](const std::string& token) {
+    return "{\"seq\": 0, \"token\": " + token + ", \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.7, 0.3]}\n";
+  };
+  for (const std::string token : {"2147483653", "100000000"}) {
+    const std::string e = convert_error(one_line(token));
+    EXPECT_NE(e.find("sequence 0: expected token positions 0, 1, 2, ... with at most 4096 consecutive positions "
+                     "missing, found " + token + " missing before token " + token + " (its first row)"),
+              std::string::npos)
+        << e;
+  }
+  // A gap within the limit is still counted, without visiting each position.
+  std::string text = lines(1, 2, false);
+  for (int l = 0; l < 32; ++l) {
+    text += "{\"seq\": 0, \"token\": 4000, \"layer\": " + std::to_string(l) +
+            ", \"experts\": [1, 2], \"probs\": [0.7, 0.3]}\n";
+  }
+  const std::string e = convert_error(text);
+  EXPECT_NE(e.find("found " + std::to_string(3998 * 32) + " missing (first: seq 0 token 2 layer 0)"), std::string::npos)
+      << e;
+}
+
+TEST(JsonlConvert, GapsAreDroppedOrFilledWholeTokens) {
+  std::string text = lines(1, 2, false);  // tokens 0 and 1
+  for (int l = 0; l < 32; ++l) {         // token 4: tokens 2 and 3 have no row at all
+    text += "{\"seq\": 0, \"token\": 4, \"layer\": " + std::to_string(l) +
+            ", \"experts\": [5, 6], \"probs\": [0.7, 0.3]}\n";
+  }
+  for (const std::string how : {"drop", "fill"}) {
+    testing::TempDir dir;
+    ConvertOptions o;
+    o.input = dir.write("log.jsonl", text).string();
+    o.out = (dir / "t.safetensors").string();
+    o.model = "mixtral-8x7b";
+    o.missing = how;
+    const ConvertSummary sum = convert_jsonl(o, ConfigPaths::defaults());
+    EXPECT_EQ(sum.missing_rows, 2 * 32) << how;
+    if (how == "drop") {
+      EXPECT_EQ(sum.dropped_tokens, 2);
+      EXPECT_EQ(sum.tokens, 3);
+    } else {
+      EXPECT_EQ(sum.filled_rows, 2 * 32);
+      EXPECT_EQ(sum.tokens, 5);
+      auto t = open_trace_file(o.out);
+      auto r = t->open(0, kIdsWeights);
+      TokenRecord rec;
+      std::vector<int32_t> first_ids;
+      for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(r->next(rec));
+        first_ids.push_back(rec.ids[0]);
+      }
+      // Tokens 2 and 3 copy token 1 (layer 0: experts (1 + 0) % 8 = 1); token 4 is its own.
+      EXPECT_EQ(first_ids, (std::vector<int32_t>{0, 1, 1, 1, 5}));
+    }
+  }
+}
+
 TEST(JsonlConvert, TopKProbabilitiesOnlyAreStoredAsTopP) {
   Log g(lines(1, 3, false));
   const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());

@@ -10,6 +10,7 @@
 
 #include "core/trace/safetensors.h"
 #include "core/util/error.h"
+#include "core/util/paths.h"
 
 namespace moebench {
 
@@ -118,8 +119,8 @@ std::unique_ptr<MoeModel> MoeModel::load(const std::filesystem::path& path,
   if (!std::filesystem::is_regular_file(file)) {
     throw Error(fmt::format(
         "model weights: expected a safetensors file or a folder holding model.safetensors, found "
-        "nothing at '{}' (train one with workloads/tiny_moe/train.py or `make tiny-models`)",
-        file.string()));
+        "{} at '{}' (train one with workloads/tiny_moe/train.py or `make tiny-models`)",
+        file_kind(file), file.string()));
   }
   const auto f = st::File::open(file);
   auto m = std::unique_ptr<MoeModel>(new MoeModel());
