@@ -188,7 +188,9 @@ characterize: build
 	  done; \
 	done
 
-# Hostile-input checks (README, "Reliability"); not part of `make test`.
+# Hostile-input checks (README, "Reliability"); not part of `make test` (.ci/run adds a
+# bounded make fuzz). libomp-14-dev: oneDNN's CMake config needs OpenMP for clang too (found
+# missing by scripts/fresh-check on a clean Debian 12).
 # asan: every C++ test under AddressSanitizer + UndefinedBehaviorSanitizer
 # (clang, CUDA off: nvcc does not take the sanitizer flags).
 # fuzz: each libFuzzer target for FUZZ_RUNS executions from the committed
@@ -200,7 +202,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS  ?= 1000000
 FUZZ_SEED  ?= 0
 FUZZ_TARGETS = experiment trace
-CLANG_PKGS = clang-14 libclang-rt-14-dev
+CLANG_PKGS = clang-14 libclang-rt-14-dev libomp-14-dev
 SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DMOEBENCH_CUDA=OFF \
             -DMOEBENCH_BENCHMARKS=OFF -DMOEBENCH_SANITIZE=ON
 asan: deps
