@@ -12,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels calibrate validation compare compare-suite fuzz-build fuzz-corpus report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -131,6 +131,18 @@ compare-suite:
 	  echo "make compare: expected a strategy preset configs/strategies/$(STRATEGY).toml, found none" >&2; exit 2; }
 	mkdir -p $(dir $(COMPARE_SUITE))
 	sed 's/example-fifo/$(STRATEGY)/g' suites/compare.toml > $(COMPARE_SUITE).tmp && mv $(COMPARE_SUITE).tmp $(COMPARE_SUITE)
+
+# Each fitted testbed's report (scripts/fit-testbed --json): its calibration
+# targets, each fitted constant's share of the baseline's step, and whether
+# the proposed system's published numbers stay attainable (issue 40);
+# analysis/testbeds.py shows them in the report. Runs the targets' suites.
+FITTED_TESTBEDS = hybrimoe-a6000 smoe-rtx4090 dali-rtx3090
+testbeds: build
+	mkdir -p results/testbeds
+	for p in $(FITTED_TESTBEDS); do \
+	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/fit-testbed $$p \
+	    --json results/testbeds/$$p.json || exit 1; \
+	done
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report

@@ -65,6 +65,46 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 # ---------------------------------------------------------------- figures and tables
 
 
+# ---------------------------------------------------------------- the two comparisons (issue 40)
+#
+# Every paper suite runs each case twice: "as-published" (each strategy on its
+# own implementation, a fitted profile entry only for the system it was
+# measured on) and "mechanism" (every strategy on one implementation, so only
+# the decisions differ). A figure script reads the rows of one comparison at a
+# time (find_part filters them); report.py runs every script in both and
+# counts the one the script says its paper's claim is judged in (JUDGED_IN).
+AS_PUBLISHED, MECHANISM = "as-published", "mechanism"
+COMPARISONS = (AS_PUBLISHED, MECHANISM)
+COMPARISON_COLUMN = "run.comparison.mode"
+_state = {"comparison": AS_PUBLISHED, "lookups": 0}
+
+
+def set_comparison(comparison: str) -> None:
+    """The comparison find_part returns rows of (report.py sets it before each run of a figure script)."""
+    if comparison not in COMPARISONS:
+        raise ValueError(f"expected a comparison among {COMPARISONS}, found {comparison!r}")
+    _state["comparison"] = comparison
+
+
+def comparison() -> str:
+    return _state["comparison"]
+
+
+def reset_lookups() -> int:
+    """How many suite parts were looked up since the last reset (0: the script reads no suite rows, so the
+    comparison does not apply to it: predictor and characterisation files)."""
+    n, _state["lookups"] = _state["lookups"], 0
+    return n
+
+
+def of_comparison(df: pd.DataFrame, comp: Optional[str] = None) -> pd.DataFrame:
+    """The rows of one comparison; rows written before comparisons existed count as as-published."""
+    comp = comp or comparison()
+    if COMPARISON_COLUMN not in df.columns:
+        return df if comp == AS_PUBLISHED else df.iloc[0:0]
+    return df[df[COMPARISON_COLUMN].fillna(AS_PUBLISHED) == comp]
+
+
 def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = False):
     """The latest complete run that holds `part` (its own suite, or a composite
     suite that includes it) and its successful rows of that part. Earlier runs
@@ -72,6 +112,7 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
     each part findable. Scripts whose checks are rated over the workload seeds
     pass all_seeds=True; the others get the lowest seed's rows only (one row
     per configuration, as they expect) and report "no margin"."""
+    _state["lookups"] += 1
     best = None
     for suite in (part,) + tuple(suites):
         for run in reversed(run_dirs(results, suite)):
@@ -82,7 +123,7 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
             df = load_runs(run)
             if "parts" not in df.columns:
                 continue
-            rows = df[df["parts"].fillna("").str.split(";").apply(lambda p: part in p)]
+            rows = of_comparison(df[df["parts"].fillna("").str.split(";").apply(lambda p: part in p)])
             if rows.empty:
                 continue
             best = (run, rows)
@@ -94,7 +135,15 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
     if not failed.empty:
         raise RuntimeError(f"{run}: {len(failed)} case(s) of part '{part}' failed: "
                            + "; ".join(failed["error"].astype(str).str[:80].tolist()))
-    rows = rows.drop_duplicates("case_id")
+    # One row per case; host-time measurements (decision_*, host_*) are averaged over a case's repetitions
+    # (the simulated metrics are the same in every repetition).
+    host = [c for c in rows.columns if c.startswith(("decision_", "host_")) and pd.api.types.is_numeric_dtype(rows[c])]
+    if host and rows["case_id"].duplicated().any():
+        means = rows.groupby("case_id", sort=False)[host].mean()
+        rows = rows.drop_duplicates("case_id").copy()
+        rows[host] = means.loc[rows["case_id"]].to_numpy()
+    else:
+        rows = rows.drop_duplicates("case_id")
     if not all_seeds and SEED_COLUMN in rows.columns and rows[SEED_COLUMN].nunique() > 1:
         rows = rows[rows[SEED_COLUMN] == rows[SEED_COLUMN].min()]
     return run, rows.reset_index(drop=True)
@@ -233,6 +282,13 @@ def checks_text(checks: dict) -> str:
 # three-valued: reproduced, not reproduced, inconclusive.
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+# Issue 40: a claim has two outcomes, its direction and its magnitude. "reproduced" needs both (or a direction
+# where the paper publishes no number); a direction that holds with the paper's number missed is its own outcome.
+DIRECTION_ONLY = "direction only"
+# Checks that hold by construction (a calibration target, the cost model's own assumption) are reported but not
+# counted; a figure made only of them gets this verdict and is left out of the counts.
+CONSTRUCTION = "construction"
+VERDICTS = (REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED, INCONCLUSIVE)
 MIN_SEEDS = 3
 REL_TOL = 0.02     # a time or speed effect must exceed 2 % (relative)
 ABS_TOL = 0.01     # a fraction (hit rate, share) effect must exceed 1 point
@@ -270,6 +326,29 @@ class Effect:
         return f"{v:+.3f}{self.unit}"
 
 
+class Claim:
+    """A claim's direction with its magnitude: `direction` an Effect (the harness's effect beyond the tolerance),
+    `magnitude` an Effect of kind 'band' (the harness's effect size against the paper's number, e.g.
+    within(harness speedup, paper speedup)), or None where the paper publishes no number."""
+
+    def __init__(self, direction: Effect, magnitude: Optional[Effect] = None):
+        self.direction, self.magnitude = direction, magnitude
+
+
+def faster(slow, fast, paper_speedup=None, tol: float = REL_TOL) -> Claim:
+    """`fast` faster than `slow` (times: slow / fast > 1 + tol), with the speedup slow / fast against the paper's
+    where it publishes one."""
+    h = float(slow) / float(fast) if float(fast) else float("nan")
+    return Claim(more(slow, fast, tol), within(h, paper_speedup) if paper_speedup else None)
+
+
+def speedup(fast_speed, slow_speed, paper_speedup=None, tol: float = REL_TOL) -> Claim:
+    """A speed (tokens/s) above another by more than tol, with the ratio against the paper's where it publishes
+    one."""
+    h = float(fast_speed) / float(slow_speed) if float(slow_speed) else float("nan")
+    return Claim(more(fast_speed, slow_speed, tol), within(h, paper_speedup) if paper_speedup else None)
+
+
 def more(a, b, tol: float = REL_TOL) -> Effect:
     """a larger than b by more than tol, relative (speeds, times, speedups)."""
     a, b = float(a), float(b)
@@ -305,24 +384,56 @@ def every(effects) -> Effect:
     return min(effects, key=lambda e: e.value if e.value == e.value else float("-inf"))
 
 
-class Check:
-    """A check's effects over the workload seeds and its verdict."""
+def every_claim(claims) -> Claim:
+    """All of several claims (e.g. 'on every model'): the weakest direction and the farthest magnitude."""
+    claims = list(claims)
+    mags = [c.magnitude for c in claims if c.magnitude is not None]
+    return Claim(every(c.direction for c in claims), every(mags) if len(mags) == len(claims) and mags else None)
 
-    def __init__(self, name: str, effects: dict):
-        self.name, self.effects = name, effects  # seed -> Effect
-        first = next(iter(effects.values()))
+
+class Check:
+    """A claim's effects over the workload seeds and its verdict.
+
+    `effects` maps seed -> Effect (a direction or, kind 'band', a magnitude on its own) or seed -> Claim (a
+    direction with its magnitude). The direction verdict is three-valued (reproduced, not reproduced,
+    inconclusive); with a magnitude, a direction that holds counts as reproduced only when the magnitude is inside
+    its band in every seed, and as DIRECTION_ONLY otherwise. `role`: "claim" (counted), "construction" (true by
+    construction: a calibration target, the cost model's own assumption; reported, not counted) or "host-time"
+    (depends on the host that ran the suite, measured with repetitions; counted, labelled). A check whose effects
+    are the same in every seed is marked seed-invariant: "every seed" is then one measurement, and says so."""
+
+    def __init__(self, name: str, effects: dict, role: str = "claim"):
+        self.name, self.role = name, role
+        self.effects = {sd: (e.direction if isinstance(e, Claim) else e) for sd, e in effects.items()}
+        mags = {sd: e.magnitude for sd, e in effects.items() if isinstance(e, Claim) and e.magnitude is not None}
+        self.magnitudes = mags if len(mags) == len(effects) else {}
+        first = next(iter(self.effects.values()))
         self.tol, self.kind, self.seedless = first.tol, first.kind, first.seedless
+        vals = [e.value for e in self.effects.values()]
+        self.seed_invariant = (len(vals) >= 2 and not self.seedless and all(v == v for v in vals)
+                               and max(vals) - min(vals) <= 1e-12 * max(1.0, max(abs(v) for v in vals)))
+        self.direction, self.reason = self._rate(self.effects)
+        self.magnitude = "not published"
+        if self.magnitudes:
+            m, _ = self._rate(self.magnitudes)
+            self.magnitude = "matches" if m == REPRODUCED else "differs"
+        self.verdict = self.direction
+        if self.kind == "band" and not self.magnitudes:
+            self.magnitude = "matches" if self.direction == REPRODUCED else "differs"
+        elif self.direction == REPRODUCED and self.magnitude == "differs":
+            self.verdict = DIRECTION_ONLY
+
+    def _rate(self, effects: dict):
         outcomes = {e.outcome() for e in effects.values()}
-        self.verdict, self.reason = INCONCLUSIVE, ""
+        kind = next(iter(effects.values())).kind
         if not (self.seedless or len(effects) >= MIN_SEEDS):
-            self.reason = f"{len(effects)} seed(s), {MIN_SEEDS} needed"
-        elif len(outcomes) == 1 and outcomes != {INCONCLUSIVE}:
-            self.verdict = outcomes.pop()
-        elif outcomes == {INCONCLUSIVE}:
-            self.reason = "within tolerance in every seed"
-        else:
-            self.reason = {"direction": "differs across seeds", "at_most": "exceeded in some seeds only"}.get(
-                self.kind, "inside the band in some seeds only")
+            return INCONCLUSIVE, f"{len(effects)} seed(s), {MIN_SEEDS} needed"
+        if len(outcomes) == 1 and outcomes != {INCONCLUSIVE}:
+            return outcomes.pop(), ""
+        if outcomes == {INCONCLUSIVE}:
+            return INCONCLUSIVE, "within tolerance in every seed"
+        return INCONCLUSIVE, {"direction": "differs across seeds", "at_most": "exceeded in some seeds only"}.get(
+            kind, "inside the band in some seeds only")
 
     def text(self) -> str:
         e = list(self.effects.values())
@@ -331,8 +442,19 @@ class Check:
         margin = {"direction": f"needs > {tol}", "at_most": f"must not exceed +{tol}"}.get(
             self.kind, f"band +-{tol} of the paper")
         seeds = "cost model only" if self.seedless else f"{len(e)} seed(s)"
+        if self.seed_invariant:
+            seeds += ", the same in every seed: one measurement"
         why = f"; {self.reason}" if self.reason else ""
-        return f"{self.name}: {self.verdict} (effect {vals}; {margin}; {seeds}{why})"
+        mag = ""
+        if self.magnitudes:
+            m = list(self.magnitudes.values())
+            mag = (f"; magnitude {self.magnitude} (harness/paper - 1: {', '.join(x.show() for x in m)}; band "
+                   f"+-{m[0].show(m[0].tol).lstrip('+')})")
+        elif self.kind != "band":
+            mag = "; magnitude not published"
+        label = {"construction": " [by construction: not counted]",
+                 "host-time": " [host time of the machine that ran the suite]"}.get(self.role, "")
+        return f"{self.name}{label}: {self.verdict} (effect {vals}; {margin}; {seeds}{why}{mag})"
 
 
 def seeds(df: pd.DataFrame):
@@ -379,28 +501,32 @@ def seeds_text(df: pd.DataFrame) -> str:
 
 
 def margin_text() -> str:
-    return (f"an effect counts above {100 * REL_TOL:.0f}% for speeds and times, {ABS_TOL:.2f} for fractions, "
-            f"a ratio within {100 * RATIO_BAND:.0f}% of the paper's, in every one of at least {MIN_SEEDS} seeds")
+    return (f"a direction counts above {100 * REL_TOL:.0f}% for speeds and times, {ABS_TOL:.2f} for fractions, and "
+            f"a magnitude within {100 * RATIO_BAND:.0f}% of the paper's number where it publishes one, each in every "
+            f"one of at least {MIN_SEEDS} seeds; reproduced needs both, direction only is its own outcome")
 
 
-def evaluate(df: pd.DataFrame, measure) -> dict:
-    """Runs measure(rows of one seed) -> {check name: Effect} for every seed; returns {name: Check}."""
-    return evaluate_seeds(dict(by_seed(df)), measure)
+def evaluate(df: pd.DataFrame, measure, roles: Optional[dict] = None) -> dict:
+    """Runs measure(rows of one seed) -> {check name: Effect or Claim} for every seed; returns {name: Check}.
+    `roles` maps a check name to "construction" or "host-time" (default "claim")."""
+    return evaluate_seeds(dict(by_seed(df)), measure, roles)
 
 
-def evaluate_seeds(per_seed: dict, measure) -> dict:
+def evaluate_seeds(per_seed: dict, measure, roles: Optional[dict] = None) -> dict:
     """evaluate() for data that comes one object per workload seed ({seed: data}, e.g. make characterize's
-    files): measure(data) -> {check name: Effect}; returns {name: Check}."""
+    files): measure(data) -> {check name: Effect or Claim}; returns {name: Check}."""
     per = {}
     for sd, data in per_seed.items():
         for name, eff in measure(data).items():
             per.setdefault(name, {})[sd] = eff
-    return {name: Check(name, effs) for name, effs in per.items()}
+    roles = roles or {}
+    return {name: Check(name, effs, roles.get(name, "claim")) for name, effs in per.items()}
 
 
-def evaluate_once(effects: dict) -> dict:
+def evaluate_once(effects: dict, roles: Optional[dict] = None) -> dict:
     """Checks measured once, outside the seeded suites (predictor JSON, characterisation): a Check each."""
-    return {name: Check(name, {None: eff}) for name, eff in effects.items()}
+    roles = roles or {}
+    return {name: Check(name, {None: eff}, roles.get(name, "claim")) for name, eff in effects.items()}
 
 
 def verdict_of(summary: dict) -> str:
@@ -413,13 +539,32 @@ def verdict_of(summary: dict) -> str:
 
 
 def figure_verdict(checks: dict) -> str:
-    """not reproduced if any check is not; else inconclusive if any is; else reproduced."""
-    vs = [c.verdict if isinstance(c, Check) else INCONCLUSIVE for c in checks.values()]
+    """Over the counted checks (not those true by construction): not reproduced if any is; else inconclusive if
+    any is; else direction only if any claim's magnitude misses the paper's; else reproduced. A figure whose
+    checks are all by construction is CONSTRUCTION (reported, not counted)."""
+    counted = [c for c in checks.values() if not (isinstance(c, Check) and c.role == "construction")]
+    if checks and not counted:
+        return CONSTRUCTION
+    vs = [c.verdict if isinstance(c, Check) else INCONCLUSIVE for c in counted]
     if NOT_REPRODUCED in vs:
         return NOT_REPRODUCED
     if INCONCLUSIVE in vs or not vs:
         return INCONCLUSIVE
+    if DIRECTION_ONLY in vs:
+        return DIRECTION_ONLY
     return REPRODUCED
+
+
+def outcome_counts(checks: dict) -> dict:
+    """How many counted checks have each outcome, and how many are by construction."""
+    out = {v: 0 for v in VERDICTS}
+    out[CONSTRUCTION] = 0
+    for c in checks.values():
+        if isinstance(c, Check) and c.role == "construction":
+            out[CONSTRUCTION] += 1
+        elif isinstance(c, Check):
+            out[c.verdict] = out.get(c.verdict, 0) + 1
+    return out
 
 
 # ---------------------------------------------------------------- characterisation data (make characterize)

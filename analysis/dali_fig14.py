@@ -15,6 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): assignment methods alone, over the same naive layout.
+JUDGED_IN = common.MECHANISM
 from dali_fig12 import SHORT  # noqa: E402
 
 FIG = "dali-fig14"
@@ -39,10 +42,20 @@ def run(results: str, out):
         return pd.DataFrame(recs)
 
     def measure(d):
-        mn = ratios(d)[["hybrimoe / naive", "greedy / naive", "greedy / hybrimoe"]].mean()
-        return {"both assigners beat Naive on average": common.every(
-                    [common.more(mn["hybrimoe / naive"], 1.0), common.more(mn["greedy / naive"], 1.0)]),
-                "greedy beats HybriMoE's assignment on average": common.more(mn["greedy / hybrimoe"], 1.0)}
+        # Per model (the figure shows each; its mean over the batch sizes): the direction; the paper's averages
+        # over models and batches (3.58x, 4.42x, 1.23x): the magnitudes.
+        r = ratios(d)
+        cols = ["hybrimoe / naive", "greedy / naive", "greedy / hybrimoe"]
+        mn, pm = r[cols].mean(), r.groupby("model")[cols].mean()
+        return {"HybriMoE's assignment beats Naive (every model; magnitude: the average)": common.Claim(
+                    common.every(common.more(x, 1.0) for x in pm["hybrimoe / naive"]),
+                    common.within(mn["hybrimoe / naive"], pv["hybrimoe"])),
+                "greedy beats Naive (every model; magnitude: the average)": common.Claim(
+                    common.every(common.more(x, 1.0) for x in pm["greedy / naive"]),
+                    common.within(mn["greedy / naive"], pv["greedy"])),
+                "greedy beats HybriMoE's assignment (every model; magnitude: the average)": common.Claim(
+                    common.every(common.more(x, 1.0) for x in pm["greedy / hybrimoe"]),
+                    common.within(mn["greedy / hybrimoe"], pv["greedy_over_hybrimoe"]))}
 
     checks = common.evaluate(rows, measure)
     table = ratios(common.seed_mean(rows))

@@ -13,6 +13,9 @@ import sys
 import pandas as pd
 
 import common
+
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
+JUDGED_IN = common.MECHANISM
 from dali_fig12 import SHORT
 
 FIG = "dali-fig15"
@@ -57,13 +60,21 @@ def run(results: str, out):
         return pd.DataFrame(recs)
 
     def measure(d):
+        # Per model (its mean over the batch sizes): greedy faster once planning is included, by the paper's
+        # average 1.70x; Opt_plan's planning share above the greedy's, the paper's 55% as its magnitude.
         t = planned(d)
-        return {"greedy faster than Opt_plan once planning is included":
-                    common.more(t["greedy / opt, planning included"].mean(), 1.0),
-                "Opt_plan's overhead above the greedy's in every case":
-                    common.every(common.more(o, g) for o, g in zip(t["opt overhead"], t["greedy overhead"]))}
+        per_model = t.groupby("model")["greedy / opt, planning included"].mean()
+        return {"greedy faster than Opt_plan once planning is included (every model; magnitude: the average)":
+                    common.Claim(common.every(common.more(x, 1.0) for x in per_model),
+                                 common.within(t["greedy / opt, planning included"].mean(), pv["greedy_over_opt"])),
+                "Opt_plan's overhead above the greedy's in every case (magnitude: Opt_plan's mean share)":
+                    common.Claim(common.every(common.more(o, g) for o, g in zip(t["opt overhead"], t["greedy overhead"])),
+                                 common.within(t["opt overhead"].mean(), pv["opt_overhead"]))}
 
-    checks = common.evaluate(rows, measure)
+    # Both depend on moebench's solver time on the machine that ran the suite (measured with repetitions).
+    checks = common.evaluate(rows, measure, roles={
+        "greedy faster than Opt_plan once planning is included (every model; magnitude: the average)": "host-time",
+        "Opt_plan's overhead above the greedy's in every case (magnitude: Opt_plan's mean share)": "host-time"})
     table = planned(common.seed_mean(rows))
     mean = float(table["greedy / opt, planning included"].mean())
     notes = ("Approximation: decode MoE layer-steps = moe_layer_steps minus one prefill step per batch and MoE "

@@ -17,6 +17,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetching methods on DALI's greedy assignment.
+JUDGED_IN = common.MECHANISM
+
 FIG = "dali-fig16"
 PART = "dali-fig16"
 TITLE = "DALI Fig. 16(a): prefetching methods on Mixtral (2 experts per layer)"

@@ -18,6 +18,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's own parameters (prefetch size, cache size, window).
+JUDGED_IN = common.MECHANISM
+
 FIG = "dali-fig18"
 TITLE = "DALI Fig. 18(a)-(d): prefetch size, cached experts, (w_size, u_size), hit rate over generation"
 

@@ -16,6 +16,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: DALI's techniques added one at a time.
+JUDGED_IN = common.MECHANISM
+
 PARTS = {"mixtral": "dali-fig19-mixtral", "qwen": "dali-fig19-qwen"}
 TITLE = "DALI Fig. 19: breakdown of gains (decode speed, 25% cache)"
 STEPS = [("ktransformers", "naive"), ("+greedy", "+greedy"), ("+prefetch", "+prefetch"), ("+cache", "+cache")]
@@ -57,12 +60,17 @@ def run(results: str, out):
                       for s, _ in STEPS]
             for (_, label), prev, cur in zip(STEPS[1:], speeds, speeds[1:]):
                 factors.setdefault(label, []).append(cur / prev)
-        return {f"{label} improves on the step before (mean of the two models)":
-                    common.more(sum(v) / len(v), 1.0) for label, v in factors.items()}
+        # The figure shows each model's bars, so each must improve (direction, per model; a mean once hid
+        # Mixtral's +0.1-0.7% cache step); the text's factor is the two models' mean (magnitude).
+        return {f"{label} improves on the step before (on every model; magnitude: the mean of the two)":
+                    common.Claim(common.every(common.more(f, 1.0) for f in v),
+                                 common.within(sum(v) / len(v), pv[label])) for label, v in factors.items()}
 
     checks = common.evaluate(both, measure)
     notes = ("Decode tokens/s per model; each step over the one before it. The paper states the factors for "
-             "both models together (greedy 4.1x over naive, prefetch +9%, cache +38%). Numbers: "
+             "both models together (greedy 4.1x over naive, prefetch +9%, cache +38%); its figure shows each "
+             "model's bars, so a step's direction must hold on every model, and its magnitude is the two models' "
+             "mean against the stated factor. Numbers: "
              + common.seeds_text(both) + "; step factors (mean of the two models) "
              + ", ".join(f"{k} {v:.2f}x" for k, v in helps.items()) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks)

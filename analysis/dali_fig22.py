@@ -15,6 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other.
+JUDGED_IN = common.AS_PUBLISHED
 from dali_fig12 import BASELINES, SHORT  # noqa: E402
 
 FIG = "dali-fig22"
@@ -34,8 +37,12 @@ def run(results: str, out):
         return sp, {(m, b): float(g[f"dali / {b}"].mean()) for m, g in sp.groupby("model") for b in BASELINES}
 
     def measure(d):
+        # Per model (the figure shows each): DALI faster than each baseline (its mean over the decoding
+        # lengths), by the paper's average speedup (the text's numbers; the text says Mixtral, the caption
+        # DeepSeek, so both models are held to them).
         _, mn = mean_speedups(d)
-        return {f"{m}: DALI faster than every baseline": common.every(common.more(mn[(m, b)], 1.0) for b in BASELINES)
+        return {f"{m}: DALI faster than every baseline": common.every_claim(
+                    common.Claim(common.more(mn[(m, b)], 1.0), common.within(mn[(m, b)], pv[b])) for b in BASELINES)
                 for m in sorted({k[0] for k in mn})}
 
     checks = common.evaluate(rows, measure)

@@ -17,6 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): cache policies inside DALI's system.
+JUDGED_IN = common.MECHANISM
 from dali_fig12 import SHORT  # noqa: E402
 
 FIG = "dali-fig7-17"
@@ -49,7 +52,10 @@ def run(results: str, out):
     def measure(d):
         t = tabulate(d)
         mix = t[t["model"] == "mixtral"]
-        return {"17a: workload-aware faster than the MRS update on average": common.more(t["speedup wa / mrs"].mean(), 1.0),
+        per_model = t.groupby("model")["speedup wa / mrs"].mean()
+        return {"17a: workload-aware faster than the MRS update (every model; magnitude: the average)": common.Claim(
+                    common.every(common.more(x, 1.0) for x in per_model),
+                    common.within(t["speedup wa / mrs"].mean(), pv["speedup_over_hybrimoe_update"])),
                 "17b: workload-aware hit rate above LRU and MRS at every ratio (Mixtral)": common.every(
                     common.more_abs(wa, max(lru, mrs)) for wa, lru, mrs in
                     zip(mix["hit workload-aware"], mix["hit lru"], mix["hit hybrimoe-mrs"]))}

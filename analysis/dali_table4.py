@@ -11,6 +11,9 @@ import pandas as pd
 
 import common
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
+JUDGED_IN = common.MECHANISM
+
 PART = "dali-table4"
 TITLE = "DALI Table 4: MoE time, greedy vs optimal assignment (decode, 32 tokens)"
 SHORT = {"deepseek-v2-lite": "deepseek", "mixtral-8x7b": "mixtral"}
@@ -41,8 +44,12 @@ def run(results: str, out):
                          "greedy decision us/layer": float(gr["decision_assigner_ns"]) / 1e3})
         return pd.DataFrame(recs)
 
-    checks = common.evaluate(rows, lambda d: {"greedy's MoE time above Opt's in every (model, batch)": common.every(
-        common.more(g, o) for g, o in zip(tabulate(d)["greedy MoE s"], tabulate(d)["opt MoE s"]))})
+    # Per (model, batch): greedy's MoE time above the exact optimum's (direction), by the paper's ratio of the
+    # two (Table 4's numbers; magnitude).
+    checks = common.evaluate(rows, lambda d: {"greedy's MoE time above Opt's in every (model, batch)":
+        common.every_claim(common.Claim(common.more(r["greedy MoE s"], r["opt MoE s"]),
+                                        common.within(r["greedy/opt"], r["paper greedy/opt"]))
+                           for _, r in tabulate(d).iterrows())})
     table = tabulate(common.seed_mean(rows))
     notes = ("MoE time = decode time minus the non-MoE GPU work of the decode steps. The exact assignment is "
              "optimal only under DALI's planning model (t_gpu = max(copy, compute), copies pipelined behind "

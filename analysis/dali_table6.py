@@ -15,6 +15,9 @@ import pandas as pd
 
 import common
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): the solver's share of DALI's own step.
+JUDGED_IN = common.AS_PUBLISHED
+
 FIG = "dali-table6"
 PART = "dali-table6"
 TITLE = "DALI Table 6: assignment overhead share of end-to-end time (DeepSeek, batch 8)"
@@ -46,11 +49,16 @@ def run(results: str, out):
 
     def measure(d):
         _, mean, spread = tabulate(d)
-        return {"DALI's share above HybriMoE's (paper 4.50% vs 3.01%)": common.more(mean["dali"], mean["hybrimoe"]),
+        paper = {s: sum(pv[s]) / len(pv[s]) for s in ("dali", "hybrimoe")}
+        return {"DALI's share above HybriMoE's (paper 4.50% vs 3.01%)": common.Claim(
+                    common.more(mean["dali"], mean["hybrimoe"]), common.within(mean["dali"], paper["dali"])),
                 "each share roughly constant over lengths (spread < half its mean)": common.every(
                     common.Effect(1 - spread[s] / (0.5 * mean[s]), 0.0) for s in mean)}
 
-    checks = common.evaluate(rows, measure)
+    # Both are moebench's assigner time on the machine that ran the suite (measured with repetitions).
+    checks = common.evaluate(rows, measure, roles={
+        "DALI's share above HybriMoE's (paper 4.50% vs 3.01%)": "host-time",
+        "each share roughly constant over lengths (spread < half its mean)": "host-time"})
     table, mean, spread = tabulate(common.seed_mean(rows))
     notes = ("Sequence length = generated tokens (prompt 32). Host time is the C++ assigner of moebench on the "
              "machine that ran the suite (the papers' planners run in Python inside their frameworks); the share "

@@ -13,6 +13,9 @@ import sys
 import pandas as pd
 
 import common
+
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's settings against HybriMoE's measured speed.
+JUDGED_IN = common.AS_PUBLISHED
 from dali_fig12 import SHORT
 
 FIG = "dali-table9"
@@ -39,13 +42,16 @@ def run(results: str, out):
                 r = dl[(dl["strategy.cache.params.w_size"].astype(int) == w)
                        & (dl["strategy.cache.params.u_size"].astype(int) == u)]
                 v = float(r["decode_tokens_per_s"].iloc[0]) if not r.empty else float("nan")
-                ratios.setdefault(m, []).append(v / hyb)
+                ratios.setdefault(m, []).append((v / hyb, p / p_hyb))
                 recs.append({"model": m, "setting": f"({w}, {u})", "tok/s": v, "/ HybriMoE": v / hyb,
                              "paper tok/s": p, "paper / HybriMoE": p / p_hyb})
         return recs, ratios
 
+    # Per model: every (w_size, u_size) setting faster than HybriMoE (direction), by the paper's ratio of the
+    # two speeds for that setting (magnitude).
     checks = common.evaluate(rows, lambda d: {
-        f"{m}: every setting faster than HybriMoE": common.every(common.more(x, 1.0) for x in rs)
+        f"{m}: every setting faster than HybriMoE": common.every_claim(
+            common.Claim(common.more(x, 1.0), common.within(x, p)) for x, p in rs)
         for m, rs in tabulate(d)[1].items()})
     recs, _ = tabulate(common.seed_mean(rows))
     table = pd.DataFrame(recs)

@@ -18,6 +18,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other (HybriMoE, kTransformers, llama.cpp, AdapMoE).
+JUDGED_IN = common.AS_PUBLISHED
+
 PART = "hybrimoe-fig7-8"
 TITLE = "HybriMoE Fig. 7-8: prefill TTFT and decode throughput vs baselines (cache 25/50/75%)"
 STRATS = ["llamacpp", "adapmoe", "ktransformers-frequency", "hybrimoe"]
@@ -45,10 +48,20 @@ def run(results: str, out):
         not_llama = [s for s in STRATS if s != "llamacpp"]
         llama_worst = [common.more(r["llamacpp"], max(r[s] for s in not_llama)).outcome() == common.REPRODUCED
                        for _, r in ttft.iterrows()]
+        # The paper's numbers are averages over the configurations (prefill 1.33x, decode 1.70x over
+        # kTransformers): the direction must hold in every configuration, the magnitude is the average.
+        pre = ttft["ktransformers-frequency"] / ttft["hybrimoe"]
+        dsp = dec["hybrimoe"] / dec["ktransformers-frequency"]
         return {"HybriMoE has the lowest TTFT in every configuration": common.every(
                     common.more(min(r[s] for s in others), r["hybrimoe"]) for _, r in ttft.iterrows()),
                 "HybriMoE has the highest decode throughput in every configuration": common.every(
                     common.more(r["hybrimoe"], max(r[s] for s in others)) for _, r in dec.iterrows()),
+                "HybriMoE over kTransformers, prefill (faster in every configuration; magnitude: the average)":
+                    common.Claim(common.every(common.more(x, 1.0) for x in pre),
+                                 common.within(pre.mean(), pv["prefill_vs_ktransformers"])),
+                "HybriMoE over kTransformers, decode (faster in every configuration; magnitude: the average)":
+                    common.Claim(common.every(common.more(x, 1.0) for x in dsp),
+                                 common.within(dsp.mean(), pv["decode_vs_ktransformers"])),
                 "llama.cpp has the highest TTFT (by the margin) in most configurations":
                     common.Effect(sum(llama_worst) / len(llama_worst) - 0.5, 0.0)}
 

@@ -16,6 +16,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): two cache policies (MRS, LRU) inside HybriMoE.
+JUDGED_IN = common.MECHANISM
+
 PART = "hybrimoe-fig9"
 TITLE = "HybriMoE Fig. 9: decode hit rate, MRS vs LRU"
 SHORT = {"mixtral-8x7b": "mixtral", "deepseek-v2-lite": "deepseek", "qwen2-57b-a14b": "qwen2"}
@@ -36,11 +39,20 @@ def run(results: str, out):
         return piv["mrs" + suffix] - piv["lru" + suffix]
 
     def measure(d):
+        # Per model (the paper's text gives each model's two hit rates at 25%): MRS above LRU (direction) by the
+        # paper's gap (magnitude, within the band of the gap); the gap narrowing towards 75% (direction only:
+        # the text gives 75% for Mixtral alone).
         g = gaps(d)
         at25, at75 = g.xs(25, level="cache %"), g.xs(75, level="cache %")
-        return {"MRS above LRU at 25% on every model": common.every(common.Effect(v, common.ABS_TOL) for v in at25),
-                "the gap narrows from 25% to 75% on every model":
-                    common.every(common.more_abs(at25[m], at75[m]) for m in at25.index)}
+        out = {}
+        for m in at25.index:
+            paper_gap = pv.get(f"{m}.mrs.25", float("nan")) - pv.get(f"{m}.lru.25", float("nan"))
+            out[f"MRS above LRU at 25% on {m}"] = common.Claim(
+                common.Effect(at25[m], common.ABS_TOL),
+                common.within(at25[m], paper_gap) if paper_gap == paper_gap else None)
+        out["the gap narrows from 25% to 75% on every model"] = common.every(
+            common.more_abs(at25[m], at75[m]) for m in at25.index)
+        return out
 
     checks = common.evaluate(df, measure)
     verdict = common.figure_verdict(checks)

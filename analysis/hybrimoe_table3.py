@@ -17,6 +17,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: HybriMoE's techniques added one at a time to one runtime.
+JUDGED_IN = common.MECHANISM
+
 PART = "hybrimoe-table3"
 TITLE = "HybriMoE Table III: technique breakdown (Qwen2-57B-A14B, 25% cache)"
 # harness strategy name -> the paper's row
@@ -39,13 +42,18 @@ def run(results: str, out):
         return lat
 
     def measure(d):
-        # The paper's trend per phase: every technique helps, and the paper's fastest row is the harness's.
+        # Per phase and technique: faster than the baseline (direction) by the paper's speedup where the table
+        # gives the row (magnitude); and the paper's fastest row the harness's fastest (direction only).
         lat, out = latencies(d), {}
         for phase in ("prefill", "decode"):
             rows_p = [r for r in ROWS.values() if pv[phase].get(r) is not None]
             paper_best = min(rows_p, key=lambda r: pv[phase][r])
-            out[f"{phase}: every technique faster than the baseline"] = common.every(
-                common.more(lat["baseline"][phase], lat[r][phase]) for r in ROWS.values() if r != "baseline")
+            for r in ROWS.values():
+                if r == "baseline":
+                    continue
+                paper = pv[phase]["baseline"] / pv[phase][r] if pv[phase].get(r) else None
+                out[f"{phase}: '{r}' faster than the baseline"] = common.faster(lat["baseline"][phase],
+                                                                                lat[r][phase], paper)
             out[f"{phase}: '{paper_best}' (the paper's fastest) the fastest"] = common.every(
                 common.more(lat[r][phase], lat[paper_best][phase]) for r in rows_p if r != paper_best)
         return out

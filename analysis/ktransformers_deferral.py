@@ -16,6 +16,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): KTransformers on its own runtime, with and without Expert Deferral.
+JUDGED_IN = common.AS_PUBLISHED
+
 PART = "ktransformers-deferral"
 TITLE = "KTransformers Expert Deferral: deferred experts 0/2/3/4 (DeepSeek-V3 BF16)"
 
@@ -26,17 +29,28 @@ def run(results: str, out):
         return None
     pv = common.paper_values("ktransformers")["deferral"]
 
-    def sweep(df):
-        d = df[df["strategy"] == "deferral"].copy()
+    contexts = sorted(seeded["workload.prompt_len"].astype(int).unique())
+    table_context = contexts[0]  # the table and figure: the shortest context (the suite's first)
+
+    def sweep(df, context=None):
+        d = df[(df["strategy"] == "deferral")
+               & (df["workload.prompt_len"].astype(int) == (table_context if context is None else context))].copy()
         d["n"] = d["strategy.deferral.params.n_deferred"].astype(int)
         return d.sort_values("n").set_index("n")
 
     def measure(df):
-        speed = sweep(df)["decode_tokens_per_s"].astype(float)
-        # Paper trend: 2 helps, 3 helps more, 4 no further gain.
-        return {"2 deferred experts faster than none": common.more(speed[2], speed[0]),
-                "3 deferred faster than 2": common.more(speed[3], speed[2]),
-                "4 deferred no faster than 3": common.no_more(speed[4], speed[3])}
+        # Paper trend: 2 helps, 3 helps more, 4 no further gain; with its numbers: one layer's time -19% with 2
+        # deferred (a step's speed x 1/(1 - 0.19) here) and decode throughput +33% with 3. Each must hold at
+        # every context length the suite runs.
+        out = {}
+        per = [sweep(df, c)["decode_tokens_per_s"].astype(float) for c in contexts]
+        out["2 deferred experts faster than none"] = common.every_claim(
+            common.speedup(s[2], s[0], 1.0 / (1.0 - pv["layer_time_reduction.2"])) for s in per)
+        out["3 deferred faster than 2"] = common.every(common.more(s[3], s[2]) for s in per)
+        out["3 deferred: decode throughput over none"] = common.every_claim(
+            common.speedup(s[3], s[0], 1.0 + pv["decode_throughput_gain.3"]) for s in per)
+        out["4 deferred no faster than 3"] = common.every(common.no_more(s[4], s[3]) for s in per)
+        return out
 
     checks = common.evaluate(seeded, measure)
     df = common.seed_mean(seeded)
@@ -57,7 +71,10 @@ def run(results: str, out):
     table = pd.DataFrame(recs)
     t = table.set_index("deferred experts")
     gain = t["decode throughput gain"]
-    notes = (f"Time reduction and throughput gain relative to no deferral. The paper's reductions are for one "
+    notes = (f"Time reduction and throughput gain relative to no deferral, at a {table_context}-token context (the "
+             f"checks hold at every context the suite runs: {', '.join(str(c) for c in contexts)} tokens; at batch 1 "
+             "every routed expert runs on the CPU at one token, so the workload seed cannot change the sweep, and "
+             "the context length is what varies). The paper's reductions are for one "
              f"layer's execution time, the harness's for the whole decode step. Paper trend: {pv['trend']}. Numbers: "
              + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "; 'no faster' counts unless the "
              "gain exceeds 2%): " + common.checks_text(checks) + ". "

@@ -19,6 +19,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): execution modes of KTransformers' own runtime.
+JUDGED_IN = common.AS_PUBLISHED
+
 PART = "ktransformers-fig1"
 TITLE = "KTransformers Fig. 1-style timelines: one DeepSeek-V3 decode step (A100 server, BF16)"
 MODES = ["serialised", "overlapped", "deferral"]
@@ -92,7 +95,8 @@ def run(results: str, out):
                 "deferral: shorter step": common.more(step["overlapped"], step["deferral"]),
                 "overlapped faster than serialised": common.more(step["serialised"], step["overlapped"])}
 
-    checks = common.evaluate(seeded, measure)
+    # The serialised mode runs the CPU after the GPU by definition: that check holds by construction.
+    checks = common.evaluate(seeded, measure, roles={"serialised: no CPU-GPU overlap (below 0.001 ms)": "construction"})
     per_seed = [steps(d) for _, d in common.by_seed(seeded)]
     table = pd.concat([p[0] for p in per_seed]).groupby("mode", sort=False, as_index=False).mean()
     windows = per_seed[0][1]  # the figure shows the lowest seed

@@ -16,6 +16,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): a baseline's measured wait for copies.
+JUDGED_IN = common.AS_PUBLISHED
+
 PART = "smoe-fig13"
 TITLE = "SMoE Fig. 13: decode time breakdown per token (DeepSeek-V3, 2 prefetched experts)"
 PARTS = [("predict", "bd_predict_ms_per_token"), ("GPU compute", "bd_gpu_compute_ms_per_token"),

@@ -16,6 +16,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetch counts and methods on SMoE's execution and cache.
+JUDGED_IN = common.MECHANISM
+
 PART = "smoe-fig14"
 TITLE = "SMoE Fig. 14: prefetch count vs throughput and hit rate (DeepSeek-V3, 8 slots/layer)"
 AXIS = {"token-wise": "strategy.prefetcher.params.n", "flex": "strategy.prefetcher.params.n",

@@ -18,6 +18,9 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): the hit rates of three prefetch methods.
+JUDGED_IN = common.MECHANISM
+
 PART = "smoe-table1-deepseek-v3"
 TITLE = "SMoE Fig. 15: decode hit rate, DeepSeek-V3, 8 cached experts per layer"
 SYSTEMS = [("static", "Static"), ("hybrimoe", "HybriMoE (N=1)"), ("smoe", "SMoE (N=2)"), ("smoe-flex", "SMoE-Flex (N=3)")]

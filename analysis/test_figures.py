@@ -90,18 +90,19 @@ def test_smoe_fig15_uses_the_layers_each_system_prefetches_on(tmp_path):
 
 
 def test_report_lists_every_figure_and_the_pending_ones(results, tmp_path):
+    import re
     r = subprocess.run([sys.executable, str(ROOT / "analysis" / "report.py"), "--results", str(results), "--out",
                         str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     index = (tmp_path / "index.md").read_text()
     assert "[Fig. 9](hybrimoe-fig9.md)" in index
-    assert "| HybriMoE | Table III | not run |" in index
+    # Each row says which comparison the paper's claim is judged in.
+    assert re.search(r"\| HybriMoE \| Table III \| (mechanism|as-published) \| not run \|", index), index
     assert "## Pending" in index and "KTransformers" in index
     html = (tmp_path / "index.html").read_text()
     assert "<img src='hybrimoe-fig9.png'" in html
     # Every in-page link has its target (figures not run have no section), and
     # a missing number prints as "-", never "nan"; no internal issue numbers.
-    import re
     ids = set(re.findall(r"id='([^']+)'", html))
     links = re.findall(r"href='#([^']+)'", html)
     assert links and set(links) <= ids, set(links) - ids
@@ -357,8 +358,10 @@ def test_report_shows_verdicts_before_and_after_against_the_reference(results, t
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "before and after" not in (tmp_path / "report" / "index.md").read_text()  # no reference yet
-    r = subprocess.run(cmd + ["--accept"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    # The reference as --accept writes it (--accept itself refuses results run from an uncommitted tree, which a
+    # development checkout may be: test_report_accept_refuses_stale_results).
+    import report
+    report.accept_reference(report.run_all(str(results), tmp_path / "accept"), ref)
     t = pd.read_csv(ref)
     fig9 = t[t["figure"] == "Fig. 9"].iloc[0]
     assert fig9["verdict"] in VERDICTS and fig9["recorded"].endswith(tuple("0123456789"))
@@ -408,3 +411,25 @@ def test_report_only_selects_the_figures_a_suite_or_part_produces():
                                                               "ktransformers_deferral", "smoe_fig14"]
     assert [f[0] for f in report.figures_of(["dali-fig17-mixtral"])] == ["dali_fig7_17"]  # a pattern in FIGURES
     assert [f[0] for f in report.figures_of(["smoke"])] == []
+
+
+def test_report_accept_refuses_stale_results(tmp_path):
+    # issue 40: the reference was once re-recorded from runs made before two presets were refitted.
+    import json
+    import report
+    run = tmp_path / "results" / "hybrimoe-fig9" / "20260101T000000Z-x"
+    run.mkdir(parents=True)
+    entry = {"status": "ok", "paper": "HybriMoE", "figure": "Fig. 9", "summary": {"run": str(run)}}
+    for prov, why in (({"git_commit": "abc", "git_dirty": True}, "uncommitted tree"),
+                      ({"git_commit": "0" * 40, "git_dirty": False}, "unknown here")):
+        (run / "manifest.json").write_text(json.dumps({"provenance": prov}))
+        stale = report.stale_results([entry])
+        assert any(why in s for s in stale), stale
+    # A run at a commit after which the results' dependencies changed: the first commit of the repository.
+    import subprocess
+    first = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                           text=True).stdout.split()[0]
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if first != head:  # a shallow clone has one commit: nothing to compare
+        (run / "manifest.json").write_text(json.dumps({"provenance": {"git_commit": first, "git_dirty": False}}))
+        assert any("changed since" in s for s in report.stale_results([entry]))

@@ -102,3 +102,71 @@ def test_evaluate_seeds_takes_one_object_per_seed():
     checks = common.evaluate_seeds(per_seed, lambda d: {"a above b": common.more_abs(d["a"], d["b"])})
     assert checks["a above b"].verdict == REPRODUCED
     assert sorted(checks["a above b"].effects) == [1, 2, 3]
+
+
+# ---- issue 40: direction and magnitude, construction, seed invariance, the two comparisons
+
+def test_a_claim_needs_its_magnitude_as_well_as_its_direction():
+    # DALI Fig. 19 was "reproduced" at +greedy 2.55x against the paper's 4.1x: the direction held, the number not.
+    claims = {s: common.faster(2.55 * t, t, 4.1) for s, t in ((1, 1.0), (2, 1.1), (3, 0.9))}
+    c = common.Check("greedy over naive", claims)
+    assert c.direction == REPRODUCED and c.magnitude == "differs" and c.verdict == common.DIRECTION_ONLY
+    assert "magnitude differs" in c.text()
+    ok = common.Check("greedy", {s: common.faster(4.0, 1.0, 4.1) for s in (1, 2, 3)})
+    assert ok.verdict == REPRODUCED and ok.magnitude == "matches"
+    # Without a published number the direction decides, and the text says the magnitude is not published.
+    bare = common.Check("trend", {s: common.Claim(common.more(1.1, 1.0)) for s in (1, 2, 3)})
+    assert bare.verdict == REPRODUCED and "magnitude not published" in bare.text()
+    # A direction that fails is not rescued by a magnitude that matches.
+    bad = common.Check("slower", {s: common.faster(1.0, 1.2, 0.9) for s in (1, 2, 3)})
+    assert bad.verdict == NOT_REPRODUCED
+    # The figure: direction only when every direction holds and some magnitude misses.
+    assert common.figure_verdict({"a": ok, "b": c}) == common.DIRECTION_ONLY
+    assert common.figure_verdict({"a": ok}) == REPRODUCED
+    assert common.figure_verdict({"a": ok, "b": c, "c": bad}) == NOT_REPRODUCED
+
+
+def test_every_claim_takes_the_weakest_direction_and_the_farthest_magnitude():
+    c = common.every_claim([common.faster(2.0, 1.0, 2.0), common.faster(1.5, 1.0, 2.0)])
+    assert abs(c.direction.value - 0.5) < 1e-12  # the 1.5x one
+    assert abs(c.magnitude.value - (-0.25)) < 1e-12  # 1.5 / 2.0 - 1
+
+
+def test_checks_true_by_construction_are_listed_but_not_counted():
+    # DALI Table 8's cosines are calibration targets; KTransformers Fig. 1's serialised mode has no overlap by definition.
+    built = common.Check("calibrated", {s: common.Effect(0.1, common.ABS_TOL) for s in (1, 2, 3)}, role="construction")
+    real = common.Check("claim", {s: common.Effect(-0.1, common.ABS_TOL) for s in (1, 2, 3)})
+    assert "by construction: not counted" in built.text()
+    assert common.figure_verdict({"x": built}) == common.CONSTRUCTION
+    assert common.figure_verdict({"x": built, "y": real}) == NOT_REPRODUCED
+    counts = common.outcome_counts({"x": built, "y": real})
+    assert counts[common.CONSTRUCTION] == 1 and counts[NOT_REPRODUCED] == 1 and counts[REPRODUCED] == 0
+
+
+def test_a_check_the_seed_cannot_change_says_so():
+    # The deferral sweep gave identical numbers in every seed: one measurement, not three.
+    same = common.Check("deferral", {s: common.more(1.29, 1.0) for s in (1, 2, 3)})
+    assert same.seed_invariant and "the same in every seed: one measurement" in same.text()
+    varied = common.Check("x", {s: common.more(1.29 + 0.01 * s, 1.0) for s in (1, 2, 3)})
+    assert not varied.seed_invariant
+
+
+def test_find_part_returns_the_rows_of_the_comparison_asked_for(tmp_path):
+    import json
+    run = tmp_path / "p" / "20261125T000000Z-x"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"status": "complete"}))
+    rows = [{"case_id": f"c{i}", "parts": "p", "status": "ok", "strategy": "s", common.COMPARISON_COLUMN: comp}
+            for i, comp in enumerate(common.COMPARISONS)]
+    (run / "runs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    try:
+        for comp in common.COMPARISONS:
+            common.set_comparison(comp)
+            _, df = common.find_part(str(tmp_path), "p", suites=())
+            assert list(df[common.COMPARISON_COLUMN]) == [comp]
+    finally:
+        common.set_comparison(common.AS_PUBLISHED)
+    # Rows written before comparisons existed count as as-published.
+    legacy = pd.DataFrame([{"a": 1}])
+    assert len(common.of_comparison(legacy, common.AS_PUBLISHED)) == 1
+    assert len(common.of_comparison(legacy, common.MECHANISM)) == 0

@@ -181,6 +181,40 @@ def declared_targets() -> dict:
     return out
 
 
+def fit_reports(results: str) -> list:
+    """results/testbeds/<profile>.json (make testbeds: scripts/fit-testbed --json), one per fitted testbed."""
+    import json
+    import pathlib
+    root = pathlib.Path(results) / "testbeds"
+    return [json.loads(p.read_text()) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
+
+
+def fit_markdown(reports: list) -> str:
+    """Each fitted constant with its share of its baseline's step, and the proposed systems' published numbers
+    against their bounds (issue 40)."""
+    if not reports:
+        return ("\n\nFitted constants and feasibility: not run (`make testbeds`: each fitted constant's share of its "
+                "baseline's step, and whether the proposed systems' published numbers stay attainable).")
+    s = ("\n\n**Fitted constants and their share of the step** (`make testbeds`; the time a fitted key adds over "
+         "its profile default, the key unset, in the baseline's step it was fitted on; a fitted constant is "
+         "calibration, not hardware):\n\n| testbed | key | value | target (baseline) | step | step without | share |\n"
+         "|---|---|---|---|---|---|---|\n")
+    for r in reports:
+        for x in r.get("shares", []):
+            s += (f"| {r['profile']} | `{x['key']}` | {x['value']:.4g} | {x['target']} ({x['system']}) | "
+                  f"{x['step']:.4g} {x['unit']} | {x['step_without']:.4g} | {100 * x['share']:.1f}% |\n")
+    s += ("\n**Feasibility** (the proposed system's published numbers, bounds never targets: each under its own "
+          "implementation, with every routed expert's compute and copies free, so the bound is what no policy "
+          "avoids; scripts/fit-testbed refuses a fit that makes one unattainable):\n\n"
+          "| testbed | id | system | published | bound | attainable |\n|---|---|---|---|---|---|\n")
+    for r in reports:
+        for f in r.get("feasibility", []):
+            culprits = "; ".join(f"{c['key']} {c['part']:.3g}" for c in f.get("culprits", []))
+            s += (f"| {r['profile']} | {f['id']} | {f['system']} | {f['published']:.4g} {f['unit']} | "
+                  f"{f['relation']} {f['bound']:.4g} | {'yes' if f['attainable'] else 'NO: ' + culprits} |\n")
+    return s
+
+
 def run(results: str, out):
     recs, runs = [], []
     for part in (_ktransformers, _hybrimoe, _smoe, _dali, _smoe_breakdown, _dali_breakdown):
@@ -221,6 +255,7 @@ def run(results: str, out):
     headline = (f"{n_t_ok} of {n_t} calibration targets and {n_c_ok} of {n_c} checks within tolerance; harness/paper "
                 + ", ".join(f"{r['paper']} {r['baseline']} {r['model']} {r['harness / paper']:.2f}"
                             for _, r in table.iterrows()))
+    notes += fit_markdown(fit_reports(results))
     return common.write_result(out, FIG, TITLE, table, None,
                                {"run": "; ".join(runs), "paper": "all", "headline": headline}, notes)
 

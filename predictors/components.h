@@ -52,6 +52,7 @@ class RouterProbe {
 // The dense helpers with a fixed summation order (core/util/lanes16.h).
 using lanes::dot;
 using lanes::gemv;
+using lanes::gemv_batch;
 
 // ---------------------------------------------------------------- gate-reuse
 class GateReusePredictor : public Predictor {
@@ -141,7 +142,7 @@ class LinearPredictor : public Predictor {
  public:
   struct Params {
     std::string file;           // a trained artefact (moebench predictor train); empty = train now
-    bool cache = true;          // keep trained artefacts under $MOEBENCH_CACHE (default ~/.cache/moebench)
+    bool cache = true;          // keep trained artefacts (core/util/artefact_cache.h: run_suite's <results>/.cache)
     double lr = 1e-4;
     int64_t batch = 32;
     int64_t max_samples = 512;

@@ -12,13 +12,16 @@
 #include "core/util/sha256.h"
 #include "predictors/components.h"
 
+#include "core/util/artefact_cache.h"
+
 namespace moebench {
 
 const cfg::Schema<LinearPredictor::Params>& LinearPredictor::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.predictor");
     s.string("file", &Params::file, "Trained artefact (moebench predictor train); empty: train on the calibration workload.")
-        .boolean("cache", &Params::cache, "Reuse artefacts trained earlier on the same calibration workload ($MOEBENCH_CACHE).")
+        .boolean("cache", &Params::cache, "Reuse artefacts trained earlier on the same calibration workload (run_suite: <results>/.cache; "
+                  "elsewhere $MOEBENCH_CACHE; training is deterministic, so this changes no result).")
         .number("lr", &Params::lr, "Adam learning rate.", cfg::positive())
         .integer("batch", &Params::batch, "Batch size.", cfg::at_least(1))
         .integer("max_samples", &Params::max_samples, "(token, next token) pairs used.", cfg::at_least(10))
@@ -32,11 +35,10 @@ const cfg::Schema<LinearPredictor::Params>& LinearPredictor::Params::schema() {
 }
 
 namespace {
+// run_suite's <results>/.cache, or $MOEBENCH_CACHE, or none (core/util/artefact_cache.h).
 std::filesystem::path cache_dir() {
-  if (const char* c = std::getenv("MOEBENCH_CACHE"); c && *c) return std::filesystem::path(c) / "predictors";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "moebench" / "predictors";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "moebench" / "predictors";
-  return std::filesystem::path(".moebench-cache") / "predictors";
+  const auto root = artefact_cache_dir();
+  return root.empty() ? root : root / "predictors";
 }
 }  // namespace
 
@@ -59,13 +61,15 @@ void LinearPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, 
     std::string key = in.source + "|" + in.model_name + "|" + std::to_string(in.h_trace) + "|" +
                       std::to_string(in.total_tokens()) + "|" + o.to_json().dump();
     for (const auto& s : in.sequences) key += fmt::format("|{}+{}", s.prompt_len, s.decode_len);
-    const auto file = cache_dir() / (sha256_hex(key).substr(0, 24) + ".safetensors");
+    const auto dir = cache_dir();
+    const bool cache = p_.cache && !in.source.empty() && !dir.empty();
+    const auto file = dir / (sha256_hex(key).substr(0, 24) + ".safetensors");
     std::error_code ec;
-    if (p_.cache && !in.source.empty() && std::filesystem::is_regular_file(file, ec)) {
+    if (cache && std::filesystem::is_regular_file(file, ec)) {
       model_ = load_linear(file);
     } else {
       model_ = train_linear(calib->trace(), o, false);
-      if (p_.cache && !in.source.empty()) {
+      if (cache) {
         std::filesystem::create_directories(file.parent_path(), ec);
         if (!ec) {
           try {

@@ -16,6 +16,7 @@
 #include "core/trace/safetensors.h"
 #include "core/util/cancel.h"
 #include "core/util/detmath.h"
+#include "core/util/lanes16.h"
 #include "core/util/error.h"
 #include "predictors/components.h"
 
@@ -75,14 +76,82 @@ Samples collect(const TraceSource& src, int64_t max_samples) {
   return s;
 }
 
+// The training's inner loops, compiled once per instruction set and picked at
+// load (core/util/detmath.h, MOEBENCH_CLONES): each is elementwise IEEE
+// arithmetic with the same operations in the same order as the scalar loops
+// they replace (no fused multiply-add: -ffp-contract=off), so every clone
+// and every machine gives the same bits.
+
+// row[h] += g[j] * x_j[h] for the samples j of a batch, in j order: each
+// row stays in the L1 cache while the batch's samples pass over it (once the
+// whole [E][H] gradient streamed through the cache per sample).
+// One chunk of C x 16 values of a gradient row, held in registers while the
+// batch's samples pass over it.
+template <int C>
+__attribute__((always_inline)) inline void accumulate_chunk(float* row, const float* g, int64_t E, int64_t e,
+                                                            const float* const* xs, int64_t n, int64_t h0) {
+  using lanes::v16;
+  v16 acc[C];
+#pragma GCC unroll 16
+  for (int c = 0; c < C; ++c) acc[c] = lanes::load16(row + h0 + 16 * c);
+  for (int64_t j = 0; j < n; ++j) {
+    const float ge = g[j * E + e];
+    const v16 gv = {ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge, ge};
+    const float* x = xs[j] + h0;
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) acc[c] += gv * lanes::load16(x + 16 * c);
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < C; ++c) lanes::store16(row + h0 + 16 * c, acc[c]);
+}
+
+MOEBENCH_CLONES void accumulate_rows(float* gW, const float* g, int64_t E, const float* const* xs, int64_t n,
+                                     int64_t H) {
+  const int64_t H16 = H / 16 * 16;
+  for (int64_t e = 0; e < E; ++e) {
+    float* row = gW + e * H;
+    int64_t h0 = 0;
+    for (; h0 + 128 <= H16; h0 += 128) accumulate_chunk<8>(row, g, E, e, xs, n, h0);
+    for (; h0 < H16; h0 += 16) accumulate_chunk<1>(row, g, E, e, xs, n, h0);
+    for (int64_t j = 0; j < n; ++j) {
+      const float ge = g[j * E + e];
+      for (int64_t h = H16; h < H; ++h) row[h] += ge * xs[j][h];
+    }
+  }
+}
+
+// The output gradients of one sample: g[e] = (sigmoid(z[e]) - target[e]) * inv,
+// added to the bias gradient.
+MOEBENCH_CLONES void output_grad(const float* z, const float* target, float inv, float* g, float* gb, int64_t E) {
+  for (int64_t e = 0; e < E; ++e) {
+    g[e] = (det::sigmoid(z[e]) - target[e]) * inv;
+    gb[e] += g[e];
+  }
+}
+
+// One Adam step on n parameters (double intermediates, as before).
+MOEBENCH_CLONES void adam_step(float* p, const float* g, float* mm, float* vv, int64_t n, double b1, double b2,
+                               double c1, double c2, double lr, double eps) {
+  for (int64_t i = 0; i < n; ++i) {
+    mm[i] = float(b1 * mm[i] + (1 - b1) * g[i]);
+    vv[i] = float(b2 * vv[i] + (1 - b2) * double(g[i]) * g[i]);
+    const double mh = mm[i] / c1, vh = vv[i] / c2;
+    p[i] = float(p[i] - lr * mh / (std::sqrt(vh) + eps));
+  }
+}
+
 double recall_of(const float* W, const float* b, const Samples& s, const std::vector<int64_t>& idx, int64_t l,
                  int64_t E, std::vector<float>& z, std::vector<int32_t>& top) {
   if (idx.empty()) return std::nan("");
+  // All of idx's outputs at once (gemv_batch: the same bits as one gemv each).
+  std::vector<const float*> xs(idx.size());
+  for (size_t j = 0; j < idx.size(); ++j) xs[j] = &s.x[(idx[j] * s.L + l) * s.H];
+  z.resize(idx.size() * size_t(E));
+  gemv_batch(W, b, xs.data(), int64_t(xs.size()), E, s.H, z.data());
   double hit = 0;
-  for (int64_t i : idx) {
-    gemv(W, b, &s.x[(i * s.L + l) * s.H], E, s.H, z.data());
-    top_k_indices(z.data(), E, s.k, nullptr, top.data());
-    const int32_t* y = &s.y[(i * s.L + l) * s.k];
+  for (size_t j = 0; j < idx.size(); ++j) {
+    top_k_indices(&z[j * size_t(E)], E, s.k, nullptr, top.data());
+    const int32_t* y = &s.y[(idx[j] * s.L + l) * s.k];
     for (int64_t a = 0; a < s.k; ++a) {
       for (int64_t c = 0; c < s.k; ++c) hit += top[a] == y[c];
     }
@@ -125,6 +194,10 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   const std::vector<int64_t> test(order.begin() + std::min(s.n, n_train + n_val), order.end());
 
   std::vector<float> z(E), gW(size_t(E * H)), gb(E), mW, vW, mb, vb, bestW, bestb;
+  std::vector<float> gbatch(size_t(opt.batch * E));    // [j][e]: the batch's output gradients
+  std::vector<float> zbatch(size_t(opt.batch * E));    // [j][e]: the batch's outputs
+  std::vector<float> target(static_cast<size_t>(E));   // one sample's multi-hot label
+  std::vector<const float*> xbatch(size_t(opt.batch));  // the batch's inputs
   std::vector<int32_t> top(k);
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
   for (int64_t l = 0; l < L; ++l) {
@@ -150,32 +223,22 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
         const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts
         std::fill(gW.begin(), gW.end(), 0.0f);
         std::fill(gb.begin(), gb.end(), 0.0f);
+        // Forward pass and output gradients of every sample of the batch, then
+        // the weight gradient row by row (the same sums in the same order).
+        for (int64_t j = b0; j < b1i; ++j) xbatch[size_t(j - b0)] = &s.x[(train[j] * L + l) * H];
+        gemv_batch(W, b, xbatch.data(), b1i - b0, E, H, zbatch.data());
         for (int64_t j = b0; j < b1i; ++j) {
-          const int64_t i = train[j];
-          const float* x = &s.x[(i * L + l) * H];
-          gemv(W, b, x, E, H, z.data());
-          const int32_t* y = &s.y[(i * L + l) * k];
-          for (int64_t e = 0; e < E; ++e) {
-            float target = 0;
-            for (int64_t c = 0; c < k; ++c) target += y[c] == e ? 1.0f : 0.0f;
-            const float g = (det::sigmoid(z[e]) - target) * inv;
-            gb[e] += g;
-            float* row = &gW[size_t(e * H)];
-            for (int64_t h = 0; h < H; ++h) row[h] += g * x[h];
-          }
+          // The multi-hot label (a count per expert; the ids are distinct, so 0 or 1).
+          const int32_t* y = &s.y[(train[j] * L + l) * k];
+          std::fill(target.begin(), target.end(), 0.0f);
+          for (int64_t c = 0; c < k; ++c) target[size_t(y[c])] += 1.0f;
+          output_grad(&zbatch[size_t((j - b0) * E)], target.data(), inv, &gbatch[size_t((j - b0) * E)], gb.data(), E);
         }
+        accumulate_rows(gW.data(), gbatch.data(), E, xbatch.data(), b1i - b0, H);
         ++step;
         const double c1 = 1.0 - std::pow(b1, double(step)), c2 = 1.0 - std::pow(b2, double(step));
-        auto adam = [&](float* p, const float* g, float* mm, float* vv, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) {
-            mm[i] = float(b1 * mm[i] + (1 - b1) * g[i]);
-            vv[i] = float(b2 * vv[i] + (1 - b2) * double(g[i]) * g[i]);
-            const double mh = mm[i] / c1, vh = vv[i] / c2;
-            p[i] = float(p[i] - opt.lr * mh / (std::sqrt(vh) + eps));
-          }
-        };
-        adam(W, gW.data(), mW.data(), vW.data(), E * H);
-        adam(b, gb.data(), mb.data(), vb.data(), E);
+        adam_step(W, gW.data(), mW.data(), vW.data(), E * H, b1, b2, c1, c2, opt.lr, eps);
+        adam_step(b, gb.data(), mb.data(), vb.data(), E, b1, b2, c1, c2, opt.lr, eps);
       }
       const double r = recall_of(W, b, s, val, l, E, z, top);
       if (r > best) {

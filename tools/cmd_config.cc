@@ -95,7 +95,8 @@ void add_config_commands(CLI::App& app) {
     if (!cost_strategy.empty()) {
       const auto& cat = component_catalog();
       const StrategySpec st = load_strategy(cost_strategy, paths, &cat);
-      h = implementation_hardware(declared, st, m, &used);
+      // As published: the strategy's own implementation on this profile.
+      h = implementation_hardware(declared, st, m, ComparisonSpec{}, &used);
     }
     const CostModel c(m, h);
     std::vector<int64_t> tokens = cost_tokens;

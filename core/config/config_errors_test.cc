@@ -277,8 +277,28 @@ TEST(ConfigErrors, DuplicateStackName) {
       "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
       "[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(text),
-            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack, found 'a' "
-            "again (stack[0])");
+            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack and measured_on, "
+            "found 'a' again (stack[0])");
+}
+
+// A fitted number describes one system's implementation as measured (issue 40).
+TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
+  const std::string text =
+      std::string(kImplHead) +
+      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = \"fitted\"\nsource = \"x\"\n"
+      "[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(text).find("key 'hardware.stack[0].measured_on': expected the system whose measured times "
+                                  "the fit describes (evidence = \"fitted\"), found none"),
+            std::string::npos)
+      << load_error(text);
+  // Two entries for one stack are fine when they describe different systems.
+  const std::string two =
+      std::string(kImplHead) +
+      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = \"fitted\"\nsource = \"x\"\n"
+      "measured_on = \"p\"\n"
+      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 20\nevidence = \"fitted\"\nsource = \"y\"\n"
+      "measured_on = \"q\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(two), "<no error>");
 }
 
 }  // namespace

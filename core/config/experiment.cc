@@ -84,7 +84,21 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
                 positive())
         .integer("real_threads", &S::real_threads,
                  "Real backend: threads running each expert task (0 = the hardware profile's cpu.threads).",
-                 between(0, 1024));
+                 between(0, 1024))
+        .string_list("comparison", &S::comparisons,
+                     "\"as-published\" (each strategy on its own implementation; a fitted profile entry only for "
+                     "the system it was measured on) or \"mechanism\" (every strategy on one implementation, "
+                     "mechanism_*), or a list of both: a sweep axis, suite.comparison (docs/COST_MODEL.md, "
+                     "\"Two comparisons\").")
+        .string("mechanism_stack", &S::mechanism_stack,
+                "The stack every strategy runs on in the mechanism comparison (\"generic\": the profile's own "
+                "[gpu] values).")
+        .string("mechanism_cpu_kernel", &S::mechanism_cpu_kernel,
+                "The CPU kernel family every strategy runs on in the mechanism comparison (\"generic\": the "
+                "profile's own [cpu] values).")
+        .string("mechanism_system", &S::mechanism_system,
+                "In the mechanism comparison, the system whose measured entries of mechanism_stack and "
+                "mechanism_cpu_kernel apply to every strategy (\"\": a general entry where there is one).");
     return s;
   }();
   return s;
@@ -205,10 +219,27 @@ ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths) 
   return parse_model(v, "model");
 }
 
+nlohmann::ordered_json ComparisonSpec::to_json() const {
+  nlohmann::ordered_json j;
+  j["mode"] = mode;
+  if (mode == "mechanism") {
+    j["stack"] = stack;
+    j["cpu_kernel"] = cpu_kernel;
+    j["system"] = system;
+  }
+  return j;
+}
+
 HardwareProfile implementation_hardware(const HardwareProfile& hw, const StrategySpec& strategy,
-                                        const ModelSpec& model, nlohmann::ordered_json* used) {
+                                        const ModelSpec& model, const ComparisonSpec& comparison,
+                                        nlohmann::ordered_json* used) {
+  if (comparison.mode == "mechanism") {
+    // Every strategy on the one named implementation, whatever its own.
+    return with_implementation(hw, comparison.stack, comparison.cpu_kernel, to_string(model.expert_dtype),
+                               comparison.system.empty() ? kAnySystem : comparison.system, used);
+  }
   return with_implementation(hw, strategy.implementation.stack, strategy.implementation.cpu_kernel,
-                             to_string(model.expert_dtype), used);
+                             to_string(model.expert_dtype), strategy.system, used);
 }
 
 HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths) {
@@ -413,6 +444,33 @@ std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths
   return out;
 }
 
+// [suite]: `comparison` may be one mode or a list of them (a sweep axis).
+void parse_suite(const Value& s, SuiteSpec& out) {
+  if (!s.is_table()) throw ConfigError(s.where(), "suite", "a table", s.describe());
+  Value t = s;
+  if (const Value* c = s.find("comparison"); c && c->is_string()) {
+    t.set("comparison", Value::array({*c}, c->where()), c->where());
+  }
+  SuiteSpec::schema().parse(t, out, "suite");
+  if (const Value* c = t.find("comparison")) {
+    const auto& modes = comparison_modes();
+    if (out.comparisons.empty()) {
+      throw ConfigError(c->where(), "suite.comparison", "at least one of as-published, mechanism", "an empty list");
+    }
+    for (size_t i = 0; i < out.comparisons.size(); ++i) {
+      const std::string& m = out.comparisons[i];
+      const Where w = c->is_array() && i < c->items().size() ? c->items()[i].where() : c->where();
+      if (std::find(modes.begin(), modes.end(), m) == modes.end()) {
+        throw ConfigError(w, "suite.comparison", "as-published or mechanism", "'" + m + "'",
+                          closest_name(m, modes));
+      }
+      if (std::find(out.comparisons.begin(), out.comparisons.begin() + i, m) != out.comparisons.begin() + i) {
+        throw ConfigError(w, "suite.comparison", "each comparison once", "'" + m + "' again");
+      }
+    }
+  }
+}
+
 // A suite's name becomes results/<name>/: one path component, never a path
 // (core/util/paths.h; run_suite joins it with child_path, the same rule).
 void check_suite_name(const Value& root, const std::string& name) {
@@ -495,12 +553,13 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
 // The number of cases a file asks for, refused above max_cases before any is
 // built: a sweep of a few long axes multiplies to millions of cases (each a
 // full configuration in memory) and would exhaust memory instead of failing.
-void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int64_t seeds,
+void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int64_t seeds, size_t comparisons,
                       const std::vector<StrategyEntry>& strategies, uint64_t max_cases) {
   constexpr uint64_t kCap = std::numeric_limits<uint64_t>::max() / 2;
   auto mul = [](uint64_t a, uint64_t b) { return (b != 0 && a > kCap / b) ? kCap : a * b; };
-  uint64_t outer_n = static_cast<uint64_t>(std::max<int64_t>(1, seeds));
+  uint64_t outer_n = mul(static_cast<uint64_t>(std::max<int64_t>(1, seeds)), std::max<size_t>(1, comparisons));
   std::string shape = seeds > 1 ? fmt::format("{} seeds", seeds) : "";
+  if (comparisons > 1) shape += fmt::format("{}{} comparisons", shape.empty() ? "" : " x ", comparisons);
   for (const auto& a : outer) {
     outer_n = mul(outer_n, a.values.size());
     shape += fmt::format("{}{} ({})", shape.empty() ? "" : " x ", a.label, a.values.size());
@@ -530,7 +589,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   ex.file = file;
   ex.suite.name = file.stem().string();
   if (const Value* s = root.find("suite")) {
-    SuiteSpec::schema().parse(*s, ex.suite, "suite");
+    parse_suite(*s, ex.suite);
   }
   check_suite_name(root, ex.suite.name);
   // The workload seeds are seed, seed + 1, ..., seed + seeds - 1: the last
@@ -574,7 +633,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   });
   std::vector<AxisDef> outer;
   for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
-  check_case_count(root, outer, ex.suite.seeds, strategies, max_cases);
+  check_case_count(root, outer, ex.suite.seeds, ex.suite.comparisons.size(), strategies, max_cases);
 
   std::set<std::string> seen;
   TraceHeaders traces;  // each trace file is opened and checked once per experiment file
@@ -619,10 +678,19 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
         if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
       }
 
+      for (const std::string& mode : ex.suite.comparisons) {
+      ComparisonSpec cmp;
+      cmp.mode = mode;
+      if (mode == "mechanism") {
+        cmp.stack = ex.suite.mechanism_stack;
+        cmp.cpu_kernel = ex.suite.mechanism_cpu_kernel;
+        cmp.system = ex.suite.mechanism_system;
+      }
       for (const auto& entry : strategies) {
         for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
           Value st = entry.table;
           auto case_axes = axes;
+          if (ex.suite.comparisons.size() > 1) case_axes.emplace_back("suite.comparison", mode);
           for (size_t a = 0; a < entry.axes.size(); ++a) {
             set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
             case_axes.emplace_back(entry.axes[a].label, show_value(entry.axes[a].values[sidx[a]]));
@@ -634,6 +702,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           c.workload = w;
           c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
           c.backend = ex.suite.backend;
+          c.comparison = cmp;
           c.real_kernel = ex.suite.real_kernel;
           c.real_weights_gib = ex.suite.real_weights_gib;
           c.real_threads = ex.suite.real_threads;
@@ -643,7 +712,8 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           c.axes = std::move(case_axes);
           c.base_dir = base_dir;
           nlohmann::ordered_json cj;
-          cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup}};
+          cj["run"] = {{"backend", c.backend}, {"repetitions", c.repetitions}, {"warmup", c.warmup},
+                       {"comparison", c.comparison.to_json()}};
           if (c.backend == "real") {
             // Only real cases carry these: a simulated case's identity stays as it was.
             cj["run"]["real_kernel"] = c.real_kernel;
@@ -656,7 +726,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           cj["strategy"] = c.strategy.to_json(catalog);
           // What the strategy's implementation costs on this hardware
           // (the entries applied and the effective numbers).
-          implementation_hardware(h, c.strategy, m, &cj["implementation"]);
+          implementation_hardware(h, c.strategy, m, c.comparison, &cj["implementation"]);
           // The id hashes what decides the result: strategy.source is a
           // citation, so rewording it does not make a new case.
           nlohmann::ordered_json identity = cj;
@@ -675,6 +745,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
           ex.cases.push_back(std::move(c));
         });
       }
+      }  // comparisons
     }  // seeds
   });
   return ex;
@@ -755,7 +826,7 @@ Experiment load_composite(const Value& root, const fs::path& file, const fs::pat
   Experiment ex;
   ex.file = file;
   ex.suite.name = file.stem().string();
-  if (const Value* s = root.find("suite")) SuiteSpec::schema().parse(*s, ex.suite, "suite");
+  if (const Value* s = root.find("suite")) parse_suite(*s, ex.suite);
   check_suite_name(root, ex.suite.name);
   const Value& inc = *root.find("include");
   if (!inc.is_array() || inc.items().empty()) {

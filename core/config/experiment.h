@@ -40,6 +40,24 @@ struct ConfigPaths {
   std::vector<std::string> list(const std::string& kind) const;
 };
 
+// Which comparison a case belongs to (issue 40). "as-published": each
+// strategy runs on its own implementation (docs/COST_MODEL.md,
+// "Implementations"), and an entry a profile fitted on one system's measured
+// times applies to that system only. "mechanism": every strategy runs on one
+// implementation, named here, so results differ only by what the
+// strategies decide. Recorded in the case id and every row (run.comparison).
+struct ComparisonSpec {
+  std::string mode = "as-published";  // "as-published" | "mechanism"
+  std::string stack = "generic";       // mechanism: the one stack every strategy runs on
+  std::string cpu_kernel = "generic";  // mechanism: the one CPU kernel family
+  std::string system;                  // mechanism: entries measured on this system apply ("" = general ones)
+  nlohmann::ordered_json to_json() const;
+};
+inline const std::vector<std::string>& comparison_modes() {
+  static const std::vector<std::string> m = {"as-published", "mechanism"};
+  return m;
+}
+
 struct SuiteSpec {
   std::string name;
   std::string description;
@@ -55,6 +73,12 @@ struct SuiteSpec {
       "auto";  // CPU expert kernel name, or "auto" (the own kernel for the dtype)
   double real_weights_gib = 4.0;  // distinct expert weight buffers, at most this many GiB
   int64_t real_threads = 0;       // 0 = the hardware profile's cpu.threads
+  // The comparisons every case runs in (`comparison = "mechanism"`, or a list
+  // of both: a sweep axis, suite.comparison) and the mechanism's implementation.
+  std::vector<std::string> comparisons = {"as-published"};
+  std::string mechanism_stack = "generic";
+  std::string mechanism_cpu_kernel = "generic";
+  std::string mechanism_system;
   static const cfg::Schema<SuiteSpec>& schema();
 };
 
@@ -67,6 +91,7 @@ struct Case {
   WorkloadSpec workload;
   StrategySpec strategy;
   std::string backend;
+  ComparisonSpec comparison;
   std::string real_kernel = "auto";
   double real_weights_gib = 4.0;
   int64_t real_threads = 0;
@@ -119,7 +144,8 @@ HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths
 // that maps a strategy onto a profile: case resolution, run_case and
 // `moebench config cost` all call it.
 HardwareProfile implementation_hardware(const HardwareProfile& hw, const StrategySpec& strategy,
-                                        const ModelSpec& model, nlohmann::ordered_json* used = nullptr);
+                                        const ModelSpec& model, const ComparisonSpec& comparison,
+                                        nlohmann::ordered_json* used = nullptr);
 StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
                            const ComponentCatalog* catalog);
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "core/testing/temp_dir.h"
 
 namespace moebench {
@@ -252,6 +255,66 @@ TEST(Experiment, SeedsReplicateSyntheticCasesAcrossWorkloadSeeds) {
       "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
   ASSERT_EQ(one.cases.size(), 1u);
   EXPECT_EQ(one.cases[0].workload.seed, 4);
+}
+
+}  // namespace
+}  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// Two comparisons (issue 40): `comparison` lists them as a sweep axis; the
+// mode is in the case id and every row; as-published applies an entry fitted
+// on a system only to that system, mechanism runs every strategy on the one
+// named implementation.
+TEST(Experiment, ComparisonAxisKeepsTheTwoComparisonsApart) {
+  testing::TempDir dir;
+  const Experiment ex = load_experiment_text(
+      "[suite]\nname = \"t\"\ncomparison = [\"as-published\", \"mechanism\"]\n"
+      "[model]\npreset = \"qwen2-57b-a14b\"\nexpert_dtype = \"int4\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[[strategy]]\npreset = \"ktransformers\"\n[[strategy]]\npreset = \"hybrimoe\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(ex.cases.size(), 4u);
+  std::map<std::pair<std::string, std::string>, const Case*> by;
+  std::set<std::string> ids;
+  for (const Case& c : ex.cases) {
+    by[{c.comparison.mode, c.strategy.name}] = &c;
+    ids.insert(c.id);
+    EXPECT_EQ(c.config["run"]["comparison"]["mode"], c.comparison.mode);
+    EXPECT_EQ(c.axes.back().first == "suite.comparison" || c.axes.front().first == "suite.comparison", true);
+  }
+  EXPECT_EQ(ids.size(), 4u);  // the mode is part of the id
+  const auto& kt = by.at({"as-published", "ktransformers"})->config["implementation"];
+  const auto& hy = by.at({"as-published", "hybrimoe"})->config["implementation"];
+  // The per-layer host time fitted on kTransformers' measured latency is kTransformers' alone ...
+  EXPECT_EQ(kt["stack_entry"], "ktransformers (measured on ktransformers)");
+  EXPECT_GT(kt["layer_overhead_us"].get<double>(), 1000);
+  EXPECT_EQ(hy["stack_entry"], "profile default");
+  EXPECT_EQ(hy["not_applied"], "stack ktransformers measured on ktransformers");
+  // ... and the kernel fit, which HybriMoE's paper says it shares, applies to both.
+  EXPECT_EQ(kt["cpu_kernel_entry"], hy["cpu_kernel_entry"]);
+  // Mechanism: both on the profile's own implementation, the same numbers.
+  const auto& mk = by.at({"mechanism", "ktransformers"})->config["implementation"];
+  const auto& mh = by.at({"mechanism", "hybrimoe"})->config["implementation"];
+  EXPECT_EQ(mk, mh);
+  EXPECT_EQ(mk["stack"], "generic");
+  EXPECT_EQ(by.at({"mechanism", "hybrimoe"})->config["run"]["comparison"]["stack"], "generic");
+}
+
+TEST(Experiment, ComparisonModeIsChecked) {
+  testing::TempDir dir;
+  try {
+    load_experiment_text("[suite]\nname = \"t\"\ncomparison = \"mechanisms\"\n[model]\npreset = \"mixtral-8x7b\"\n"
+                         "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\npreset = \"all-cpu\"\n",
+                         "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+    FAIL() << "an unknown comparison was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'suite.comparison': expected as-published or mechanism, found "
+                                         "'mechanisms'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

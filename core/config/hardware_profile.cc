@@ -1,5 +1,6 @@
 #include "core/config/hardware_profile.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/config/validate.h"
@@ -169,7 +170,14 @@ const cfg::Schema<CpuKernelSpec>& cpu_kernel_schema() {
                 "calibration target, a datasheet, or an assumption.")
         .required()
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
-        .required();
+        .required()
+        .string("measured_on", &S::measured_on,
+                "The strategy system whose measured times these numbers describe (required with evidence = "
+                "\"fitted\"): in the as-published comparison they apply to that system's strategies only; \"\" = "
+                "any system.")
+        .string_list("shared_with", &S::shared_with,
+                     "Further systems whose papers state they run this same kernel (cited in source): the entry "
+                     "applies to them too.");
     return s;
   }();
   return s;
@@ -201,7 +209,12 @@ const cfg::Schema<StackSpec>& stack_schema() {
                 "Where the numbers come from (as in [[cpu_kernel]]).")
         .required()
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
-        .required();
+        .required()
+        .string("measured_on", &S::measured_on,
+                "The strategy system whose measured times these numbers describe (as in [[cpu_kernel]]).")
+        .string_list("shared_with", &S::shared_with,
+                     "Further systems whose papers state they run this same stack (cited in source): the entry "
+                     "applies to them too.");
     return s;
   }();
   return s;
@@ -244,6 +257,38 @@ const cfg::Schema<TestbedTarget>& calibration_schema() {
   return s;
 }
 
+const cfg::Schema<TestbedTarget>& feasibility_schema() {
+  using S = TestbedTarget;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.feasibility");
+    s.string("id", &S::id, "Row id in analysis/testbeds.py.")
+        .required()
+        .string("system", &S::system, "The proposed system whose published number this is (a bound, never a target).")
+        .required()
+        .string("model", &S::model, "Model preset.")
+        .required()
+        .string("quantity", &S::quantity, "What was measured.")
+        .required()
+        .string("unit", &S::unit, "Its unit.")
+        .required()
+        .number("value", &S::value, "The paper's number.", positive())
+        .required()
+        .string("source", &S::source, "Publication, table or figure.")
+        .required()
+        .string("suite", &S::suite, "Suite part that runs the system in this setting (scripts/fit-testbed).")
+        .required()
+        .string("strategy", &S::strategy, "The system's strategy name in that suite.")
+        .required()
+        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
+                "Results column compared with the value.")
+        .required()
+        .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+    return s;
+  }();
+  return s;
+}
+
 }  // namespace
 
 const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
@@ -268,7 +313,10 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
                     "per layer).")
         .table_list("calibration", &S::calibration, calibration_schema(),
                     "Baseline measurements on this testbed the profile was fitted on "
-                    "(analysis/testbeds.py).");
+                    "(analysis/testbeds.py).")
+        .table_list("feasibility", &S::feasibility, feasibility_schema(),
+                    "The proposed systems' published numbers here: bounds a fit must leave attainable "
+                    "(scripts/fit-testbed), never targets.");
     return s;
   }();
   return s;
@@ -338,10 +386,15 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
              k.task_overhead_us >= 0);
     unset_or(kernels_v, i, "cpu_kernel", "first_task_warmup_us", k.first_task_warmup_us,
              k.first_task_warmup_us >= 0);
+    // A fit describes the implementation it was fitted on (issue 40).
+    require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "measured_on",
+                k.evidence != "fitted" || !k.measured_on.empty(),
+                "the system whose measured times the fit describes (evidence = \"fitted\")", "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
-                  !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype),
-                  "one entry per family and dtype",
+                  !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype &&
+                    cpu_kernels[j].measured_on == k.measured_on),
+                  "one entry per family, dtype and measured_on",
                   fmt::format("'{}' for dtype '{}' again (cpu_kernel[{}])", k.family, k.dtype, j));
     }
   }
@@ -353,10 +406,13 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
              st.layer_overhead_us >= 0);
     unset_or(stacks_v, i, "stack", "gpu_bw_efficiency", st.gpu_bw_efficiency,
              st.gpu_bw_efficiency > 0);
+    require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "measured_on",
+                st.evidence != "fitted" || !st.measured_on.empty(),
+                "the system whose measured times the fit describes (evidence = \"fitted\")", "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name",
-                  stacks[j].name != st.name, "one entry per stack",
-                  fmt::format("'{}' again (stack[{}])", st.name, j));
+                  !(stacks[j].name == st.name && stacks[j].measured_on == st.measured_on),
+                  "one entry per stack and measured_on", fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
   const cfg::Value* tables_v = src.find("table");
@@ -376,16 +432,32 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
 
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
                                     const std::string& cpu_kernel, const std::string& dtype,
-                                    nlohmann::ordered_json* used) {
+                                    const std::string& system, nlohmann::ordered_json* used) {
   HardwareProfile out = hw;
+  const bool any = system == kAnySystem;
+  std::vector<std::string> not_applied;
+  // How well an entry fits this strategy: -1 = not for it; higher = more specific.
+  auto system_score = [&](const std::string& measured_on, const std::vector<std::string>& shared_with) {
+    if (measured_on.empty()) return any ? 1 : 0;  // a general entry (preferred by the mechanism comparison)
+    if (any) return 0;
+    const bool shared = std::find(shared_with.begin(), shared_with.end(), system) != shared_with.end();
+    return measured_on == system || shared ? 1 : -1;
+  };
   const CpuKernelSpec* k = nullptr;
+  int k_score = -1;
   for (const auto& e : hw.cpu_kernels) {
     if (e.family != cpu_kernel) continue;
-    if (e.dtype == dtype) {
-      k = &e;
-      break;
+    if (!(e.dtype == dtype || e.dtype == "*" || e.dtype.empty())) continue;
+    const int sys = system_score(e.measured_on, e.shared_with);
+    if (sys < 0) {
+      not_applied.push_back(fmt::format("cpu_kernel {} ({}) measured on {}", e.family, e.dtype, e.measured_on));
+      continue;
     }
-    if ((e.dtype == "*" || e.dtype.empty()) && !k) k = &e;
+    const int score = 2 * sys + (e.dtype == dtype ? 1 : 0);
+    if (score > k_score) {
+      k = &e;
+      k_score = score;
+    }
   }
   if (k) {
     if (k->bw_efficiency != kUnset) out.cpu.expert_bw_efficiency = k->bw_efficiency;
@@ -394,8 +466,18 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (k->first_task_warmup_us != kUnset) out.cpu.first_task_warmup_us = k->first_task_warmup_us;
   }
   const StackSpec* st = nullptr;
+  int st_score = -1;
   for (const auto& e : hw.stacks) {
-    if (e.name == stack) st = &e;
+    if (e.name != stack) continue;
+    const int sys = system_score(e.measured_on, e.shared_with);
+    if (sys < 0) {
+      not_applied.push_back(fmt::format("stack {} measured on {}", e.name, e.measured_on));
+      continue;
+    }
+    if (sys > st_score) {
+      st = &e;
+      st_score = sys;
+    }
   }
   if (st) {
     if (st->launches_per_layer >= 0) out.gpu.layer_kernels = st->launches_per_layer;
@@ -405,13 +487,19 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (st->cuda_graph) out.gpu.kernel_launch_us = 0;
   }
   if (used) {
+    auto entry_name = [](const std::string& name, const std::string& measured_on) {
+      return measured_on.empty() ? name : fmt::format("{} (measured on {})", name, measured_on);
+    };
     nlohmann::ordered_json j;
     j["stack"] = stack;
-    j["stack_entry"] = st ? st->name : "profile default";
+    j["stack_entry"] = st ? entry_name(st->name, st->measured_on) : "profile default";
     j["stack_evidence"] = st ? st->evidence : "";
     j["cpu_kernel"] = cpu_kernel;
-    j["cpu_kernel_entry"] = k ? fmt::format("{} ({})", k->family, k->dtype) : "profile default";
+    j["cpu_kernel_entry"] = k ? entry_name(fmt::format("{} ({})", k->family, k->dtype), k->measured_on)
+                              : "profile default";
     j["cpu_kernel_evidence"] = k ? k->evidence : "";
+    // Entries of this stack or kernel that describe another system's implementation as measured.
+    j["not_applied"] = not_applied.empty() ? std::string() : fmt::format("{}", fmt::join(not_applied, "; "));
     j["cpu_expert_bw_gbps"] = out.cpu.mem_bw_gbps * out.cpu.expert_bw_efficiency;
     j["cpu_expert_gflops"] = out.cpu.expert_gflops;  // -1: peak x gemm_efficiency
     j["cpu_task_overhead_us"] = out.cpu.task_overhead_us;

@@ -86,6 +86,15 @@ struct CpuKernelSpec {
   double first_task_warmup_us = -1;
   std::string evidence;  // "paper" | "measured" | "fitted" | "spec" | "assumption"
   std::string source;
+  // The strategy system (StrategySpec::system) whose measured times this
+  // entry describes: an entry fitted on a baseline's published time
+  // describes that baseline's implementation as measured, not every system
+  // built on the same kernels. "" = any system (e.g. a kernel microbenchmark).
+  std::string measured_on;
+  // Further systems whose papers state they run this same component (e.g.
+  // HybriMoE section V: "llama.cpp kernels", as kTransformers): it applies
+  // to them too. The entry's source says where each paper says so.
+  std::vector<std::string> shared_with;
 };
 
 // What one software stack (a strategy's implementation.stack) costs on this
@@ -102,6 +111,8 @@ struct StackSpec {
       -1;  // fraction of gpu.hbm_gbps its memory-bound kernels reach (-1 = gpu.hbm_efficiency)
   std::string evidence;
   std::string source;
+  std::string measured_on;  // as in CpuKernelSpec: the system it was measured on ("" = any)
+  std::vector<std::string> shared_with;  // as in CpuKernelSpec
 };
 
 // A published number a profile was fitted on: always a baseline system's
@@ -137,6 +148,9 @@ struct HardwareProfile {
   std::vector<CpuKernelSpec> cpu_kernels;
   std::vector<StackSpec> stacks;
   std::vector<TestbedTarget> calibration;
+  // The proposed systems' published numbers on this testbed, as bounds a
+  // fit must leave attainable (scripts/fit-testbed, issue 40); never targets.
+  std::vector<TestbedTarget> feasibility;
 
   bool has_gpu() const { return gpu.count > 0; }
   int64_t gpu_mem_bytes() const;
@@ -153,8 +167,16 @@ struct HardwareProfile {
 // A CUDA Graph stack costs no launch time (layer and expert kernels). `used`,
 // when given, receives what was applied: the entries (or "profile default")
 // and the effective numbers, for the result rows.
+//
+// `system` is the strategy's system (StrategySpec::system): an entry with a
+// `measured_on` applies only to that system (an entry for it is preferred
+// over a general one); entries measured on another system are left out and
+// named in `used` ("not_applied"). kAnySystem takes every entry, preferring
+// general ones (the mechanism comparison names the system it means).
+inline constexpr const char* kAnySystem = "*";
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
                                     const std::string& cpu_kernel, const std::string& dtype,
+                                    const std::string& system = kAnySystem,
                                     nlohmann::ordered_json* used = nullptr);
 
 }  // namespace moebench

@@ -107,20 +107,20 @@ HardwareProfile implementation_hw() {
 TEST(Implementation, KernelEntryForTheDtypeBeforeTheWildcard) {
   const HardwareProfile h = implementation_hw();
   nlohmann::ordered_json used;
-  const HardwareProfile bf16 = with_implementation(h, "generic", "ggml", "bf16", &used);
+  const HardwareProfile bf16 = with_implementation(h, "generic", "ggml", "bf16", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(bf16.cpu.expert_bw_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(bf16.cpu.expert_gflops, -1);
   EXPECT_DOUBLE_EQ(bf16.cpu.task_overhead_us, 1);  // unset: the [cpu] value
   EXPECT_EQ(used["cpu_kernel_entry"], "ggml (*)");
   EXPECT_EQ(used["stack_entry"], "profile default");
   EXPECT_DOUBLE_EQ(used["cpu_expert_bw_gbps"].get<double>(), 50.0);
-  const HardwareProfile q = with_implementation(h, "generic", "ggml", "int4", &used);
+  const HardwareProfile q = with_implementation(h, "generic", "ggml", "int4", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(q.cpu.expert_bw_efficiency, 0.25);
   EXPECT_DOUBLE_EQ(q.cpu.expert_gflops, 100);
   EXPECT_DOUBLE_EQ(q.cpu.task_overhead_us, 7);
   EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
   // A family the profile does not list keeps the profile's values.
-  const HardwareProfile other = with_implementation(h, "generic", "pytorch", "int4", &used);
+  const HardwareProfile other = with_implementation(h, "generic", "pytorch", "int4", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(other.cpu.expert_bw_efficiency, 1.0);
   EXPECT_EQ(used["cpu_kernel_entry"], "profile default");
 }
@@ -166,17 +166,63 @@ TEST(Implementation, StackGpuBandwidthEfficiencySlowsMemoryBoundGpuWork) {
   HardwareProfile base = implementation_hw();
   base.stacks[0].gpu_bw_efficiency = 0.25;
   nlohmann::ordered_json used;
-  const HardwareProfile eager = with_implementation(base, "pytorch", "generic", "bf16", &used);
+  const HardwareProfile eager = with_implementation(base, "pytorch", "generic", "bf16", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(eager.gpu.hbm_efficiency, 0.25);
   EXPECT_DOUBLE_EQ(used["gpu_bw_gbps"].get<double>(), 250.0);
   const HardwareProfile graph =
-      with_implementation(base, "ktransformers", "generic", "bf16", &used);
+      with_implementation(base, "ktransformers", "generic", "bf16", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(graph.gpu.hbm_efficiency, 1.0);  // unset: the [gpu] value
   EXPECT_DOUBLE_EQ(used["gpu_bw_gbps"].get<double>(), 1000.0);
   const CostModel ce(m, eager), cg(m, graph);
   EXPECT_DOUBLE_EQ(ce.gpu_expert_ns(1),
                    16 * 1e3 + bytes / 250);  // launch + bytes at 1000 x 0.25 GB/s
   EXPECT_DOUBLE_EQ(cg.gpu_expert_ns(1), bytes / 1000);
+}
+
+// A fitted entry describes the system it was measured on (issue 40): it
+// applies to that system and the systems it is shared with, never to another
+// system on the same stack; a general entry is the fallback.
+TEST(Implementation, MeasuredOnEntriesApplyOnlyToTheirSystems) {
+  HardwareProfile h = implementation_hw();
+  StackSpec fitted;
+  fitted.name = "ktransformers";
+  fitted.layer_overhead_us = 6000;
+  fitted.evidence = "fitted";
+  fitted.measured_on = "ktransformers";
+  fitted.shared_with = {"hybrimoe"};
+  h.stacks.push_back(fitted);
+  CpuKernelSpec kfit;
+  kfit.family = "ggml";
+  kfit.dtype = "int4";
+  kfit.task_overhead_us = 500;
+  kfit.evidence = "fitted";
+  kfit.measured_on = "hybrimoe";
+  h.cpu_kernels.push_back(kfit);
+
+  nlohmann::ordered_json used;
+  // The system it was measured on: the fitted entries win over the general ones.
+  const HardwareProfile kt = with_implementation(h, "ktransformers", "ggml", "int4", "ktransformers", &used);
+  EXPECT_DOUBLE_EQ(kt.gpu.layer_overhead_us, 6000);
+  EXPECT_DOUBLE_EQ(kt.cpu.task_overhead_us, 7);  // the kernel fit is HybriMoE's, not KTransformers'
+  EXPECT_EQ(used["stack_entry"], "ktransformers (measured on ktransformers)");
+  EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
+  EXPECT_EQ(used["not_applied"], "cpu_kernel ggml (int4) measured on hybrimoe");
+  // A system the stack entry is shared with gets it; its own kernel fit too.
+  const HardwareProfile hy = with_implementation(h, "ktransformers", "ggml", "int4", "hybrimoe", &used);
+  EXPECT_DOUBLE_EQ(hy.gpu.layer_overhead_us, 6000);
+  EXPECT_DOUBLE_EQ(hy.cpu.task_overhead_us, 500);
+  EXPECT_EQ(used["not_applied"], "");
+  // Another system on the same stack and kernels: only the general entries.
+  const HardwareProfile da = with_implementation(h, "ktransformers", "ggml", "int4", "dali", &used);
+  EXPECT_DOUBLE_EQ(da.gpu.layer_overhead_us, 0);  // the general ktransformers entry sets none
+  EXPECT_DOUBLE_EQ(da.cpu.task_overhead_us, 7);
+  EXPECT_EQ(used["stack_entry"], "ktransformers");
+  EXPECT_EQ(used["not_applied"],
+            "cpu_kernel ggml (int4) measured on hybrimoe; stack ktransformers measured on ktransformers");
+  // Any system (the mechanism comparison without a named system): general entries first.
+  const HardwareProfile any = with_implementation(h, "ktransformers", "ggml", "int4", kAnySystem, &used);
+  EXPECT_DOUBLE_EQ(any.gpu.layer_overhead_us, 0);
+  EXPECT_DOUBLE_EQ(any.cpu.task_overhead_us, 7);
 }
 
 }  // namespace

@@ -191,13 +191,13 @@ void check_case(const Case& c, const HardwareProfile& hw, const StrategyInstance
 
 void preflight_case(const Case& c, const Registry& registry) {
   const StrategyInstance st = StrategyInstance::create(c.strategy, registry);
-  check_case(c, implementation_hardware(c.hardware, c.strategy, c.model), st);
+  check_case(c, implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), st);
 }
 
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
   const HardwareProfile hw =
-      test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model), c.strategy.name);
+      test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), c.strategy.name);
   // Before the workload is built: a case that cannot fit fails in
   // milliseconds, not after minutes of generation (issue 39).
   check_case(c, hw, st);

@@ -25,6 +25,7 @@
 #include "core/results/provenance.h"
 #include "core/results/run_dir.h"
 #include "core/run/run_case.h"
+#include "core/util/artefact_cache.h"
 #include "core/util/atomic_file.h"
 #include "core/util/cancel.h"
 #include "core/util/paths.h"
@@ -452,6 +453,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   };
   g_interrupted.store(false);
   clear_cancel();
+  // Trained artefacts (SMoE's predictor) are kept inside the results root,
+  // like everything run_suite writes, unless $MOEBENCH_CACHE names a folder.
+  const char* env_cache = std::getenv("MOEBENCH_CACHE");
+  ScopedArtefactCache artefacts(env_cache && *env_cache ? fs::path(env_cache) : opt.results_root / ".cache");
   auto handler = std::signal(SIGINT, on_signal);
   auto term_handler = std::signal(SIGTERM, on_signal);
 

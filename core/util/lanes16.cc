@@ -73,4 +73,36 @@ MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int
   for (int64_t r = 0; r < rows; ++r) out[r] = (bias ? bias[r] : 0.0f) + dot_impl(W + r * n, x, n);
 }
 
+MOEBENCH_CLONES void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows,
+                                int64_t n, float* out) {
+  const int64_t n16 = n / 16 * 16;
+  for (int64_t j0 = 0; j0 < nx; j0 += 16) {
+    const int valid = int(nx - j0 < 16 ? nx - j0 : 16);
+    const float* x[16];
+    for (int q = 0; q < 16; ++q) x[q] = xs[j0 + (q < valid ? q : 0)];
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* w = W + r * n;
+      // Input q's 16 partial sums in acc[q], as dot_impl's acc.
+      v16 acc[16] = {};
+      for (int64_t i = 0; i < n16; i += 16) {
+        const v16 wv = load16(w + i);
+        for (int q = 0; q < 16; ++q) acc[q] += wv * load16(x[q] + i);
+      }
+      // acc[b] becomes lane b of every input; dot_impl's tree (lanes[j] +=
+      // lanes[j + w], w = 8, 4, 2, 1) on those vectors leaves each input's sum in acc[0].
+      transpose16(acc);
+      for (int wdt = 8; wdt >= 1; wdt >>= 1) {
+        for (int j = 0; j < wdt; ++j) acc[j] += acc[j + wdt];
+      }
+      float s[16];
+      std::memcpy(s, &acc[0], 64);
+      for (int q = 0; q < valid; ++q) {
+        float t = s[q];
+        for (int64_t i = n16; i < n; ++i) t += w[i] * x[q][i];
+        out[(j0 + q) * rows + r] = (bias ? bias[r] : 0.0f) + t;
+      }
+    }
+  }
+}
+
 }  // namespace moebench::lanes

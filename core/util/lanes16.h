@@ -41,6 +41,11 @@ void unpack_at(const float* src, int64_t n, int valid, float* const* dst, int64_
 float dot(const float* a, const float* b, int64_t n);
 // out[r] = bias[r] + W[r] . x for r < rows (W row-major rows x n; bias may be nullptr).
 void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
+// gemv for nx inputs at once: out[j * rows + r] = bias[r] + W[r] . xs[j], the
+// same bits as gemv on each (the same partial sums, tree and remainder): a
+// row of W is read once per 16 inputs, and the 16 sums are reduced together.
+void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows, int64_t n,
+                float* out);
 
 }  // namespace moebench::lanes
 
