@@ -71,7 +71,13 @@ def main(argv=None) -> int:
             "between two strategies on different implementations mixes their decisions with their "
             "implementations' costs; compare decisions between strategies on the same implementation.\n"
             if mixed else "")
-    print(common.markdown_table(table) + note)
+    modes = sorted(set(df["run.comparison.mode"].dropna())) if "run.comparison.mode" in df else []
+    what = {"mechanism": "every strategy on one implementation, so the table compares decisions",
+            "as-published": "each system with the costs its paper or its testbed fit implies"}
+    header = ("Comparison: " + (", ".join(f"{m} ({what.get(m, m)})" for m in modes) if modes else
+                                "not recorded (results from an older build)")
+              + "; docs/COST_MODEL.md, \"Two comparisons\".\n\n")
+    print(header + common.markdown_table(table) + note)
     models = list(dict.fromkeys(table["model"]))
     # One panel per model, each with its own x scale (speeds differ by model),
     # strategies top to bottom in the suite's order, room for long names.
@@ -93,7 +99,7 @@ def main(argv=None) -> int:
     out = run / "figures"
     common.save_figure(fig, out / "compare.png")
     common.write_text_atomic(out / "compare.csv", table.to_csv(index=False))
-    common.write_text_atomic(out / "compare.md", f"# {a.strategy} against the baselines\n\n"
+    common.write_text_atomic(out / "compare.md", f"# {a.strategy} against the baselines\n\n" + header
                              + common.markdown_table(table) + note + f"\nrun: `{run}`\n")
     print(f"wrote {out / 'compare.png'} and {out / 'compare.md'}")
     return 0

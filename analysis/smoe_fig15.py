@@ -80,7 +80,12 @@ def run(results: str, out):
              "alone. SMoE-Flex's all-layer rate includes the layers it does not prefetch on; the paper's bar is "
              "the rate over the prefetching layers (layers with prefetch loads in the run). Numbers: "
              + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "): "
-             + common.checks_text(checks) + f".\n\nPaper: {pv['source']}; {pv['setting']}.")
+             + common.checks_text(checks) + ". Why SMoE's rate is below HybriMoE's here although it issues more "
+             "prefetches: its predictor, trained as the paper says on a few hundred decode pairs, has a prefetch "
+             "precision near 0.2 on this workload, and the link cannot carry N = 2 copies per layer per token; "
+             "with the true routing the same prefetcher, cache and link reach a higher rate than HybriMoE's "
+             "(suites/smoe-fig15-predictors.toml, docs/STRATEGIES.md, \"SMoE's hit rate against HybriMoE's\")"
+             f".\n\nPaper: {pv['source']}; {pv['setting']}.")
     fig, ax = plt.subplots(figsize=(6, 3.4))
     x = list(range(len(table)))
     ax.bar(x, table["decode hit rate (all layers)"], 0.6, color="#4878a8", label="all layers")

@@ -72,4 +72,6 @@ def test_preset_resolves_and_compare_commands_run(tmp_path):
                         "--results", str(results)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "example-fifo+belady" in r.stdout and "oracle" in r.stdout
+    # The tutorial's comparison is the mechanism one, and the table says so.
+    assert "Comparison: mechanism" in r.stdout, r.stdout[:400]
     assert (next(results.glob("compare/*/figures")) / "compare.png").is_file()

@@ -248,7 +248,9 @@ def run(results: str, out):
              "matters because it moves every trade-off between hiding and avoiding expert copies that the papers "
              f"study. Calibration targets: {n_t_ok} of {n_t} within tolerance; checks: {n_c_ok} of {n_c} within "
              f"{100 * TOLERANCE:.0f}%. Where a check is off: the HybriMoE rows on SMoE's testbed run HybriMoE's "
-             "policies on KTransformers' fitted runtime (its wait for copies is about twice the paper's); DALI's "
+             "published mechanism on the KTransformers costs SMoE measured (shared by all three systems there) "
+             "and decode faster than SMoE measured its reimplementation; what that reimplementation costs beyond "
+             "the mechanism is unpublished (docs/STRATEGIES.md, 'HybriMoE on SMoE's testbed'); DALI's "
              "DeepSeek row is not explained by the costs fitted on Mixtral and Qwen (the paper's DeepSeek-V2-Lite "
              "step is the slowest of the three although it reads the fewest expert bytes; the expert dtype, 4-bit "
              "here, is our assumption). docs/TESTBEDS.md gives the evidence per testbed.")

@@ -127,7 +127,8 @@ struct LinearTrainOptions {
   int64_t max_epochs = 100;
   int64_t patience = 10;     // epochs without a better validation recall before stopping
   int64_t seed = 1;
-  nlohmann::ordered_json to_json() const;
+  int64_t threads = 0;       // layers trained at once (0 = the machine's threads); changes no bit of the result
+  nlohmann::ordered_json to_json() const;  // what the result depends on (not `threads`)
 };
 
 // Trains one linear layer per MoE layer: input the gate input of token t at

@@ -4,6 +4,7 @@
 // calibration workload (never the evaluation workload); `moebench predictor
 // train` writes the same artefact to a file.
 #include <cstdlib>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,13 @@ void LinearPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, 
     const bool cache = p_.cache && !in.source.empty() && !dir.empty();
     const auto file = dir / (sha256_hex(key).substr(0, 24) + ".safetensors");
     std::error_code ec;
+    std::unique_ptr<ArtefactLock> lock;
+    if (cache && !std::filesystem::is_regular_file(file, ec)) {
+      // Another case may be training the same predictor now (run_suite -j):
+      // wait for it, then load what it wrote, instead of training it twice.
+      std::filesystem::create_directories(file.parent_path(), ec);
+      if (!ec) lock = std::make_unique<ArtefactLock>(file.string() + ".lock");
+    }
     if (cache && std::filesystem::is_regular_file(file, ec)) {
       model_ = load_linear(file);
     } else {

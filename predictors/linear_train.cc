@@ -8,8 +8,13 @@
 // every epoch the validation top-k recall is measured and the best weights
 // kept; training stops `patience` epochs after the last improvement.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -193,14 +198,29 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   const std::vector<int64_t> val(order.begin() + n_train, order.begin() + std::min(s.n, n_train + n_val));
   const std::vector<int64_t> test(order.begin() + std::min(s.n, n_train + n_val), order.end());
 
-  std::vector<float> z(E), gW(size_t(E * H)), gb(E), mW, vW, mb, vb, bestW, bestb;
-  std::vector<float> gbatch(size_t(opt.batch * E));    // [j][e]: the batch's output gradients
-  std::vector<float> zbatch(size_t(opt.batch * E));    // [j][e]: the batch's outputs
-  std::vector<float> target(static_cast<size_t>(E));   // one sample's multi-hot label
-  std::vector<const float*> xbatch(size_t(opt.batch));  // the batch's inputs
-  std::vector<int32_t> top(k);
+  // Each layer trains independently from its own seeded initialisation, so the
+  // layers are spread over the machine's threads (a shared counter hands them
+  // out) and the result is the same bit for bit at any thread count.
+  struct Scratch {
+    std::vector<float> z, gW, gb, mW, vW, mb, vb, bestW, bestb, gbatch, zbatch, target;
+    std::vector<const float*> xbatch;
+    std::vector<int32_t> top;
+  };
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  for (int64_t l = 0; l < L; ++l) {
+  auto train_layer = [&](int64_t l, Scratch& sc) {
+    std::vector<float>&z = sc.z, &gW = sc.gW, &gb = sc.gb, &mW = sc.mW, &vW = sc.vW, &mb = sc.mb, &vb = sc.vb,
+                      &bestW = sc.bestW, &bestb = sc.bestb, &gbatch = sc.gbatch, &zbatch = sc.zbatch,
+                      &target = sc.target;
+    std::vector<const float*>& xbatch = sc.xbatch;
+    std::vector<int32_t>& top = sc.top;
+    z.assign(E, 0.0f);
+    gW.assign(size_t(E * H), 0.0f);
+    gb.assign(E, 0.0f);
+    gbatch.assign(size_t(opt.batch * E), 0.0f);  // [j][e]: the batch's output gradients
+    zbatch.assign(size_t(opt.batch * E), 0.0f);  // [j][e]: the batch's outputs
+    target.assign(size_t(E), 0.0f);              // one sample's multi-hot label
+    xbatch.assign(size_t(opt.batch), nullptr);   // the batch's inputs
+    top.assign(k, 0);
     float* W = &m.weight[size_t(l * E * H)];
     float* b = &m.bias[size_t(l * E)];
     // PyTorch's nn.Linear initialisation: U(-1/sqrt(H), 1/sqrt(H)), seeded per layer.
@@ -255,7 +275,43 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
     m.val_recall[l] = best;
     m.test_recall[l] = recall_of(W, b, s, test, l, E, z, top);
     m.epochs[l] = epoch - 1;
-    if (verbose) {
+  };
+  const int64_t hw = int64_t(std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t n_threads = std::clamp<int64_t>(opt.threads > 0 ? opt.threads : hw, 1, L);
+  std::atomic<int64_t> next{0};
+  std::mutex mu;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    Scratch sc;
+    for (;;) {
+      const int64_t l = next.fetch_add(1);
+      if (l >= L) return;
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (failure) return;
+      }
+      try {
+        train_layer(l, sc);
+      } catch (...) {  // a cancellation (SIGTERM) or an allocation failure: rethrown on the calling thread
+        std::lock_guard<std::mutex> g(mu);
+        if (!failure) failure = std::current_exception();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < n_threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones running take the remaining layers
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  if (verbose) {
+    for (int64_t l = 0; l < L; ++l) {
       fmt::print(stderr, "  layer {:3}: {} epochs, validation recall {:.3f}, test recall {:.3f}\n", l, m.epochs[l],
                  m.val_recall[l], m.test_recall[l]);
     }

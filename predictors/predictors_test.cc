@@ -146,9 +146,18 @@ TEST(Linear, LearnsANextTokenRuleAndRoundTripsItsArtefact) {
     EXPECT_GE(m.val_recall[l], 0.9) << l;
     EXPECT_GE(m.test_recall[l], 0.9) << l;
   }
-  // Deterministic.
+  // Deterministic, and the same bit for bit however many threads train the layers.
   const LinearModel again = train_linear(src, o, false);
   EXPECT_EQ(again.weight, m.weight);
+  for (int64_t threads : {1, 2, 5}) {
+    LinearTrainOptions t = o;
+    t.threads = threads;
+    const LinearModel x = train_linear(src, t, false);
+    EXPECT_EQ(x.weight, m.weight) << threads << " threads";
+    EXPECT_EQ(x.bias, m.bias) << threads << " threads";
+    EXPECT_EQ(x.epochs, m.epochs) << threads << " threads";
+    EXPECT_EQ(x.test_recall, m.test_recall) << threads << " threads";
+  }
   const auto path = std::filesystem::temp_directory_path() / "moebench_linear_test.safetensors";
   save_linear(m, path);
   const LinearModel back = load_linear(path);

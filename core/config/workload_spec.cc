@@ -31,6 +31,12 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .integer("h_trace", &S::h_trace, "Gate-input width of synthetic traces.", between(8, 16384), "elements")
         .integer("calibration_sequences", &S::calibration_sequences,
                  "Calibration sequences (disjoint seed) for predictors and profiles.", between(0, 1 << 16))
+        .integer("calibration_prompt_len", &S::calibration_prompt_len,
+                 "Prefill tokens per calibration sequence (unset = prompt_len): a predictor or profile is "
+                 "trained offline, once, not per evaluated prompt length.",
+                 between(0, 1 << 20), "tokens")
+        .integer("calibration_decode_len", &S::calibration_decode_len,
+                 "Generated tokens per calibration sequence (unset = decode_len).", between(0, 1 << 20), "tokens")
         .string("dataset", &S::dataset, "Label of the prompt set (informational).");
     return s;
   }();
@@ -54,12 +60,19 @@ void WorkloadSpec::validate(const cfg::Value& src, const std::string& prefix) co
   }
   cfg::require_key(src, prefix, "decode_len", prompt_len + decode_len > 0,
                    "prompt_len + decode_len >= 1", "0 tokens in total");
+  if (calibration_prompt_len >= 0 || calibration_decode_len >= 0) {
+    const int64_t cp = calibration_prompt_len >= 0 ? calibration_prompt_len : prompt_len;
+    const int64_t cd = calibration_decode_len >= 0 ? calibration_decode_len : decode_len;
+    cfg::require_key(src, prefix, calibration_decode_len >= 0 ? "calibration_decode_len" : "calibration_prompt_len",
+                     cp + cd > 0, "calibration_prompt_len + calibration_decode_len >= 1", "0 tokens in total");
+  }
   cfg::require_key(src, prefix, "batch_size", batch_size <= sequences,
                    fmt::format("at most sequences ({})", sequences), std::to_string(batch_size));
 }
 
 const std::vector<const char*>& WorkloadSpec::synthetic_only_keys() {
-  static const std::vector<const char*> k = {"generator", "seed", "h_trace", "calibration_sequences"};
+  static const std::vector<const char*> k = {"generator", "seed", "h_trace", "calibration_sequences",
+                                             "calibration_prompt_len", "calibration_decode_len"};
   return k;
 }
 
@@ -68,6 +81,9 @@ nlohmann::ordered_json WorkloadSpec::to_json() const {
   if (kind == "trace") {
     for (const char* k : synthetic_only_keys()) j.erase(k);
   }
+  // Unset: the run's own shape (results written before these keys existed keep their case ids).
+  if (calibration_prompt_len < 0) j.erase("calibration_prompt_len");
+  if (calibration_decode_len < 0) j.erase("calibration_decode_len");
   return j;
 }
 

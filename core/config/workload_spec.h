@@ -25,6 +25,10 @@ struct WorkloadSpec {
   int64_t batch_size = 1;          // sequences decoded together
   int64_t h_trace = 256;           // gate-input width of generated traces
   int64_t calibration_sequences = 8;  // for predictors/profiles; drawn with a different seed
+  // The calibration sequences' shape; -1 (unset) = the run's prompt_len / decode_len. A suite that
+  // sweeps the prompt length pins it, so a predictor trained offline is trained once, not per length.
+  int64_t calibration_prompt_len = -1;
+  int64_t calibration_decode_len = -1;
   std::string dataset;             // label only (e.g. the paper's dataset name)
 
   void validate(const cfg::Value& src, const std::string& prefix) const;

@@ -1,7 +1,12 @@
 #include "core/util/artefact_cache.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace moebench {
 
@@ -32,6 +37,23 @@ ScopedArtefactCache::~ScopedArtefactCache() {
   std::lock_guard<std::mutex> lk(g_mu);
   g_set = had_;
   g_dir = previous_;
+}
+
+ArtefactLock::ArtefactLock(const std::filesystem::path& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;
+  int rc;
+  do {
+    rc = ::flock(fd_, LOCK_EX);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+ArtefactLock::~ArtefactLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 }  // namespace moebench

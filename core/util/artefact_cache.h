@@ -28,4 +28,20 @@ class ScopedArtefactCache {
   bool had_ = false;
 };
 
+// An exclusive lock on `path` (created if missing) for its lifetime, between
+// processes and threads alike (flock): two cases that need the same artefact
+// train it once, the second waiting and then loading it. If the lock file
+// cannot be made, it locks nothing (that only costs a second training).
+class ArtefactLock {
+ public:
+  explicit ArtefactLock(const std::filesystem::path& path);
+  ~ArtefactLock();
+  ArtefactLock(const ArtefactLock&) = delete;
+  ArtefactLock& operator=(const ArtefactLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace moebench

@@ -133,7 +133,9 @@ GeneratorParams load_generator(const std::string& name, const ModelSpec& model,
 SyntheticLayout layout_from_workload(const WorkloadSpec& w, bool calibration) {
   SyntheticLayout l;
   const int64_t n = calibration ? w.calibration_sequences : w.sequences;
-  l.sequences.assign(n, SequenceInfo{w.prompt_len, w.decode_len});
+  const int64_t prompt = calibration && w.calibration_prompt_len >= 0 ? w.calibration_prompt_len : w.prompt_len;
+  const int64_t decode = calibration && w.calibration_decode_len >= 0 ? w.calibration_decode_len : w.decode_len;
+  l.sequences.assign(n, SequenceInfo{prompt, decode});
   l.seed = w.seed;
   l.h_trace = w.h_trace;
   l.calibration = calibration;

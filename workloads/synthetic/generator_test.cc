@@ -250,3 +250,36 @@ TEST(GeneratorKnobs, FocusRepeatAndContextFirstSetTheTemporalRepetition) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// A suite that sweeps the prompt length pins the calibration shape, so a
+// predictor trained offline is trained once (issue 40); unset, the
+// calibration sequences have the run's shape and results keep their case ids.
+TEST(SyntheticLayout, CalibrationShapeIsPinnedOnlyWhenSet) {
+  WorkloadSpec w;
+  w.sequences = 1;
+  w.prompt_len = 4096;
+  w.decode_len = 1;
+  w.calibration_sequences = 8;
+  SyntheticLayout run = layout_from_workload(w, false), calib = layout_from_workload(w, true);
+  ASSERT_EQ(run.sequences.size(), 1u);
+  ASSERT_EQ(calib.sequences.size(), 8u);
+  EXPECT_EQ(calib.sequences[0].prompt_len, 4096);
+  EXPECT_EQ(calib.sequences[0].decode_len, 1);
+  EXPECT_FALSE(w.to_json().contains("calibration_prompt_len"));
+  EXPECT_FALSE(w.to_json().contains("calibration_decode_len"));
+  w.calibration_prompt_len = 64;
+  w.calibration_decode_len = 128;
+  run = layout_from_workload(w, false);
+  calib = layout_from_workload(w, true);
+  EXPECT_EQ(run.sequences[0].prompt_len, 4096);
+  EXPECT_EQ(run.sequences[0].decode_len, 1);
+  EXPECT_EQ(calib.sequences[0].prompt_len, 64);
+  EXPECT_EQ(calib.sequences[0].decode_len, 128);
+  EXPECT_EQ(w.to_json().at("calibration_prompt_len"), 64);
+}
+
+}  // namespace
+}  // namespace moebench
