@@ -158,7 +158,11 @@ VERDICT_RULE = (f"Each claim has two outcomes. Its *direction* holds when its ef
                 "*mechanism* (every strategy on one implementation: ablations and policy comparisons) or *as "
                 "published* (each system on its own implementation, a fitted cost only for the system it was "
                 "measured on: system comparisons and absolute numbers); the other comparison's verdict is shown "
-                "beside it.")
+                "beside it. As published, a system whose paper gives no cost of its own implementation carries only "
+                "the profile's assumptions, while a baseline carries what was fitted on its measured time "
+                "(HybriMoE against kTransformers on HybriMoE's testbed, DALI and its baselines against HybriMoE on "
+                "DALI's): speedups over such a baseline are upper bounds there, and the mechanism comparison beside "
+                "them says what the decisions alone give (docs/COST_MODEL.md).")
 
 
 def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -> str:
