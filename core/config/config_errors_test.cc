@@ -88,6 +88,25 @@ TEST(ConfigErrors, OutOfRange) {
             "exp.toml:8:14: key 'workload.batch_size': expected an integer in [1, 4096], found 0");
 }
 
+// The calibration sequences' shape (issue 40) is checked like the run's own.
+TEST(ConfigErrors, EmptyCalibrationSequencesAreRefused) {
+  const std::string text = std::string(kHead) +
+                           "[model]\npreset = \"mixtral-8x7b\"\n"
+                           "[workload]\ncalibration_prompt_len = 0\ncalibration_decode_len = 0\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  const std::string e = load_error(text);
+  EXPECT_NE(e.find("key 'workload.calibration_decode_len': expected calibration_prompt_len + "
+                   "calibration_decode_len >= 1, found 0 tokens in total"),
+            std::string::npos)
+      << e;
+  const std::string negative = std::string(kHead) +
+                               "[model]\npreset = \"mixtral-8x7b\"\n"
+                               "[workload]\ncalibration_prompt_len = -3\n"
+                               "[[strategy]]\nname = \"s\"\n";
+  EXPECT_EQ(load_error(negative),
+            "exp.toml:8:26: key 'workload.calibration_prompt_len': expected an integer in [0, 1048576], found -3");
+}
+
 TEST(ConfigErrors, OutOfRangeNumberInNestedPresetOverride) {
   const std::string text = std::string(kHead) +
                            "cpu.gemm_efficiency = 1.5\n"
