@@ -220,70 +220,58 @@ const cfg::Schema<StackSpec>& stack_schema() {
   return s;
 }
 
-const cfg::Schema<TestbedTarget>& calibration_schema() {
+// The fields of a [[calibration]] target (a baseline's published number the
+// fit is made on) and of a [[feasibility]] bound (the proposed system's, never
+// a target) are the same but for a target's tolerance and fitted keys.
+void testbed_target_fields(cfg::Schema<TestbedTarget>& s, bool target) {
   using S = TestbedTarget;
   using namespace cfg;
-  static const Schema<S> s = [] {
-    Schema<S> s("hardware.calibration");
-    s.string("id", &S::id, "Row id in analysis/testbeds.py.")
-        .required()
-        .string("system", &S::system,
-                "The baseline system the paper measured (never the proposed system).")
-        .required()
-        .string("model", &S::model, "Model preset.")
-        .required()
-        .string("quantity", &S::quantity, "What was measured.")
-        .required()
-        .string("unit", &S::unit, "Its unit.")
-        .required()
-        .number("value", &S::value, "The paper's number.", positive())
-        .required()
-        .number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.",
-                open_closed_unit())
-        .string_list("fits", &S::fits, "Profile keys fitted on this target.")
-        .string("source", &S::source, "Publication, table or figure.")
-        .required()
-        .string("suite", &S::suite,
-                "Suite part that runs the baseline in this setting (scripts/fit-testbed).")
-        .required()
-        .string("strategy", &S::strategy, "The baseline's strategy name in that suite.")
-        .required()
-        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
-                "Results column compared with the value (seed mean).")
-        .required()
-        .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+  s.string("id", &S::id, "Row id in analysis/testbeds.py.")
+      .required()
+      .string("system", &S::system,
+              target ? "The baseline system the paper measured (never the proposed system)."
+                     : "The proposed system whose published number this is (a bound, never a target).")
+      .required()
+      .string("model", &S::model, "Model preset.")
+      .required()
+      .string("quantity", &S::quantity, "What was measured.")
+      .required()
+      .string("unit", &S::unit, "Its unit.")
+      .required()
+      .number("value", &S::value, "The paper's number.", positive())
+      .required();
+  if (target) {
+    s.number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.", open_closed_unit())
+        .string_list("fits", &S::fits, "Profile keys fitted on this target.");
+  }
+  s.string("source", &S::source, "Publication, table or figure.")
+      .required()
+      .string("suite", &S::suite,
+              target ? "Suite part that runs the baseline in this setting (scripts/fit-testbed)."
+                     : "Suite part that runs the system in this setting (scripts/fit-testbed).")
+      .required()
+      .string("strategy", &S::strategy,
+              target ? "The baseline's strategy name in that suite." : "The system's strategy name in that suite.")
+      .required()
+      .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
+              target ? "Results column compared with the value (seed mean)." : "Results column compared with the value.")
+      .required()
+      .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+}
+
+const cfg::Schema<TestbedTarget>& calibration_schema() {
+  static const cfg::Schema<TestbedTarget> s = [] {
+    cfg::Schema<TestbedTarget> s("hardware.calibration");
+    testbed_target_fields(s, true);
     return s;
   }();
   return s;
 }
 
 const cfg::Schema<TestbedTarget>& feasibility_schema() {
-  using S = TestbedTarget;
-  using namespace cfg;
-  static const Schema<S> s = [] {
-    Schema<S> s("hardware.feasibility");
-    s.string("id", &S::id, "Row id in analysis/testbeds.py.")
-        .required()
-        .string("system", &S::system, "The proposed system whose published number this is (a bound, never a target).")
-        .required()
-        .string("model", &S::model, "Model preset.")
-        .required()
-        .string("quantity", &S::quantity, "What was measured.")
-        .required()
-        .string("unit", &S::unit, "Its unit.")
-        .required()
-        .number("value", &S::value, "The paper's number.", positive())
-        .required()
-        .string("source", &S::source, "Publication, table or figure.")
-        .required()
-        .string("suite", &S::suite, "Suite part that runs the system in this setting (scripts/fit-testbed).")
-        .required()
-        .string("strategy", &S::strategy, "The system's strategy name in that suite.")
-        .required()
-        .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
-                "Results column compared with the value.")
-        .required()
-        .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+  static const cfg::Schema<TestbedTarget> s = [] {
+    cfg::Schema<TestbedTarget> s("hardware.feasibility");
+    testbed_target_fields(s, false);
     return s;
   }();
   return s;
