@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "core/trace/trace.h"
 #include "core/util/error.h"
@@ -21,8 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // metadata size too large for memory is the clear error it is for a user.
   static const bool limited = ::setenv("MOEBENCH_MEMORY_LIMIT_MB", "1024", 0) == 0;
   (void)limited;
-  static const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("moebench-fuzz-trace-" + std::to_string(::getpid()) + ".safetensors");
+  // One scratch file per process, removed when the process exits (libFuzzer
+  // and the ctest replay of fuzz/regressions/ both end with exit()).
+  struct Scratch {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("moebench-fuzz-trace-" + std::to_string(::getpid()) + ".safetensors");
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  };
+  static const Scratch scratch;
+  const std::filesystem::path& file = scratch.path;
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
