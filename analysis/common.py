@@ -471,7 +471,7 @@ def by_seed(df: pd.DataFrame):
 
 
 IDENTITY_COLUMNS = {"suite", "run_id", "case_id", "case_index", "repetition", "status", "error", "warnings",
-                    "utc_time", "wall_time_s", "axes"}
+                    "utc_time", "wall_time_s", "result_of", "axes"}
 CONFIG_COLUMNS = {"backend", "model", "hardware", "strategy", "parts", "part"}
 
 

@@ -40,6 +40,9 @@ class RouterProbe {
   void route_one(const float* x, int32_t layer, int32_t* ids, float* weights);
   // Adds the predicted workload of `n` gate inputs (n x h floats) to scores.
   void add_workload(const float* x, int64_t n, int32_t layer, std::span<float> scores);
+  // add_workload(xs[t], 1, layer, scores) for t = 0 .. n-1 in order, the same
+  // bits, with the router's matrix read once per four inputs.
+  void add_workload_each(const float* const* xs, int64_t n, int32_t layer, std::span<float> scores);
 
  private:
   const GateWeights* gates_ = nullptr;
@@ -47,6 +50,9 @@ class RouterProbe {
   RoutingScratch scratch_;
   std::vector<float> logits_, probs_, w_;
   std::vector<int32_t> ids_;
+  std::vector<const float*> xs_;
+  // The gate inputs xs[0..n) routed, each token's top-k adding 1 + tie x its share of the weights.
+  void add_routed(const float* const* xs, int64_t n, int32_t layer, float tie, std::span<float> scores);
 };
 
 // The dense helpers with a fixed summation order (core/util/lanes16.h).
@@ -74,6 +80,7 @@ class GateReusePredictor : public Predictor {
  private:
   RouterProbe probe_;
   int64_t hidden_ = 0;
+  std::vector<const float*> xs_;
 };
 
 // ---------------------------------------------------------------- residual
@@ -102,7 +109,8 @@ class ResidualPredictor : public Predictor {
   RouterProbe probe_;
   int64_t hidden_ = 0;
   std::vector<float> res_;  // [L-1][h]
-  std::vector<float> x_;
+  std::vector<float> x_;  // the shifted gate inputs of a step's tokens (tokens x h)
+  std::vector<const float*> xs_;
 };
 
 // Mean residual vectors of a trace (the DALI offline step), [L-1][h].

@@ -20,7 +20,9 @@ void GateReusePredictor::predict(const Context& ctx, int32_t target, int64_t off
                             name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
-  for (int64_t t = 0; t < r.tokens(); ++t) probe_.add_workload(r.gate_input(t, ctx.layer), 1, target, scores);
+  xs_.resize(size_t(r.tokens()));
+  for (int64_t t = 0; t < r.tokens(); ++t) xs_[size_t(t)] = r.gate_input(t, ctx.layer);
+  probe_.add_workload_each(xs_.data(), r.tokens(), target, scores);
 }
 
 double GateReusePredictor::gpu_ns(const CostModel& c, int64_t tokens) const {

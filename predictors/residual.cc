@@ -1,6 +1,8 @@
 // predictor = "residual" (DALI): the mean residual between adjacent layers'
 // gate inputs, measured offline on a calibration trace, is added before
 // applying a later layer's router: gate_{l+1}(x_l + res_l).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/util/error.h"
@@ -63,16 +65,22 @@ void ResidualPredictor::predict(const Context& ctx, int32_t target, int64_t offs
                             name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
-  const int64_t H = probe_.h();
-  for (int64_t t = 0; t < r.tokens(); ++t) {
+  const int64_t H = probe_.h(), n = r.tokens();
+  // Every token's shifted gate input first, then all of them through the
+  // router at once (add_workload_each: the same bits as one at a time).
+  x_.resize(size_t(std::max<int64_t>(n, 1) * H));
+  xs_.resize(size_t(n));
+  for (int64_t t = 0; t < n; ++t) {
+    float* x = &x_[size_t(t * H)];
     const float* g = r.gate_input(t, ctx.layer);
-    for (int64_t i = 0; i < H; ++i) x_[i] = g[i];
+    for (int64_t i = 0; i < H; ++i) x[i] = g[i];
     for (int32_t l = ctx.layer; l < target; ++l) {
       const float* d = &res_[size_t(l) * H];
-      for (int64_t i = 0; i < H; ++i) x_[i] += d[i];
+      for (int64_t i = 0; i < H; ++i) x[i] += d[i];
     }
-    probe_.add_workload(x_.data(), 1, target, scores);
+    xs_[size_t(t)] = x;
   }
+  probe_.add_workload_each(xs_.data(), n, target, scores);
 }
 
 double ResidualPredictor::gpu_ns(const CostModel& c, int64_t tokens) const {

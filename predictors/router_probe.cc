@@ -1,4 +1,7 @@
 // RouterProbe: a model's router applied to arbitrary gate inputs.
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/util/error.h"
@@ -30,10 +33,24 @@ void RouterProbe::route_one(const float* x, int32_t layer, int32_t* ids, float* 
 }
 
 void RouterProbe::add_workload(const float* x, int64_t n, int32_t layer, std::span<float> scores) {
-  const int64_t k = cfg_.top_k;
-  const float tie = n > 0 ? 0.5f / float(n) : 0.0f;
+  xs_.resize(size_t(std::max<int64_t>(n, 0)));
+  for (int64_t t = 0; t < n; ++t) xs_[size_t(t)] = x + t * gates_->h;
+  add_routed(xs_.data(), n, layer, n > 0 ? 0.5f / float(n) : 0.0f, scores);
+}
+
+void RouterProbe::add_workload_each(const float* const* xs, int64_t n, int32_t layer, std::span<float> scores) {
+  add_routed(xs, n, layer, 0.5f, scores);  // the tie of one input: 0.5 / 1
+}
+
+void RouterProbe::add_routed(const float* const* xs, int64_t n, int32_t layer, float tie, std::span<float> scores) {
+  if (n <= 0) return;
+  const int64_t E = gates_->experts, k = cfg_.top_k;
+  // Every input's logits at once (gemv_batch: the same bits as route_one's gemv on each).
+  logits_.resize(size_t(n * E));
+  gemv_batch(gates_->w(layer), gates_->b(layer), xs, n, E, gates_->h, logits_.data());
+  const float* sel = gates_->selection_bias.empty() ? nullptr : gates_->sel(layer);
   for (int64_t t = 0; t < n; ++t) {
-    route_one(x + t * gates_->h, layer, ids_.data(), w_.data());
+    route(cfg_, logits_.data() + t * E, sel, ids_.data(), w_.data(), probs_.data(), scratch_);
     float wsum = 0;
     for (int64_t j = 0; j < k; ++j) wsum += std::abs(w_[j]);
     for (int64_t j = 0; j < k; ++j) {

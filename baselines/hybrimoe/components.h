@@ -224,6 +224,8 @@ class ImpactPrefetcher : public Prefetcher {
   SchedRule rule_;
   std::vector<float> scores_;
   std::vector<SchedExpert> pred_;
+  std::vector<SchedExpert> sorted_;  // pred_ in the simulation's order (load desc, expert id)
+  std::vector<size_t> order_, at_;   // sorted_[r] = pred_[order_[r]]; at_[i]: pred_[i]'s place in sorted_
   struct Cand {
     int32_t layer, expert;
     double impact;

@@ -79,8 +79,20 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
     if (e.cached && has_gpu) gq.push_back(e);
     else cq.push_back(e);
   }
-  std::sort(gq.begin(), gq.end(), heavier);
-  std::sort(cq.begin(), cq.end(), [](const SchedExpert& a, const SchedExpert& b) { return heavier(b, a); });
+  // Input already strictly in `heavier` order (the impact-driven prefetcher
+  // sorts its predictions once for all its candidates): both queues are then
+  // in order without sorting, and the order is the one std::sort gives (with
+  // no two experts equal under `heavier`, the sorted order is unique).
+  const bool presorted =
+      std::adjacent_find(experts.begin(), experts.end(), [](const SchedExpert& a, const SchedExpert& b) {
+        return !heavier(a, b);
+      }) == experts.end();
+  if (presorted) {
+    std::reverse(cq.begin(), cq.end());
+  } else {
+    std::sort(gq.begin(), gq.end(), heavier);
+    std::sort(cq.begin(), cq.end(), [](const SchedExpert& a, const SchedExpert& b) { return heavier(b, a); });
+  }
   size_t gh = 0, ch = 0;  // queue heads
   double tg = start.gpu, tc = start.cpu, tl = start.link;
   double g_end = tg, c_end = tc;

@@ -23,6 +23,9 @@ const std::vector<Column>& identity_columns() {
       {"parts", "Experiment files (suite names) that define this case, ';'-separated (composite suites)."},
       {"utc_time", "When the repetition finished (ISO 8601, UTC)."},
       {"wall_time_s", "Host wall-clock time the repetition took to run."},
+      {"result_of", "Empty when this case was simulated; otherwise the id of the case of this run whose "
+                    "simulation is identical (the same model, workload, strategy and effective hardware; "
+                    "simulation_key) and whose numbers, host times included, the row copies."},
   };
   return c;
 }

@@ -5,10 +5,11 @@
 //   runs.jsonl      one row per case and repetition
 //   runs.csv        the same rows
 //   timelines/      optional Chrome-trace files
-// Every file is written atomically. runs.jsonl/runs.csv are regenerated from
-// cases/ after each finished case, so a run killed at any instant loses at
-// most the case in progress, and `run_suite --resume` finishes the rest
-// without redoing or duplicating anything.
+// Every file is written atomically. cases/<id>.json is written as each case
+// finishes, so a run killed at any instant loses at most the cases in
+// progress, and `run_suite --resume` finishes the rest without redoing or
+// duplicating anything. runs.jsonl/runs.csv are regenerated from cases/
+// every 20 s while the run goes on and at its end (interrupted or not).
 
 #include <filesystem>
 #include <map>

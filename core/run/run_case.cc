@@ -9,6 +9,7 @@
 #include "core/trace/trace_workload.h"
 #include "core/util/cancel.h"
 #include "core/util/paths.h"
+#include "core/util/sha256.h"
 #include "workloads/synthetic/generator.h"
 
 namespace moebench {
@@ -192,6 +193,17 @@ void check_case(const Case& c, const HardwareProfile& hw, const StrategyInstance
 void preflight_case(const Case& c, const Registry& registry) {
   const StrategyInstance st = StrategyInstance::create(c.strategy, registry);
   check_case(c, implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), st);
+}
+
+std::string simulation_key(const Case& c) {
+  nlohmann::ordered_json k = c.config;
+  if (k.contains("run")) k["run"].erase("comparison");
+  k.erase("implementation");  // the names of the entries applied; their numbers are in "hardware" below
+  if (k.contains("strategy")) k["strategy"].erase("source");
+  k["hardware"] =
+      test_slowdown(implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), c.strategy.name).to_json();
+  k["base_dir"] = c.base_dir.string();
+  return sha256_hex(k.dump());
 }
 
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt) {

@@ -40,6 +40,14 @@ struct CaseRun {
 
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths, const EngineOptions& opt);
 
+// What decides a simulated case's numbers: its resolved configuration with
+// the comparison label replaced by the hardware its strategy actually runs on
+// in that comparison (implementation_hardware), and its citation text left
+// out. Two simulated cases with one key give the same numbers bit for bit
+// (the simulation is deterministic), so run_suite simulates the key once and
+// marks the other case's rows `result_of` (README, "Reading a result").
+std::string simulation_key(const Case& c);
+
 // The checks a case can pass or fail from its configuration alone, before
 // anything is generated, read or allocated: the strategy's components can
 // be created, and the case fits in GPU memory and in the host memory the

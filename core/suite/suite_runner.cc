@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <set>
 #include <mutex>
@@ -435,9 +436,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   if (!opt.quiet && out.skipped) fmt::print("resuming {}: {} of {} cases already done\n", dir.string(), out.skipped, cases.size());
 
   std::mutex mu;
-  std::atomic<size_t> next{0};
   std::atomic<int64_t> finished{0};
   const auto t0 = std::chrono::steady_clock::now();
+  constexpr std::chrono::seconds kRunsRefresh{20};
+  auto last_runs_write = t0;
   auto rows_of = [&]() {
     std::vector<RunRecord> rows;
     for (const Case* c : cases) {
@@ -461,10 +463,62 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   auto term_handler = std::signal(SIGTERM, on_signal);
 
   std::set<std::string> warned;  // each warning printed once per run (under mu)
+  // Identical simulations (the same simulation_key: the as-published and
+  // mechanism comparisons of a strategy no fitted entry applies to, a case
+  // two figures share with different labels) are simulated once; the other
+  // cases' rows copy the numbers and name the case they come from
+  // (`result_of`). Real cases and cases writing a timeline always run.
+  struct Shared {
+    bool running = true;  // being simulated now, by the case `from`
+    bool ok = false;      // finished without an error: its rows may be copied
+    std::string from;
+    std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+    std::vector<std::string> warnings;
+  };
+  std::map<std::string, Shared> sims;  // under mu
+  std::condition_variable sims_cv;
+  std::deque<size_t> deferred;  // cases whose simulation another worker is running (under mu)
+  std::vector<std::string> keys(todo.size());
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const Case& c = *todo[i];
+    if (c.backend == "sim" && !opt.timeline && !c.timeline) keys[i] = simulation_key(c);
+  }
+  size_t next_todo = 0;  // under mu
   auto worker = [&]() {
     while (!g_interrupted.load()) {
-      const size_t i = next.fetch_add(1);
-      if (i >= todo.size()) return;
+      size_t i = 0;
+      const Shared* copy = nullptr;  // the simulation this case's rows copy
+      bool owner = false;            // this worker simulates keys[i] for the cases that share it
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        bool from_deferred = false;
+        if (next_todo < todo.size()) {
+          i = next_todo++;
+        } else if (!deferred.empty()) {
+          i = deferred.front();
+          deferred.pop_front();
+          from_deferred = true;
+        } else {
+          return;
+        }
+        if (!keys[i].empty()) {
+          auto it = sims.find(keys[i]);
+          if (it != sims.end() && it->second.running) {
+            if (!from_deferred) {
+              deferred.push_back(i);  // take another case meanwhile
+              continue;
+            }
+            while (it->second.running && !g_interrupted.load()) sims_cv.wait_for(lk, std::chrono::milliseconds(100));
+            if (g_interrupted.load()) return;
+          }
+          if (it == sims.end()) {
+            sims[keys[i]].from = todo[i]->id;
+            owner = true;
+          } else if (it->second.ok) {
+            copy = &it->second;
+          }  // else: the first one failed; this case runs on its own
+        }
+      }
       const Case& c = *todo[i];
       nlohmann::ordered_json stored;
       stored["case_id"] = c.id;
@@ -475,7 +529,33 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       std::vector<std::pair<nlohmann::ordered_json, double>> reps;
       std::string timeline;
       std::vector<std::string> warnings;
-      try {
+      // Whatever happens below, the cases waiting on this simulation are released.
+      struct Release {
+        bool owner;
+        const std::string& key;
+        std::map<std::string, Shared>& sims;
+        std::mutex& mu;
+        std::condition_variable& cv;
+        const std::string* error = nullptr;
+        const std::vector<std::pair<nlohmann::ordered_json, double>>* reps = nullptr;
+        const std::vector<std::string>* warnings = nullptr;
+        ~Release() {
+          if (!owner) return;
+          std::lock_guard<std::mutex> lk(mu);
+          Shared& s = sims[key];
+          s.running = false;
+          s.ok = error && error->empty() && reps && !reps->empty();
+          if (s.ok) {
+            s.reps = *reps;
+            s.warnings = *warnings;
+          }
+          cv.notify_all();
+        }
+      } release{owner, keys[i], sims, mu, sims_cv};
+      if (copy) {
+        reps = copy->reps;  // finished and never written again: read without the lock
+        warnings = copy->warnings;
+      } else try {
         EngineOptions eo;
         for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
           eo.timeline = (opt.timeline || c.timeline) && rep == c.warmup;
@@ -493,13 +573,16 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
         }
       } catch (const Cancelled&) {
-        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
+        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it (release marks it not ok)
       } catch (const std::bad_alloc&) {
         error = "out of memory while running the case (std::bad_alloc): the case needs more memory than this "
                 "machine has free; use fewer or shorter sequences or a smaller model";
       } catch (const std::exception& e) {
         error = e.what();
       }
+      release.error = &error;
+      release.reps = &reps;
+      release.warnings = &warnings;
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
       auto base_row = [&](int64_t rep) {
         RunRecord row;
@@ -525,6 +608,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         for (size_t r = 0; r < reps.size(); ++r) {
           RunRecord row = base_row(int64_t(r));
           row.fields["wall_time_s"] = reps[r].second;
+          row.fields["result_of"] = copy ? nlohmann::ordered_json(copy->from) : nlohmann::ordered_json(nullptr);
           for (auto it = reps[r].first.begin(); it != reps[r].first.end(); ++it) row.fields[it.key()] = it.value();
           const auto flat = flatten(c.config);
           for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
@@ -533,6 +617,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       } else {
         RunRecord row = base_row(0);
         row.fields["wall_time_s"] = wall;
+        row.fields["result_of"] = nullptr;
         const auto flat = flatten(c.config);
         for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
         stored["rows"].push_back(row.fields);
@@ -543,7 +628,15 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
         run.write_case(c.id, stored);
         done[c.id] = stored;
-        run.write_runs(result_columns(), rows_of());
+        // runs.jsonl/runs.csv are a view of cases/ (the committed record):
+        // refreshed at most every kRunsRefresh while the run goes on and
+        // always at its end. Rewriting them after every case made a
+        // 1,482-case suite write 38 GB (issue 40: the run's slowest part).
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_runs_write >= kRunsRefresh) {
+          run.write_runs(result_columns(), rows_of());
+          last_runs_write = std::chrono::steady_clock::now();
+        }
         const int64_t n = ++finished;
         if (!error.empty()) ++out.failed;
         for (const auto& w : warnings) {
@@ -561,7 +654,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
             std::fflush(stdout);
           } else {
             fmt::print("[{}/{}] case {} {} {} {} ({:.2f} s){}\n", pos, total, c.index, c.id, c.strategy.name,
-                       axes_text(c), wall, error.empty() ? "" : "  ERROR: " + error);
+                       axes_text(c), wall,
+                       !error.empty() ? "  ERROR: " + error
+                       : copy       ? " the same simulation as case " + copy->from
+                                    : "");
           }
         }
       }

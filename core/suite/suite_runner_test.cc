@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -377,6 +378,59 @@ TEST(RunSuite, TheSummaryOfACompositeSuiteHasAPartColumn) {
   EXPECT_NE(t.find("hybrimoe-table3"), std::string::npos) << t;
   a.fields["parts"] = "ablation";  // a plain suite: its rows' part is the suite itself, no column
   EXPECT_EQ(summary_table({a}).find("part"), std::string::npos) << summary_table({a});
+}
+
+// A case whose simulation is identical to another's (the two comparisons of
+// a strategy no fitted entry applies to) is simulated once; its rows copy the
+// numbers and name the case (result_of). The copy equals what simulating that
+// case alone gives.
+TEST(RunSuite, IdenticalSimulationsRunOnceAndTheCopyEqualsARun) {
+  testing::TempDir dir;
+  const std::string text =
+      "strategies = [\"fiddler\", \"ktransformers\"]\n[suite]\nname = \"t\"\n"
+      "comparison = [\"as-published\", \"mechanism\"]\n[model]\npreset = \"deepseek-v2-lite\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nsequences = 1\nprompt_len = 8\ndecode_len = 4\n";
+  auto rows_of = [&](SuiteOptions o) {
+    const auto out = run_suite(o, builtin_registry());
+    EXPECT_EQ(out.exit_code, 0);
+    std::map<std::string, nlohmann::json> rows;  // "strategy/comparison" -> row
+    for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl"))) {
+      const auto r = nlohmann::json::parse(l);
+      rows[r["strategy"].get<std::string>() + "/" + r["run.comparison.mode"].get<std::string>()] = r;
+    }
+    return rows;
+  };
+  SuiteOptions all = options(dir, text);
+  all.jobs = 2;
+  all.out = dir / "all";
+  auto rows = rows_of(all);
+  ASSERT_EQ(rows.size(), 4u);
+  // fiddler (PyTorch stack, no fitted entry): one simulation for both comparisons.
+  const auto& fa = rows["fiddler/as-published"];
+  const auto& fm = rows["fiddler/mechanism"];
+  ASSERT_TRUE(fa["result_of"].is_null() != fm["result_of"].is_null());
+  const auto& copied = fa["result_of"].is_null() ? fm : fa;
+  const auto& ran = fa["result_of"].is_null() ? fa : fm;
+  EXPECT_EQ(copied["result_of"], ran["case_id"]);
+  EXPECT_NE(copied["case_id"], ran["case_id"]);
+  // kTransformers: the fitted stack measured on it applies as published only: two simulations.
+  EXPECT_TRUE(rows["ktransformers/as-published"]["result_of"].is_null());
+  EXPECT_TRUE(rows["ktransformers/mechanism"]["result_of"].is_null());
+  EXPECT_NE(rows["ktransformers/as-published"]["decode_tokens_per_s"],
+            rows["ktransformers/mechanism"]["decode_tokens_per_s"]);
+  // The copied case simulated on its own gives the same numbers.
+  SuiteOptions one = options(dir, text);
+  one.out = dir / "one";
+  one.filter = "strategy.name=fiddler,suite.comparison=" + copied["run.comparison.mode"].get<std::string>();
+  auto alone = rows_of(one);
+  ASSERT_EQ(alone.size(), 1u);
+  const auto& a = alone.begin()->second;
+  EXPECT_TRUE(a["result_of"].is_null());
+  EXPECT_EQ(a["case_id"], copied["case_id"]);
+  for (const std::string k : {"ttft_mean_ms", "tbt_mean_ms", "decode_tokens_per_s", "decode_hit_rate_frac",
+                              "h2d_bytes", "cpu_busy_s", "total_time_s"}) {
+    EXPECT_EQ(a[k], copied[k]) << k;
+  }
 }
 
 }  // namespace

@@ -73,16 +73,51 @@ MOEBENCH_CLONES void scan(TopK& t, const float* x, int64_t begin, int64_t end, c
 }
 
 // Per 16-lane stripe of x[0..n): the best value and its id (lower id on ties).
+// In vector form (the scalar loop was not vectorised): selects only, so the
+// same values and ids.
 MOEBENCH_CLONES void lane_best(const float* x, int64_t n, float* best, int32_t* id) {
-  for (int j = 0; j < 16; ++j) {
-    best[j] = -3.4e38f;
-    id[j] = -1;
-  }
+  using lanes::i16v;
+  using lanes::v16;
+  v16 b = v16{} + -3.4e38f;
+  i16v d = i16v{} - 1;
+  const i16v iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   for (int64_t i = 0; i + 16 <= n; i += 16) {
-    for (int j = 0; j < 16; ++j) {
-      const bool b = x[i + j] > best[j];
-      best[j] = b ? x[i + j] : best[j];
-      id[j] = b ? int32_t(i + j) : id[j];
+    const v16 xv = lanes::load16(x + i);
+    const i16v gt = xv > b;
+    b = gt ? xv : b;
+    d = gt ? iota + int32_t(i) : d;
+  }
+  lanes::store16(best, b);
+  std::memcpy(id, &d, 64);
+}
+
+// scan(t, x, 0, n, id, 16) after lane_best's seeds (id[j] = the best of
+// stripe j, ids j, j + 16, ...; n a multiple of 16), with the two tests in
+// vector form: in a chunk, only lanes >= the k-th best at its start can enter
+// (each is then checked against the current k-th best, which only rises), and
+// lane j of chunk i was already offered exactly when i + j == id[j]. The
+// values are offered in the same order as scan's, so the same top-k results.
+MOEBENCH_CLONES void scan_stripes(TopK& t, const float* x, int64_t n, const int32_t* id) {
+  using lanes::i16v;
+  using lanes::v16;
+  i16v seed;
+  std::memcpy(&seed, id, 64);
+  const i16v iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+  for (int64_t i = 0; i + 16 <= n; i += 16) {
+    const i16v pos = iota + int32_t(i);
+    i16v want = (pos != seed) & bit;
+    if (t.have == t.k) want &= lanes::load16(x + i) >= (v16{} + t.vals[t.k - 1]);
+    int32_t w[16];
+    std::memcpy(w, &want, 64);
+    uint32_t m = 0;
+    for (int j = 0; j < 16; ++j) m |= uint32_t(w[j]);
+    while (m) {
+      const int j = __builtin_ctz(m);
+      m &= m - 1;
+      const int64_t e = i + j;
+      if (t.have == t.k && !better(x[e], int32_t(e), t.vals[t.k - 1], t.ids[t.k - 1])) continue;
+      t.offer(x[e], int32_t(e));
     }
   }
 }
@@ -112,9 +147,11 @@ void top_k_indices(const float* x, int64_t n, int64_t k, const uint8_t* allowed,
     // threshold high, so few of the rest are inserted.
     float best[16];
     int32_t id[16];
-    lane_best(x, n - n % 16, best, id);
+    const int64_t n16 = n - n % 16;
+    lane_best(x, n16, best, id);
     for (int j = 0; j < 16; ++j) t.offer(best[j], id[j]);
-    scan(t, x, 0, n, id, 16);
+    scan_stripes(t, x, n16, id);
+    scan(t, x, n16, n, nullptr, 0);  // the remainder (ids past the stripes: never seeds)
     return;
   }
   scan(t, x, 0, n, nullptr, 0);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -150,6 +151,101 @@ TEST(Lanes, UnpackTransposesTilesAndTail) {
         for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(dst[b][i], -1.0f);
         for (int64_t i = 0; i < n; ++i) {
           EXPECT_EQ(dst[b][3 + i], b < valid ? src[i * 16 + b] : -1.0f) << "n=" << n << " b=" << b << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+// The documented order of lanes::dot, written out in scalar code: 16 partial
+// sums (lane i sums elements i, i + 16, ...), the tree lanes[j] += lanes[j + w]
+// for w = 8, 4, 2, 1, then the remainder in order.
+float reference_dot(const float* a, const float* b, int64_t n) {
+  float lane[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int q = 0; q < 16; ++q) lane[q] += a[i + q] * b[i + q];
+  }
+  for (int w = 8; w >= 1; w >>= 1) {
+    for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+  }
+  float s = lane[0];
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+TEST(Lanes, GemvHasDotsOrderOnEveryRowBlockAndTail) {
+  std::mt19937 rng(7);
+  // Magnitudes spread over many binades, so a different summation order gives different bits.
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-12, 12);
+  int sensitive = 0;  // rows where a plain left-to-right sum differs: the test can tell orders apart
+  for (int64_t rows : {1, 15, 16, 17, 33, 128}) {
+    for (int64_t n : {1, 15, 16, 17, 256, 300}) {
+      std::vector<float> W(rows * n), x(n), bias(rows), out(rows), out_nb(rows);
+      for (auto& v : W) v = std::ldexp(mant(rng), expo(rng));
+      for (auto& v : x) v = std::ldexp(mant(rng), expo(rng));
+      for (auto& v : bias) v = mant(rng);
+      lanes::gemv(W.data(), bias.data(), x.data(), rows, n, out.data());
+      lanes::gemv(W.data(), nullptr, x.data(), rows, n, out_nb.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const float ref = reference_dot(&W[r * n], x.data(), n);
+        EXPECT_EQ(out[r], bias[r] + ref) << "rows=" << rows << " n=" << n << " r=" << r;
+        EXPECT_EQ(out_nb[r], 0.0f + ref) << "rows=" << rows << " n=" << n << " r=" << r;
+        EXPECT_EQ(lanes::dot(&W[r * n], x.data(), n), ref);
+        float plain = 0;
+        for (int64_t i = 0; i < n; ++i) plain += W[r * n + i] * x[i];
+        sensitive += plain != ref;
+      }
+    }
+  }
+  EXPECT_GT(sensitive, 100);
+}
+
+TEST(Lanes, GemvBatchIsGemvOnEachInput) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-12, 12);
+  for (int64_t nx : {1, 2, 3, 4, 5, 7, 9, 16, 19}) {
+    for (int64_t rows : {1, 5, 16, 17, 64}) {
+      for (int64_t n : {1, 16, 17, 256}) {
+        std::vector<float> W(rows * n), bias(rows), xbuf(nx * n), out(nx * rows), one(rows);
+        for (auto& v : W) v = std::ldexp(mant(rng), expo(rng));
+        for (auto& v : xbuf) v = std::ldexp(mant(rng), expo(rng));
+        for (auto& v : bias) v = mant(rng);
+        std::vector<const float*> xs(nx);
+        for (int64_t j = 0; j < nx; ++j) xs[j] = &xbuf[j * n];
+        lanes::gemv_batch(W.data(), bias.data(), xs.data(), nx, rows, n, out.data());
+        for (int64_t j = 0; j < nx; ++j) {
+          for (int64_t r = 0; r < rows; ++r) {
+            EXPECT_EQ(out[j * rows + r], bias[r] + reference_dot(&W[r * n], xs[j], n))
+                << "nx=" << nx << " rows=" << rows << " n=" << n << " j=" << j << " r=" << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// top_k_indices against a full sort: higher value first, lower id on ties,
+// with many exact ties and the seeded path (n >= 64, a remainder past the
+// last whole stripe) as well as the short one.
+TEST(TopK, MatchesAFullSortWithTiesAndRemainders) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int64_t n : {8, 40, 64, 70, 128, 160, 256, 1000}) {
+    for (int64_t k : {1, 2, 6, 8, 16, 33, 64}) {
+      if (k > n) continue;
+      for (float step : {0.0f, 0.25f, 4.0f}) {
+        for (int rep = 0; rep < 20; ++rep) {
+          std::vector<float> x(n);
+          for (auto& v : x) v = step > 0 ? std::round(nd(rng) / step) * step : nd(rng);
+          std::vector<int32_t> all(n);
+          std::iota(all.begin(), all.end(), 0);
+          const auto r = ranked(x, all);
+          std::vector<int32_t> got(k, -1);
+          top_k_indices(x.data(), n, k, nullptr, got.data());
+          EXPECT_EQ(got, std::vector<int32_t>(r.begin(), r.begin() + k)) << "n=" << n << " k=" << k << " step=" << step;
         }
       }
     }

@@ -69,40 +69,72 @@ __attribute__((always_inline)) inline float dot_impl(const float* a, const float
 
 MOEBENCH_CLONES float dot(const float* a, const float* b, int64_t n) { return dot_impl(a, b, n); }
 
+namespace {
+
+// R rows of W times Q inputs (R x Q = 16 dot products) from row r0: the 16
+// accumulators are independent, so their additions overlap (one dot product
+// alone waits on its single chain), and each row of W is loaded once for the
+// Q inputs. Every product keeps dot_impl's order: lane i sums elements i,
+// i + 16, ... in order; the tree lanes[j] += lanes[j + w] (w = 8, 4, 2, 1) is
+// done on the transposed accumulators (acc[b] = lane b of all 16 products);
+// the remainder n % 16 last, in order; the bias added to the sum.
+template <int R, int Q>
+__attribute__((always_inline)) inline void tile(const float* W, const float* bias, const float* const* x, int64_t r0,
+                                                int64_t rows, int64_t n, float* out_j0) {
+  static_assert(R * Q == 16);
+  const int64_t n16 = n / 16 * 16;
+  const float* w = W + r0 * n;
+  v16 acc[16] = {};  // product (row r, input q) in acc[q * R + r]
+  for (int64_t i = 0; i < n16; i += 16) {
+    v16 xv[Q];
+    for (int q = 0; q < Q; ++q) xv[q] = load16(x[q] + i);
+    for (int r = 0; r < R; ++r) {
+      const v16 wv = load16(w + r * n + i);
+      for (int q = 0; q < Q; ++q) acc[q * R + r] += wv * xv[q];
+    }
+  }
+  transpose16(acc);
+  for (int wdt = 8; wdt >= 1; wdt >>= 1) {
+    for (int j = 0; j < wdt; ++j) acc[j] += acc[j + wdt];
+  }
+  float s[16];
+  std::memcpy(s, &acc[0], 64);
+  for (int q = 0; q < Q; ++q) {
+    for (int r = 0; r < R; ++r) {
+      float t = s[q * R + r];
+      for (int64_t i = n16; i < n; ++i) t += w[r * n + i] * x[q][i];
+      out_j0[q * rows + r0 + r] = (bias ? bias[r0 + r] : 0.0f) + t;
+    }
+  }
+}
+
+// Inputs x[0..Q) against every row; rows past the last whole tile one dot at a time.
+template <int R, int Q>
+__attribute__((always_inline)) inline void rows_of(const float* W, const float* bias, const float* const* x,
+                                                   int64_t rows, int64_t n, float* out_j0) {
+  int64_t r0 = 0;
+  for (; r0 + R <= rows; r0 += R) tile<R, Q>(W, bias, x, r0, rows, n, out_j0);
+  for (int q = 0; q < Q; ++q) {
+    for (int64_t r = r0; r < rows; ++r) {
+      out_j0[q * rows + r] = (bias ? bias[r] : 0.0f) + dot_impl(W + r * n, x[q], n);
+    }
+  }
+}
+
+}  // namespace
+
 MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out) {
-  for (int64_t r = 0; r < rows; ++r) out[r] = (bias ? bias[r] : 0.0f) + dot_impl(W + r * n, x, n);
+  rows_of<16, 1>(W, bias, &x, rows, n, out);
 }
 
 MOEBENCH_CLONES void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows,
                                 int64_t n, float* out) {
-  const int64_t n16 = n / 16 * 16;
-  for (int64_t j0 = 0; j0 < nx; j0 += 16) {
-    const int valid = int(nx - j0 < 16 ? nx - j0 : 16);
-    const float* x[16];
-    for (int q = 0; q < 16; ++q) x[q] = xs[j0 + (q < valid ? q : 0)];
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* w = W + r * n;
-      // Input q's 16 partial sums in acc[q], as dot_impl's acc.
-      v16 acc[16] = {};
-      for (int64_t i = 0; i < n16; i += 16) {
-        const v16 wv = load16(w + i);
-        for (int q = 0; q < 16; ++q) acc[q] += wv * load16(x[q] + i);
-      }
-      // acc[b] becomes lane b of every input; dot_impl's tree (lanes[j] +=
-      // lanes[j + w], w = 8, 4, 2, 1) on those vectors leaves each input's sum in acc[0].
-      transpose16(acc);
-      for (int wdt = 8; wdt >= 1; wdt >>= 1) {
-        for (int j = 0; j < wdt; ++j) acc[j] += acc[j + wdt];
-      }
-      float s[16];
-      std::memcpy(s, &acc[0], 64);
-      for (int q = 0; q < valid; ++q) {
-        float t = s[q];
-        for (int64_t i = n16; i < n; ++i) t += w[i] * x[q][i];
-        out[(j0 + q) * rows + r] = (bias ? bias[r] : 0.0f) + t;
-      }
-    }
-  }
+  // Four inputs at a time (4 rows x 4 inputs per tile), then two, then one:
+  // no tile computes an input that is not asked for.
+  int64_t j0 = 0;
+  for (; j0 + 4 <= nx; j0 += 4) rows_of<4, 4>(W, bias, xs + j0, rows, n, out + j0 * rows);
+  for (; j0 + 2 <= nx; j0 += 2) rows_of<8, 2>(W, bias, xs + j0, rows, n, out + j0 * rows);
+  for (; j0 < nx; ++j0) rows_of<16, 1>(W, bias, xs + j0, rows, n, out + j0 * rows);
 }
 
 }  // namespace moebench::lanes

@@ -43,7 +43,7 @@ float dot(const float* a, const float* b, int64_t n);
 void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out);
 // gemv for nx inputs at once: out[j * rows + r] = bias[r] + W[r] . xs[j], the
 // same bits as gemv on each (the same partial sums, tree and remainder): a
-// row of W is read once per 16 inputs, and the 16 sums are reduced together.
+// row of W is read once per 4 inputs, and 16 products are reduced together.
 void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows, int64_t n,
                 float* out);
 

@@ -62,7 +62,21 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
       if (s.cached) held_.push_back({j, e});
     }
     if (pred_.empty()) continue;
-    const double base = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu, rule_);
+    // The simulation's input in its own order (load descending, then expert
+    // id), sorted once here rather than in each of the candidates' runs;
+    // at_[i] = where pred_[i] is in it.
+    order_.resize(pred_.size());
+    for (size_t i = 0; i < pred_.size(); ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      return pred_[a].load != pred_[b].load ? pred_[a].load > pred_[b].load : pred_[a].expert < pred_[b].expert;
+    });
+    sorted_.resize(pred_.size());
+    at_.resize(pred_.size());
+    for (size_t r = 0; r < order_.size(); ++r) {
+      sorted_[r] = pred_[order_[r]];
+      at_[order_[r]] = r;
+    }
+    const double base = schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_);
     // Candidates: uncached predicted experts, heaviest first, at most max_candidates.
     std::vector<size_t> idx;
     for (size_t i = 0; i < pred_.size(); ++i) {
@@ -73,9 +87,9 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     });
     if (int64_t(idx.size()) > p_.max_candidates) idx.resize(size_t(p_.max_candidates));
     for (size_t i : idx) {
-      pred_[i].cached = true;
-      const double with = schedule_makespan(pred_, costs, SchedTimes{}, has_gpu, rule_);
-      pred_[i].cached = false;
+      sorted_[at_[i]].cached = true;
+      const double with = schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_);
+      sorted_[at_[i]].cached = false;
       if (base - with > 0) cands_.push_back({j, pred_[i].expert, base - with});
     }
   }
