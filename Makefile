@@ -159,20 +159,30 @@ PRED_DIR = results/predictors
 PRED_SEEDS = 1 2 3
 predictors: build
 	mkdir -p $(PRED_DIR)
+	# The training (on all threads) and each seed's evaluations run at the same
+	# time; DeepSeek-V3's evaluations wait for the trained predictor. Every
+	# output is its own file, so the order changes nothing written.
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor train --model deepseek-v3 --sequences 64 \
-	  --out $(PRED_DIR)/deepseek-v3-linear.safetensors
+	  --out $(PRED_DIR)/deepseek-v3-linear.safetensors & train=$$!; \
+	pids=""; \
 	for s in $(PRED_SEEDS); do \
-	  for b in 8 16 32 64; do \
-	    for m in deepseek-v2-lite mixtral-8x7b; do \
-	      MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model $$m --seed $$s --sequences 64 --batch $$b \
-	        --json $(PRED_DIR)/$$m-b$$b-s$$s.json > /dev/null || exit 1; \
+	  ( for b in 8 16 32 64; do \
+	      for m in deepseek-v2-lite mixtral-8x7b; do \
+	        MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model $$m --seed $$s --sequences 64 --batch $$b \
+	          --json $(PRED_DIR)/$$m-b$$b-s$$s.json > /dev/null || exit 1; \
+	      done; \
 	    done; \
-	  done; \
-	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model qwen3-30b-a3b --seed $$s --sequences 64 --batch 8 \
-	    --json $(PRED_DIR)/qwen3-30b-a3b-b8-s$$s.json > /dev/null || exit 1; \
+	    MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model qwen3-30b-a3b --seed $$s --sequences 64 --batch 8 \
+	      --json $(PRED_DIR)/qwen3-30b-a3b-b8-s$$s.json > /dev/null ) & pids="$$pids $$!"; \
+	done; \
+	wait $$train || { echo "make predictors: the DeepSeek-V3 training failed" >&2; exit 1; }; \
+	for s in $(PRED_SEEDS); do \
 	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench predictor eval --model deepseek-v3 --seed $$s --sequences 64 --batch 8 \
-	    --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8-s$$s.json > /dev/null || exit 1; \
-	done
+	    --linear $(PRED_DIR)/deepseek-v3-linear.safetensors --json $(PRED_DIR)/deepseek-v3-b8-s$$s.json > /dev/null & \
+	  pids="$$pids $$!"; \
+	done; \
+	fail=0; for p in $$pids; do wait $$p || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "make predictors: an evaluation failed (its message is above)" >&2; exit 1; fi
 
 # Workload and cost characterisation (HybriMoE Fig. 3(b)(c)(e)(f), SMoE Fig. 5
 # and 6, DALI Fig. 8): trace statistics of the calibrated synthetic workloads,
