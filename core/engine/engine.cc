@@ -164,9 +164,9 @@ void check_footprint(const CaseFootprint& f, const ModelSpec& model, const Hardw
 
 namespace {
 
-class Simulator : public FutureView {
+class Engine : public FutureView {
  public:
-  Simulator(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
+  Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
             StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
             const EngineOptions& opt)
       : model_(model),
@@ -182,8 +182,7 @@ class Simulator : public FutureView {
         run_(source, needs_.top_p),
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
-        res_(int32_t(run_.layers()), int32_t(run_.experts()),
-             std::min<int64_t>(run_.experts(), st.residency.slots(run_.experts()) + buffer_slots(st)),
+        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()), buffer_slots(st),
              st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
@@ -195,8 +194,7 @@ class Simulator : public FutureView {
           model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
           source.info().model_name));
     }
-    buffer_ = res_.slots_per_layer() - std::min<int64_t>(run_.experts(), st.residency.slots(run_.experts()));
-    if (buffer_ > 0 && res_.global_pool()) {
+    if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format("strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
                               "\"global\"",
                               st.name));
@@ -218,6 +216,31 @@ class Simulator : public FutureView {
   // -------- per step
   void run_step(int64_t s);
   void run_moe_layer(int32_t l);
+  // A MoE layer's small state, passed from stage to stage.
+  struct LayerRun {
+    bool decode = false;
+    int ph = 0;              // 0 prefill, 1 decode (metric index)
+    int64_t n = 0;           // tokens of the step
+    double t_gate = 0;       // when the router's output is known
+    double predict = 0;      // the prefetcher's GPU prediction time
+    double barrier = 0;      // SMoE: the GPU experts start after this layer's copies in flight at the gate
+    double gpu_end = 0;      // the GPU lane's last task of the layer
+    double gpu_compute = 0;  // GPU expert time of the layer
+    double wait = 0;         // GPU time waiting for copies
+    double done = 0;         // when the layer's outputs are combined
+  };
+  LayerRun gate_stage(int32_t l);
+  void count_hits(int32_t l, const LayerRun& r);
+  void decide(int32_t l, LayerRun& r);
+  void validate_plan(int32_t l);
+  void gpu_side(int32_t l, LayerRun& r);
+  void pin_for_layer(int32_t l, int32_t e);
+  bool demand_load(int32_t l, int32_t e, double t_gate);
+  void run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r);
+  void cpu_side(int32_t l, LayerRun& r);
+  void after_layer(int32_t l, const LayerRun& r);
+  void release_prefetch_buffer(int32_t l, double gpu_end);
+  void cancel_stale_prefetches(int32_t l, double t_gate);
   void compute_active(int32_t l, std::vector<ActiveExpert>* out) const;
   // -------- helpers
   Context context(int32_t layer, double now) const;
@@ -263,10 +286,6 @@ class Simulator : public FutureView {
 
   std::vector<StepPlan> steps_;
   int64_t cur_step_ = 0;
-  // Prefetch buffer (residency.prefetch_buffer): slots per layer beside the
-  // cache share, and which resident experts came in through it.
-  int64_t buffer_ = 0;
-  std::vector<uint8_t> buffered_;
   int64_t step_sequences_ = 0, step_context_ = 0;
   double step_nonmoe_ns_ = 0;
   double step_start_ns_ = 0;
@@ -328,7 +347,7 @@ class Simulator : public FutureView {
 
 // ---------------------------------------------------------------- setup
 
-void Simulator::plan_steps() {
+void Engine::plan_steps() {
   const int64_t S = run_.sequences();
   const int64_t B = std::min<int64_t>(workload_.batch_size, S);
   int64_t batch = 0;
@@ -365,7 +384,7 @@ void Simulator::plan_steps() {
   }
 }
 
-void Simulator::check_memory() {
+void Engine::check_memory() {
   RunShape shape;
   shape.sequences = run_.sequences();
   shape.batch_size = workload_.batch_size;
@@ -381,12 +400,12 @@ void Simulator::check_memory() {
   check_footprint(f, model_, hw_, st_, /*host=*/false);
 }
 
-void Simulator::place() {
+void Engine::place() {
   PlacementContext pc;
   pc.model = &model_;
   pc.cost = &cost_;
   // The prefetch buffer starts empty: placement fills the cache share only.
-  pc.slots_per_layer = res_.slots_per_layer() - buffer_;
+  pc.slots_per_layer = res_.cache_slots();
   pc.global_pool = res_.global_pool();
   pc.calibration = calib_;
   pc.future = needs_.future ? this : nullptr;
@@ -415,7 +434,7 @@ void Simulator::place() {
   for (const auto& s : out) st_.cache->on_insert(s.layer, s.expert, ctx);
 }
 
-void Simulator::setup_gate_stream() {
+void Engine::setup_gate_stream() {
   if (!needs_.gate_inputs) return;
   if (source_.info().h_trace <= 0 || !source_.gate_weights()) {
     throw Error(fmt::format("strategy '{}': expected a workload with gate inputs and gate weights (a "
@@ -428,7 +447,7 @@ void Simulator::setup_gate_stream() {
 
 // ---------------------------------------------------------------- helpers
 
-[[noreturn]] void Simulator::bad_decision(const std::string& family, const std::string& what) const {
+[[noreturn]] void Engine::bad_decision(const std::string& family, const std::string& what) const {
   const ComponentSpec* spec = nullptr;
   std::string kind;
   if (family == "placement") kind = st_.placement->name();
@@ -441,7 +460,7 @@ void Simulator::setup_gate_stream() {
                                   family, kind, cur_step_, what));
 }
 
-Context Simulator::context(int32_t layer, double now) const {
+Context Engine::context(int32_t layer, double now) const {
   Context c;
   const bool have_step = cur_step_ < int64_t(steps_.size());
   c.phase = have_step ? steps_[cur_step_].phase : Phase::kDecode;
@@ -456,7 +475,7 @@ Context Simulator::context(int32_t layer, double now) const {
   if (layer >= 0 && layer < int32_t(active_.size())) c.active = active_[layer];
   c.residency = &res_;
   c.cost = &cost_;
-  c.lanes = {const_cast<Simulator*>(this)->gpu_lane().free_ns(), cpu_.free_ns(), link_.free_ns()};
+  c.lanes = {const_cast<Engine*>(this)->gpu_lane().free_ns(), cpu_.free_ns(), link_.free_ns()};
   c.layer_nonmoe_ns = step_nonmoe_ns_;
   c.gates = source_.gate_weights();
   c.calibration = calib_;
@@ -465,7 +484,7 @@ Context Simulator::context(int32_t layer, double now) const {
 }
 
 template <class F>
-void Simulator::timed(int fam, F&& f) {
+void Engine::timed(int fam, F&& f) {
   if (!sample_) {
     f();
     return;
@@ -477,7 +496,7 @@ void Simulator::timed(int fam, F&& f) {
   m_.decision_ns[fam] += dt - (nested_ns_ - nested0);  // predictions are timed on their own
 }
 
-double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
+double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
                          int32_t layer, int32_t expert, int64_t tokens, double* start) {
   double end;
   const double s = lane.submit(ready, dur, &end);
@@ -490,7 +509,7 @@ double Simulator::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, d
   return end;
 }
 
-void Simulator::advance_link(double now) {
+void Engine::advance_link(double now) {
   completed_.clear();
   link_.advance(now, &completed_);
   for (int64_t id : completed_) {
@@ -502,7 +521,7 @@ void Simulator::advance_link(double now) {
   }
 }
 
-SlotRef Simulator::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned) {
+SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned) {
   if (res_.has_room(layer)) return SlotRef{-2, -2};  // free slot, nothing evicted
   res_.candidates(layer, &cand_);
   // In a walk over the layer's GPU order, an expert already computed in this
@@ -540,7 +559,7 @@ SlotRef Simulator::make_room(int32_t layer, int32_t expert, double now, const st
   return out;
 }
 
-int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
+int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
                         int64_t target_step, int32_t target_layer) {
   Transfer t;
   t.layer = layer;
@@ -557,7 +576,7 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
   const int64_t id = link_.issue(t, &pos);
   refresh_transfer_ends(pos + 1);  // issuing may move the transfers queued behind it
   if (!staging) {
-    buffered_[size_t(layer) * E_ + expert] = kind == TaskKind::kPrefetchLoad && buffer_ > 0;
+    res_.set_buffered(layer, expert, kind == TaskKind::kPrefetchLoad && res_.buffer_slots() > 0);
     res_.begin_transfer(layer, expert, id, link_.get(id).end_ns);
     hook_ctx_.now_ns = issue;
     st_.cache->on_insert(layer, expert, hook_ctx_);
@@ -578,7 +597,7 @@ int64_t Simulator::load(int32_t layer, int32_t expert, TaskKind kind, double iss
   return id;
 }
 
-void Simulator::refresh_transfer_ends(size_t from) {
+void Engine::refresh_transfer_ends(size_t from) {
   const auto& queue = link_.queue();
   for (size_t i = from; i < queue.size(); ++i) {
     const int64_t q = queue[i];
@@ -589,14 +608,14 @@ void Simulator::refresh_transfer_ends(size_t from) {
   }
 }
 
-double Simulator::layer_interval_ns() const {
+double Engine::layer_interval_ns() const {
   // Mean gate-to-gate time of the previous step's MoE layers; NaN before a
   // previous step exists (or with one MoE layer).
   if (L_ < 2 || gate_prev_.empty()) return std::numeric_limits<double>::quiet_NaN();
   return (gate_prev_[size_t(L_ - 1)] - gate_prev_[0]) / double(L_ - 1);
 }
 
-bool Simulator::lands_too_late(const PrefetchRequest& r, double now) const {
+bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
   const double dt = layer_interval_ns();
   if (!(dt >= 0) || gate_cur_.empty()) return false;  // no estimate yet: issue
   // From the current layer's gate; after the last layer (the step's end,
@@ -613,7 +632,7 @@ bool Simulator::lands_too_late(const PrefetchRequest& r, double now) const {
   return lands > deadline;
 }
 
-void Simulator::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
+void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
   const bool drop_late = st_.residency.late_prefetch != "issue";
   for (const auto& r : reqs) {
     if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ || r.target_step_offset < 0) {
@@ -639,7 +658,7 @@ void Simulator::issue_prefetches(const std::vector<PrefetchRequest>& reqs, doubl
   }
 }
 
-void Simulator::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook) {
+void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook) {
   for (const auto& s : swaps) {
     const SlotRef in = s.incoming, out = s.outgoing;
     if (in.layer < 0 || in.layer >= L_ || in.expert < 0 || in.expert >= E_) {
@@ -669,7 +688,7 @@ void Simulator::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double 
 
 // ---------------------------------------------------------------- oracle view
 
-int64_t Simulator::next_use(int32_t layer, int32_t expert) const {
+int64_t Engine::next_use(int32_t layer, int32_t expert) const {
   const auto& u = uses_[size_t(layer) * E_ + expert];
   // The current step still counts for layers after the current one.
   const int64_t from = layer > cur_layer_ ? cur_step_ : cur_step_ + 1;
@@ -677,7 +696,7 @@ int64_t Simulator::next_use(int32_t layer, int32_t expert) const {
   return it == u.end() ? std::numeric_limits<int64_t>::max() / 4 : *it - cur_step_;
 }
 
-std::span<const ActiveExpert> Simulator::active(int64_t offset, int32_t layer) const {
+std::span<const ActiveExpert> Engine::active(int64_t offset, int32_t layer) const {
   const int64_t s = cur_step_ + offset;
   if (s < 0 || s >= int64_t(steps_.size()) || layer < 0 || layer >= L_) return {};
   if (future_step_ != s) {
@@ -707,7 +726,7 @@ std::span<const ActiveExpert> Simulator::active(int64_t offset, int32_t layer) c
 
 // ---------------------------------------------------------------- run
 
-void Simulator::compute_active(int32_t l, std::vector<ActiveExpert>* out) const {
+void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) const {
   out->clear();
   auto& work = const_cast<std::vector<int32_t>&>(workload_scratch_);
   auto& best = const_cast<std::vector<int32_t>&>(rank_scratch_);
@@ -736,7 +755,7 @@ void Simulator::compute_active(int32_t l, std::vector<ActiveExpert>* out) const 
   }
 }
 
-SimulationResult Simulator::run() {
+SimulationResult Engine::run() {
   plan_steps();
   check_memory();
   workload_scratch_.assign(E_, 0);
@@ -748,7 +767,6 @@ SimulationResult Simulator::run() {
   m_.decode_layer_accesses.assign(L_, 0);
   m_.decode_layer_hits.assign(L_, 0);
   m_.prefetch_layer_loads.assign(L_, 0);
-  buffered_.assign(size_t(L_) * E_, 0);
   active_.assign(L_, {});
   tokens_of_.assign(E_, 0);
   xfer_of_.assign(E_, -1);
@@ -825,7 +843,7 @@ SimulationResult Simulator::run() {
   return r;
 }
 
-void Simulator::run_step(int64_t s) {
+void Engine::run_step(int64_t s) {
   const StepPlan& sp = steps_[s];
   step_.reset(sp.phase);
   for (const auto& [seq, pos] : sp.tokens) step_.add(seq, pos);
@@ -894,37 +912,56 @@ void Simulator::run_step(int64_t s) {
   issue_swaps(swaps_, end, "after_step");
 }
 
-void Simulator::run_moe_layer(int32_t l) {
+// A MoE layer in stages: the gate (attention, routing revealed, hits), the
+// decisions (cache hooks, prefetcher, deferral, assigner), their validation,
+// the GPU side, the CPU side, and the bookkeeping after the layer. Each stage
+// reads and writes the layer's small state (LayerRun); the order of every
+// submission, hook and counter is the one the single function had.
+void Engine::run_moe_layer(int32_t l) {
+  LayerRun r = gate_stage(l);
+  count_hits(l, r);
+  decide(l, r);
+  validate_plan(l);
+  for (const auto& a : active_[l]) tokens_of_[a.expert] = a.tokens;  // workload of each expert in this layer
+  gpu_side(l, r);
+  cpu_side(l, r);
+  after_layer(l, r);
+  cancel_stale_prefetches(l, r.t_gate);
+}
+
+// 1. attention, norms and router; transfers completed by the gate; routing revealed.
+Engine::LayerRun Engine::gate_stage(int32_t l) {
   const StepPlan& sp = steps_[cur_step_];
-  const bool decode = sp.phase == Phase::kDecode;
-  const int ph = decode ? 1 : 0;
-  const int64_t n = step_.tokens();
+  LayerRun r;
+  r.decode = sp.phase == Phase::kDecode;
+  r.ph = r.decode ? 1 : 0;
+  r.n = step_.tokens();
   sample_ = opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
   if (sample_) ++m_.decision_samples;
   ++m_.moe_layer_steps;
-
-  // 1. attention, norms and router.
   double att_start;
   const double att = step_nonmoe_ns_;
-  const double t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
-                               att, l, -1, n, &att_start);
-  gate_cur_[size_t(l)] = t_gate;
-  if (decode) m_.bd_attention_ns += att;
-
-  // 2. transfers completed by the gate; routing revealed; hits.
-  advance_link(t_gate);
+  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, r.n, &att_start);
+  gate_cur_[size_t(l)] = r.t_gate;
+  if (r.decode) m_.bd_attention_ns += att;
+  advance_link(r.t_gate);
   step_.reveal(l);
-  auto& active = active_[l];
-  compute_active(l, &active);
+  compute_active(l, &active_[l]);
+  return r;
+}
+
+// 2. hits of the activated experts, and the prefetches that targeted this (step, layer) judged.
+void Engine::count_hits(int32_t l, const LayerRun& r) {
+  const auto& active = active_[l];
   for (const auto& a : active) {
     const bool cached = res_.resident(l, a.expert);
-    m_.expert_accesses[ph] += 1;
-    m_.token_accesses[ph] += a.tokens;
+    m_.expert_accesses[r.ph] += 1;
+    m_.token_accesses[r.ph] += a.tokens;
     if (cached) {
-      m_.expert_hits[ph] += 1;
-      m_.token_hits[ph] += a.tokens;
+      m_.expert_hits[r.ph] += 1;
+      m_.token_hits[r.ph] += a.tokens;
     }
-    if (decode) {
+    if (r.decode) {
       m_.decode_layer_accesses[l] += a.tokens;
       if (cached) m_.decode_layer_hits[l] += a.tokens;
       const size_t at = size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
@@ -936,7 +973,6 @@ void Simulator::run_moe_layer(int32_t l) {
       if (cached) m_.decode_group_hits[at] += a.tokens;
     }
   }
-  // Judge prefetches that targeted this (step, layer).
   for (int32_t e : res_.holders(l)) {
     int64_t& target = prefetch_of_[size_t(l) * E_ + e];
     if (target < 0 || target > cur_step_) continue;
@@ -945,12 +981,17 @@ void Simulator::run_moe_layer(int32_t l) {
     if (target == cur_step_ && it != active.end() && it->expert == e) {
       ++m_.prefetch_useful;
       if (res_.in_flight(l, e)) ++m_.prefetch_late;
-      if (decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
+      if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
     }
     target = -1;
   }
+}
 
-  hook_ctx_ = context(l, t_gate);
+// 3. the components decide: cache hooks at the gate, prefetch requests
+// (issued after this layer's own loads), deferral, the assigner's plan.
+void Engine::decide(int32_t l, LayerRun& r) {
+  const auto& active = active_[l];
+  hook_ctx_ = context(l, r.t_gate);
   Context ctx = hook_ctx_;
   timed(kFamCache, [&] {
     st_.cache->on_gate(ctx);
@@ -958,16 +999,14 @@ void Simulator::run_moe_layer(int32_t l) {
       if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
     }
   });
-
-  // 3. prefetch requests (issued after this layer's own loads), deferral, plan.
   prefetch_reqs_.clear();
   step_.set_reader(&st_.prefetcher->name());
   timed(kFamPrefetcher, [&] { st_.prefetcher->after_gate(ctx, prefetch_reqs_); });
   gate_prefetches_ = prefetch_reqs_;
-  const double predict = st_.prefetcher->predict_gpu_ns(ctx);
+  r.predict = st_.prefetcher->predict_gpu_ns(ctx);
 
   deferred_.clear();
-  if (decode && l + 1 < L_) {
+  if (r.decode && l + 1 < L_) {
     step_.set_reader(&st_.deferral->name());
     timed(kFamDeferral, [&] { st_.deferral->choose(ctx, deferred_); });
   }
@@ -990,8 +1029,12 @@ void Simulator::run_moe_layer(int32_t l) {
   step_.set_reader(&st_.assigner->name());
   timed(kFamAssigner, [&] { st_.assigner->plan(ctx, plan_); });
   step_.set_reader(nullptr);
+}
 
-  // Validate the plan.
+// The plan against the layer's activated experts (mark_: 1 activated, 2
+// deferred, set by decide): every expert on exactly one side, loads only of
+// uncached GPU experts, a GPU expert cached or loaded.
+void Engine::validate_plan(int32_t l) {
   for (int32_t e : plan_.gpu) {
     if (e < 0 || e >= E_ || mark_[e] != 1) {
       bad_decision("assigner", fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
@@ -1008,7 +1051,7 @@ void Simulator::run_moe_layer(int32_t l) {
     }
     mark_[e] = 4;
   }
-  for (const auto& a : active) {
+  for (const auto& a : active_[l]) {
     if (mark_[a.expert] == 1) {
       bad_decision("assigner", fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU", l, a.expert));
     }
@@ -1032,89 +1075,93 @@ void Simulator::run_moe_layer(int32_t l) {
       bad_decision("assigner", fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it", l, e));
     }
   }
+}
 
-  // Workload of each expert in this layer.
-  for (const auto& a : active) tokens_of_[a.expert] = a.tokens;
-
-  // 4. GPU side.
-  double gpu_end = t_gate;
-  if (predict > 0) {
-    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, t_gate, predict, l, -1);
-    if (decode) m_.bd_predict_ns += predict;
+void Engine::pin_for_layer(int32_t l, int32_t e) {
+  if (res_.cached(l, e) && !res_.pinned(l, e)) {
+    res_.pin(l, e);
+    pins_.push_back(e);
   }
-  const double shared = exec_->shared_experts_ns(cost_, l, n);
+}
+
+// An on-demand copy of GPU expert e of layer l (into the cache share when the
+// strategy admits on demand and a victim is allowed, else into a staging
+// buffer); returns whether it is staged.
+bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
+  bool staging = !st_.residency.admit_on_demand;
+  SlotRef freed{-2, -2};
+  if (!staging) {
+    freed = make_room(l, e, t_gate, keep_);
+    if (freed.layer == -1) staging = true;
+  }
+  double earliest = t_gate;
+  if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
+    earliest = std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
+  }
+  if (staging && plan_.staging_buffers > 0 && int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
+    earliest = std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
+  }
+  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l);
+  return staging;
+}
+
+// GPU expert e of layer l, once its copy (if any) and the layer's barrier allow.
+void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
+  double ready = r.barrier;
+  int64_t xid = xfer_of_[e];
+  if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
+  if (xid >= 0) {
+    link_.fix(xid);
+    ready = std::max(ready, link_.get(xid).end_ns);
+  }
+  const double free = gpu_lane().free_ns();
+  if (ready > free) r.wait += ready - std::max(free, r.t_gate);
+  const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
+  r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, tokens_of_[e]);
+  compute_end_of_[e] = r.gpu_end;
+  computed_this_layer_.push_back(e);
+  if (staged) staging_ring_.push_back(r.gpu_end);
+  r.gpu_compute += dur;
+  m_.gpu_expert_tokens += tokens_of_[e];
+}
+
+// 4. GPU side: the predictor's and shared experts' GPU time, the on-demand
+// copies and the GPU experts, in the order the residency rules give.
+void Engine::gpu_side(int32_t l, LayerRun& r) {
+  const auto& active = active_[l];
+  r.gpu_end = r.t_gate;
+  if (r.predict > 0) {
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1);
+    if (r.decode) m_.bd_predict_ns += r.predict;
+  }
+  const double shared = exec_->shared_experts_ns(cost_, l, r.n);
   if (shared > 0) {
-    gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, t_gate, shared, l, -1, n);
-    if (decode) m_.bd_shared_ns += shared;
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1, r.n);
+    if (r.decode) m_.bd_shared_ns += shared;
   }
   pins_.clear();
-  auto pin = [&](int32_t e) {
-    if (res_.cached(l, e) && !res_.pinned(l, e)) {
-      res_.pin(l, e);
-      pins_.push_back(e);
-    }
-  };
   staging_ring_.clear();
-  auto demand = [&](int32_t e) {
-    bool staging = !st_.residency.admit_on_demand;
-    SlotRef freed{-2, -2};
-    if (!staging) {
-      freed = make_room(l, e, t_gate, keep_);
-      if (freed.layer == -1) staging = true;
-    }
-    double earliest = t_gate;
-    if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
-      earliest = std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
-    }
-    if (staging && plan_.staging_buffers > 0 && int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
-      earliest = std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
-    }
-    xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l);
-    return staging;
-  };
-  double gpu_compute = 0, wait = 0;
   // SMoE: the GPU experts wait for every copy into this layer's slots that
   // was in flight at the gate.
-  double barrier = t_gate;
+  r.barrier = r.t_gate;
   if (plan_.wait_layer_transfers && !plan_.gpu.empty()) {
     for (int32_t e : res_.holders(l)) {
       if (!res_.in_flight(l, e)) continue;
       const int64_t xid = res_.transfer(l, e);
       link_.fix(xid);
-      barrier = std::max(barrier, link_.get(xid).end_ns);
+      r.barrier = std::max(r.barrier, link_.get(xid).end_ns);
     }
   }
-  auto run_gpu_expert = [&](int32_t e, bool staged) {
-    double ready = barrier;
-    int64_t xid = xfer_of_[e];
-    if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
-    if (xid >= 0) {
-      link_.fix(xid);
-      ready = std::max(ready, link_.get(xid).end_ns);
-    }
-    const double free = gpu_lane().free_ns();
-    if (ready > free) wait += ready - std::max(free, t_gate);
-    const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
-    gpu_end =
-        submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, tokens_of_[e]);
-    compute_end_of_[e] = gpu_end;
-    computed_this_layer_.push_back(e);
-    if (staged) staging_ring_.push_back(gpu_end);
-    gpu_compute += dur;
-    m_.gpu_expert_tokens += tokens_of_[e];
-  };
   const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
   computed_this_layer_.clear();
   if (!walk) {
     // Every activated expert keeps its slot; loads go in the assigner's link
     // order, then the GPU experts run in GPU order.
-    for (const auto& a : active) pin(a.expert);
+    for (const auto& a : active) pin_for_layer(l, a.expert);
     keep_.clear();
     for (const auto& a : active) keep_.push_back(a.expert);
-    for (int32_t e : plan_.load) demand(e);
-    for (int32_t e : plan_.gpu) run_gpu_expert(e, false);
-    computed_this_layer_.clear();
-    for (int32_t e : plan_.gpu) pin(e);  // loaded ones too, until the layer's hooks are done
+    for (int32_t e : plan_.load) demand_load(l, e, r.t_gate);
+    for (int32_t e : plan_.gpu) run_gpu_expert(l, e, false, r);
   } else {
     // Walk the GPU order, loading each expert when its turn comes: an expert
     // computed earlier in this layer may give its slot to a later one (the
@@ -1131,20 +1178,21 @@ void Simulator::run_moe_layer(int32_t l) {
         } else {
           keep_.assign(plan_.gpu.begin() + std::ptrdiff_t(i), plan_.gpu.end());
         }
-        staged = demand(e);
+        staged = demand_load(l, e, r.t_gate);
       }
-      run_gpu_expert(e, staged);
+      run_gpu_expert(l, e, staged, r);
     }
-    // Until this layer's hooks are done, its GPU experts keep their slots.
-    computed_this_layer_.clear();
-    for (int32_t e : plan_.gpu) pin(e);
   }
-  if (decode) {
-    m_.bd_gpu_compute_ns += gpu_compute;
-    m_.bd_wait_cache_ns += wait;
+  // Until this layer's hooks are done, its GPU experts keep their slots
+  // (loaded ones too).
+  computed_this_layer_.clear();
+  for (int32_t e : plan_.gpu) pin_for_layer(l, e);
+  if (r.decode) {
+    m_.bd_gpu_compute_ns += r.gpu_compute;
+    m_.bd_wait_cache_ns += r.wait;
   } else {
-    m_.pbd_gpu_compute_ns += gpu_compute;
-    m_.pbd_wait_pcie_ns += wait;
+    m_.pbd_gpu_compute_ns += r.gpu_compute;
+    m_.pbd_wait_pcie_ns += r.wait;
     m_.prefill_expert_pairs += int64_t(active.size());
     m_.prefill_gpu_expert_pairs += int64_t(plan_.gpu.size());
   }
@@ -1152,20 +1200,23 @@ void Simulator::run_moe_layer(int32_t l) {
     xfer_of_[e] = -1;
     compute_end_of_[e] = -1;
   }
+}
 
-  // 5. CPU side: immediate experts, then deferred ones.
+// 5. CPU side: the activations to the CPU, the immediate experts and their
+// outputs back, then the deferred ones (their outputs join the next layer).
+void Engine::cpu_side(int32_t l, LayerRun& r) {
   double imm_done = -1, def_done = -1;
+  const int64_t n = r.n;
   if (!plan_.cpu.empty() || !deferred_.empty()) {
     const double to_cpu = cost_.d2h_activations_ns(n);
-    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, t_gate, to_cpu, l, -1);
+    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1);
     m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
-    if (plan_.serialize) ready = std::max(ready, gpu_end);
+    if (plan_.serialize) ready = std::max(ready, r.gpu_end);
     bool first = true;
     double cpu_end = ready;
     for (int32_t e : plan_.cpu) {
-      cpu_end =
-          submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
-                 exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
     }
@@ -1174,9 +1225,8 @@ void Simulator::run_moe_layer(int32_t l) {
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
-      cpu_end =
-          submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
-                 exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];
@@ -1186,50 +1236,35 @@ void Simulator::run_moe_layer(int32_t l) {
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
   }
-  double done = gpu_end;
-  if (imm_done >= 0) done = std::max(done, imm_done);
-  if (deferred_done_ns_ >= 0) done = std::max(done, deferred_done_ns_);  // previous layer's deferred outputs
-  if (imm_done > gpu_end) (decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) += imm_done - std::max(gpu_end, t_gate);
+  r.done = r.gpu_end;
+  if (imm_done >= 0) r.done = std::max(r.done, imm_done);
+  if (deferred_done_ns_ >= 0) r.done = std::max(r.done, deferred_done_ns_);  // previous layer's deferred outputs
+  if (imm_done > r.gpu_end) {
+    (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) += imm_done - std::max(r.gpu_end, r.t_gate);
+  }
   deferred_done_ns_ = def_done;
-  layer_ready_ns_ = done;
+  layer_ready_ns_ = r.done;
+}
 
-  // 6. prefetches queued at the gate, then after the GPU experts; window swaps.
-  issue_prefetches(gate_prefetches_, t_gate);
+// 6. prefetches queued at the gate, then after the GPU experts; the prefetch
+// buffer's used experts leave; window swaps; an unread buffer's copies.
+void Engine::after_layer(int32_t l, const LayerRun& r) {
+  issue_prefetches(gate_prefetches_, r.t_gate);
   // The layer's GPU experts have finished by gpu_end: later requests (issued
   // at gpu_end or after) may take their slots.
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
-  // The prefetch buffer is used once: its experts of this layer whose target
-  // gate has passed leave now. A copy not started yet is cancelled; one
-  // already on the link is abandoned (the link finishes it, the slot is
-  // free for the next prefetch). One loaded for a later step (token-wise)
-  // stays.
-  if (buffer_ > 0) {
-    advance_link(gpu_end);  // copies that landed while the layer computed are resident now
-    Context c = context(l, gpu_end);
-    for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
-      uint8_t& b = buffered_[size_t(l) * E_ + e];
-      if (!b || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
-      if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
-        ++m_.prefetch_cancelled;
-        m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
-        refresh_transfer_ends(0);  // the transfers behind it moved earlier
-      }
-      b = 0;
-      res_.evict(l, e);
-      st_.cache->on_evict(l, e, c);
-    }
-  }
+  if (res_.buffer_slots() > 0) release_prefetch_buffer(l, r.gpu_end);
   prefetch_reqs_.clear();
-  Context after = context(l, gpu_end);
+  Context after = context(l, r.gpu_end);
   step_.set_reader(&st_.prefetcher->name());
   timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, prefetch_reqs_); });
   step_.set_reader(nullptr);
-  issue_prefetches(prefetch_reqs_, gpu_end);
+  issue_prefetches(prefetch_reqs_, r.gpu_end);
   swaps_.clear();
-  Context end_ctx = context(l, done);
+  Context end_ctx = context(l, r.done);
   timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
-  issue_swaps(swaps_, done, "after_layer");
+  issue_swaps(swaps_, r.done, "after_layer");
   // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of
   // that layer is copied when this layer is done; link time and bytes only.
   if (plan_.unread_buffer_layer >= 0 && hw_.has_gpu()) {
@@ -1239,24 +1274,46 @@ void Simulator::run_moe_layer(int32_t l) {
                                plan_.unread_buffer_layer, L_));
     }
     for (int32_t e = 0; e < E_; ++e) {
-      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, done, done, true, cur_step_,
+      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, cur_step_,
            plan_.unread_buffer_layer);
     }
   }
+}
 
-  // Queued prefetches for layers that have now started are useless.
-  if (st_.residency.cancel_stale_prefetch) {
-    for (int64_t q : std::vector<int64_t>(link_.queue().begin(), link_.queue().end())) {
-      const Transfer& t = link_.get(q);
-      if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l) continue;
-      if (link_.cancel(q, t_gate)) {
-        ++m_.prefetch_cancelled;
-        m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
-        if (res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == q) {
-          Context c = context(t.layer, t_gate);
-          res_.evict(t.layer, t.expert);
-          st_.cache->on_evict(t.layer, t.expert, c);
-        }
+// The prefetch buffer is used once: its experts of this layer whose target
+// gate has passed leave now. A copy not started yet is cancelled; one
+// already on the link is abandoned (the link finishes it, the slot is
+// free for the next prefetch). One loaded for a later step (token-wise)
+// stays.
+void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
+  advance_link(gpu_end);  // copies that landed while the layer computed are resident now
+  Context c = context(l, gpu_end);
+  for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
+    if (!res_.buffered(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
+    if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
+      ++m_.prefetch_cancelled;
+      m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
+      refresh_transfer_ends(0);  // the transfers behind it moved earlier
+    }
+    res_.set_buffered(l, e, false);
+    res_.evict(l, e);
+    st_.cache->on_evict(l, e, c);
+  }
+}
+
+// Queued prefetches for layers that have now started are useless.
+void Engine::cancel_stale_prefetches(int32_t l, double t_gate) {
+  if (!st_.residency.cancel_stale_prefetch) return;
+  for (int64_t q : std::vector<int64_t>(link_.queue().begin(), link_.queue().end())) {
+    const Transfer& t = link_.get(q);
+    if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l) continue;
+    if (link_.cancel(q, t_gate)) {
+      ++m_.prefetch_cancelled;
+      m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
+      if (res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == q) {
+        Context c = context(t.layer, t_gate);
+        res_.evict(t.layer, t.expert);
+        st_.cache->on_evict(t.layer, t.expert, c);
       }
     }
   }
@@ -1267,7 +1324,7 @@ void Simulator::run_moe_layer(int32_t l) {
 SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
                           StrategyInstance& strategy, const TraceSource& source,
                           const CalibrationData* calibration, const EngineOptions& opt) {
-  Simulator sim(model, hw, workload, strategy, source, calibration, opt);
+  Engine sim(model, hw, workload, strategy, source, calibration, opt);
   return sim.run();
 }
 

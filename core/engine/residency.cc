@@ -1,14 +1,21 @@
 #include "core/engine/residency.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/util/error.h"
 
 namespace moebench {
 
-Residency::Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool)
-    : layers_(layers), experts_(experts), slots_(slots_per_layer), global_(global_pool) {
+Residency::Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots, bool global_pool)
+    : layers_(layers),
+      experts_(experts),
+      slots_(std::min<int64_t>(experts, cache_slots + buffer_slots)),
+      buffer_(slots_ - std::min<int64_t>(experts, cache_slots)),
+      global_(global_pool) {
   const size_t n = size_t(layers) * size_t(experts);
+  buffered_.assign(n, 0);
   state_.assign(n, kAbsent);
   pin_.assign(n, 0);
   xfer_.assign(n, -1);
@@ -81,6 +88,7 @@ void Residency::evict(int32_t l, int32_t e) {
   remove_holder(l, e);
   state_[idx(l, e)] = kAbsent;
   xfer_[idx(l, e)] = -1;
+  buffered_[idx(l, e)] = 0;
 }
 
 void Residency::candidates(int32_t layer, std::vector<SlotRef>* out) const {

@@ -41,9 +41,16 @@ class ResidencyView {
   virtual bool pinned(int32_t layer, int32_t expert) const = 0;
 };
 
+// The GPU's expert slots of one run: per layer, the cache share and beside it
+// the prefetch buffer (residency.prefetch_buffer: slots only prefetches fill,
+// each expert leaving once its target gate has passed), or one global pool.
 class Residency final : public ResidencyView {
  public:
-  Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool);
+  // `cache_slots` per layer (the cache share) and `buffer_slots` beside them;
+  // together at most `experts` per layer. A global pool has no buffer.
+  Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots, bool global_pool);
+  Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool)
+      : Residency(layers, experts, slots_per_layer, 0, global_pool) {}
 
   bool resident(int32_t l, int32_t e) const override { return state(l, e) == kResident; }
   bool in_flight(int32_t l, int32_t e) const override { return state(l, e) == kInFlight; }
@@ -58,6 +65,13 @@ class Residency final : public ResidencyView {
   bool has_room(int32_t l) const { return used(l) < capacity(l); }
   int64_t total_slots() const { return global_ ? int64_t(layers_) * slots_ : int64_t(layers_) * slots_; }
   int64_t slots_per_layer() const { return slots_; }
+  // The prefetch buffer's slots per layer (0: none) and the cache share's.
+  int64_t buffer_slots() const { return buffer_; }
+  int64_t cache_slots() const { return slots_ - buffer_; }
+  // Whether (l, e) came in through the prefetch buffer (set with its load,
+  // cleared when it leaves).
+  bool buffered(int32_t l, int32_t e) const { return buffered_[idx(l, e)] != 0; }
+  void set_buffered(int32_t l, int32_t e, bool b) { buffered_[idx(l, e)] = b ? 1 : 0; }
 
   // --- mutations (engine only) ---
   void place(int32_t l, int32_t e);                       // resident now (initial placement)
@@ -82,6 +96,7 @@ class Residency final : public ResidencyView {
 
   int32_t layers_, experts_;
   int64_t slots_;
+  int64_t buffer_ = 0;
   bool global_;
   int64_t used_total_ = 0;
   std::vector<uint8_t> state_;
@@ -90,6 +105,7 @@ class Residency final : public ResidencyView {
   std::vector<double> end_;
   std::vector<std::vector<int32_t>> holders_;
   std::vector<int32_t> pos_;  // position of (l, e) in holders_[l]
+  std::vector<uint8_t> buffered_;
 };
 
 }  // namespace moebench
