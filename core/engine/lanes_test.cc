@@ -1,4 +1,5 @@
 #include "core/engine/lanes.h"
+#include "core/engine/residency.h"
 
 #include <algorithm>
 
@@ -85,6 +86,30 @@ TEST(FifoLane, StartsAtMaxOfReadyAndFree) {
   EXPECT_DOUBLE_EQ(lane.submit(1, 4, &end), 5);  // waits for the lane
   EXPECT_DOUBLE_EQ(end, 9);
   EXPECT_DOUBLE_EQ(lane.busy_ns(), 6);
+}
+
+// The cache share and the prefetch buffer: together at most the layer's
+// experts; which expert came in through the buffer is cleared when it leaves.
+TEST(Residency, CacheShareAndPrefetchBuffer) {
+  Residency r(2, 8, 3, 2, false);
+  EXPECT_EQ(r.slots_per_layer(), 5);
+  EXPECT_EQ(r.cache_slots(), 3);
+  EXPECT_EQ(r.buffer_slots(), 2);
+  Residency capped(2, 8, 7, 4, false);  // 7 + 4 > 8 experts: the buffer gets what is left
+  EXPECT_EQ(capped.slots_per_layer(), 8);
+  EXPECT_EQ(capped.cache_slots(), 7);
+  EXPECT_EQ(capped.buffer_slots(), 1);
+  Residency plain(2, 8, 4, false);
+  EXPECT_EQ(plain.buffer_slots(), 0);
+  EXPECT_EQ(plain.cache_slots(), 4);
+  r.begin_transfer(1, 6, 0, 10.0);
+  r.set_buffered(1, 6, true);
+  EXPECT_TRUE(r.buffered(1, 6));
+  EXPECT_FALSE(r.buffered(0, 6));
+  r.complete(1, 6);
+  EXPECT_TRUE(r.buffered(1, 6));
+  r.evict(1, 6);
+  EXPECT_FALSE(r.buffered(1, 6));
 }
 
 }  // namespace
