@@ -55,8 +55,12 @@ std::string RunMetrics::headline_problem() const {
   return "";
 }
 
-const std::vector<RunMetrics::Field>& RunMetrics::fields() {
-  static const std::vector<Field> f = {
+namespace {
+
+// The metric columns in three groups, in their column order: latency and
+// throughput; hits, prefetches and transfers; lanes, breakdowns and decisions.
+std::vector<RunMetrics::Field> latency_fields() {
+  return {
       {"ttft_mean_ms", "Time to first token, mean over batches: prefill start to the first token.",
        [](const RunMetrics& m) { return num(mean(m.ttft_ms)); }},
       {"ttft_p50_ms", "TTFT median over batches.", [](const RunMetrics& m) { return num(percentile(m.ttft_ms, 50)); }},
@@ -73,6 +77,11 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
       {"prefill_time_s", "Total prefill time.", [](const RunMetrics& m) { return J(m.prefill_time_s); }},
       {"decode_time_s", "Total decode time.", [](const RunMetrics& m) { return J(m.decode_time_s); }},
       {"total_time_s", "Whole run (prefill and decode of every batch).", [](const RunMetrics& m) { return J(m.total_time_s); }},
+  };
+}
+
+std::vector<RunMetrics::Field> residency_fields() {
+  return {
       {"decode_hit_rate_frac", "Decode: activated (layer, expert) pairs per step cached at the layer's gate / all activated pairs.",
        [](const RunMetrics& m) { return ratio(m.expert_hits[1], m.expert_accesses[1]); }},
       {"decode_hit_rate_token_frac", "Decode: (token, layer, expert) activations cached at the gate / all activations.",
@@ -118,6 +127,11 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
       {"h2d_bytes", "Expert weight bytes copied host to device.", [](const RunMetrics& m) { return J(m.h2d_bytes); }},
       {"activation_bytes", "Hidden-state bytes moved between GPU and CPU for CPU experts (both directions).",
        [](const RunMetrics& m) { return J(m.d2h_bytes + m.act_h2d_bytes); }},
+  };
+}
+
+std::vector<RunMetrics::Field> lane_fields() {
+  return {
       {"cpu_expert_time_s", "CPU lane time computing routed experts (deferred ones included), whole run.",
        [](const RunMetrics& m) {
          return J((m.task_ns[size_t(TaskKind::kCpuExpert)] + m.task_ns[size_t(TaskKind::kDeferredExpert)]) / 1e9);
@@ -181,6 +195,19 @@ const std::vector<RunMetrics::Field>& RunMetrics::fields() {
        "the executed kernels, on the simulated backend it is the simulator's own speed.",
        [](const RunMetrics& m) { return J(m.host_wall_ns / 1e9); }},
   };
+}
+
+}  // namespace
+
+const std::vector<RunMetrics::Field>& RunMetrics::fields() {
+  static const std::vector<Field> f = [] {
+    std::vector<Field> v = latency_fields();
+    for (auto* group : {residency_fields, lane_fields}) {
+      auto g = group();
+      v.insert(v.end(), g.begin(), g.end());
+    }
+    return v;
+  }();
   return f;
 }
 
