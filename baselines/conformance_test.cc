@@ -163,6 +163,7 @@ TEST(Conformance, EveryRegisteredComponentRunsEveryScenario) {
       auto run_once = [&] {
         StrategyInstance st = StrategyInstance::create(spec, reg);
         EngineOptions opt;
+        opt.check_graph = true;  // every task's start explained by its lane and what it waits for
         return simulate(sc.model, testing::round_hardware(), w, st, *sc.source, &calib, opt);
       };
       SimulationResult a, b;

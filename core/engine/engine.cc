@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <unordered_map>
 
@@ -228,6 +229,8 @@ class Engine : public FutureView {
     double gpu_compute = 0;  // GPU expert time of the layer
     double wait = 0;         // GPU time waiting for copies
     double done = 0;         // when the layer's outputs are combined
+    int64_t att_task = -1, gpu_end_task = -1;  // task ids: the attention, the GPU lane's last task
+    double barrier_copies_end = -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
   };
   LayerRun gate_stage(int32_t l);
   void count_hits(int32_t l, const LayerRun& r);
@@ -248,9 +251,23 @@ class Engine : public FutureView {
   void timed(int fam, F&& f);
   FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
   Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
+  // What a task waits for besides its lane: up to four tasks (ids from
+  // submit, -1: none) and copies (the latest end among them, -inf: none).
+  struct Waits {
+    int64_t task[4] = {-1, -1, -1, -1};
+    double copies_end = -std::numeric_limits<double>::infinity();
+  };
+  static Waits after(int64_t a, int64_t b = -1, int64_t c = -1, int64_t d = -1) {
+    Waits w;
+    w.task[0] = a, w.task[1] = b, w.task[2] = c, w.task[3] = d;
+    return w;
+  }
   // `tokens`: the tokens the task processes (timeline only; -1: none).
+  // `ready` is what the task waits for (`waits`) as a time; the task's id is
+  // last_task_ afterwards.
   double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
-                int32_t expert, int64_t tokens = -1, double* start = nullptr);
+                int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
+  void check_graph() const;
   void advance_link(double now);
   // Copies queued from position `from` on may have moved: refresh their end
   // times in residency.
@@ -328,6 +345,18 @@ class Engine : public FutureView {
 
   RunMetrics m_;
   std::vector<TaskRecord> timeline_;
+  // The task graph (EngineOptions::check_graph).
+  struct GraphTask {
+    Lane lane;
+    const FifoLane* on;
+    TaskKind kind;
+    double start, end;
+    Waits waits;
+  };
+  std::vector<GraphTask> graph_;
+  int64_t last_task_ = -1;          // id of the task submitted last
+  Waits ready_waits_;               // what the next layer's attention waits for (layer_ready_ns_)
+  int64_t deferred_task_ = -1;      // the previous layer's deferred outputs' copy back (deferred_done_ns_)
   int64_t task_seq_ = 0;
   int64_t decision_counter_ = 0;
   bool sample_ = false;
@@ -483,6 +512,26 @@ Context Engine::context(int32_t layer, double now) const {
   return c;
 }
 
+void Engine::check_graph() const {
+  std::map<const FifoLane*, double> lane_end;
+  for (size_t i = 0; i < graph_.size(); ++i) {
+    const GraphTask& t = graph_[i];
+    double expect = lane_end[t.on];
+    for (int64_t d : t.waits.task) {
+      if (d < 0) continue;
+      if (d >= int64_t(i)) throw InternalError(fmt::format("task graph: task {} waits for a later task {}", i, d));
+      expect = std::max(expect, graph_[size_t(d)].end);
+    }
+    expect = std::max(expect, t.waits.copies_end);
+    if (t.start != expect) {
+      throw InternalError(fmt::format("task graph: task {} ({} on lane {}) starts at {} ns, but its lane and what it "
+                                      "waits for give {} ns",
+                                      i, to_string(t.kind), to_string(t.lane), t.start, expect));
+    }
+    lane_end[t.on] = t.end;
+  }
+}
+
 template <class F>
 void Engine::timed(int fam, F&& f) {
   if (!sample_) {
@@ -497,10 +546,12 @@ void Engine::timed(int fam, F&& f) {
 }
 
 double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
-                         int32_t layer, int32_t expert, int64_t tokens, double* start) {
+                         int32_t layer, int32_t expert, const Waits& waits, int64_t tokens, double* start) {
   double end;
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
+  ++last_task_;
+  if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, waits});
   static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
@@ -802,6 +853,7 @@ SimulationResult Engine::run() {
     }
   }
   m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
+  if (opt_.check_graph) check_graph();
   // Let queued transfers finish for the lane accounting.
   advance_link(kInf);
   m_.prefill_time_s = prefill_ns / 1e9;
@@ -883,21 +935,30 @@ void Engine::run_step(int64_t s) {
   if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
   gate_cur_.assign(size_t(L_), std::numeric_limits<double>::quiet_NaN());
   deferred_done_ns_ = -1;
+  deferred_task_ = -1;
+  ready_waits_ = Waits{};  // the step's first task waits for its lane only
   const double nonmoe = step_nonmoe_ns_;
   int32_t moe = 0;
   for (int64_t li = 0; li < model_.num_layers; ++li) {
     if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
     if (li < model_.first_dense_layers) {
-      const double a = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, nonmoe, -1, -1);
-      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a, cost_.dense_ffn_ns(n), -1, -1);
+      const double a =
+          submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, nonmoe, -1, -1, ready_waits_);
+      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a, cost_.dense_ffn_ns(n), -1, -1,
+                               after(last_task_));
+      ready_waits_ = after(last_task_);
       continue;
     }
     cur_layer_ = moe;
     run_moe_layer(moe++);
   }
   // The last layer's deferred work (if any) is part of the step.
-  if (deferred_done_ns_ >= 0) layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
-  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, cost_.lm_head_ns(n), -1, -1);
+  Waits head = ready_waits_;
+  if (deferred_done_ns_ >= 0) {
+    layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
+    head.task[3] = deferred_task_;
+  }
+  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, cost_.lm_head_ns(n), -1, -1, head);
   const double end = gpu_lane().free_ns();
   advance_link(end);
   cur_layer_ = L_;
@@ -941,7 +1002,9 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
   ++m_.moe_layer_steps;
   double att_start;
   const double att = step_nonmoe_ns_;
-  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, r.n, &att_start);
+  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, ready_waits_, r.n,
+                    &att_start);
+  r.att_task = r.gpu_end_task = last_task_;
   gate_cur_[size_t(l)] = r.t_gate;
   if (r.decode) m_.bd_attention_ns += att;
   advance_link(r.t_gate);
@@ -1108,16 +1171,20 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
 // GPU expert e of layer l, once its copy (if any) and the layer's barrier allow.
 void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   double ready = r.barrier;
+  Waits w = after(r.att_task);  // the barrier: the gate, then the copies in barrier_copies_
+  w.copies_end = r.barrier_copies_end;
   int64_t xid = xfer_of_[e];
   if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
   if (xid >= 0) {
     link_.fix(xid);
     ready = std::max(ready, link_.get(xid).end_ns);
+    w.copies_end = std::max(w.copies_end, link_.get(xid).end_ns);
   }
   const double free = gpu_lane().free_ns();
   if (ready > free) r.wait += ready - std::max(free, r.t_gate);
   const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
-  r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, tokens_of_[e]);
+  r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
+  r.gpu_end_task = last_task_;
   compute_end_of_[e] = r.gpu_end;
   computed_this_layer_.push_back(e);
   if (staged) staging_ring_.push_back(r.gpu_end);
@@ -1131,12 +1198,15 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   const auto& active = active_[l];
   r.gpu_end = r.t_gate;
   if (r.predict > 0) {
-    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1);
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1, after(r.att_task));
+    r.gpu_end_task = last_task_;
     if (r.decode) m_.bd_predict_ns += r.predict;
   }
   const double shared = exec_->shared_experts_ns(cost_, l, r.n);
   if (shared > 0) {
-    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1, r.n);
+    r.gpu_end =
+        submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1, after(r.att_task), r.n);
+    r.gpu_end_task = last_task_;
     if (r.decode) m_.bd_shared_ns += shared;
   }
   pins_.clear();
@@ -1150,6 +1220,7 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
       const int64_t xid = res_.transfer(l, e);
       link_.fix(xid);
       r.barrier = std::max(r.barrier, link_.get(xid).end_ns);
+      r.barrier_copies_end = std::max(r.barrier_copies_end, link_.get(xid).end_ns);
     }
   }
   const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
@@ -1206,33 +1277,40 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
 // outputs back, then the deferred ones (their outputs join the next layer).
 void Engine::cpu_side(int32_t l, LayerRun& r) {
   double imm_done = -1, def_done = -1;
+  int64_t imm_task = -1, def_task = -1, last_cpu = -1;
   const int64_t n = r.n;
   if (!plan_.cpu.empty() || !deferred_.empty()) {
     const double to_cpu = cost_.d2h_activations_ns(n);
-    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1);
+    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
+    const Waits cpu_waits = after(last_task_, plan_.serialize ? r.gpu_end_task : -1);
     m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     if (plan_.serialize) ready = std::max(ready, r.gpu_end);
     bool first = true;
     double cpu_end = ready;
     for (int32_t e : plan_.cpu) {
       cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits, tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
     }
     if (!plan_.cpu.empty()) {
-      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1);
+      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1,
+                        after(last_task_));
+      imm_task = last_task_;
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
       cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, tokens_of_[e]);
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits, tokens_of_[e]);
+      last_cpu = last_task_;
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];
     }
     if (!deferred_.empty()) {
-      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1);
+      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1,
+                        after(last_cpu));
+      def_task = last_task_;
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
   }
@@ -1242,7 +1320,11 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
   if (imm_done > r.gpu_end) {
     (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) += imm_done - std::max(r.gpu_end, r.t_gate);
   }
+  // What the next layer waits for: this layer's GPU side, its CPU outputs
+  // back, the previous layer's deferred outputs.
+  ready_waits_ = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1, deferred_done_ns_ >= 0 ? deferred_task_ : -1);
   deferred_done_ns_ = def_done;
+  deferred_task_ = def_task;
   layer_ready_ns_ = r.done;
 }
 

@@ -82,6 +82,12 @@ struct EngineOptions {
   // Runs the tasks it can run and times them (core/engine/executor.h);
   // null: the simulated executor (every duration from the cost model).
   Executor* executor = nullptr;
+  // Records every lane task with the tasks and copies it waits for (the
+  // layer's task graph) and checks, at the end of the run, that the graph
+  // explains every start: start = max(the lane's previous task's end, the
+  // ends of the tasks and copies it waits for). InternalError otherwise.
+  // Tests turn it on; it changes no result.
+  bool check_graph = false;
 };
 
 struct SimulationResult {

@@ -126,6 +126,7 @@ inline SimulationResult run(const ModelSpec& m, const HardwareProfile& h, const 
   StrategyInstance st = StrategyInstance::create(s, reg ? *reg : builtin_registry());
   EngineOptions opt;
   opt.timeline = timeline;
+  opt.check_graph = true;
   return simulate(m, h, workload_of(src), st, src, nullptr, opt);
 }
 
