@@ -555,7 +555,8 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
-    timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert, tokens});
+    timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert, tokens, last_task_,
+                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]}});
   }
   return end;
 }
@@ -1415,6 +1416,25 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
   for (int i = 0; i < kNumLanes; ++i) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
                       {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+  }
+  // Each dependency between two recorded lane tasks as a flow arrow (from
+  // the end of the task waited for to the start of the one waiting).
+  std::map<int64_t, const TaskRecord*> by_task;
+  for (const auto& t : timeline) {
+    if (t.task >= 0) by_task[t.task] = &t;
+  }
+  int64_t flow = 0;
+  for (const auto& t : timeline) {
+    for (int64_t w : t.waits) {
+      const auto it = w >= 0 ? by_task.find(w) : by_task.end();
+      if (it == by_task.end()) continue;
+      const TaskRecord& from = *it->second;
+      events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "s"}, {"id", flow}, {"pid", 0},
+                        {"tid", static_cast<int>(from.lane)}, {"ts", from.end_ns / 1e3}});
+      events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},
+                        {"pid", 0}, {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3}});
+      ++flow;
+    }
   }
   for (const auto& t : timeline) {
     nlohmann::ordered_json args = {{"step", t.step}};

@@ -2,6 +2,8 @@
 // 4 experts): attention 1 us, CPU expert 10 us, GPU expert 2 us, transfer
 // 5 us (see core/engine/testing.h).
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "core/engine/testing.h"
@@ -460,6 +462,33 @@ TEST(Engine, ChromeTraceLooksLikeAChromeTrace) {
     }
   }
   EXPECT_EQ(complete, int(r.timeline.size()));
+}
+
+// Dependencies are flow arrows: each starts where the task waited for ends and
+// finishes where the waiting task starts, never backwards in time.
+TEST(Engine, ChromeTraceShowsWhatEachTaskWaitsFor) {
+  const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
+  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto j = nlohmann::json::parse(chrome_trace_json(r.timeline, "t"));
+  std::map<int64_t, double> from, to;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s") from[e["id"].get<int64_t>()] = e["ts"].get<double>();
+    if (e["ph"] == "f") to[e["id"].get<int64_t>()] = e["ts"].get<double>();
+  }
+  ASSERT_FALSE(from.empty());
+  ASSERT_EQ(from.size(), to.size());
+  for (const auto& [id, ts] : from) {
+    ASSERT_TRUE(to.count(id));
+    EXPECT_LE(ts, to[id]) << "flow " << id;
+  }
+  // The second layer's attention waits for the first layer's GPU side.
+  int64_t waits = 0;
+  for (const auto& t : r.timeline) {
+    if (t.kind == TaskKind::kAttention && t.layer == 1) {
+      for (int64_t w : t.waits) waits += w >= 0;
+    }
+  }
+  EXPECT_GE(waits, 1);
 }
 
 }  // namespace

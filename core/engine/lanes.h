@@ -55,6 +55,8 @@ struct TaskRecord {
   int32_t layer = -1;    // MoE layer (-1: none)
   int32_t expert = -1;   // -1: none
   int64_t tokens = -1;   // tokens the task processes (expert and attention tasks; -1: none)
+  int64_t task = -1;     // lane tasks: the task's id in the layer's task graph (-1: a copy on the link)
+  int64_t waits[4] = {-1, -1, -1, -1};  // lane tasks: the ids of the earlier tasks it waits for
 };
 
 // Event order: (time, lane priority, sequence number).
