@@ -256,6 +256,7 @@ class Engine : public FutureView {
   struct Waits {
     int64_t task[4] = {-1, -1, -1, -1};
     double copies_end = -std::numeric_limits<double>::infinity();
+    int64_t copy = -1;  // a GPU expert's own copy (transfer id; timeline only), -1: none
   };
   static Waits after(int64_t a, int64_t b = -1, int64_t c = -1, int64_t d = -1) {
     Waits w;
@@ -556,7 +557,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
     timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert, tokens, last_task_,
-                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]}});
+                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]}, waits.copy});
   }
   return end;
 }
@@ -569,7 +570,10 @@ void Engine::advance_link(double now) {
     if (!t.staging && res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == id) {
       res_.complete(t.layer, t.expert);
     }
-    if (opt_.timeline) timeline_.push_back({Lane::kH2D, t.kind, t.start_ns, t.end_ns, task_seq_++, t.step, t.layer, t.expert});
+    if (opt_.timeline) {
+      timeline_.push_back(
+          {Lane::kH2D, t.kind, t.start_ns, t.end_ns, task_seq_++, t.step, t.layer, t.expert, -1, -1, {-1, -1, -1, -1}, id});
+    }
   }
 }
 
@@ -1180,6 +1184,7 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
     link_.fix(xid);
     ready = std::max(ready, link_.get(xid).end_ns);
     w.copies_end = std::max(w.copies_end, link_.get(xid).end_ns);
+    w.copy = xid;
   }
   const double free = gpu_lane().free_ns();
   if (ready > free) r.wait += ready - std::max(free, r.t_gate);
@@ -1419,16 +1424,25 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
   }
   // Each dependency between two recorded lane tasks as a flow arrow (from
   // the end of the task waited for to the start of the one waiting).
-  std::map<int64_t, const TaskRecord*> by_task;
+  std::map<int64_t, const TaskRecord*> by_task, by_copy;
   for (const auto& t : timeline) {
     if (t.task >= 0) by_task[t.task] = &t;
+    if (t.task < 0 && t.copy >= 0) by_copy[t.copy] = &t;
   }
   int64_t flow = 0;
   for (const auto& t : timeline) {
-    for (int64_t w : t.waits) {
-      const auto it = w >= 0 ? by_task.find(w) : by_task.end();
-      if (it == by_task.end()) continue;
-      const TaskRecord& from = *it->second;
+    const TaskRecord* waited[5] = {};
+    for (int q = 0; q < 4; ++q) {
+      const auto it = t.waits[q] >= 0 ? by_task.find(t.waits[q]) : by_task.end();
+      if (it != by_task.end()) waited[q] = it->second;
+    }
+    if (t.task >= 0 && t.copy >= 0) {  // a GPU expert and its own copy
+      const auto it = by_copy.find(t.copy);
+      if (it != by_copy.end()) waited[4] = it->second;
+    }
+    for (const TaskRecord* w : waited) {
+      if (!w) continue;
+      const TaskRecord& from = *w;
       events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "s"}, {"id", flow}, {"pid", 0},
                         {"tid", static_cast<int>(from.lane)}, {"ts", from.end_ns / 1e3}});
       events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},

@@ -481,6 +481,12 @@ TEST(Engine, ChromeTraceShowsWhatEachTaskWaitsFor) {
     ASSERT_TRUE(to.count(id));
     EXPECT_LE(ts, to[id]) << "flow " << id;
   }
+  // A GPU expert loaded on demand waits for its copy: an arrow leaves the copy's track.
+  bool from_copy = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s" && e["tid"] == int(Lane::kH2D)) from_copy = true;
+  }
+  EXPECT_TRUE(from_copy);
   // The second layer's attention waits for the first layer's GPU side.
   int64_t waits = 0;
   for (const auto& t : r.timeline) {

@@ -57,6 +57,7 @@ struct TaskRecord {
   int64_t tokens = -1;   // tokens the task processes (expert and attention tasks; -1: none)
   int64_t task = -1;     // lane tasks: the task's id in the layer's task graph (-1: a copy on the link)
   int64_t waits[4] = {-1, -1, -1, -1};  // lane tasks: the ids of the earlier tasks it waits for
+  int64_t copy = -1;     // a copy on the link: its transfer id; a GPU expert: the id of its own copy (-1: none)
 };
 
 // Event order: (time, lane priority, sequence number).
