@@ -1176,7 +1176,7 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
 // GPU expert e of layer l, once its copy (if any) and the layer's barrier allow.
 void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   double ready = r.barrier;
-  Waits w = after(r.att_task);  // the barrier: the gate, then the copies in barrier_copies_
+  Waits w = after(r.att_task);  // the barrier: the gate, then the copies behind it (barrier_copies_end)
   w.copies_end = r.barrier_copies_end;
   int64_t xid = xfer_of_[e];
   if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
