@@ -22,6 +22,11 @@ struct SchedExpert {
   bool copying = false;  // set by the simulation: being copied by its link timeline
 };
 
+// The simulation's queue order: load descending, then expert id ascending.
+inline bool sched_heavier(const SchedExpert& a, const SchedExpert& b) {
+  return a.load != b.load ? a.load > b.load : a.expert < b.expert;
+}
+
 struct SchedTimes {
   double gpu = 0, cpu = 0, link = 0;  // when each timeline is free
 };

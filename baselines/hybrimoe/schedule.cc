@@ -8,13 +8,6 @@
 
 namespace moebench {
 
-namespace {
-// Load descending, then expert id ascending.
-bool heavier(const SchedExpert& a, const SchedExpert& b) {
-  return a.load != b.load ? a.load > b.load : a.expert < b.expert;
-}
-}  // namespace
-
 std::vector<SchedExpert> sched_experts(const Context& ctx, std::span<const ActiveExpert> active) {
   std::vector<SchedExpert> v;
   v.reserve(active.size());
@@ -79,19 +72,19 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
     if (e.cached && has_gpu) gq.push_back(e);
     else cq.push_back(e);
   }
-  // Input already strictly in `heavier` order (the impact-driven prefetcher
+  // Input already strictly in `sched_heavier` order (the impact-driven prefetcher
   // sorts its predictions once for all its candidates): both queues are then
   // in order without sorting, and the order is the one std::sort gives (with
-  // no two experts equal under `heavier`, the sorted order is unique).
+  // no two experts equal under `sched_heavier`, the sorted order is unique).
   const bool presorted =
       std::adjacent_find(experts.begin(), experts.end(), [](const SchedExpert& a, const SchedExpert& b) {
-        return !heavier(a, b);
+        return !sched_heavier(a, b);
       }) == experts.end();
   if (presorted) {
     std::reverse(cq.begin(), cq.end());
   } else {
-    std::sort(gq.begin(), gq.end(), heavier);
-    std::sort(cq.begin(), cq.end(), [](const SchedExpert& a, const SchedExpert& b) { return heavier(b, a); });
+    std::sort(gq.begin(), gq.end(), sched_heavier);
+    std::sort(cq.begin(), cq.end(), [](const SchedExpert& a, const SchedExpert& b) { return sched_heavier(b, a); });
   }
   size_t gh = 0, ch = 0;  // queue heads
   double tg = start.gpu, tc = start.cpu, tl = start.link;
@@ -156,7 +149,7 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
       e.ready_ns = tl;
       if (plan) plan->load.push_back(e.expert);
       // Into the GPU queue by load (after experts of the same or higher load).
-      gq.insert(std::upper_bound(gq.begin() + std::ptrdiff_t(gh), gq.end(), e, heavier), e);
+      gq.insert(std::upper_bound(gq.begin() + std::ptrdiff_t(gh), gq.end(), e, sched_heavier), e);
     }
   }
   *gpu_end = g_end;

@@ -1383,8 +1383,7 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
       m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
       refresh_transfer_ends(0);  // the transfers behind it moved earlier
     }
-    res_.set_buffered(l, e, false);
-    res_.evict(l, e);
+    res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);
   }
 }

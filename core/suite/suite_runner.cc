@@ -529,29 +529,20 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       std::vector<std::pair<nlohmann::ordered_json, double>> reps;
       std::string timeline;
       std::vector<std::string> warnings;
-      // Whatever happens below, the cases waiting on this simulation are released.
-      struct Release {
-        bool owner;
-        const std::string& key;
-        std::map<std::string, Shared>& sims;
-        std::mutex& mu;
-        std::condition_variable& cv;
-        const std::string* error = nullptr;
-        const std::vector<std::pair<nlohmann::ordered_json, double>>* reps = nullptr;
-        const std::vector<std::string>* warnings = nullptr;
-        ~Release() {
-          if (!owner) return;
-          std::lock_guard<std::mutex> lk(mu);
-          Shared& s = sims[key];
-          s.running = false;
-          s.ok = error && error->empty() && reps && !reps->empty();
-          if (s.ok) {
-            s.reps = *reps;
-            s.warnings = *warnings;
-          }
-          cv.notify_all();
+      // The cases waiting on this simulation are released when it ends,
+      // stopped or not; its rows are shared only when it succeeded.
+      auto release = [&](bool ok) {
+        if (!owner) return;
+        std::lock_guard<std::mutex> lk(mu);
+        Shared& s = sims[keys[i]];
+        s.running = false;
+        s.ok = ok;
+        if (ok) {
+          s.reps = reps;
+          s.warnings = warnings;
         }
-      } release{owner, keys[i], sims, mu, sims_cv};
+        sims_cv.notify_all();
+      };
       if (copy) {
         reps = copy->reps;  // finished and never written again: read without the lock
         warnings = copy->warnings;
@@ -573,16 +564,15 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
         }
       } catch (const Cancelled&) {
-        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it (release marks it not ok)
+        release(false);
+        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
       } catch (const std::bad_alloc&) {
         error = "out of memory while running the case (std::bad_alloc): the case needs more memory than this "
                 "machine has free; use fewer or shorter sequences or a smaller model";
       } catch (const std::exception& e) {
         error = e.what();
       }
-      release.error = &error;
-      release.reps = &reps;
-      release.warnings = &warnings;
+      release(error.empty() && !reps.empty());
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
       auto base_row = [&](int64_t rep) {
         RunRecord row;

@@ -91,6 +91,16 @@ MOEBENCH_CLONES void lane_best(const float* x, int64_t n, float* best, int32_t* 
   std::memcpy(id, &d, 64);
 }
 
+// The set lanes of a comparison mask as bits (lane b -> bit b).
+__attribute__((always_inline)) inline uint32_t lane_bits(lanes::i16v m) {
+  const lanes::i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+  const lanes::i16v x = m & bit;
+  uint64_t w[8];
+  std::memcpy(w, &x, 64);
+  const uint64_t v = ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+  return uint32_t(v) | uint32_t(v >> 32);
+}
+
 // scan(t, x, 0, n, id, 16) after lane_best's seeds (id[j] = the best of
 // stripe j, ids j, j + 16, ...; n a multiple of 16), with the two tests in
 // vector form: in a chunk, only lanes >= the k-th best at its start can enter
@@ -103,15 +113,10 @@ MOEBENCH_CLONES void scan_stripes(TopK& t, const float* x, int64_t n, const int3
   i16v seed;
   std::memcpy(&seed, id, 64);
   const i16v iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
   for (int64_t i = 0; i + 16 <= n; i += 16) {
-    const i16v pos = iota + int32_t(i);
-    i16v want = (pos != seed) & bit;
+    i16v want = iota + int32_t(i) != seed;
     if (t.have == t.k) want &= lanes::load16(x + i) >= (v16{} + t.vals[t.k - 1]);
-    int32_t w[16];
-    std::memcpy(w, &want, 64);
-    uint32_t m = 0;
-    for (int j = 0; j < 16; ++j) m |= uint32_t(w[j]);
+    uint32_t m = lane_bits(want);
     while (m) {
       const int j = __builtin_ctz(m);
       m &= m - 1;
@@ -320,16 +325,6 @@ __attribute__((always_inline)) inline v16 exp16(v16 x) {
   const i16v bits = e << 23;
   std::memcpy(&scale, &bits, 64);
   return y * scale;
-}
-
-// The set lanes of a comparison mask as bits (lane b -> bit b).
-__attribute__((always_inline)) inline uint32_t lane_bits(i16v m) {
-  const i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
-  const i16v x = m & bit;
-  uint64_t w[8];
-  std::memcpy(w, &x, 64);
-  const uint64_t v = ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
-  return uint32_t(v) | uint32_t(v >> 32);
 }
 
 // Scores of 16 tokens: softmax over experts (per lane) or sigmoid.

@@ -67,9 +67,7 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     // at_[i] = where pred_[i] is in it.
     order_.resize(pred_.size());
     for (size_t i = 0; i < pred_.size(); ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      return pred_[a].load != pred_[b].load ? pred_[a].load > pred_[b].load : pred_[a].expert < pred_[b].expert;
-    });
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return sched_heavier(pred_[a], pred_[b]); });
     sorted_.resize(pred_.size());
     at_.resize(pred_.size());
     for (size_t r = 0; r < order_.size(); ++r) {
