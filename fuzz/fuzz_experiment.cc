@@ -10,16 +10,18 @@
 #include "core/config/experiment.h"
 #include "core/run/run_case.h"
 #include "core/util/error.h"
+#include "fuzz/scratch.h"
 #include "tools/catalog.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace moebench;
   static const ConfigPaths paths = ConfigPaths::defaults();
-  // An empty directory: `include` and `file` keys resolve against it.
-  static const std::filesystem::path base = [] {
-    auto d = std::filesystem::temp_directory_path() / "moebench-fuzz-experiment";
-    std::filesystem::create_directories(d);
-    return d;
+  // An empty directory, removed when the process exits: `include` and
+  // `file` keys resolve against it.
+  static const fuzz::ScratchPath scratch("moebench-fuzz-experiment");
+  static const std::filesystem::path& base = []() -> const std::filesystem::path& {
+    std::filesystem::create_directories(scratch.path);
+    return scratch.path;
   }();
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {

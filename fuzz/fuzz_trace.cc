@@ -2,18 +2,16 @@
 // every sequence's tokens, the statistics `moebench trace stats` prints).
 // Bad input must end in a moebench::Error naming the file; anything else
 // (another exception, a crash, a sanitizer report, a hang) is a bug.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 
 #include "core/trace/trace.h"
 #include "core/util/error.h"
+#include "fuzz/scratch.h"
 #include "workloads/stats/trace_stats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -22,17 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // metadata size too large for memory is the clear error it is for a user.
   static const bool limited = ::setenv("MOEBENCH_MEMORY_LIMIT_MB", "1024", 0) == 0;
   (void)limited;
-  // One scratch file per process, removed when the process exits (libFuzzer
-  // and the ctest replay of fuzz/regressions/ both end with exit()).
-  struct Scratch {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("moebench-fuzz-trace-" + std::to_string(::getpid()) + ".safetensors");
-    ~Scratch() {
-      std::error_code ec;
-      std::filesystem::remove(path, ec);
-    }
-  };
-  static const Scratch scratch;
+  // One scratch file per process, removed when the process exits.
+  static const fuzz::ScratchPath scratch("moebench-fuzz-trace", ".safetensors");
   const std::filesystem::path& file = scratch.path;
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
