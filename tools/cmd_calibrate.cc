@@ -1,6 +1,7 @@
 // moebench calibrate: measures the CPU tables the cost model reads
 // (docs/BACKENDS.md, "Calibration") with the real backend's own executor
-// and writes a hardware profile carrying them.
+// and writes a hardware profile carrying them; on a profile with a GPU also
+// the GPU tables and link numbers (tools/calibrate_gpu.h).
 //
 // For each model shape and expert dtype it times one expert task for each
 // token count (the same kernel, threads and round-robin weight buffers a
@@ -28,6 +29,8 @@
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
 #include "core/util/strings.h"
+#include "kernels/cuda/gpu_experts.h"
+#include "tools/calibrate_gpu.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
 
@@ -57,6 +60,9 @@ struct CalibrateOptions {
   std::string statistic = "mean";
   int burst = 1;  // tasks run back to back per token count and round (0: the model's top-k)
   std::string kernel = "auto";
+  // GPU tables (profiles with a GPU; tools/calibrate_gpu.h).
+  std::vector<int64_t> gpu_tokens = GpuCalibrateOptions().tokens;
+  int gpu_repeats = GpuCalibrateOptions().repeats;
 };
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
@@ -152,11 +158,12 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
 void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
   const auto paths = ConfigPaths::defaults();
   HardwareProfile h = load_hardware(opt.hardware, paths);
-  if (h.has_gpu()) {
+  if (h.has_gpu() && !gpu::available()) {
+    // Refused before minutes of CPU measurement, not after.
     throw Error(fmt::format(
-        "calibrate --hardware: expected a CPU-only profile (the GPU tables are not measured yet), "
-        "found '{}' with {} GPU(s)",
-        h.name, h.gpu.count));
+        "calibrate --hardware: '{}' has {} GPU(s); measuring its GPU tables expected a CUDA "
+        "device, found {}",
+        h.name, h.gpu.count, gpu::describe_device()));
   }
   const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
   if (opt.statistic != "mean" && opt.statistic != "median") {
@@ -169,6 +176,13 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       std::adjacent_find(opt.tokens.begin(), opt.tokens.end()) != opt.tokens.end()) {
     throw Error(fmt::format("calibrate --tokens: expected ascending distinct counts >= 1, found {}",
                             fmt::join(opt.tokens, ",")));
+  }
+  if (opt.gpu_tokens.empty() || !std::is_sorted(opt.gpu_tokens.begin(), opt.gpu_tokens.end()) ||
+      opt.gpu_tokens.front() < 1 ||
+      std::adjacent_find(opt.gpu_tokens.begin(), opt.gpu_tokens.end()) != opt.gpu_tokens.end()) {
+    throw Error(
+        fmt::format("calibrate --gpu-tokens: expected ascending distinct counts >= 1, found {}",
+                    fmt::join(opt.gpu_tokens, ",")));
   }
   const std::filesystem::path out(opt.out);
   const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
@@ -210,6 +224,15 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
     }
   }
+  std::ostringstream gpu_notes;
+  if (h.has_gpu()) {
+    GpuCalibrateOptions g;
+    g.models = opt.models;
+    g.dtypes = opt.dtypes;
+    g.tokens = opt.gpu_tokens;
+    g.repeats = opt.gpu_repeats;
+    calibrate_gpu(h, g, gpu_notes);
+  }
   const double dispatch = pool_dispatch_us(threads);
   h.name = name;
   // The base's description says what its [cpu] numbers describe; the tables
@@ -218,13 +241,16 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   // chains one calibration per model and dtype): kept, not nested.
   const std::string calibrated = "CPU expert tables measured by moebench calibrate";
   if (h.description.rfind(calibrated, 0) != 0) {
-    h.description = fmt::format("{} on {}; the rest from '{}' ({})", calibrated, prov.cpu_model,
+    h.description = fmt::format("{} on {}{}; the rest from '{}' ({})", calibrated, prov.cpu_model,
+                                h.has_gpu() ? ", GPU tables on " + gpu::describe_device() : "",
                                 opt.hardware, h.description);
   }
   // Tables this run did not measure: kept from the base.
   std::vector<std::string> kept;
   for (const CostTable& t : h.tables) {
-    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared") &&
+    const bool gpu_lane = t.lane == "gpu-expert" || t.lane == "h2d-expert";
+    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
+                           (gpu_lane && h.has_gpu())) &&
                           measured_sets.count({t.model, t.dtype}) > 0;
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
   }
@@ -260,6 +286,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
        "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"
        "# copied from the base profile '"
     << opt.hardware << "'. Re-run on your machine: docs/BACKENDS.md.\n";
+  o << gpu_notes.str();
   o << profile_toml(h.to_json());
   // The profile must load back (schema and validation) before it replaces anything.
   const std::string text = o.str();
@@ -274,10 +301,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
 void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "calibrate",
-      "Measure the CPU expert tables the cost model reads (real backend's kernels and threads) and "
-      "write a hardware profile with them");
+      "Measure the CPU expert tables the cost model reads (real backend's kernels and threads), "
+      "and on a profile with a GPU the GPU expert, copy and link numbers, and write a hardware "
+      "profile with them");
   static CalibrateOptions opt;
-  cmd->add_option("--hardware", opt.hardware, "Base hardware profile (name or file), CPU-only")
+  cmd->add_option("--hardware", opt.hardware,
+                  "Base hardware profile (name or file); one with a GPU needs a GPU here")
       ->required();
   cmd->add_option("--out", opt.out, "Profile to write, e.g. configs/hardware/NAME.toml")
       ->required();
@@ -301,6 +330,11 @@ void add_calibrate_command(CLI::App& app) {
                   "the model's top-k, a layer's worth; default 1)")
       ->check(cli::whole(0, 256));
   cmd->add_option("--kernel", opt.kernel, "Expert kernel, or auto");
+  cmd->add_option("--gpu-tokens", opt.gpu_tokens,
+                  "Tokens per expert of the gpu-expert tables (profiles with a GPU; ascending)")
+      ->delimiter(',');
+  cmd->add_option("--gpu-repeats", opt.gpu_repeats, "Rounds per GPU table entry")
+      ->check(cli::whole(1, 10000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};
     for (const auto* o : cmd->get_options()) {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU machine's work, in the order issue 42 gives (tests, calibration,
+# benchmarks), every log into one folder. Run from the repository root on a
+# machine with a GPU:
+#   scripts/gpu-session.sh BIN_DIR OUT_DIR
+# BIN_DIR holds moebench, bench_gpu and gpu_experts_tests (build/bin and
+# build/tests after `make build`, or binaries built elsewhere); OUT_DIR
+# receives machine.txt (nvidia-smi, lscpu), gpu-tests.log, sanitizer.log,
+# calibrate.log, the calibrated profile h100-host-calibrated.toml,
+# bench-gpu.log and bench-gpu-spare-core.log (one CPU thread fewer). A failing
+# step is logged and the next one still runs; the exit status is the first
+# failure's.
+set -u
+bin=${1:?BIN_DIR}
+out=${2:?OUT_DIR}
+mkdir -p "$out"
+export MOEBENCH_HOME=${MOEBENCH_HOME:-$PWD}
+threads=${THREADS:-$(nproc)}
+status=0
+step() {  # step NAME command...
+  local name=$1
+  shift
+  echo "== $name: $*" | tee -a "$out/steps.log"
+  local t0=$SECONDS
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$out/steps.log"
+  tail -n 40 "$out/$name.log"
+  [ $rc -ne 0 ] && [ $status -eq 0 ] && status=$rc
+  return 0
+}
+{ nvidia-smi; lscpu; } > "$out/machine.txt" 2>&1
+step gpu-tests "$bin/gpu_experts_tests"
+# The same tests under compute-sanitizer's memcheck (out-of-bounds and
+# misaligned device accesses, CUDA API errors), where the toolkit has it;
+# without the test that runs out of device memory on purpose (memcheck
+# counts that refused cudaMalloc as an error).
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -n "$sanitizer" ]; then
+  step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$bin/gpu_experts_tests" \
+    --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
+fi
+step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
+  --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 21 \
+  --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16,int8
+step bench-gpu "$bin/bench_gpu" --threads "$threads"
+# The same with one core left to the thread that launches the GPU work.
+step bench-gpu-spare-core "$bin/bench_gpu" --threads "$((threads - 1))"
+exit $status
