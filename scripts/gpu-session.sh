@@ -41,7 +41,7 @@ if [ -n "$sanitizer" ]; then
     --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
 fi
 step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
-  --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 21 \
+  --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 51 \
   --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16,int8
 step bench-gpu "$bin/bench_gpu" --threads "$threads"
 # The same with one core left to the thread that launches the GPU work.
