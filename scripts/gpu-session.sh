@@ -2,17 +2,19 @@
 # The GPU machine's work, in the order issue 42 gives (tests, calibration,
 # benchmarks), every log into one folder. Run from the repository root on a
 # machine with a GPU:
-#   scripts/gpu-session.sh BIN_DIR OUT_DIR
+#   scripts/gpu-session.sh BIN_DIR OUT_DIR [all|measure|replay]
 # BIN_DIR holds moebench, bench_gpu and gpu_experts_tests (build/bin and
 # build/tests after `make build`, or binaries built elsewhere); OUT_DIR
 # receives machine.txt (nvidia-smi, lscpu), gpu-tests.log, sanitizer.log,
 # calibrate.log, the calibrated profile h100-host-calibrated.toml,
-# bench-gpu.log and bench-gpu-spare-core.log (one CPU thread fewer). A failing
+# bench-gpu.log and bench-gpu-spare-core.log (one CPU thread fewer), and
+# replay-TAG.csv and .log per replay variant. A failing
 # step is logged and the next one still runs; the exit status is the first
 # failure's.
 set -u
 bin=${1:?BIN_DIR}
 out=${2:?OUT_DIR}
+mode=${3:-all}
 mkdir -p "$out"
 export MOEBENCH_HOME=${MOEBENCH_HOME:-$PWD}
 threads=${THREADS:-$(nproc)}
@@ -30,20 +32,46 @@ step() {  # step NAME command...
   return 0
 }
 { nvidia-smi; lscpu; } > "$out/machine.txt" 2>&1
-step gpu-tests "$bin/gpu_experts_tests"
-# The same tests under compute-sanitizer's memcheck (out-of-bounds and
-# misaligned device accesses, CUDA API errors), where the toolkit has it;
-# without the test that runs out of device memory on purpose (memcheck
-# counts that refused cudaMalloc as an error).
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-if [ -n "$sanitizer" ]; then
-  step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$bin/gpu_experts_tests" \
-    --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
+if [ "$mode" = all ] || [ "$mode" = measure ]; then
+  step gpu-tests "$bin/gpu_experts_tests"
+  # The same tests under compute-sanitizer's memcheck (out-of-bounds and
+  # misaligned device accesses, CUDA API errors), where the toolkit has it;
+  # without the test that runs out of device memory on purpose (memcheck
+  # counts that refused cudaMalloc as an error).
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  if [ -n "$sanitizer" ]; then
+    step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$bin/gpu_experts_tests" \
+      --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
+  fi
+  step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
+    --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 51 \
+    --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16,int8
+  step bench-gpu "$bin/bench_gpu" --threads "$threads"
+  # The same with one core left to the thread that launches the GPU work.
+  step bench-gpu-spare-core "$bin/bench_gpu" --threads "$((threads - 1))"
 fi
-step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
-  --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 51 \
-  --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16,int8
-step bench-gpu "$bin/bench_gpu" --threads "$threads"
-# The same with one core left to the thread that launches the GPU work.
-step bench-gpu-spare-core "$bin/bench_gpu" --threads "$((threads - 1))"
+if [ "$mode" = all ] || [ "$mode" = replay ]; then
+  # The hybrid strategies simulated on the profile measured here, their task
+  # graphs run for real (moebench replay, docs/GPU.md): steps 0-6 of each
+  # case (a prefill and six decode steps), in three variants of the CPU
+  # side: the calibrated thread count (all cores but one) with the pool's
+  # usual 200 us of polling, the same without polling, and four cores left
+  # to the threads that feed the GPU. One CSV per variant, both models.
+  results=$(mktemp -d)
+  if ! "$bin/run_suite" suites/gpu-replay.toml --out "$results/gpu-replay" > "$results/suite.log" 2>&1; then
+    tail -n 20 "$results/suite.log" | tee -a "$out/steps.log"
+    status=4
+  fi
+  variants="base:$((threads - 1)):200 spin0:$((threads - 1)):0 t$((threads - 4)):$((threads - 4)):200"
+  [ -n "${REPLAY_VARIANTS:-}" ] && variants=$REPLAY_VARIANTS  # e.g. "base:15:200"
+  for v in $variants; do
+    IFS=: read -r tag th sp <<< "$v"
+    step "replay-$tag" bash -c "for m in deepseek-v2-lite qwen3-30b-a3b; do
+      '$bin/moebench' replay --results '$results/gpu-replay' --model \$m --steps 0,6 \
+        --threads $th --spin-us $sp --tag $tag --out '$results/out' || exit 1; done"
+    { head -n 1 "$results/out/replay-deepseek-v2-lite-$tag.csv"
+      tail -q -n +2 "$results/out"/replay-*-"$tag".csv; } > "$out/replay-$tag.csv" 2>/dev/null
+  done
+  rm -rf "$results"
+fi
 exit $status

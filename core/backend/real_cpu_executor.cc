@@ -81,7 +81,7 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
     throw Error(
         fmt::format("suite.real_threads: expected at least 1 thread, found {}", opt.threads));
   }
-  pool_ = std::make_unique<ThreadPool>(opt.threads);
+  pool_ = std::make_unique<ThreadPool>(opt.threads, opt.spin_us);
 
   // The budget against the memory this machine has free, from the model's
   // sizes, before even the first expert is generated and packed (seconds

@@ -35,6 +35,10 @@ struct RealCpuOptions {
   std::string kernel = "auto";  // an expert kernel name or "auto"
   double weights_gib = 4.0;     // distinct expert buffers take at most this much memory
   int threads = 1;              // threads per expert task (the caller included)
+  // How long an idle pool thread polls for the next task before it sleeps
+  // (ThreadPool::kDefaultSpinUs); 0 frees its core at once, for threads
+  // that feed a GPU beside it (moebench replay --spin-us).
+  int spin_us = ThreadPool::kDefaultSpinUs;
   uint64_t seed = 1;
 };
 

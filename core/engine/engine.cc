@@ -1454,6 +1454,14 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     if (t.layer >= 0) args["layer"] = t.layer;
     if (t.expert >= 0) args["expert"] = t.expert;
     if (t.tokens >= 0) args["tokens"] = t.tokens;
+    // The task graph, for tools that read the timeline back (moebench
+    // replay): the task's id, the ids it waits for, its copy's transfer id.
+    if (t.task >= 0) args["task"] = t.task;
+    nlohmann::ordered_json waits = nlohmann::ordered_json::array();
+    for (int64_t w : t.waits)
+      if (w >= 0) waits.push_back(w);
+    if (!waits.empty()) args["waits"] = waits;
+    if (t.copy >= 0) args["copy"] = t.copy;
     std::string name = to_string(t.kind);
     if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
     else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <cstring>
 #include <vector>
 
@@ -258,6 +259,14 @@ void launch_decode(const uint8_t* base, const ExpertBlob& b, const float* x, con
 
 __global__ void empty_kernel() {}
 
+__global__ void spin_kernel(uint64_t ns) {
+  uint64_t t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 __global__ void read_kernel(const float4* p, int64_t n, float* sink) {
   float4 acc = make_float4(0, 0, 0, 0);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -293,7 +302,10 @@ std::shared_ptr<uint8_t> pinned_bytes(int64_t bytes) {
 struct GpuExperts::Impl {
   Options o;
   ExpertBlob blob;
-  cudaStream_t compute = nullptr, h2d = nullptr, d2h = nullptr;
+  cudaStream_t compute = nullptr, h2d = nullptr, d2h = nullptr, act_h2d = nullptr;
+  uint8_t* host_scratch = nullptr;  // copy(): pinned
+  uint8_t* dev_scratch = nullptr;
+  int64_t scratch_bytes = 0;
   cublasHandle_t cublas = nullptr;
   uint8_t* pool = nullptr;               // slots x blob.bytes
   std::vector<cudaEvent_t> loaded;       // per slot: its last load done
@@ -303,7 +315,9 @@ struct GpuExperts::Impl {
   __nv_bfloat16* wq = nullptr;           // dequantised weights (int8 / int4)
   float *x = nullptr, *w = nullptr, *out = nullptr, *gu = nullptr, *y = nullptr;
   __nv_bfloat16 *xb = nullptr, *h = nullptr;
-  std::vector<cudaEvent_t> marks;        // record()
+  size_t marks_used = 0;                 // marks[0 .. marks_used) recorded since clear_events
+  std::vector<cudaEvent_t> marks;        // record(); guarded by marks_mu (lanes may be fed
+  std::mutex marks_mu;                   // from one host thread each)
   int64_t device_bytes = 0;
 
   // Frees what was made, also after a constructor that threw half way.
@@ -313,6 +327,9 @@ struct GpuExperts::Impl {
     if (m.compute) cudaStreamSynchronize(m.compute);
     if (m.h2d) cudaStreamSynchronize(m.h2d);
     if (m.d2h) cudaStreamSynchronize(m.d2h);
+    if (m.act_h2d) cudaStreamSynchronize(m.act_h2d);
+    if (m.host_scratch) cudaFreeHost(m.host_scratch);
+    if (m.dev_scratch) cudaFree(m.dev_scratch);
     for (void* p : {(void*)m.pool, (void*)m.wq, (void*)m.x, (void*)m.out, (void*)m.y, (void*)m.w,
                     (void*)m.gu, (void*)m.xb, (void*)m.h})
       if (p) cudaFree(p);
@@ -321,12 +338,12 @@ struct GpuExperts::Impl {
     if (m.acts_in) cudaEventDestroy(m.acts_in);
     if (m.computed) cudaEventDestroy(m.computed);
     if (m.cublas) cublasDestroy(m.cublas);
-    for (cudaStream_t s : {m.compute, m.h2d, m.d2h})
+    for (cudaStream_t s : {m.compute, m.h2d, m.d2h, m.act_h2d})
       if (s) cudaStreamDestroy(s);
   }
 
   cudaStream_t lane(Lane l) const {
-    return l == Lane::kCompute ? compute : l == Lane::kH2D ? h2d : d2h;
+    return l == Lane::kCompute ? compute : l == Lane::kH2D ? h2d : l == Lane::kD2H ? d2h : act_h2d;
   }
   void check_tokens(int64_t tokens, const char* what) const {
     if (tokens < 1 || tokens > o.max_tokens) {
@@ -355,6 +372,7 @@ GpuExperts::GpuExperts(const Options& o) : impl_(std::make_unique<Impl>()) {
   MB_CUDA(cudaStreamCreateWithFlags(&m.compute, cudaStreamNonBlocking));
   MB_CUDA(cudaStreamCreateWithFlags(&m.h2d, cudaStreamNonBlocking));
   MB_CUDA(cudaStreamCreateWithFlags(&m.d2h, cudaStreamNonBlocking));
+  MB_CUDA(cudaStreamCreateWithFlags(&m.act_h2d, cudaStreamNonBlocking));
   MB_CUBLAS(cublasCreate(&m.cublas));
   MB_CUBLAS(cublasSetStream(m.cublas, m.compute));
   m.pool = device_alloc<uint8_t>(m.blob.bytes * o.slots);
@@ -415,12 +433,12 @@ void GpuExperts::put_activations(const float* x, const float* w, const float* ou
   MB_CUDA(cudaEventRecord(m.acts_in, m.h2d));
 }
 
-void GpuExperts::compute(int slot, int64_t tokens) {
+void GpuExperts::compute(int slot, int64_t tokens, bool wait_for_load) {
   Impl& m = *impl_;
   m.check_slot(slot, "compute");
   m.check_tokens(tokens, "compute");
   const int64_t H = m.o.shape.hidden, I = m.o.shape.inter, T = tokens;
-  MB_CUDA(cudaStreamWaitEvent(m.compute, m.loaded[size_t(slot)], 0));
+  if (wait_for_load) MB_CUDA(cudaStreamWaitEvent(m.compute, m.loaded[size_t(slot)], 0));
   MB_CUDA(cudaStreamWaitEvent(m.compute, m.acts_in, 0));
   const uint8_t* base = m.pool + int64_t(slot) * m.blob.bytes;
   if (uses_decode_path(m.blob, T)) {
@@ -487,33 +505,96 @@ void GpuExperts::synchronize() {
   MB_CUDA(cudaStreamSynchronize(m.compute));
   MB_CUDA(cudaStreamSynchronize(m.h2d));
   MB_CUDA(cudaStreamSynchronize(m.d2h));
+  MB_CUDA(cudaStreamSynchronize(m.act_h2d));
 }
 
 int GpuExperts::record(Lane lane) {
   Impl& m = *impl_;
   cudaEvent_t e;
-  MB_CUDA(cudaEventCreate(&e));
-  m.marks.push_back(e);
+  int id;
+  {
+    // Events are made once and reused after clear_events (creating one
+    // costs host time a replay would count against the task).
+    std::lock_guard<std::mutex> l(m.marks_mu);
+    if (m.marks_used == m.marks.size()) {
+      MB_CUDA(cudaEventCreate(&e));
+      m.marks.push_back(e);
+    }
+    id = int(m.marks_used++);
+    e = m.marks[size_t(id)];
+  }
   MB_CUDA(cudaEventRecord(e, m.lane(lane)));
-  return int(m.marks.size()) - 1;
+  return id;
+}
+
+namespace {
+cudaEvent_t mark_event(GpuExperts::Impl& m, int mark, const char* what);
 }
 
 double GpuExperts::elapsed_ms(int from, int to) {
   Impl& m = *impl_;
-  if (from < 0 || to < 0 || size_t(from) >= m.marks.size() || size_t(to) >= m.marks.size())
-    throw InternalError("GpuExperts::elapsed_ms: no such event");
-  MB_CUDA(cudaEventSynchronize(m.marks[size_t(to)]));
+  const cudaEvent_t a = mark_event(m, from, "elapsed_ms"), b = mark_event(m, to, "elapsed_ms");
+  MB_CUDA(cudaEventSynchronize(b));
   float ms = 0;
-  MB_CUDA(cudaEventElapsedTime(&ms, m.marks[size_t(from)], m.marks[size_t(to)]));
+  MB_CUDA(cudaEventElapsedTime(&ms, a, b));
   return double(ms);
 }
 
 void GpuExperts::clear_events() {
   Impl& m = *impl_;
   synchronize();
-  for (cudaEvent_t e : m.marks) cudaEventDestroy(e);
-  m.marks.clear();
+  std::lock_guard<std::mutex> l(m.marks_mu);
+  m.marks_used = 0;
 }
+
+namespace {
+cudaEvent_t mark_event(GpuExperts::Impl& m, int mark, const char* what) {
+  std::lock_guard<std::mutex> l(m.marks_mu);
+  if (mark < 0 || size_t(mark) >= m.marks_used)
+    throw InternalError(std::string("GpuExperts::") + what + ": no such mark");
+  return m.marks[size_t(mark)];
+}
+}  // namespace
+
+void GpuExperts::wait(Lane lane, int mark) {
+  Impl& m = *impl_;
+  MB_CUDA(cudaStreamWaitEvent(m.lane(lane), mark_event(m, mark, "wait"), 0));
+}
+
+void GpuExperts::host_wait(int mark) {
+  MB_CUDA(cudaEventSynchronize(mark_event(*impl_, mark, "host_wait")));
+}
+
+void GpuExperts::spin(Lane lane, double us) {
+  Impl& m = *impl_;
+  spin_kernel<<<1, 1, 0, m.lane(lane)>>>(uint64_t(std::max(0.0, us) * 1e3));
+  MB_CUDA_LAUNCHED("spin");
+}
+
+void GpuExperts::copy(Lane lane, int64_t bytes) {
+  Impl& m = *impl_;
+  if (bytes <= 0) return;
+  if (bytes > m.scratch_bytes) {
+    // Grows outside any lane's work: wait for what may still read the old buffers.
+    synchronize();
+    if (m.host_scratch) cudaFreeHost(m.host_scratch);
+    if (m.dev_scratch) cudaFree(m.dev_scratch);
+    m.host_scratch = nullptr;
+    m.dev_scratch = nullptr;
+    m.scratch_bytes = 0;
+    MB_CUDA(cudaMallocHost(&m.host_scratch, size_t(bytes)));
+    MB_CUDA(cudaMalloc(&m.dev_scratch, size_t(bytes)));
+    m.scratch_bytes = bytes;
+  }
+  if (lane == Lane::kD2H) {
+    MB_CUDA(cudaMemcpyAsync(m.host_scratch, m.dev_scratch, size_t(bytes), cudaMemcpyDeviceToHost,
+                            m.lane(lane)));
+  } else {
+    MB_CUDA(cudaMemcpyAsync(m.dev_scratch, m.host_scratch, size_t(bytes), cudaMemcpyHostToDevice,
+                            m.lane(lane)));
+  }
+}
+
 
 // ---- device-wide probes ----
 

@@ -15,6 +15,7 @@
 //            of our own (one scale per kQuantGroup weights, as on the CPU)
 //   h2d      expert loads into slots, in the order they are asked for
 //   d2h      activations to the host (the CPU experts' inputs)
+//   act-h2d  activations back from the host (the CPU experts' outputs)
 // Every dependency is a CUDA event: a slot's compute waits for its load,
 // and a load into a slot waits for the last compute that read it (the
 // slot's previous user). Each expert is one contiguous blob (ExpertBlob)
@@ -93,19 +94,36 @@ class GpuExperts {
   // Activations in (h2d lane, the compute waits for them): x [tokens x hidden],
   // w [tokens], out [tokens x hidden] (what the expert accumulates into).
   void put_activations(const float* x, const float* w, const float* out, int64_t tokens);
-  void compute(int slot, int64_t tokens);  // compute lane: out += w * FFN(x)
+  // compute lane: out += w * FFN(x). It waits for the slot's latest load
+  // unless told not to (a caller that orders its own dependencies, such as
+  // moebench replay, whose copy lane may already have queued a later load
+  // into the same slot).
+  void compute(int slot, int64_t tokens, bool wait_for_load = true);
   void get_output(float* out, int64_t tokens);  // d2h lane, after the compute so far
   void synchronize();                        // waits for all three lanes
 
-  // Timing: an event recorded on a lane now; ms between two recorded events
-  // (waits for the later one).
-  enum class Lane { kCompute, kH2D, kD2H };
+  // Timing and dependencies: an event recorded on a lane now (a "mark");
+  // ms between two marks (waits for the later one). kActH2D is a fourth
+  // stream for activations coming back from the CPU (the engine's
+  // act-h2d lane), apart from the expert loads.
+  enum class Lane { kCompute, kH2D, kD2H, kActH2D };
   int record(Lane lane);
   double elapsed_ms(int from, int to);
   void clear_events();
+  // The lane's later work waits for a mark (cudaStreamWaitEvent).
+  void wait(Lane lane, int mark);
+  // The host waits for a mark (cudaEventSynchronize).
+  void host_wait(int mark);
+  // Work that stands for a task not run for real yet: a kernel that keeps
+  // one thread busy for `us` microseconds (the GPU's own clock).
+  void spin(Lane lane, double us);
+  // `bytes` copied on the lane between pinned host and device scratch
+  // (host to device on kH2D and kActH2D, device to host on kD2H).
+  void copy(Lane lane, int64_t bytes);
+
+  struct Impl;  // gpu_experts.cu
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -44,7 +44,7 @@ void GpuExperts::load(int, const uint8_t*) {
 void GpuExperts::put_activations(const float*, const float*, const float*, int64_t) {
   no_cuda("GPU experts");
 }
-void GpuExperts::compute(int, int64_t) {
+void GpuExperts::compute(int, int64_t, bool) {
   no_cuda("GPU experts");
 }
 void GpuExperts::get_output(float*, int64_t) {
@@ -60,6 +60,18 @@ double GpuExperts::elapsed_ms(int, int) {
   no_cuda("GPU experts");
 }
 void GpuExperts::clear_events() {
+  no_cuda("GPU experts");
+}
+void GpuExperts::wait(Lane, int) {
+  no_cuda("GPU experts");
+}
+void GpuExperts::host_wait(int) {
+  no_cuda("GPU experts");
+}
+void GpuExperts::spin(Lane, double) {
+  no_cuda("GPU experts");
+}
+void GpuExperts::copy(Lane, int64_t) {
   no_cuda("GPU experts");
 }
 std::vector<CopyPoint> measure_copies(const std::vector<int64_t>&, int) {

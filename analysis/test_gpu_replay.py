@@ -1,0 +1,48 @@
+"""analysis/gpu_replay.py: the targets' arithmetic on a crafted replay, the
+committed replay's summary, and a clear error on a bad file."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "analysis" / "gpu_replay.py"
+HEADER = ("case_id,strategy,axes,steps,sim_us,real_us,composition_error,gpu_expert_real_over_sim,"
+          "cpu_expert_real_over_sim,copy_real_over_sim\n")
+
+
+def row(strategy, sim, real, cache="0.25"):
+    axes = f"model.preset=m; workload.batch_size=1; strategy.residency.cache_ratio={cache}"
+    return f"x,{strategy},\"{axes}\",7,{sim},{real},{real / sim - 1:.4f},1.0,1.0,1.0\n"
+
+
+def run(path):
+    return subprocess.run([sys.executable, str(SCRIPT), str(path)], capture_output=True, text=True)
+
+
+def test_ranking_and_speedups(tmp_path):
+    p = tmp_path / "r.csv"
+    # a and b swap places for real; c is 2% off, within 5%.
+    p.write_text(HEADER + row("a", 100.0, 130.0) + row("b", 110.0, 112.0) + row("c", 200.0, 204.0))
+    r = run(p)
+    assert r.returncode == 0, r.stderr
+    assert "end to end: 2 of 3 cases within 5%" in r.stdout
+    assert "ranking identical in 0 of 1 groups" in r.stdout
+    assert "simulated: a < b < c" in r.stdout and "real:      b < a < c" in r.stdout
+    # b/c: 0.55 simulated, 0.549 real (within 5%); a/b and a/c are not.
+    assert "speedup ratios within 5%: 1 of 3 pairs" in r.stdout
+
+
+def test_committed_replay_summary():
+    r = run(ROOT / "docs" / "measurements" / "gpu-h100-2026-11-25" / "replay.csv")
+    assert r.returncode == 0, r.stderr
+    assert "end to end: 7 of 64 cases within 5%" in r.stdout
+    assert "ranking identical in 0 of 8 groups" in r.stdout
+
+
+def test_bad_file_is_named(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text(HEADER + "x,a,\"no axes\",7,1,1,0,,,\n")
+    r = run(p)
+    assert r.returncode != 0
+    assert f"{p}:2: expected a replay row" in r.stderr
