@@ -1,4 +1,4 @@
-// Build without CUDA: no GPU can be used; every entry point that needs one
+// Build without CUDA (or without cuBLAS): no GPU can be used; every entry point that needs one
 // throws moebench::Error saying so (kernels/cuda/gpu_experts.h).
 #include "kernels/cuda/gpu_experts.h"
 
@@ -8,9 +8,12 @@
 namespace moebench::gpu {
 
 namespace {
+std::string why() {
+  const std::string note = query_gpus().note;
+  return note.empty() ? "a build with CUDA but without cuBLAS" : note;
+}
 [[noreturn]] void no_cuda(const char* what) {
-  throw Error(std::string(what) + ": expected a build with CUDA and a GPU, found " +
-              query_gpus().note);
+  throw Error(std::string(what) + ": expected a build with CUDA, cuBLAS and a GPU, found " + why());
 }
 }  // namespace
 
@@ -18,7 +21,7 @@ bool available() {
   return false;
 }
 std::string describe_device() {
-  return "no GPU: " + query_gpus().note;
+  return "no GPU: " + why();
 }
 std::shared_ptr<uint8_t> pinned_bytes(int64_t) {
   no_cuda("pinned host memory");
