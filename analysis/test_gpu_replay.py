@@ -7,13 +7,15 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "analysis" / "gpu_replay.py"
-HEADER = ("case_id,strategy,axes,steps,sim_us,real_us,composition_error,gpu_expert_real_over_sim,"
-          "cpu_expert_real_over_sim,copy_real_over_sim\n")
+HEADER = ("case_id,strategy,axes,steps,sim_us,real_us,end_to_end_error,gpu_expert_real_over_sim,"
+          "cpu_expert_real_over_sim,copy_real_over_sim,composed_us,table_error,composition_error\n")
 
 
 def row(strategy, sim, real, cache="0.25"):
     axes = f"model.preset=m; workload.batch_size=1; strategy.residency.cache_ratio={cache}"
-    return f"x,{strategy},\"{axes}\",7,{sim},{real},{real / sim - 1:.4f},1.0,1.0,1.0\n"
+    composed = (sim + real) / 2
+    return (f"x,{strategy},\"{axes}\",7,{sim},{real},{real / sim - 1:.4f},1.0,1.0,1.0,{composed},"
+            f"{composed / sim - 1:.4f},{real / composed - 1:.4f}\n")
 
 
 def run(path):
@@ -31,6 +33,8 @@ def test_ranking_and_speedups(tmp_path):
     assert "simulated: a < b < c" in r.stdout and "real:      b < a < c" in r.stdout
     # b/c: 0.55 simulated, 0.549 real (within 5%); a/b and a/c are not.
     assert "speedup ratios within 5%: 1 of 3 pairs" in r.stdout
+    # composed halfway: composition errors +13%, +0.9%, +1.0%
+    assert "composition error (real / composed - 1, the issue's target 2%): 2 of 3 within 2%" in r.stdout
 
 
 def test_committed_replay_summary():
@@ -38,11 +42,12 @@ def test_committed_replay_summary():
     assert r.returncode == 0, r.stderr
     assert "end to end: 7 of 64 cases within 5%" in r.stdout
     assert "ranking identical in 0 of 8 groups" in r.stdout
+    assert "predates the split" in r.stdout
 
 
 def test_bad_file_is_named(tmp_path):
     p = tmp_path / "bad.csv"
-    p.write_text(HEADER + "x,a,\"no axes\",7,1,1,0,,,\n")
+    p.write_text(HEADER + "x,a,\"no axes\",7,1,1,0,,,,,,\n")
     r = run(p)
     assert r.returncode != 0
     assert f"{p}:2: expected a replay row" in r.stderr

@@ -67,9 +67,12 @@ std::vector<Case> cases_of(const std::string& results, const std::string& model)
 }
 
 void print_summary(const nlohmann::ordered_json& s) {
-  fmt::print("steps: simulated {:.1f} us, real {:.1f} us, real / simulated - 1 = {:+.3f}\n",
-             s["steps_sim_us"].get<double>(), s["steps_real_us"].get<double>(),
-             s["composition_error"].get<double>());
+  fmt::print(
+      "steps: simulated {:.1f} us, composed {:.1f} us, real {:.1f} us; end to end {:+.3f}, tables "
+      "{:+.3f}, composition {:+.3f}\n",
+      s["steps_sim_us"].get<double>(), s["steps_composed_us"].get<double>(),
+      s["steps_real_us"].get<double>(), s["end_to_end_error"].get<double>(),
+      s["table_error"].get<double>(), s["composition_error"].get<double>());
   for (const auto& k : s["per_kind"]) {
     fmt::print("  {:<26} {:>5} tasks {:<11} busy sim {:>10.1f} us real {:>10.1f} us ({:.3f})\n",
                k["kind"].get<std::string>(), k["tasks"].get<int64_t>(),
@@ -112,8 +115,8 @@ void run_replay_command(const ReplayCli& o) {
   std::filesystem::create_directories(dir);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   std::string csv =
-      "case_id,strategy,axes,steps,sim_us,real_us,composition_error,gpu_expert_real_over_sim,"
-      "cpu_expert_real_over_sim,copy_real_over_sim\n";
+      "case_id,strategy,axes,steps,sim_us,real_us,end_to_end_error,gpu_expert_real_over_sim,"
+      "cpu_expert_real_over_sim,copy_real_over_sim,composed_us,table_error,composition_error\n";
   for (size_t i = 0; i < cases.size(); ++i) {
     machine.run(graphs[i]);
     auto s = replay_summary(graphs[i]);
@@ -136,11 +139,12 @@ void run_replay_command(const ReplayCli& o) {
     std::string copy;
     for (const char* k : {"demand-load", "prefetch", "swap-load"})
       if (copy.empty()) copy = ratio(k);
-    csv += fmt::format("{},{},\"{}\",{},{:.1f},{:.1f},{:.4f},{},{},{}\n", cases[i].id,
-                       cases[i].strategy, cases[i].axes, s["per_step"].size(),
+    csv += fmt::format("{},{},\"{}\",{},{:.1f},{:.1f},{:.4f},{},{},{},{:.1f},{:.4f},{:.4f}\n",
+                       cases[i].id, cases[i].strategy, cases[i].axes, s["per_step"].size(),
                        s["steps_sim_us"].get<double>(), s["steps_real_us"].get<double>(),
-                       s["composition_error"].get<double>(), ratio("gpu-expert"),
-                       ratio("cpu-expert (cpu)"), copy);
+                       s["end_to_end_error"].get<double>(), ratio("gpu-expert"),
+                       ratio("cpu-expert (cpu)"), copy, s["steps_composed_us"].get<double>(),
+                       s["table_error"].get<double>(), s["composition_error"].get<double>());
     all.push_back(s);
     if (!o.timeline.empty()) {
       write_file_atomic(dir / "timeline-real.json",

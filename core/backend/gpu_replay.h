@@ -86,9 +86,19 @@ class ReplayMachine {
   std::unique_ptr<State> st_;
 };
 
-// Per step: simulated and real makespan (first start to last end); per task
-// kind: simulated and real busy time; totals and the composition error
-// (real / simulated - 1 over all steps).
+// The real run's own task durations put through the graph the replay
+// enforces (each lane in order, every dependency), with nothing else: no
+// host hand-offs, no contention. Each task's composed end (and start).
+std::vector<double> composed_ends(const ReplayGraph& g, std::vector<double>* starts = nullptr);
+
+// Per step: the simulated, composed and real time (from the previous step's
+// last end, or the first start, to the step's last end); per task kind: simulated and real busy time. Totals over the steps
+// and three errors (issue 41's split):
+//   end_to_end_error   real / simulated - 1
+//   table_error        composed / simulated - 1 (the task durations and
+//                      what the graph leaves out of the simulation)
+//   composition_error  real / composed - 1 (what running the lanes at once
+//                      costs that the composition does not see)
 nlohmann::ordered_json replay_summary(const ReplayGraph& g);
 // The real run as a Chrome timeline (one thread per lane, real times).
 std::string replay_chrome_json(const ReplayGraph& g, const std::string& title);

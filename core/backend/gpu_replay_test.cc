@@ -70,7 +70,20 @@ TEST(Replay, TheSummaryComparesRealWithSimulatedPerStepAndKind) {
     t.real_end_us = t.sim_end_us * 1.1;
   }
   const auto s = replay_summary(g);
-  EXPECT_NEAR(s["composition_error"].get<double>(), 0.1, 1e-9);
+  EXPECT_NEAR(s["end_to_end_error"].get<double>(), 0.1, 1e-9);
+  // The composition of the real durations gives the real run here: every
+  // task started when its lane and its dependencies let it (the copy, with
+  // nothing to wait for, at 0 instead of 2.2; step 0 still ends at 66).
+  EXPECT_NEAR(s["steps_composed_us"].get<double>(), 77.0, 1e-9);
+  EXPECT_NEAR(s["composition_error"].get<double>(), 0.0, 1e-9);
+  EXPECT_NEAR(s["table_error"].get<double>(), 0.1, 1e-9);
+  // A real run that waited 20 us more somewhere the graph does not say: the
+  // composition error sees it, the table error does not.
+  g.tasks[4].real_start_us += 20;
+  g.tasks[4].real_end_us += 20;
+  const auto late = replay_summary(g);
+  EXPECT_NEAR(late["composition_error"].get<double>(), 20.0 / 77.0, 1e-9);
+  EXPECT_NEAR(late["table_error"].get<double>(), 0.1, 1e-9);
   EXPECT_EQ(s["per_step"].size(), 2u);
   EXPECT_NEAR(s["per_step"][0]["sim_us"].get<double>(), 60.0, 1e-9);  // 0 .. 60
   bool found = false;
