@@ -24,6 +24,7 @@ struct ReplayCli {
   int threads = 0;
   int spin_us = 200;
   std::string tag;
+  bool timelines = false;
 };
 
 struct Case {
@@ -149,6 +150,9 @@ void run_replay_command(const ReplayCli& o) {
     if (!o.timeline.empty()) {
       write_file_atomic(dir / "timeline-real.json",
                         replay_chrome_json(graphs[i], "replay of " + o.timeline));
+    } else if (o.timelines) {
+      write_file_atomic(dir / ("timeline-real-" + cases[i].id + ".json"),
+                        replay_chrome_json(graphs[i], "replay of " + cases[i].timeline));
     }
   }
   const std::string stem = (o.timeline.empty() ? "replay-" + opt.model.name : std::string("replay")) +
@@ -176,14 +180,16 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--steps", o.steps, "FIRST,LAST steps to run (default: all)")->delimiter(',');
   cmd->add_option("--threads", o.threads, "CPU expert threads (0: all cores but one)")
       ->check(cli::whole(0, 1024));
+  cmd->add_flag("--timelines", o.timelines,
+               "With --results: also write each case's real run as timeline-real-CASE.json");
   cmd->add_option("--tag", o.tag, "Suffix of the output files' names (one run's variant)");
   cmd->add_option("--spin-us", o.spin_us,
                   "How long idle CPU expert threads poll before sleeping, us (default 200, the "
                   "real backend's)")
       ->check(cli::whole(0, 100000));
   cmd->add_option("--out", o.out,
-                  "Folder for replay[-MODEL].json and .csv (and timeline-real.json for one "
-                  "--timeline)")
+                  "Folder for replay[-MODEL][-TAG].json and .csv (and the real timelines: "
+                  "timeline-real.json for one --timeline, timeline-real-CASE.json with --timelines)")
       ->required();
   cmd->callback([] { run_replay_command(o); });
 }
