@@ -12,7 +12,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -52,6 +52,13 @@ bench-kernels: build
 	mkdir -p results/bench
 	$(BUILD)/bin/bench_expert --benchmark_format=json --benchmark_out=results/bench/bench_expert.json.tmp \
 	  --benchmark_out_format=json > /dev/null && mv results/bench/bench_expert.json.tmp results/bench/bench_expert.json
+
+# On a machine with a GPU (docs/GPU.md): the GPU tests, compute-sanitizer,
+# calibration of the h100-host profile, bench_gpu and the replay of
+# suites/gpu-replay.toml, every log in results/gpu-session. Where no GPU is
+# visible each step says so and the target fails.
+gpu-session: build
+	MOEBENCH_HOME=$(CURDIR) scripts/gpu-session.sh $(BUILD)/bin results/gpu-session
 
 # The real backend's CPU tables on this machine (docs/BACKENDS.md), and the
 # sim-vs-real validation (analysis/validation.py; make report): each model

@@ -3,8 +3,9 @@
 # benchmarks), every log into one folder. Run from the repository root on a
 # machine with a GPU:
 #   scripts/gpu-session.sh BIN_DIR OUT_DIR [all|measure|replay]
-# BIN_DIR holds moebench, bench_gpu and gpu_experts_tests (build/bin and
-# build/tests after `make build`, or binaries built elsewhere); OUT_DIR
+# BIN_DIR holds moebench, run_suite and bench_gpu, and gpu_experts_tests
+# there or in ../tests (build/bin after `make build`: `make gpu-session`, or
+# binaries built elsewhere); OUT_DIR
 # receives machine.txt (nvidia-smi, lscpu), gpu-tests.log, sanitizer.log,
 # calibrate.log, the calibrated profile h100-host-calibrated.toml,
 # bench-gpu.log and bench-gpu-spare-core.log (one CPU thread fewer), and
@@ -15,6 +16,9 @@ set -u
 bin=${1:?BIN_DIR}
 out=${2:?OUT_DIR}
 mode=${3:-all}
+# The tests' binary: in BIN_DIR, or in the build's tests/ folder beside it.
+tests_bin="$bin/gpu_experts_tests"
+[ -x "$tests_bin" ] || tests_bin="$bin/../tests/gpu_experts_tests"
 mkdir -p "$out"
 export MOEBENCH_HOME=${MOEBENCH_HOME:-$PWD}
 threads=${THREADS:-$(nproc)}
@@ -33,14 +37,14 @@ step() {  # step NAME command...
 }
 { nvidia-smi; lscpu; } > "$out/machine.txt" 2>&1
 if [ "$mode" = all ] || [ "$mode" = measure ]; then
-  step gpu-tests "$bin/gpu_experts_tests"
+  step gpu-tests "$tests_bin"
   # The same tests under compute-sanitizer's memcheck (out-of-bounds and
   # misaligned device accesses, CUDA API errors), where the toolkit has it;
   # without the test that runs out of device memory on purpose (memcheck
   # counts that refused cudaMalloc as an error).
   sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
   if [ -n "$sanitizer" ]; then
-    step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$bin/gpu_experts_tests" \
+    step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$tests_bin" \
       --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
   fi
   step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
