@@ -5,7 +5,7 @@
 //
 //     out[t] += w[t] * down( silu(gate x_t) * (up x_t) ),
 //
-// on three CUDA streams, the lanes of the real executor:
+// on four CUDA streams, the lanes of the real executor:
 //   compute  a few tokens: two fused matrix-vector kernels of our own (the
 //            decode path, below); more: activations to bf16, the gate|up GEMM (cuBLAS, bf16 in, fp32
 //            accumulate and out), SiLU-multiply rounded to bf16 (as the CPU
@@ -100,7 +100,7 @@ class GpuExperts {
   // into the same slot).
   void compute(int slot, int64_t tokens, bool wait_for_load = true);
   void get_output(float* out, int64_t tokens);  // d2h lane, after the compute so far
-  void synchronize();                        // waits for all three lanes
+  void synchronize();                        // waits for every lane
 
   // Timing and dependencies: an event recorded on a lane now (a "mark");
   // ms between two marks (waits for the later one). kActH2D is a fourth
