@@ -57,22 +57,26 @@ fi
 if [ "$mode" = all ] || [ "$mode" = replay ]; then
   # The hybrid strategies simulated on the profile measured here, their task
   # graphs run for real (moebench replay, docs/GPU.md): steps 0-6 of each
-  # case (a prefill and six decode steps), in three variants of the CPU
-  # side: the calibrated thread count (all cores but one) with the pool's
-  # usual 200 us of polling, the same without polling, and four cores left
-  # to the threads that feed the GPU. One CSV per variant, both models.
+  # case (a prefill and six decode steps), in three variants of the host
+  # side: the calibrated thread count (all cores but one) with one thread
+  # per GPU-side lane, the same with one launching thread for all of them,
+  # and four cores left to the threads that feed the GPU. One CSV per
+  # variant, both models.
   results=$(mktemp -d)
   if ! "$bin/run_suite" suites/gpu-replay.toml --out "$results/gpu-replay" > "$results/suite.log" 2>&1; then
     tail -n 20 "$results/suite.log" | tee -a "$out/steps.log"
     status=4
   fi
-  variants="base:$((threads - 1)):200 spin0:$((threads - 1)):0 t$((threads - 4)):$((threads - 4)):200"
+  # tag:CPU threads:pool polling us[:1 = one launching thread]
+  variants="base:$((threads - 1)):200 one:$((threads - 1)):200:1 t$((threads - 4)):$((threads - 4)):200"
   [ -n "${REPLAY_VARIANTS:-}" ] && variants=$REPLAY_VARIANTS  # e.g. "base:15:200"
   for v in $variants; do
-    IFS=: read -r tag th sp <<< "$v"
+    IFS=: read -r tag th sp one <<< "$v"
+    launcher=""
+    [ "${one:-0}" = 1 ] && launcher="--one-launcher"
     step "replay-$tag" bash -c "for m in deepseek-v2-lite qwen3-30b-a3b; do
       '$bin/moebench' replay --results '$results/gpu-replay' --model \$m --steps 0,6 \
-        --threads $th --spin-us $sp --tag $tag --out '$results/out' || exit 1; done"
+        --threads $th --spin-us $sp $launcher --tag $tag --out '$results/out' || exit 1; done"
     { head -n 1 "$results/out/replay-deepseek-v2-lite-$tag.csv"
       tail -q -n +2 "$results/out"/replay-*-"$tag".csv; } > "$out/replay-$tag.csv" 2>/dev/null
   done

@@ -25,6 +25,7 @@ struct ReplayCli {
   int spin_us = 200;
   std::string tag;
   bool timelines = false;
+  bool one_launcher = false;
 };
 
 struct Case {
@@ -99,6 +100,7 @@ void run_replay_command(const ReplayCli& o) {
   opt.threads = o.threads > 0 ? o.threads
                               : std::max(1, int(std::thread::hardware_concurrency()) - 1);
   opt.spin_us = o.spin_us;
+  opt.one_launcher = o.one_launcher;
   const int64_t first = o.steps.empty() ? -1 : o.steps[0], last = o.steps.empty() ? -1 : o.steps[1];
   std::vector<Case> cases;
   if (!o.timeline.empty()) cases.push_back({"", "", "", o.timeline});
@@ -130,6 +132,7 @@ void run_replay_command(const ReplayCli& o) {
     s["device"] = gpu::describe_device();
     s["cpu_threads"] = opt.threads;
     s["cpu_spin_us"] = opt.spin_us;
+    s["launch_threads"] = opt.one_launcher ? 1 : 4;
     if (!cases[i].strategy.empty()) fmt::print("{} ({}):\n", cases[i].strategy, cases[i].axes);
     print_summary(s);
     auto ratio = [&](const std::string& kind) {
@@ -180,6 +183,8 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--steps", o.steps, "FIRST,LAST steps to run (default: all)")->delimiter(',');
   cmd->add_option("--threads", o.threads, "CPU expert threads (0: all cores but one)")
       ->check(cli::whole(0, 1024));
+  cmd->add_flag("--one-launcher", o.one_launcher,
+               "One host thread submits every GPU-side lane (default: one thread per lane)");
   cmd->add_flag("--timelines", o.timelines,
                "With --results: also write each case's real run as timeline-real-CASE.json");
   cmd->add_option("--tag", o.tag, "Suffix of the output files' names (one run's variant)");

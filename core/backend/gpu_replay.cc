@@ -247,12 +247,13 @@ struct Runner {
     done[i].notify_all();
   }
 
-  // One GPU-side lane's tasks, in order.
-  void submit_lane(int lane) {
-    const GLane L = gpu_lane(lane);
+  // The tasks of the GPU-side lanes in `lanes` (bits), in order: one lane
+  // per thread, or all four from one thread (ReplayOptions::one_launcher).
+  void submit_lanes(unsigned lanes) {
     for (size_t i = 0; i < g.tasks.size() && !failed.load(); ++i) {
       ReplayTask& t = g.tasks[i];
-      if (t.lane != lane) continue;
+      if (!(lanes & (1u << t.lane))) continue;
+      const GLane L = gpu_lane(t.lane);
       for (size_t d : t.deps) {
         wait_done(d);
         if (failed.load()) return;
@@ -314,10 +315,16 @@ struct Runner {
     m.gpu.host_wait(base_mark);
     host0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
-    for (int lane : {kLaneGpu, kLaneH2D, kLaneD2H, kLaneActH2D}) {
-      threads.emplace_back([this, lane] {
+    std::vector<unsigned> groups;
+    if (m.opt.one_launcher) {
+      groups.push_back((1u << kLaneGpu) | (1u << kLaneH2D) | (1u << kLaneD2H) | (1u << kLaneActH2D));
+    } else {
+      for (int lane : {kLaneGpu, kLaneH2D, kLaneD2H, kLaneActH2D}) groups.push_back(1u << lane);
+    }
+    for (unsigned lanes : groups) {
+      threads.emplace_back([this, lanes] {
         try {
-          submit_lane(lane);
+          submit_lanes(lanes);
         } catch (const std::exception& e) {
           fail(e.what());
         }

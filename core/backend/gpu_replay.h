@@ -22,7 +22,8 @@
 // graph does not name included). One host thread per lane submits in the
 // simulated order: GPU-side lanes enqueue with CUDA events, the CPU lane
 // runs its experts; a wait across the host/GPU boundary is an event
-// synchronisation or a flag. Real times are on the GPU's event clock and
+// synchronisation or a flag (or all GPU-side lanes from one thread:
+// ReplayOptions::one_launcher). Real times are on the GPU's event clock and
 // the host's steady clock, aligned once at the start (a few microseconds).
 
 #include <cstdint>
@@ -65,6 +66,11 @@ struct ReplayOptions {
   ModelSpec model;   // the expert shapes and dtype the case ran
   int threads = 1;   // CPU expert threads
   int spin_us = 200; // their idle polling before sleeping (RealCpuOptions::spin_us)
+  // One host thread submits every GPU-side lane's tasks in the simulated
+  // order (as a system with one launching thread does: a wait for a CPU
+  // expert holds back the GPU work behind it), instead of one thread per
+  // lane.
+  bool one_launcher = false;
   double weights_gib = 2.0;
   int64_t max_tokens = 512;  // GPU experts of more tokens run as this many
 };
