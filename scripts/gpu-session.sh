@@ -38,6 +38,8 @@ step() {  # step NAME command...
 { nvidia-smi; lscpu; } > "$out/machine.txt" 2>&1
 if [ "$mode" = all ] || [ "$mode" = measure ]; then
   step gpu-tests "$tests_bin"
+  replay_tests_bin="$(dirname "$tests_bin")/replay_gpu_tests"
+  [ -x "$replay_tests_bin" ] && step replay-gpu-tests "$replay_tests_bin"
   # The same tests under compute-sanitizer's memcheck (out-of-bounds and
   # misaligned device accesses, CUDA API errors), where the toolkit has it;
   # without the test that runs out of device memory on purpose (memcheck

@@ -4,6 +4,7 @@
 // compute, prefetched while another expert computed, a slot reused).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 
 #include "core/util/error.h"
@@ -138,6 +139,61 @@ TEST(GpuExperts, AFailedCudaCallIsNamedInTheError) {
   GpuExperts g({{64, 32}, WeightDtype::kBf16, 2, 4});
   EXPECT_THROW(g.compute(2, 1), Error);  // no such slot
   EXPECT_THROW(g.compute(0, 5), Error);  // more tokens than sized for
+}
+
+TEST(GpuExperts, MarksOrderLanesAndTheHost) {
+  REQUIRE_GPU();
+  using Lane = GpuExperts::Lane;
+  GpuExperts g({{256, 128}, WeightDtype::kBf16, 2, 4});
+  // spin keeps a lane busy for that long on the GPU's clock.
+  const int a = g.record(Lane::kCompute);
+  g.spin(Lane::kCompute, 2000.0);
+  const int b = g.record(Lane::kCompute);
+  EXPECT_GE(g.elapsed_ms(a, b), 1.9);
+  // A lane that waits for a mark starts after it: a copy lane waits for a
+  // 3 ms spin on the compute lane.
+  g.spin(Lane::kCompute, 3000.0);
+  const int spun = g.record(Lane::kCompute);
+  g.wait(Lane::kH2D, spun);
+  const int copy_start = g.record(Lane::kH2D);
+  g.copy(Lane::kH2D, 1 << 20);
+  const int copy_end = g.record(Lane::kH2D);
+  EXPECT_GE(g.elapsed_ms(spun, copy_start), 0.0);
+  EXPECT_GT(g.elapsed_ms(copy_start, copy_end), 0.0);
+  // The host waits for a mark: 5 ms of spin, then host_wait.
+  g.spin(Lane::kD2H, 5000.0);
+  const int d = g.record(Lane::kD2H);
+  const auto t0 = std::chrono::steady_clock::now();
+  g.host_wait(d);
+  const double waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited_ms, 3.0);
+  // Marks are reused after clear_events, from 0 again.
+  g.clear_events();
+  EXPECT_EQ(g.record(Lane::kActH2D), 0);
+  g.copy(Lane::kActH2D, 4096);
+  g.copy(Lane::kD2H, 4096);
+  g.synchronize();
+}
+
+TEST(GpuExperts, ComputeWithoutTheLoadWaitReadsTheSlotAsItIs) {
+  REQUIRE_GPU();
+  const ExpertShape s{512, 384};
+  const ExpertWeights e = ExpertWeights::random(s, WeightDtype::kBf16, 9);
+  GpuExperts g({s, WeightDtype::kBf16, 1, 2});
+  const auto blob = blob_of(g.blob(), e);
+  const auto x = random_vec(2 * s.hidden, 1), w = random_vec(2, 2);
+  const std::vector<float> zero(size_t(2 * s.hidden), 0.0f);
+  g.load(0, blob.get());
+  g.synchronize();
+  std::vector<float> with(zero.size()), without(zero.size());
+  g.put_activations(x.data(), w.data(), zero.data(), 2);
+  g.compute(0, 2);
+  g.get_output(with.data(), 2);
+  g.put_activations(x.data(), w.data(), zero.data(), 2);
+  g.compute(0, 2, false);
+  g.get_output(without.data(), 2);
+  EXPECT_EQ(with, without);
 }
 
 TEST(GpuProbes, MeasureSomethingPlausible) {
