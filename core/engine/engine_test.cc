@@ -398,6 +398,22 @@ TEST(EngineExecutor, TheTimelineKeepsEveryExpertTasksTokensAndMeasuredTime) {
     }
   }
   EXPECT_EQ(with_tokens, int(cpu.size()));
+  // The events carry the graph (moebench replay reads it back): each lane
+  // task its id, and the ids it waits for name tasks recorded earlier.
+  std::map<int64_t, double> started;  // task id -> start
+  int with_waits = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X" || !e["args"].contains("task")) continue;
+    const int64_t id = e["args"]["task"].get<int64_t>();
+    started[id] = e["ts"].get<double>();
+    if (!e["args"].contains("waits")) continue;
+    ++with_waits;
+    for (const auto& w : e["args"]["waits"]) EXPECT_LT(w.get<int64_t>(), id);
+  }
+  size_t lane_tasks = 0;
+  for (const TaskRecord& t : r.timeline) lane_tasks += t.task >= 0;
+  EXPECT_EQ(started.size(), lane_tasks);  // every recorded lane task, by its id
+  EXPECT_GT(with_waits, 0);
 }
 
 TEST(EngineExecutor, TheSimulatedExecutorIsTheDefault) {
