@@ -97,6 +97,33 @@ TEST(Replay, TheSummaryComparesRealWithSimulatedPerStepAndKind) {
   EXPECT_TRUE(found);
 }
 
+TEST(Replay, TheRealRunIsWrittenAsATimelineBesideTheSimulatedOne) {
+  const std::string path = write_tmp("replay-json", kTimeline);
+  ReplayGraph g = load_replay_graph(path);
+  std::filesystem::remove(path);
+  build_replay_deps(g);
+  for (auto& t : g.tasks) {
+    t.real_start_us = t.sim_start_us + 1;
+    t.real_end_us = t.sim_end_us + 3;
+  }
+  const auto j = nlohmann::json::parse(replay_chrome_json(g, "r"));
+  int lanes = 0, tasks = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M") {
+      ++lanes;
+      continue;
+    }
+    ++tasks;
+    EXPECT_NEAR(e["dur"].get<double>(), e["args"]["sim_dur_us"].get<double>() + 2, 1e-9);
+    EXPECT_NEAR(e["ts"].get<double>(), e["args"]["sim_start_us"].get<double>() + 1, 1e-9);
+  }
+  EXPECT_EQ(lanes, 5);
+  EXPECT_EQ(tasks, 5);
+  EXPECT_EQ(j["traceEvents"][5 + 3]["name"], "gpu-expert L0 E3");
+  EXPECT_EQ(j["traceEvents"][5 + 3]["args"]["run"], "real");
+  EXPECT_EQ(j["traceEvents"][5]["args"]["run"], "placeholder");
+}
+
 TEST(Replay, BadTimelinesAreRefusedByName) {
   const std::string bad = write_tmp("replay-bad", "{\"traceEvents\": 5}");
   try {
