@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/config/experiment.h"
+#include "core/engine/metrics.h"
 #include "core/util/error.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "kernels/cuda/gpu_query.h"
@@ -15,22 +16,6 @@
 namespace moebench::tools {
 
 namespace {
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / double(v.size());
-}
-
-void replace(HardwareProfile& h, CostTable t) {
-  h.tables.erase(std::remove_if(h.tables.begin(), h.tables.end(),
-                                [&](const CostTable& x) {
-                                  return x.lane == t.lane && x.model == t.model &&
-                                         x.dtype == t.dtype;
-                                }),
-                 h.tables.end());
-  h.tables.push_back(std::move(t));
-}
 
 // gpu-expert and h2d-expert tables of one model and dtype.
 void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
@@ -60,7 +45,7 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
       rounds.push_back(g.elapsed_ms(a, b) * 1e3 / slots);
     }
     g.clear_events();
-    us.push_back(mean_of(rounds));
+    us.push_back(mean(rounds));
   }
   std::vector<double> copy;
   for (int r = 0; r < opt.repeats + 1; ++r) {
@@ -71,11 +56,11 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
   }
   g.clear_events();
   const std::string dn = to_string(d);
-  replace(h, CostTable{"gpu-expert", m.name, dn,
+  replace_table(h, CostTable{"gpu-expert", m.name, dn,
                        std::vector<double>(opt.tokens.begin(), opt.tokens.end()), us});
-  replace(h, CostTable{"h2d-expert", m.name, dn, {1.0}, {mean_of(copy)}});
+  replace_table(h, CostTable{"h2d-expert", m.name, dn, {1.0}, {mean(copy)}});
   fmt::print(stderr, "  gpu-expert {} {} us: {}\n  h2d-expert {:.1f} us ({} bytes)\n", m.name, dn,
-             fmt::join(us, " "), mean_of(copy), g.blob().bytes);
+             fmt::join(us, " "), mean(copy), g.blob().bytes);
 }
 
 }  // namespace

@@ -115,14 +115,13 @@ std::string profile_toml(const nlohmann::ordered_json& j) {
   return o.str();
 }
 
-void replace_table(HardwareProfile& h, CostTable t) {
-  h.tables.erase(std::remove_if(h.tables.begin(), h.tables.end(),
-                                [&](const CostTable& x) {
-                                  return x.lane == t.lane && x.model == t.model &&
-                                         x.dtype == t.dtype;
-                                }),
-                 h.tables.end());
-  h.tables.push_back(std::move(t));
+// Throws moebench::Error unless `v` is ascending, distinct and >= 1.
+void check_token_counts(const std::vector<int64_t>& v, const char* option) {
+  if (v.empty() || !std::is_sorted(v.begin(), v.end()) || v.front() < 1 ||
+      std::adjacent_find(v.begin(), v.end()) != v.end()) {
+    throw Error(fmt::format("calibrate {}: expected ascending distinct counts >= 1, found {}",
+                            option, fmt::join(v, ",")));
+  }
 }
 
 // Mean (or median) wall time per task for each token count, us; `run` runs one task
@@ -171,19 +170,8 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         fmt::format("calibrate --statistic: expected mean or median, found '{}'", opt.statistic));
   }
   const bool mean = opt.statistic == "mean";
-  if (opt.tokens.empty() || !std::is_sorted(opt.tokens.begin(), opt.tokens.end()) ||
-      opt.tokens.front() < 1 ||
-      std::adjacent_find(opt.tokens.begin(), opt.tokens.end()) != opt.tokens.end()) {
-    throw Error(fmt::format("calibrate --tokens: expected ascending distinct counts >= 1, found {}",
-                            fmt::join(opt.tokens, ",")));
-  }
-  if (opt.gpu_tokens.empty() || !std::is_sorted(opt.gpu_tokens.begin(), opt.gpu_tokens.end()) ||
-      opt.gpu_tokens.front() < 1 ||
-      std::adjacent_find(opt.gpu_tokens.begin(), opt.gpu_tokens.end()) != opt.gpu_tokens.end()) {
-    throw Error(
-        fmt::format("calibrate --gpu-tokens: expected ascending distinct counts >= 1, found {}",
-                    fmt::join(opt.gpu_tokens, ",")));
-  }
+  check_token_counts(opt.tokens, "--tokens");
+  check_token_counts(opt.gpu_tokens, "--gpu-tokens");
   const std::filesystem::path out(opt.out);
   const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
   const Provenance prov = collect_provenance(argv);

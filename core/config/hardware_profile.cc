@@ -500,4 +500,14 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
   return out;
 }
 
+void replace_table(HardwareProfile& h, CostTable t) {
+  h.tables.erase(std::remove_if(h.tables.begin(), h.tables.end(),
+                                [&](const CostTable& x) {
+                                  return x.lane == t.lane && x.model == t.model &&
+                                         x.dtype == t.dtype;
+                                }),
+                 h.tables.end());
+  h.tables.push_back(std::move(t));
+}
+
 }  // namespace moebench

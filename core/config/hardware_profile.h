@@ -160,6 +160,10 @@ struct HardwareProfile {
   nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
 };
 
+// Adds `t` to the profile's tables, replacing one of the same lane, model
+// and dtype (moebench calibrate's CPU and GPU tables).
+void replace_table(HardwareProfile& h, CostTable t);
+
 // The profile as a strategy's implementation runs on it: the [[cpu_kernel]]
 // entry of family `cpu_kernel` for `dtype` (an entry for that dtype before
 // one for "*") and the [[stack]] entry named `stack` replace the [cpu] and
