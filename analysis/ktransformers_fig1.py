@@ -63,8 +63,9 @@ def run(results: str, out):
             if not path.is_file():
                 raise RuntimeError(f"{path}: no timeline (run the suite as committed: it sets suite.timeline = true)")
             d = json.loads(path.read_text())
-            names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M"}
-            ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+            names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
+                     if e.get("ph") == "M" and e.get("pid", 0) == 0 and "tid" in e}
+            ev = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("pid", 0) == 0]
             step = max(e["args"]["step"] for e in ev) - 1  # a decode step with one after it (deferred work lands)
             se = [e for e in ev if e["args"]["step"] == step]
             t0 = min(e["ts"] for e in se)

@@ -67,6 +67,21 @@ def test_validation_pairs_cases_and_computes_the_error():
     assert r["expert ms/layer real"] == 10.0  # median of the repetitions
     assert r["expert ms/layer err"] == pytest.approx(0.1)
     assert r["real spread"] == pytest.approx(0.2)
+    assert pd.isna(r["TBT composition err"])  # rows without composed columns (before issue 41): no split
+
+
+def test_validation_splits_end_to_end_into_composition_and_tables():
+    real = rows("real", [10.0, 12.0], reps=2)
+    for x, c in zip(real, (9.9, 11.7)):
+        x["composed_tbt_mean_ms"] = c
+        x["composed_ttft_mean_ms"] = c
+    t = validation.pair(pd.DataFrame(real + rows("sim", 11.55)))
+    r = t.iloc[0]
+    # Wall clock 11 (median), composed 10.8: the composition misses 1.8%; the simulation is 6.9% above the
+    # composition and 5% above the wall clock.
+    assert r["TBT composition err"] == pytest.approx(-0.2 / 11)
+    assert r["TBT table err"] == pytest.approx(0.75 / 10.8)
+    assert r["TBT ms err"] == pytest.approx(0.05)
     with pytest.raises(RuntimeError, match="expected rows of both backends"):
         validation.pair(pd.DataFrame(rows("real", 1.0)))
 
@@ -266,7 +281,10 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
         assert "drift" in g and "error_after" in g and isinstance(g["inside"], bool)
     assert "Bracket (routed and shared together)" in (tmp_path / "report" / "validation_tasks.md").read_text()
     t = pd.read_csv(tmp_path / "report" / "validation_tasks.csv")
-    assert (t["tasks"] > 0).all() and set(t["expert"]) == {"routed"}
+    assert (t["tasks"] > 0).all()
+    # Routed experts (tiny-mixtral has no shared ones) and, since issue 41, the rest of the step the calibration
+    # measured tables for.
+    assert {"routed", "attention"} <= set(t["expert"]) <= {"routed", "attention", "lm head"}
 
 
 def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):

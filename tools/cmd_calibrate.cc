@@ -63,6 +63,10 @@ struct CalibrateOptions {
   // GPU tables (profiles with a GPU; tools/calibrate_gpu.h).
   std::vector<int64_t> gpu_tokens = GpuCalibrateOptions().tokens;
   int gpu_repeats = GpuCalibrateOptions().repeats;
+  // The CPU tables of the rest of the step (profiles without a GPU):
+  // cpu-attention, cpu-dense-ffn, cpu-lm-head, by tokens in the step.
+  std::vector<int64_t> layer_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+  int layer_repeats = 11;
 };
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
@@ -154,6 +158,50 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   return us;
 }
 
+// The rest of a CPU-only step, with the real executor's own kernels
+// (core/backend/real_cpu_blocks.h): a MoE block's attention, norms and
+// router, the dense FFN (models with dense blocks) and the lm head, for
+// each of --layer-tokens tokens in one sequence starting at position 0
+// (a prefill of that many tokens; one token: a decode step at context 1),
+// the blocks taken round-robin so that consecutive tasks read different
+// weights, as a step does.
+std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec& m, const CalibrateOptions& opt,
+                                           bool mean) {
+  const int64_t max_t = opt.layer_tokens.back();
+  ex.begin_run(1, max_t, max_t, false);
+  std::vector<StepTokens> steps;
+  for (int64_t T : opt.layer_tokens) {
+    StepTokens st;
+    for (int64_t p = 0; p < T; ++p) {
+      st.slot.push_back(0);
+      st.pos.push_back(p);
+    }
+    st.sequences = 1;
+    steps.push_back(std::move(st));
+  }
+  auto step_of = [&](int64_t T) -> const StepTokens& {
+    return steps[size_t(std::find(opt.layer_tokens.begin(), opt.layer_tokens.end(), T) - opt.layer_tokens.begin())];
+  };
+  const int64_t moe = std::max<int64_t>(1, m.moe_layers());
+  const std::vector<double> x(opt.layer_tokens.begin(), opt.layer_tokens.end());
+  std::vector<CostTable> out;
+  const auto att = measure(opt.layer_tokens, opt.layer_repeats, 1, moe, mean, [&](int64_t i, int64_t T) {
+    return ex.attention_ns(int32_t(m.first_dense_layers + i % moe), step_of(T), 0.0);
+  });
+  out.push_back(CostTable{"cpu-attention", m.name, "", x, att});
+  fmt::print(stderr, "  cpu-attention us: {}\n", fmt::join(att, " "));
+  if (m.first_dense_layers > 0) {
+    const auto ffn = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean,
+                             [&](int64_t, int64_t T) { return ex.dense_ffn_ns(0, T, 0.0); });
+    out.push_back(CostTable{"cpu-dense-ffn", m.name, "", x, ffn});
+  }
+  const auto head = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean,
+                            [&](int64_t, int64_t T) { return ex.lm_head_ns(T, 0.0); });
+  out.push_back(CostTable{"cpu-lm-head", m.name, "", x, head});
+  fmt::print(stderr, "  cpu-lm-head us: {}\n", fmt::join(head, " "));
+  return out;
+}
+
 void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
   const auto paths = ConfigPaths::defaults();
   HardwareProfile h = load_hardware(opt.hardware, paths);
@@ -178,8 +226,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   const std::string date = prov.utc_time.substr(0, 10);
 
   std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
+  check_token_counts(opt.layer_tokens, "--layer-tokens");
   for (const std::string& mname : opt.models) {
     const ModelSpec base = load_model(mname, paths);
+    // The rest of the step runs in bf16 whatever the experts' dtype: measured
+    // once per model (with the first dtype's executor), written for each.
+    std::vector<CostTable> step_tables;
     for (const std::string& dname : opt.dtypes) {
       ModelSpec m = base;
       m.expert_dtype = parse_weight_dtype(dname);
@@ -210,6 +262,11 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       }
       measured_sets.insert({m.name, dname});
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
+      if (!h.has_gpu() && step_tables.empty()) step_tables = measure_step_tables(ex, m, opt, mean);
+      for (CostTable t : step_tables) {
+        t.dtype = dname;
+        replace_table(h, t);
+      }
     }
   }
   std::ostringstream gpu_notes;
@@ -237,7 +294,8 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   std::vector<std::string> kept;
   for (const CostTable& t : h.tables) {
     const bool gpu_lane = t.lane == "gpu-expert" || t.lane == "h2d-expert";
-    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
+    const bool step_lane = t.lane == "cpu-attention" || t.lane == "cpu-dense-ffn" || t.lane == "cpu-lm-head";
+    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" || (step_lane && !h.has_gpu()) ||
                            (gpu_lane && h.has_gpu())) &&
                           measured_sets.count({t.model, t.dtype}) > 0;
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
@@ -261,6 +319,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
            "# real backend's executor; they replace the [cpu] roofline for these models and "
            "dtypes.\n",
            opt.statistic, opt.repeats)
+    << (h.has_gpu() ? std::string()
+                    : fmt::format("# [[table]] cpu-attention / cpu-dense-ffn / cpu-lm-head: {} wall time of a MoE "
+                                  "block's\n# attention, norms and router, the dense FFN and the lm head ({} rounds) "
+                                  "by tokens in\n# the step, one sequence from position 0 (the real backend's own "
+                                  "kernels, bf16).\n",
+                                  opt.statistic, opt.layer_repeats))
     << fmt::format(
            "# Routed tasks ran {} back to back per token count and round.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
@@ -322,6 +386,12 @@ void add_calibrate_command(CLI::App& app) {
                   "Tokens per expert of the gpu-expert tables (profiles with a GPU; ascending)")
       ->delimiter(',');
   cmd->add_option("--gpu-repeats", opt.gpu_repeats, "Rounds per GPU table entry")
+      ->check(cli::whole(1, 10000));
+  cmd->add_option("--layer-tokens", opt.layer_tokens,
+                  "Tokens in the step of the cpu-attention, cpu-dense-ffn and cpu-lm-head tables (profiles "
+                  "without a GPU; ascending)")
+      ->delimiter(',');
+  cmd->add_option("--layer-repeats", opt.layer_repeats, "Rounds per entry of those tables")
       ->check(cli::whole(1, 10000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};

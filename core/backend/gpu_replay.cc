@@ -53,7 +53,8 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
   size_t index = 0;
   for (const auto& e : j["traceEvents"]) {
     ++index;
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    // Process 0 holds the lanes; a real run's measured tasks (process 1) are not part of the graph.
+    if (!e.is_object() || e.value("ph", "") != "X" || e.value("pid", 0) != 0) continue;
     try {
       ReplayTask t;
       t.lane = e.at("tid").get<int>();

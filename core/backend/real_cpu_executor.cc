@@ -162,29 +162,89 @@ void RealCpuExecutor::ensure_tokens(int64_t tokens) {
   max_tokens_ = tokens;
 }
 
-double RealCpuExecutor::run(const ExpertWeights& e, int64_t tokens) {
-  if (tokens <= 0) return 0;
+template <class F>
+double RealCpuExecutor::timed(TaskKind kind, int32_t layer, int32_t expert, int64_t tokens, F&& f) {
   throw_if_cancelled();
-  ensure_tokens(tokens);
-  std::fill(out_.begin(), out_.begin() + tokens * model_.hidden_size, 0.0f);
   const auto t0 = std::chrono::steady_clock::now();
-  kernel_->run(e, x_.data(), tokens, w_.data(), out_.data(), pool_.get());
-  const double ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  f();
+  const auto t1 = std::chrono::steady_clock::now();
+  const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+  if (record_) {
+    TaskRecord r;
+    r.lane = Lane::kCpu;
+    r.kind = kind;
+    r.start_ns = std::chrono::duration<double, std::nano>(t0 - epoch_).count();
+    r.end_ns = std::chrono::duration<double, std::nano>(t1 - epoch_).count();
+    r.seq = int64_t(measured_.size());
+    r.step = step_;
+    r.layer = layer;
+    r.expert = expert;
+    r.tokens = tokens;
+    measured_.push_back(r);
+  }
   ++tasks_;
   measured_ns_ += ns;
   return ns;
 }
 
+double RealCpuExecutor::run(const ExpertWeights& e, int64_t tokens, TaskKind kind, int32_t layer, int32_t expert) {
+  if (tokens <= 0) return 0;
+  ensure_tokens(tokens);
+  std::fill(out_.begin(), out_.begin() + tokens * model_.hidden_size, 0.0f);
+  return timed(kind, layer, expert, tokens,
+               [&] { kernel_->run(e, x_.data(), tokens, w_.data(), out_.data(), pool_.get()); });
+}
+
 double RealCpuExecutor::cpu_expert_ns(const CostModel&, int32_t layer, int32_t expert,
                                       int64_t tokens, bool) {
   const int64_t slot = (int64_t(layer) * model_.routed_experts + expert) % int64_t(routed_.size());
-  return run(routed_[size_t(slot)], tokens);
+  return run(routed_[size_t(slot)], tokens, TaskKind::kCpuExpert, layer, expert);
 }
 
 double RealCpuExecutor::shared_experts_ns(const CostModel& c, int32_t layer, int64_t tokens) {
   if (shared_.empty()) return c.gpu_shared_ns(tokens);  // 0: the model has none
-  return run(shared_[size_t(layer % int64_t(shared_.size()))], tokens);
+  return run(shared_[size_t(layer % int64_t(shared_.size()))], tokens, TaskKind::kSharedExperts, layer, -1);
+}
+
+void RealCpuExecutor::begin_run(int64_t max_sequences, int64_t max_positions, int64_t max_step_tokens,
+                                bool record) {
+  // The blocks' buffers are kept for the next run of the same shape (the
+  // case's repetitions); a larger shape allocates them again.
+  if (!blocks_ || blocks_->max_sequences() < max_sequences || blocks_->max_positions() < max_positions ||
+      blocks_->max_step_tokens() < max_step_tokens) {
+    blocks_.reset();
+    blocks_ = std::make_unique<RealCpuBlocks>(model_, opt_.weights_gib, max_sequences, max_positions,
+                                              max_step_tokens, pool_.get(), opt_.seed);
+  }
+  record_ = record;
+  measured_.clear();
+  step_ = -1;
+  epoch_ = std::chrono::steady_clock::now();
+}
+
+namespace {
+
+RealCpuBlocks& need(const std::unique_ptr<RealCpuBlocks>& b, const char* what) {
+  if (!b) throw InternalError(fmt::format("RealCpuExecutor::{} before begin_run", what));
+  return *b;
+}
+
+}  // namespace
+
+double RealCpuExecutor::attention_ns(int32_t block, const StepTokens& tokens, double) {
+  RealCpuBlocks& b = need(blocks_, "attention_ns");
+  return timed(TaskKind::kAttention, std::max(-1, block - int32_t(model_.first_dense_layers)), -1, tokens.size(),
+               [&] { b.attention(block, tokens); });
+}
+
+double RealCpuExecutor::dense_ffn_ns(int32_t block, int64_t tokens, double) {
+  RealCpuBlocks& b = need(blocks_, "dense_ffn_ns");
+  return timed(TaskKind::kDenseFfn, -1, -1, tokens, [&] { b.dense_ffn(block, tokens); });
+}
+
+double RealCpuExecutor::lm_head_ns(int64_t tokens, double) {
+  RealCpuBlocks& b = need(blocks_, "lm_head_ns");
+  return timed(TaskKind::kLmHead, -1, -1, tokens, [&] { b.lm_head(tokens); });
 }
 
 std::vector<std::string> RealCpuExecutor::notes() const {
@@ -192,15 +252,18 @@ std::vector<std::string> RealCpuExecutor::notes() const {
   const double routed_gib = double(routed_.size()) * double(routed_.front().weight_bytes()) / gib;
   const double shared_gib =
       shared_.empty() ? 0.0 : double(shared_.size()) * double(shared_.front().weight_bytes()) / gib;
+  std::string blocks = "attention, norms, router, dense FFN and lm head not run (no step began)";
+  if (blocks_) {
+    blocks = fmt::format(
+        "attention ({}), norms, router, dense FFN ({}) and lm head executed with the {} dense kernels ({} block "
+        "buffers for {} blocks, {:.2f} GiB with the KV cache and lm head; rotary embedding not applied)",
+        model_.attention == AttentionKind::kMla ? "MLA, absorbed" : "grouped-query", blocks_->dense_kernel(),
+        to_string(blocks_->isa()), blocks_->buffers(), model_.num_layers, blocks_->gib());
+  }
   return {fmt::format(
-      "real backend: routed{} experts executed with kernel {} on {} threads ({} routed buffers, "
-      "{:.2f} GiB{}); attention, norms, router, dense FFN and lm head timed by the cost model, "
-      "not executed",
-      shared_.empty() ? "" : " and shared", kernel_name_, pool_->threads(), routed_.size(),
-      routed_gib,
-      shared_.empty()
-          ? ""
-          : fmt::format(", {} shared buffers, {:.2f} GiB", shared_.size(), shared_gib))};
+      "real backend: routed{} experts executed with kernel {} on {} threads ({} routed buffers, {:.2f} GiB{}); {}",
+      shared_.empty() ? "" : " and shared", kernel_name_, pool_->threads(), routed_.size(), routed_gib,
+      shared_.empty() ? "" : fmt::format(", {} shared buffers, {:.2f} GiB", shared_.size(), shared_gib), blocks)};
 }
 
 }  // namespace moebench

@@ -1,11 +1,11 @@
 #pragma once
-// The real backend's CPU executor (issue 14; docs/BACKENDS.md): every
-// routed or shared expert task the step loop puts on the CPU lane runs on
-// this machine, through an expert kernel (kernels/cpu/expert_ffn.h) on a
-// thread pool, and its measured wall-clock time becomes the task's
-// duration. Everything else (attention, norms, router, dense FFN, lm head,
-// and every GPU or link task) is timed by the cost model, as on the
-// simulated backend; notes() says so in every result row.
+// The real backend's CPU executor (issues 14 and 41; docs/BACKENDS.md):
+// every task of a CPU-only step runs on this machine and its measured
+// wall-clock time becomes the task's duration: routed and shared experts
+// through an expert kernel (kernels/cpu/expert_ffn.h), attention with its
+// norms and router, dense FFNs and the lm head through RealCpuBlocks
+// (core/backend/real_cpu_blocks.h), all on one thread pool. Copies and GPU
+// tasks (a profile with a GPU: issue 42) are timed by the cost model.
 //
 // Weights at paper scale: an expert of DeepSeek-V3 is 88 MB in bf16, all
 // 58 x 256 of them 5 TB. The executor allocates as many distinct expert
@@ -19,11 +19,13 @@
 // one step). Buffers hold seeded random weights (one expert's values,
 // copied into every buffer: the kernels' time does not depend on them).
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/backend/real_cpu_blocks.h"
 #include "core/config/model_spec.h"
 #include "core/engine/executor.h"
 #include "kernels/cpu/expert_ffn.h"
@@ -61,6 +63,12 @@ class RealCpuExecutor final : public Executor {
   double cpu_expert_ns(const CostModel& c, int32_t layer, int32_t expert, int64_t tokens,
                        bool first_in_layer) override;
   double shared_experts_ns(const CostModel& c, int32_t layer, int64_t tokens) override;
+  void begin_run(int64_t max_sequences, int64_t max_positions, int64_t max_step_tokens, bool record) override;
+  void begin_step(int64_t step) override { step_ = step; }
+  double attention_ns(int32_t block, const StepTokens& tokens, double predicted_ns) override;
+  double dense_ffn_ns(int32_t block, int64_t tokens, double predicted_ns) override;
+  double lm_head_ns(int64_t tokens, double predicted_ns) override;
+  std::vector<TaskRecord> measured() const override { return measured_; }
   std::vector<std::string> notes() const override;
 
   const std::string& kernel_name() const { return kernel_name_; }
@@ -72,7 +80,10 @@ class RealCpuExecutor final : public Executor {
 
  private:
   // Runs `e` for `tokens` tokens; returns the wall-clock time in ns.
-  double run(const ExpertWeights& e, int64_t tokens);
+  double run(const ExpertWeights& e, int64_t tokens, TaskKind kind, int32_t layer, int32_t expert);
+  // Runs f() and returns its wall-clock time in ns, recorded as a task.
+  template <class F>
+  double timed(TaskKind kind, int32_t layer, int32_t expert, int64_t tokens, F&& f);
   void ensure_tokens(int64_t tokens);
 
   ModelSpec model_;
@@ -85,6 +96,11 @@ class RealCpuExecutor final : public Executor {
   std::vector<float> x_, w_, out_;
   int64_t tasks_ = 0;
   double measured_ns_ = 0;
+  std::unique_ptr<RealCpuBlocks> blocks_;  // from begin_run
+  bool record_ = false;
+  int64_t step_ = -1;
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::vector<TaskRecord> measured_;
 };
 
 }  // namespace moebench

@@ -119,9 +119,11 @@ const cfg::Schema<CostTable>& table_schema() {
   static const Schema<S> s = [] {
     Schema<S> s("hardware.table");
     s.choice("lane", &S::lane,
-             {"cpu-expert", "cpu-shared", "gpu-expert", "h2d-expert", "gpu-layer"},
+             {"cpu-expert", "cpu-shared", "gpu-expert", "h2d-expert", "gpu-layer", "cpu-attention",
+              "cpu-dense-ffn", "cpu-lm-head"},
              "Which task this table times (cpu-shared: a layer's shared experts on a machine "
-             "without a GPU).")
+             "without a GPU; cpu-attention: a block's attention, norms and router, cpu-dense-ffn "
+             "and cpu-lm-head, on a machine without a GPU, by tokens in the step).")
         .required()
         .string("model", &S::model, "Model preset it was measured on (\"*\" = any).")
         .string("dtype", &S::dtype, "Expert dtype it was measured with (\"*\" = any).")

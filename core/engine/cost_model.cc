@@ -32,6 +32,11 @@ CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_
   gpu_table_ = table("gpu-expert");
   h2d_table_ = table("h2d-expert");
   layer_table_ = table("gpu-layer");
+  if (!hw.has_gpu()) {
+    cpu_attention_table_ = table("cpu-attention");
+    cpu_dense_table_ = table("cpu-dense-ffn");
+    cpu_head_table_ = table("cpu-lm-head");
+  }
 }
 
 const CostTable* CostModel::table(const std::string& lane) const {
@@ -142,6 +147,7 @@ double CostModel::gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const {
 }
 
 double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const {
+  if (cpu_attention_table_) return lookup_ns(*cpu_attention_table_, double(tokens));
   if (layer_table_) return lookup_ns(*layer_table_, double(tokens));
   const double weights = double(
       model_.matrix_bytes(model_.attention_params() + model_.gate_params(), model_.dense_dtype));
@@ -152,12 +158,14 @@ double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t con
 }
 
 double CostModel::dense_ffn_ns(int64_t tokens) const {
+  if (cpu_dense_table_) return lookup_ns(*cpu_dense_table_, double(tokens));
   const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));
   const double flops = 2.0 * double(model_.dense_ffn_params()) * double(tokens);
   return gpu_roofline_ns(bytes, flops, model_.dense_dtype, 1.0);
 }
 
 double CostModel::lm_head_ns(int64_t tokens) const {
+  if (cpu_head_table_) return lookup_ns(*cpu_head_table_, double(tokens));
   const double params = double(model_.vocab_size) * double(model_.hidden_size);
   return gpu_roofline_ns(double(model_.matrix_bytes(int64_t(params), model_.dense_dtype)),
                          2.0 * params * double(tokens), model_.dense_dtype, 1.0);

@@ -16,7 +16,10 @@
 // clamped_lookups(), never extrapolated silently).
 //
 // On a machine without a GPU the non-MoE work runs on the CPU (same
-// roofline with the CPU's numbers).
+// roofline with the CPU's numbers, or the cpu-attention, cpu-dense-ffn and
+// cpu-lm-head tables where the profile has them: measured with one
+// sequence whose tokens start at position 0, so the KV cache read that
+// grows with a long context is not in them).
 
 #include <cstdint>
 #include <string>
@@ -85,6 +88,11 @@ class CostModel {
   const CostTable* gpu_table_ = nullptr;
   const CostTable* h2d_table_ = nullptr;
   const CostTable* layer_table_ = nullptr;
+  // On a machine without a GPU: a block's attention, norms and router, the
+  // dense FFN and the lm head as measured on the CPU (moebench calibrate).
+  const CostTable* cpu_attention_table_ = nullptr;
+  const CostTable* cpu_dense_table_ = nullptr;
+  const CostTable* cpu_head_table_ = nullptr;
   mutable int64_t clamped_ = 0;
 };
 

@@ -269,6 +269,7 @@ class Engine : public FutureView {
   double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
                 int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
   void check_graph() const;
+  void begin_executor();
   void advance_link(double now);
   // Copies queued from position `from` on may have moved: refresh their end
   // times in residency.
@@ -306,6 +307,7 @@ class Engine : public FutureView {
   int64_t cur_step_ = 0;
   int64_t step_sequences_ = 0, step_context_ = 0;
   double step_nonmoe_ns_ = 0;
+  StepTokens step_tokens_;  // the step's tokens as attention sees them (the executor's)
   double step_start_ns_ = 0;
   // Gate time of each MoE layer in this step and in the step before (NaN
   // until set): the late-prefetch rule estimates a target layer's gate from
@@ -837,24 +839,38 @@ SimulationResult Engine::run() {
   setup_gate_stream();
 
   double prefill_ns = 0, decode_ns = 0;
+  begin_executor();
+  // The real backend's headline times are the steps' measured wall clock;
+  // the lanes' composition of the measured task durations is kept beside
+  // them (composed_*): their difference is the composition error.
+  const bool real = exec_->backend() == "real";
   const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     cur_step_ = s;
     throw_if_cancelled();
+    exec_->begin_step(s);
     const double t0 = gpu_lane().free_ns();
+    const auto w0 = Clock::now();
     run_step(s);
+    const double wall = std::chrono::duration<double, std::nano>(Clock::now() - w0).count();
     const double dt = gpu_lane().free_ns() - t0;
+    const double shown = real ? wall : dt;
     const StepPlan& sp = steps_[s];
+    const bool first_token =
+        sp.phase == Phase::kPrefill || (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch));
     if (sp.phase == Phase::kPrefill) {
-      prefill_ns += dt;
+      prefill_ns += shown;
       m_.prefill_tokens += int64_t(sp.tokens.size());
-      m_.ttft_ms.push_back(dt / 1e6);
     } else {
-      decode_ns += dt;
+      decode_ns += shown;
       m_.decode_tokens += int64_t(sp.tokens.size());
-      m_.tbt_ms.push_back(dt / 1e6);
-      // A batch with no prompt still has a first token: its first decode step.
-      if (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch)) m_.ttft_ms.push_back(dt / 1e6);
+      m_.tbt_ms.push_back(shown / 1e6);
+      if (real) m_.composed_tbt_ms.push_back(dt / 1e6);
+    }
+    // A batch with no prompt still has a first token: its first decode step.
+    if (first_token) {
+      m_.ttft_ms.push_back(shown / 1e6);
+      if (real) m_.composed_ttft_ms.push_back(dt / 1e6);
     }
   }
   m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
@@ -896,8 +912,26 @@ SimulationResult Engine::run() {
       return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);
     });
     r.timeline = std::move(timeline_);
+    r.measured = exec_->measured();
   }
   return r;
+}
+
+// Tells the executor the run's largest step, sequence count and position
+// (the real one sizes its KV cache and scratch from them, before any step).
+void Engine::begin_executor() {
+  int64_t max_seqs = 1, max_pos = 1, max_tokens = 1;
+  for (const StepPlan& sp : steps_) {
+    int64_t seqs = 0, last = -1;
+    for (const auto& [seq, pos] : sp.tokens) {
+      if (seq != last) ++seqs;
+      last = seq;
+      max_pos = std::max(max_pos, pos + 1);
+    }
+    max_seqs = std::max(max_seqs, seqs);
+    max_tokens = std::max(max_tokens, int64_t(sp.tokens.size()));
+  }
+  exec_->begin_run(max_seqs, max_pos, max_tokens, opt_.timeline);
 }
 
 void Engine::run_step(int64_t s) {
@@ -935,6 +969,19 @@ void Engine::run_step(int64_t s) {
     for (const auto& tk : sp.tokens) step_context_ = std::max(step_context_, tk.second + 1);
   }
   step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
+  step_tokens_.slot.clear();
+  step_tokens_.pos.clear();
+  {
+    int64_t last = -1;
+    int32_t slot = -1;
+    for (const auto& [seq, pos] : sp.tokens) {
+      if (seq != last) ++slot;
+      last = seq;
+      step_tokens_.slot.push_back(slot);
+      step_tokens_.pos.push_back(pos);
+    }
+    step_tokens_.sequences = slot + 1;
+  }
   step_start_ns_ = gpu_lane().free_ns();
   layer_ready_ns_ = step_start_ns_;
   if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
@@ -947,10 +994,11 @@ void Engine::run_step(int64_t s) {
   for (int64_t li = 0; li < model_.num_layers; ++li) {
     if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
     if (li < model_.first_dense_layers) {
-      const double a =
-          submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, nonmoe, -1, -1, ready_waits_);
-      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a, cost_.dense_ffn_ns(n), -1, -1,
-                               after(last_task_));
+      const double a = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
+                              exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
+      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
+                               exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1, after(last_task_),
+                               n);
       ready_waits_ = after(last_task_);
       continue;
     }
@@ -963,7 +1011,8 @@ void Engine::run_step(int64_t s) {
     layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
     head.task[3] = deferred_task_;
   }
-  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, cost_.lm_head_ns(n), -1, -1, head);
+  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1,
+         -1, head, n);
   const double end = gpu_lane().free_ns();
   advance_link(end);
   cur_layer_ = L_;
@@ -1006,7 +1055,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
   if (sample_) ++m_.decision_samples;
   ++m_.moe_layer_steps;
   double att_start;
-  const double att = step_nonmoe_ns_;
+  const double att = exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
   r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, ready_waits_, r.n,
                     &att_start);
   r.att_task = r.gpu_end_task = last_task_;
@@ -1415,11 +1464,21 @@ SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, con
   return sim.run();
 }
 
-std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title) {
+std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title,
+                              const std::vector<TaskRecord>& measured) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (int i = 0; i < kNumLanes; ++i) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
                       {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+  }
+  if (!measured.empty()) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "composed lanes"}}}});
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "measured (host clock)"}}}});
+    for (int i = 0; i < kNumLanes; ++i) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", i},
+                        {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+    }
   }
   // Each dependency between two recorded lane tasks as a flow arrow (from
   // the end of the task waited for to the start of the one waiting).
@@ -1469,10 +1528,26 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
                       {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
                       {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
   }
+  // The executed tasks as measured (no graph: what they waited for is in process 0).
+  for (const auto& t : measured) {
+    nlohmann::ordered_json args = {{"step", t.step}};
+    if (t.layer >= 0) args["layer"] = t.layer;
+    if (t.expert >= 0) args["expert"] = t.expert;
+    if (t.tokens >= 0) args["tokens"] = t.tokens;
+    std::string name = to_string(t.kind);
+    if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
+    else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
+    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", 1},
+                      {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
+                      {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
+  }
   nlohmann::ordered_json j;
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ns";
-  j["otherData"] = {{"title", title}, {"time_unit", "microseconds (simulated clock)"}};
+  j["otherData"] = {{"title", title},
+                    {"time_unit", measured.empty() ? "microseconds (simulated clock)"
+                                                   : "microseconds (process 0: the lanes' composition of the "
+                                                     "measured durations; process 1: the host clock)"}};
   return j.dump();
 }
 

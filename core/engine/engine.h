@@ -93,6 +93,9 @@ struct EngineOptions {
 struct SimulationResult {
   RunMetrics metrics;
   std::vector<TaskRecord> timeline;  // when requested, in event order
+  // With a timeline on the real backend: every task the executor ran, with
+  // its measured start and end on the host clock (ns since the run began).
+  std::vector<TaskRecord> measured;
   // Conditions the run went on under that the user should know of (e.g. a
   // trace holding fewer router probabilities than a component asked for).
   std::vector<std::string> warnings;
@@ -107,7 +110,11 @@ SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, con
                           StrategyInstance& strategy, const TraceSource& source,
                           const CalibrationData* calibration, const EngineOptions& opt);
 
-// Chrome trace (Perfetto-compatible) JSON of a timeline: one thread per lane.
-std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title);
+// Chrome trace (Perfetto-compatible) JSON of a timeline: one thread per lane
+// (process 0); a real run's `measured` tasks as a second process, "measured
+// (host clock)", whose tracks are the same lanes, so one viewer shows the
+// composed and the measured step side by side.
+std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title,
+                              const std::vector<TaskRecord>& measured = {});
 
 }  // namespace moebench

@@ -359,6 +359,63 @@ TEST(EngineExecutor, CpuExpertDurationsComeFromTheExecutor) {
   EXPECT_EQ(r.warnings.back(), "scripted executor");
 }
 
+// issue 41: the rest of the step goes through the executor too, with the
+// cost model's duration as the prediction; the answer is what the lanes
+// compose. A second sequence in the step gets its own slot.
+class StepExecutor final : public Executor {
+ public:
+  std::string backend() const override { return "scripted"; }
+  void begin_run(int64_t seqs, int64_t pos, int64_t tokens, bool record) override {
+    prepared = {seqs, pos, tokens};
+    recorded = record;
+  }
+  double cpu_expert_ns(const CostModel& c, int32_t, int32_t, int64_t tokens, bool first) override {
+    return c.cpu_expert_ns(tokens, first);
+  }
+  double shared_experts_ns(const CostModel& c, int32_t, int64_t tokens) override { return c.gpu_shared_ns(tokens); }
+  double attention_ns(int32_t block, const StepTokens& st, double predicted) override {
+    blocks.push_back(block);
+    steps.push_back(st);
+    predictions.push_back(predicted);
+    return 3 * us;
+  }
+  double lm_head_ns(int64_t tokens, double predicted) override {
+    heads.push_back(tokens);
+    predictions.push_back(predicted);
+    return 2 * us;
+  }
+  std::vector<int64_t> prepared;
+  bool recorded = false;
+  std::vector<int32_t> blocks;
+  std::vector<StepTokens> steps;
+  std::vector<int64_t> heads;
+  std::vector<double> predictions;
+};
+
+TEST(EngineExecutor, AttentionAndLmHeadDurationsComeFromTheExecutor) {
+  // One sequence, two decode tokens, on a machine without a GPU.
+  const auto src = routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}});
+  StrategyInstance st = StrategyInstance::create(strategy("all-cpu"), builtin_registry());
+  StepExecutor ex;
+  EngineOptions opt;
+  opt.executor = &ex;
+  opt.timeline = true;
+  const auto r = simulate(tiny_model(), round_hardware(false), testing::workload_of(src), st, src, nullptr, opt);
+  EXPECT_EQ(ex.prepared, (std::vector<int64_t>{1, 2, 1}));  // sequences per step, positions, tokens per step
+  EXPECT_TRUE(ex.recorded);
+  ASSERT_EQ(ex.blocks, (std::vector<int32_t>{0, 1, 0, 1}));  // two steps, two blocks
+  EXPECT_EQ(ex.heads, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(ex.steps[0].slot, (std::vector<int32_t>{0}));
+  EXPECT_EQ(ex.steps[0].pos, (std::vector<int64_t>{0}));
+  EXPECT_EQ(ex.steps[2].pos, (std::vector<int64_t>{1}));
+  EXPECT_EQ(ex.steps[2].sequences, 1);
+  EXPECT_DOUBLE_EQ(ex.predictions[0], 1 * us);  // the round profile's attention (gpu-layer table)
+  // Each decode step: 2 x (attention 3 + two CPU experts of 10 us) + the lm head 2.
+  ASSERT_EQ(r.metrics.tbt_ms.size(), 2u);
+  EXPECT_NEAR(r.metrics.tbt_ms[0], (2 * (3 + 2 * 10) + 2) * us / 1e6, 1e-12);
+  EXPECT_TRUE(r.metrics.composed_tbt_ms.empty());  // not the real backend
+}
+
 TEST(EngineExecutor, TheTimelineKeepsEveryExpertTasksTokensAndMeasuredTime) {
   // What a sim-vs-real comparison task by task reads: each CPU expert
   // record carries the tokens the executor was asked for and the duration

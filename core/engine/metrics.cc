@@ -61,7 +61,9 @@ namespace {
 // throughput; hits, prefetches and transfers; lanes, breakdowns and decisions.
 std::vector<RunMetrics::Field> latency_fields() {
   return {
-      {"ttft_mean_ms", "Time to first token, mean over batches: prefill start to the first token.",
+      {"ttft_mean_ms",
+       "Time to first token, mean over batches: prefill start to the first token (simulated backend: the lanes' "
+       "clock; real backend: the steps' measured wall clock).",
        [](const RunMetrics& m) { return num(mean(m.ttft_ms)); }},
       {"ttft_p50_ms", "TTFT median over batches.", [](const RunMetrics& m) { return num(percentile(m.ttft_ms, 50)); }},
       {"ttft_max_ms", "TTFT maximum over batches.",
@@ -77,6 +79,20 @@ std::vector<RunMetrics::Field> latency_fields() {
       {"prefill_time_s", "Total prefill time.", [](const RunMetrics& m) { return J(m.prefill_time_s); }},
       {"decode_time_s", "Total decode time.", [](const RunMetrics& m) { return J(m.decode_time_s); }},
       {"total_time_s", "Whole run (prefill and decode of every batch).", [](const RunMetrics& m) { return J(m.total_time_s); }},
+      {"composed_ttft_mean_ms",
+       "Real backend: the first-token steps as the lanes compose the measured task durations, mean (null on the "
+       "simulated backend, where this is ttft_mean_ms).",
+       [](const RunMetrics& m) { return num(mean(m.composed_ttft_ms)); }},
+      {"composed_tbt_mean_ms",
+       "Real backend: the decode steps as the lanes compose the measured task durations, mean (null on the "
+       "simulated backend).",
+       [](const RunMetrics& m) { return num(mean(m.composed_tbt_ms)); }},
+      {"composition_error_ttft",
+       "Real backend: (composed_ttft_mean_ms - ttft_mean_ms) / ttft_mean_ms, the composition's error against the "
+       "measured wall clock, signed (negative: the composition misses time).",
+       [](const RunMetrics& m) { return num((mean(m.composed_ttft_ms) - mean(m.ttft_ms)) / mean(m.ttft_ms)); }},
+      {"composition_error_tbt", "Real backend: the same for TBT: (composed_tbt_mean_ms - tbt_mean_ms) / tbt_mean_ms.",
+       [](const RunMetrics& m) { return num((mean(m.composed_tbt_ms) - mean(m.tbt_ms)) / mean(m.tbt_ms)); }},
   };
 }
 

@@ -18,6 +18,10 @@ struct RunMetrics {
   // Timing (simulated or measured clock, milliseconds unless stated).
   std::vector<double> ttft_ms;     // per batch: prefill start to first token
   std::vector<double> tbt_ms;      // per decode step
+  // Real backend: ttft_ms and tbt_ms are the steps' measured wall clock;
+  // these are the same steps as the lanes compose the measured task
+  // durations (empty on the simulated backend).
+  std::vector<double> composed_ttft_ms, composed_tbt_ms;
   double prefill_time_s = 0, decode_time_s = 0, total_time_s = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
 

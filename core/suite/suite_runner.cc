@@ -561,7 +561,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           if (rep < c.warmup) continue;
           if (rep == c.warmup) warnings = r.result.warnings;
           reps.push_back({r.result.metrics.to_json(), wall});
-          if (eo.timeline) timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id);
+          if (eo.timeline) {
+            timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id, r.result.measured);
+          }
         }
       } catch (const Cancelled&) {
         release(false);

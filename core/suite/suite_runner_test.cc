@@ -106,10 +106,13 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
            "\"deepseek-v2-lite\"\n[hardware]\npreset = \"" +
            hw + "\"\n[workload]\nsequences = 1\nprompt_len = 4\ndecode_len = 2\n";
   };
+  std::filesystem::path real_dir;
   auto run_rows = [&](const std::string& backend, const std::string& hw, const std::string& sub) {
     SuiteOptions o = options(dir, text(backend, hw));
     o.out = dir / sub;
+    o.timeline = backend == "real";
     const auto out = run_suite(o, builtin_registry());
+    if (backend == "real") real_dir = out.run_dir;
     std::vector<nlohmann::json> rows;
     for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl")))
       rows.push_back(nlohmann::json::parse(l));
@@ -125,11 +128,38 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
         std::string::npos);
     EXPECT_GT(r["expert_ms_per_moe_layer"].get<double>(), 0.0);
     EXPECT_GT(r["host_wall_s"].get<double>(), 0.0);
+    // issue 41: every task of a CPU-only step ran (nothing is left to the
+    // cost model), TTFT and TBT are the steps' wall clock, and the lanes'
+    // composition of the measured durations is beside them.
+    EXPECT_EQ(r["warnings"].get<std::string>().find("cost model"), std::string::npos) << r["warnings"];
+    EXPECT_NE(r["warnings"].get<std::string>().find("attention (MLA, absorbed)"), std::string::npos);
+    EXPECT_GT(r["composed_tbt_mean_ms"].get<double>(), 0.0);
+    EXPECT_GT(r["composed_ttft_mean_ms"].get<double>(), 0.0);
+    // The composition can only miss time between tasks (one FIFO lane, the
+    // tasks run one after another): never longer than the wall clock.
+    EXPECT_LE(r["composition_error_tbt"].get<double>(), 0.0);
+    EXPECT_GT(r["composition_error_tbt"].get<double>(), -1.0);
+  }
+  // The timeline: the composed lanes (process 0) and the measured tasks
+  // (process 1): per step one attention per block (27) and one lm head.
+  {
+    const auto tl = nlohmann::json::parse(read_file(real_dir / "timelines" / (real[0]["case_id"].get<std::string>() + ".json")));
+    std::map<std::pair<int, std::string>, int> n;
+    for (const auto& e : tl["traceEvents"]) {
+      if (e["ph"] == "X") ++n[{e["pid"].get<int>(), e["cat"].get<std::string>()}];
+    }
+    EXPECT_EQ((n[{1, "attention"}]), 27 * 3);  // prefill and two decode steps
+    EXPECT_EQ((n[{1, "lm-head"}]), 3);
+    EXPECT_EQ((n[{1, "dense-ffn"}]), 3);
+    EXPECT_EQ((n[{0, "attention"}]), 27 * 3);
+    EXPECT_EQ((n[{1, "cpu-expert"}]), (n[{0, "cpu-expert"}]));
   }
   const auto sim = run_rows("sim", "local-cpu", "sim");
   ASSERT_EQ(sim.size(), 2u);
   EXPECT_NE(sim[0]["case_id"], real[0]["case_id"]);  // the backend is part of the case's identity
   EXPECT_TRUE(sim[0]["warnings"].is_null());
+  EXPECT_TRUE(sim[0]["composed_tbt_mean_ms"].is_null());
+  EXPECT_TRUE(sim[0]["composition_error_tbt"].is_null());
   // Same step loop: the same routing, so the same expert work was counted.
   EXPECT_EQ(sim[0]["decode_activations"], real[0]["decode_activations"]);
   // A GPU profile on the real backend is refused when the suite is loaded,

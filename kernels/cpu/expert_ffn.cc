@@ -117,8 +117,6 @@ ExpertWeights ExpertWeights::random(ExpertShape s, WeightDtype dtype, uint64_t s
   return e;
 }
 
-namespace {
-
 std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, int64_t cols) {
   const int64_t rb = (rows + 15) / 16, kp = packed_pairs(cols);
   std::vector<uint16_t> p(size_t(rb * kp * 32), 0);
@@ -129,8 +127,6 @@ std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, 
   }
   return p;
 }
-
-}  // namespace
 
 void QuantMatrix::pack() {
   const bool int4 = dtype == WeightDtype::kInt4;

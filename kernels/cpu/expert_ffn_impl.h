@@ -6,10 +6,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/expert_ffn.h"
 
 namespace moebench {
+
+// A row-major bf16 matrix [rows x cols] in the packed layout of the bf16
+// kernels (ExpertWeights::pack): [row block of 16][column pair][16 rows][2],
+// zero-padded to whole blocks and to packed_pairs(cols) pairs.
+std::vector<uint16_t> pack_rows16(const std::vector<uint16_t>& w, int64_t rows, int64_t cols);
 
 // One token's activations as int8 for the VNNI kernels: q[i] = round(x[i] /
 // s) with s = max |x| / 127 (1 for an all-zero row); returns s.
