@@ -102,7 +102,8 @@ def case_verdict(mean: float, half: float, target: float = TARGET) -> str:
     return "inconclusive"
 
 
-def pooled(tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, dict]:
+def pooled(tables: list[pd.DataFrame], col: str = "expert ms/layer err",
+           target: float = TARGET) -> tuple[pd.DataFrame, dict]:
     """The rounds of a series pooled: one row per case with its signed error of the expert time per MoE layer in
     every round, their mean, the 95% interval and the case's verdict; and the simulation's systematic error over
     all cases, from the mean error of each (round, model, dtype) group: a group's cases share one calibration, so
@@ -111,13 +112,13 @@ def pooled(tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, dict]:
     long = pd.concat([t.assign(round=i + 1) for i, t in enumerate(tables)], ignore_index=True)
     recs = []
     for key, g in long.groupby(keys, sort=True):
-        errs = g.sort_values("round")["expert ms/layer err"].astype(float)
+        errs = g.sort_values("round")[col].astype(float)
         mean, half = mean_ci(errs)
         recs.append({**dict(zip(keys, key)), "rounds": len(errs),
                      "err per round": " ".join(f"{100 * e:+.1f}" for e in errs),
-                     "mean err": mean, "ci95 half": half, "verdict": case_verdict(mean, half)})
+                     "mean err": mean, "ci95 half": half, "verdict": case_verdict(mean, half, target)})
     cases = pd.DataFrame(recs)
-    groups = long.groupby(["round", "model", "dtype"])["expert ms/layer err"].mean()
+    groups = long.groupby(["round", "model", "dtype"])[col].mean()
     mean, half = mean_ci(groups)
     # The same per model and dtype: one group mean per round.
     by = {f"{m} {d}": mean_ci(g) for (m, d), g in groups.groupby(level=["model", "dtype"])}
@@ -285,7 +286,14 @@ def run(results: str, out):
         rounds = [(p, rows if p == run_dir else load_index(results, p)[1]) for p in series_indexes(run_dir)]
     series = None
     if len(rounds) > 1:
-        cases, systematic = pooled([pair(r) for _, r in rounds])
+        paired = [pair(r) for _, r in rounds]
+        cases, systematic = pooled(paired)
+        # issue 41: the end-to-end TBT error and the composition's, pooled the same way, where every round has
+        # the composed columns.
+        if all(p["TBT composition err"].notna().all() for p in paired):
+            e2e, e2e_sys = pooled(paired, "TBT ms err")
+            comp, comp_sys = pooled(paired, "TBT composition err", COMPOSITION_TARGET)
+            systematic["levels"] = {"end_to_end": (e2e, e2e_sys), "composition": (comp, comp_sys)}
         series = {"rounds": len(rounds), "cases": cases, "systematic": systematic,
                   "asked": json.loads(run_dir.read_text())["series"].get("rounds", len(rounds)),
                   "indexes": [str(p) for p, _ in rounds]}
@@ -376,6 +384,14 @@ def run(results: str, out):
                   f"{100 * sy['mean']:+.1f}% +- {100 * sy['ci95_half']:.1f}% (95%); by model and dtype (one group "
                   "mean per round): " + ", ".join(f"{k} {100 * m:+.1f}% +- {100 * h:.1f}%"
                                                   for k, (m, h) in sy["by_group"].items()) + ".\n\n")
+        if "levels" in sy:
+            (e2e, e2e_sys), (comp, comp_sys) = sy["levels"]["end_to_end"], sy["levels"]["composition"]
+            notes += (f"End to end, TBT, pooled over the {series['rounds']} rounds the same way (target "
+                      f"{100 * TARGET:.0f}%): {series_verdict(e2e)}; systematic error {100 * e2e_sys['mean']:+.1f}% +- "
+                      f"{100 * e2e_sys['ci95_half']:.1f}% (95%). Composition of TBT (target "
+                      f"{100 * COMPOSITION_TARGET:.0f}%): {series_verdict(comp)}; per case the mean over rounds lies "
+                      f"between {100 * comp['mean err'].min():+.2f}% and {100 * comp['mean err'].max():+.2f}%, the "
+                      f"widest 95% half-width {100 * comp['ci95 half'].max():.2f}%.\n\n")
         shown = c.assign(**{"mean err": [f"{100 * x:+.1f}" for x in c["mean err"]],
                             "ci95 half": [f"{100 * x:.1f}" for x in c["ci95 half"]]})
         notes += common.markdown_table(shown.rename(columns={"err per round": "err per round %",
@@ -472,6 +488,15 @@ def run(results: str, out):
                              "systematic_ci95_half": series["systematic"]["ci95_half"],
                              "systematic_by_group": {k: {"mean": m, "ci95_half": h}
                                                      for k, (m, h) in series["systematic"]["by_group"].items()},
+                             **({"end_to_end_tbt": {
+                                 "verdict": series_verdict(series["systematic"]["levels"]["end_to_end"][0]),
+                                 "systematic": series["systematic"]["levels"]["end_to_end"][1]["mean"],
+                                 "ci95_half": series["systematic"]["levels"]["end_to_end"][1]["ci95_half"]},
+                                 "composition_tbt": {
+                                 "verdict": series_verdict(series["systematic"]["levels"]["composition"][0]),
+                                 "max_abs_mean": float(series["systematic"]["levels"]["composition"][0]["mean err"]
+                                                       .abs().max())}}
+                                if "levels" in series["systematic"] else {}),
                              "cases": {v: int((series["cases"]["verdict"] == v).sum())
                                        for v in ("met", "missed", "inconclusive")}}
     return common.write_result(out, "validation", TITLE, t[cols], fig, summary, notes)

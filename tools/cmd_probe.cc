@@ -27,7 +27,11 @@ void add_probe_command(CLI::App& app) {
     fmt::print("[cpu]\n");
     fmt::print("model = \"{}\"\n", c.model);
     fmt::print("cores = {}\nthreads = {}\n", r.threads, r.threads);
-    fmt::print("mem_bw_gbps = {:.1f}        # [measured] sustained read, all threads\n", r.read_bw_gbps);
+    fmt::print("mem_bw_gbps = {:.1f}        # [measured] sustained read, all threads, one stream each\n",
+               r.read_bw_gbps);
+    fmt::print("# STREAM-like ceiling {:.1f} GB/s [measured]: four streams per thread {:.1f}, triad {:.1f} "
+               "(STREAM's counting)\n",
+               r.ceiling_bw_gbps, r.read4_bw_gbps, r.triad_bw_gbps);
     fmt::print("peak_gflops_fp32 = {:.1f}   # [measured] {} FMA, all threads\n", r.fp32_gflops, r.fp32_isa);
     fmt::print("peak_gflops_bf16 = {:.1f}   # [measured] avx512_bf16 vdpbf16ps (0 = not available)\n",
                r.bf16_gflops);

@@ -255,9 +255,10 @@ std::vector<std::string> RealCpuExecutor::notes() const {
   std::string blocks = "attention, norms, router, dense FFN and lm head not run (no step began)";
   if (blocks_) {
     blocks = fmt::format(
-        "attention ({}), norms, router, dense FFN ({}) and lm head executed with the {} dense kernels ({} block "
-        "buffers for {} blocks, {:.2f} GiB with the KV cache and lm head; rotary embedding not applied)",
-        model_.attention == AttentionKind::kMla ? "MLA, absorbed" : "grouped-query", blocks_->dense_kernel(),
+        "attention ({}), norms, router{} and lm head executed with the {} dense kernels ({} block buffers for {} "
+        "blocks, {:.2f} GiB with the KV cache and lm head; rotary embedding not applied)",
+        model_.attention == AttentionKind::kMla ? "MLA, absorbed" : "grouped-query",
+        model_.first_dense_layers > 0 ? fmt::format(", dense FFN ({})", blocks_->dense_kernel()) : std::string(),
         to_string(blocks_->isa()), blocks_->buffers(), model_.num_layers, blocks_->gib());
   }
   return {fmt::format(

@@ -57,6 +57,67 @@ __attribute__((noinline)) double sum_floats(const float* p, size_t n) {
   return s;
 }
 
+// ---- STREAM-like ceilings (issue 43). The single-stream sum above reads
+// 21.6-23.5 GB/s on a Xeon VM where STREAM's triad reads 30.0-30.5: one
+// stream per thread does not keep enough misses in flight. A triad a = b +
+// s c (STREAM's counting: two reads and one write of 8 bytes per element,
+// the write-allocate read not counted) and a read of four streams per
+// thread (eight independent accumulators, vector loads), each compiled for
+// the widest ISA the kernels use and run where the CPU has it.
+__attribute__((target("avx512f"), noinline)) void triad_avx512(double* a, const double* b, const double* c,
+                                                                size_t n, double s) {
+  const __m512d sv = _mm512_set1_pd(s);
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    _mm512_storeu_pd(a + i, _mm512_fmadd_pd(sv, _mm512_loadu_pd(c + i), _mm512_loadu_pd(b + i)));
+  }
+}
+__attribute__((target("avx2,fma"), noinline)) void triad_avx2(double* a, const double* b, const double* c, size_t n,
+                                                              double s) {
+  const __m256d sv = _mm256_set1_pd(s);
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    _mm256_storeu_pd(a + i, _mm256_fmadd_pd(sv, _mm256_loadu_pd(c + i), _mm256_loadu_pd(b + i)));
+  }
+}
+__attribute__((noinline)) void triad_scalar(double* a, const double* b, const double* c, size_t n, double s) {
+  for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+// The four quarters of p[0, n) read at once (n a multiple of 128).
+__attribute__((target("avx512f"), noinline)) double read4_avx512(const float* p, size_t n) {
+  const size_t q = n / 4;
+  __m512 acc[8];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (size_t i = 0; i + 32 <= q; i += 32) {
+    for (int s = 0; s < 4; ++s) {
+      acc[2 * s] = _mm512_add_ps(acc[2 * s], _mm512_loadu_ps(p + s * q + i));
+      acc[2 * s + 1] = _mm512_add_ps(acc[2 * s + 1], _mm512_loadu_ps(p + s * q + i + 16));
+    }
+  }
+  for (int k = 1; k < 8; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
+  float out[16];
+  _mm512_storeu_ps(out, acc[0]);
+  double r = 0;
+  for (float v : out) r += v;
+  return r;
+}
+__attribute__((target("avx2"), noinline)) double read4_avx2(const float* p, size_t n) {
+  const size_t q = n / 4;
+  __m256 acc[8];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (size_t i = 0; i + 16 <= q; i += 16) {
+    for (int s = 0; s < 4; ++s) {
+      acc[2 * s] = _mm256_add_ps(acc[2 * s], _mm256_loadu_ps(p + s * q + i));
+      acc[2 * s + 1] = _mm256_add_ps(acc[2 * s + 1], _mm256_loadu_ps(p + s * q + i + 8));
+    }
+  }
+  for (int k = 1; k < 8; ++k) acc[0] = _mm256_add_ps(acc[0], acc[k]);
+  float out[8];
+  _mm256_storeu_ps(out, acc[0]);
+  double r = 0;
+  for (float v : out) r += v;
+  return r;
+}
+
 // ---- FMA peaks. Ten independent accumulators hide the FMA latency.
 __attribute__((target("avx512f"))) double fma_avx512(int64_t iters) {
   __m512 a[10];
@@ -226,7 +287,47 @@ ProbeResult run_probe(const ProbeOptions& opt) {
     const double t = run_parallel(r.threads, [&](int i) { sink.store(sum_floats(bufs[i], per)); });
     r.read_bw_gbps = std::max(r.read_bw_gbps, double(per * sizeof(float)) * r.threads / t / 1e9);
   }
+  // Four streams per thread over the same slices (per is a multiple of 16;
+  // the read takes whole blocks of 128 floats).
+  const size_t per4 = per / 128 * 128;
+  if (cpu.avx512f || cpu.avx2) {
+    for (int rep = 0; rep < opt.repeats; ++rep) {
+      const double t = run_parallel(r.threads, [&](int i) {
+        sink.store(cpu.avx512f ? read4_avx512(bufs[i], per4) : read4_avx2(bufs[i], per4));
+      });
+      r.read4_bw_gbps = std::max(r.read4_bw_gbps, double(per4 * sizeof(float)) * r.threads / t / 1e9);
+    }
+  }
   for (float* b : bufs) std::free(b);
+  // STREAM's triad over three arrays per thread of a third of the buffer each.
+  {
+    const size_t n = total * sizeof(float) / sizeof(double) / 3 / size_t(r.threads) / 8 * 8;
+    std::vector<double*> abc(size_t(3 * r.threads));
+    run_parallel(r.threads, [&](int i) {
+      for (int k = 0; k < 3; ++k) {
+        double* d = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+        for (size_t j = 0; j < n; ++j) d[j] = 1.0 + double(k);
+        abc[size_t(3 * i + k)] = d;
+      }
+    });
+    for (int rep = 0; rep < opt.repeats; ++rep) {
+      const double t = run_parallel(r.threads, [&](int i) {
+        double* a = abc[size_t(3 * i)];
+        const double* b = abc[size_t(3 * i + 1)];
+        const double* c = abc[size_t(3 * i + 2)];
+        if (cpu.avx512f) {
+          triad_avx512(a, b, c, n, 3.0);
+        } else if (cpu.avx2 && cpu.fma) {
+          triad_avx2(a, b, c, n, 3.0);
+        } else {
+          triad_scalar(a, b, c, n, 3.0);
+        }
+      });
+      r.triad_bw_gbps = std::max(r.triad_bw_gbps, 3.0 * double(n * sizeof(double)) * r.threads / t / 1e9);
+    }
+    for (double* d : abc) std::free(d);
+  }
+  r.ceiling_bw_gbps = std::max({r.read_bw_gbps, r.read4_bw_gbps, r.triad_bw_gbps});
 
   if (cpu.avx512f) {
     r.fp32_isa = "avx512f";

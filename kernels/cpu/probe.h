@@ -19,7 +19,14 @@ struct ProbeOptions {
 
 struct ProbeResult {
   int threads = 0;
-  double read_bw_gbps = 0;       // all threads, sustained read (decimal GB/s)
+  double read_bw_gbps = 0;       // all threads, one stream per thread, sustained read (decimal GB/s)
+  // STREAM-like (issue 43): four streams per thread with vector loads, and
+  // STREAM's triad (a = b + s c; 24 bytes per element counted as STREAM
+  // does); the ceiling is the largest of the three, the denominator of the
+  // kernels' bandwidth fractions.
+  double read4_bw_gbps = 0;
+  double triad_bw_gbps = 0;
+  double ceiling_bw_gbps = 0;
   double fp32_gflops = 0;        // FMA peak, all threads
   std::string fp32_isa;          // "avx512f", "avx2+fma" or "scalar"
   double bf16_gflops = 0;        // 0 when the CPU has no bf16 dot product
