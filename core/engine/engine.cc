@@ -1467,18 +1467,17 @@ SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, con
 std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title,
                               const std::vector<TaskRecord>& measured) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  for (int i = 0; i < kNumLanes; ++i) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
-                      {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+  const int processes = measured.empty() ? 1 : 2;
+  for (int pid = 0; pid < processes; ++pid) {
+    for (int i = 0; i < kNumLanes; ++i) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", i},
+                        {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
+    }
   }
   if (!measured.empty()) {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "composed lanes"}}}});
     events.push_back(
         {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "measured (host clock)"}}}});
-    for (int i = 0; i < kNumLanes; ++i) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", i},
-                        {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
-    }
   }
   // Each dependency between two recorded lane tasks as a flow arrow (from
   // the end of the task waited for to the start of the one waiting).
@@ -1508,13 +1507,16 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
       ++flow;
     }
   }
-  for (const auto& t : timeline) {
+  // Process 0: the lanes' tasks with their graph, for tools that read the
+  // timeline back (moebench replay): the task's id, the ids it waits for,
+  // its copy's transfer id. Process 1: a real run's executed tasks as
+  // measured (their records carry no graph: what they waited for is in
+  // process 0).
+  auto task_event = [&](const TaskRecord& t, int pid) {
     nlohmann::ordered_json args = {{"step", t.step}};
     if (t.layer >= 0) args["layer"] = t.layer;
     if (t.expert >= 0) args["expert"] = t.expert;
     if (t.tokens >= 0) args["tokens"] = t.tokens;
-    // The task graph, for tools that read the timeline back (moebench
-    // replay): the task's id, the ids it waits for, its copy's transfer id.
     if (t.task >= 0) args["task"] = t.task;
     nlohmann::ordered_json waits = nlohmann::ordered_json::array();
     for (int64_t w : t.waits)
@@ -1524,23 +1526,12 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     std::string name = to_string(t.kind);
     if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
     else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
-    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", 0},
+    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", pid},
                       {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
                       {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
-  }
-  // The executed tasks as measured (no graph: what they waited for is in process 0).
-  for (const auto& t : measured) {
-    nlohmann::ordered_json args = {{"step", t.step}};
-    if (t.layer >= 0) args["layer"] = t.layer;
-    if (t.expert >= 0) args["expert"] = t.expert;
-    if (t.tokens >= 0) args["tokens"] = t.tokens;
-    std::string name = to_string(t.kind);
-    if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
-    else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
-    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", 1},
-                      {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
-                      {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
-  }
+  };
+  for (const auto& t : timeline) task_event(t, 0);
+  for (const auto& t : measured) task_event(t, 1);
   nlohmann::ordered_json j;
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ns";

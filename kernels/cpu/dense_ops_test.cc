@@ -9,19 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include "core/testing/random_vec.h"
 #include "kernels/cpu/expert_ffn.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 namespace {
 
-std::vector<float> random_floats(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 std::vector<DenseIsa> isas_here() {
   std::vector<DenseIsa> v{DenseIsa::kReference};
@@ -47,7 +42,7 @@ TEST(Linear, EveryImplementationMatchesTheLoops) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 100}, {16, 64}, {5, 7}, {130, 33}}) {
       const Linear w = Linear::random(rows, cols, 5, isa);
       for (int64_t tokens : {1, 4, 5, 13, 25}) {
-        const auto x = random_floats(tokens * cols, uint64_t(tokens));
+        const auto x = random_vec(tokens * cols, uint64_t(tokens));
         std::vector<double> want(size_t(tokens * rows));
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t r = 0; r < rows; ++r) {
@@ -78,7 +73,7 @@ TEST(Linear, SameWeightsWhateverTheLayout) {
 }
 
 TEST(RmsNorm, UnitRootMeanSquare) {
-  auto x = random_floats(3 * 50, 2);
+  auto x = random_vec(3 * 50, 2);
   rms_norm(x.data(), 3, 50);
   for (int t = 0; t < 3; ++t) {
     double ss = 0;
@@ -113,11 +108,11 @@ TEST(Attention, GroupedAndLatentShapesMatchTheDefinition) {
   for (const Case& c : cases) {
     const AttentionShape& s = c.s;
     std::vector<uint16_t> k(size_t(rows * s.k_stride)), v(size_t(rows * s.v_stride));
-    const auto kf = random_floats(int64_t(k.size()), 1), vf = random_floats(int64_t(v.size()), 2);
+    const auto kf = random_vec(int64_t(k.size()), 1), vf = random_vec(int64_t(v.size()), 2);
     to_bf16_row(kf.data(), int64_t(k.size()), k.data());
     to_bf16_row(vf.data(), int64_t(v.size()), v.data());
     const uint16_t* vp = c.latent ? k.data() : v.data();
-    const auto q = random_floats(T * s.heads * s.key_dim, 3);
+    const auto q = random_vec(T * s.heads * s.key_dim, 3);
     std::vector<double> want(size_t(T * s.heads * s.value_dim), 0.0);
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t h = 0; h < s.heads; ++h) {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/testing/random_vec.h"
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
 #include "kernels/cpu/dequant.h"
@@ -27,13 +28,7 @@
 namespace moebench {
 namespace {
 
-std::vector<float> random_vec(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(to_bf16(1.0f), 0x3f80);

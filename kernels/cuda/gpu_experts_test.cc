@@ -7,19 +7,14 @@
 #include <chrono>
 #include <random>
 
+#include "core/testing/random_vec.h"
 #include "core/util/error.h"
 #include "kernels/cuda/gpu_experts.h"
 
 namespace moebench::gpu {
 namespace {
 
-std::vector<float> random_vec(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 #define REQUIRE_GPU() \
   if (!available()) GTEST_SKIP() << describe_device()
