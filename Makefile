@@ -63,14 +63,19 @@ gpu-session: build
 # The real backend's CPU tables on this machine (docs/BACKENDS.md), and the
 # sim-vs-real validation (analysis/validation.py; make report): each model
 # and dtype calibrated just before its real cases (tools/validate_interleaved.py;
-# `make calibrate` then `run_suite suites/validation.toml` is the single
-# calibration). Run on a quiet machine: both are wall-clock measurements.
+# `make calibrate` then `MOEBENCH_CONFIG_PATH=results/calibrated/configs
+# run_suite suites/validation.toml` is the single calibration). Run on a quiet
+# machine: both are wall-clock measurements. Both write the profile under
+# results/ (found through MOEBENCH_CONFIG_PATH before the tracked configs/,
+# whose local-cpu-calibrated.toml is the development machine's, committed).
 # ROUNDS=3 (or more) repeats the whole protocol and the report pools the
 # rounds into a verdict with confidence intervals (docs/BACKENDS.md, Rounds).
 ROUNDS ?= 1
-CALIBRATED ?= configs/hardware/local-cpu-calibrated.toml
+CALIBRATED_ROOT ?= results/calibrated/configs
 calibrate: build
-	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench calibrate --hardware local-cpu --out $(CALIBRATED)
+	mkdir -p $(CALIBRATED_ROOT)/hardware
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/moebench calibrate --hardware local-cpu --out $(CALIBRATED_ROOT)/hardware/local-cpu-calibrated.toml
+	@echo "use it: MOEBENCH_CONFIG_PATH=$(CALIBRATED_ROOT) $(BUILD)/bin/run_suite suites/validation.toml"
 
 validation: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) tools/validate_interleaved.py --bin $(BUILD)/bin --results results --rounds $(ROUNDS)

@@ -64,6 +64,49 @@ def load(path: pathlib.Path):
     return pd.DataFrame(rows), d["context"]
 
 
+# "auto"'s candidates (kernels/cpu/kernel_choice.h): the own kernels that read the packed weights.
+CANDIDATES = {"bf16": ["avx512-bf16-gemm", "amx-bf16", "avx2-gemm"],
+              "int8": ["avx512-vnni-gemm", "amx-quant", "avx2-gemm"],
+              "int4": ["avx512-vnni-gemm", "amx-quant", "avx2-gemm"]}
+AUTO_TOLERANCE = 0.05  # a pick within 5% of the fastest is level (run-to-run noise of a kernel time here)
+
+
+def fixed_pick(name: str, tokens: int, ctx) -> str:
+    """The kernel the fixed rule (auto without a calibrated profile) runs at `tokens` per expert."""
+    if name == "avx512-amx-bf16":
+        return "avx512-bf16-gemm" if tokens <= int(ctx.get("amx_switch_tokens_bf16", 3)) else "amx-bf16"
+    if name == "avx512-amx-quant":
+        return "avx512-vnni-gemm" if tokens <= int(ctx.get("amx_switch_tokens_quant", 8)) else "amx-quant"
+    return name
+
+
+def auto_lines(t: pd.DataFrame, ctx) -> list[str]:
+    """Per dtype: where the fixed rule's pick is slower than the fastest candidate measured (issue 43). A calibrated
+    profile's "auto" picks the fastest per count by construction; this says what it fixes on this machine."""
+    out = []
+    for dt, cands in CANDIDATES.items():
+        name = ctx.get(f"auto_{dt}", "")
+        g = t[(t["dtype"] == dt) & t["kernel"].isin(cands)]
+        if g.empty or not name or name.startswith("none"):
+            continue
+        slower = []
+        for tok, h in g.groupby("tokens"):
+            ms = h.set_index("kernel")["ms"]
+            pick = fixed_pick(name, int(tok), ctx)
+            if pick in ms and ms[pick] > (1 + AUTO_TOLERANCE) * ms.min():
+                slower.append((int(tok), pick, ms.idxmin(), ms[pick] / ms.min()))
+        if len(g["kernel"].unique()) < 2:
+            out.append(f"auto {dt}: one candidate here ({g['kernel'].iloc[0]}): nothing to choose")
+        elif not slower:
+            out.append(f"auto {dt}: the fixed rule ({name}) runs the fastest candidate (within "
+                       f"{100 * AUTO_TOLERANCE:.0f}%) at every token count measured")
+        else:
+            out.append(f"auto {dt}: the fixed rule ({name}) is slower than the fastest candidate at "
+                       + ", ".join(f"{tok} tokens ({pick} {r:.2f}x {best})" for tok, pick, best, r in slower)
+                       + "; a profile from `moebench calibrate` makes auto run the fastest measured at each count")
+    return out
+
+
 def run(results: str, out):
     path = pathlib.Path(results) / "bench" / "bench_expert.json"
     if not path.is_file():
@@ -119,6 +162,7 @@ def run(results: str, out):
                         if crossover else "as fast or faster on every shape: target met")
                      + f". Paper: KTransformers' AMX kernel {f3['ktrans_over_onednn.max']}x over oneDNN at most; "
                      f"its AVX-512 kernel wins up to {f7['avx512_wins_up_to_tokens']} tokens per expert")
+    lines += auto_lines(t, ctx)
     # Every decode line (one per dtype: met or missed) and the oneDNN comparison.
     headline = "; ".join([x for x in lines if x.startswith("decode")] + lines[-1:]) if lines else "no kernels"
     notes = (f"Machine (measured in the same run): {ctx.get('threads')} threads, read bandwidth "

@@ -212,6 +212,21 @@ def test_kernels_reads_benchmark_json(tmp_path):
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "prefill int8: best kernel at 25-25% of the measured AMX bf16 tile peak" in md and "missed" in md
     assert "amx-quant for int8 and int4) ran on this CPU" in md
+    # issue 43: where the fixed rule (auto without a calibrated profile) runs a candidate measured slower.
+    d["context"].update({"auto_int8": "avx512-amx-quant", "amx_switch_tokens_quant": "8"})
+    d["benchmarks"].append({"name": "BM_ExpertFfn/avx512-vnni-gemm/int8/256/real_time", "run_type": "iteration",
+                            "real_time": 8.0, "time_unit": "ms", "weight_GBps": 5.9, "TFLOPs": 0.6, "bw_frac": 0.2,
+                            "peak_frac": 2.0})
+    (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
+    kernels.run(str(tmp_path), tmp_path / "report")
+    md = (tmp_path / "report" / "kernels.md").read_text()
+    assert ("auto int8: the fixed rule (avx512-amx-quant) is slower than the fastest candidate at 256 tokens "
+            "(amx-quant 1.25x avx512-vnni-gemm)") in md
+    d["benchmarks"][-1]["real_time"] = 9.7  # amx-quant 1.03x the fastest: within 5%, level
+    (tmp_path / "bench" / "bench_expert.json").write_text(json.dumps(d))
+    kernels.run(str(tmp_path), tmp_path / "report")
+    assert "auto int8: the fixed rule (avx512-amx-quant) runs the fastest candidate (within 5%)" in \
+        (tmp_path / "report" / "kernels.md").read_text()
 
 
 SUITE = """strategies = ["all-cpu", "ktransformers"]
@@ -227,7 +242,7 @@ preset = ["tiny-mixtral"]
 expert_dtype = ["bf16", "int8"]
 
 [hardware]
-preset = "cal.toml"
+preset = "{preset}"
 
 [workload]
 sequences = 1
@@ -238,16 +253,23 @@ batch_size = 1
 
 
 def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_path):
+    # The suites name the profile by preset name: the calibrations write it under the results root (issue 43),
+    # where the suites find it through MOEBENCH_CONFIG_PATH, and nothing in the tracked configs/.
     for backend, keys in [("real", "repetitions = 1\nwarmup = 0\nreal_weights_gib = 0.05\n"), ("sim", "")]:
-        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys))
+        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys,
+                                                               preset="vi-test-calibrated"))
     results = tmp_path / "results"
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    env.pop("MOEBENCH_CONFIG_PATH", None)
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),
                         "--real", str(tmp_path / "real.toml"), "--sim", str(tmp_path / "sim.toml"),
-                        "--profile", str(tmp_path / "cal.toml"), "--results", str(results),
+                        "--results", str(results),
                         "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1",
+                        "--calibrate-arg=--choice-tokens=1,2", "--calibrate-arg=--choice-repeats=1",
                         "--calibrate-arg=--weights-gib=0.05"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
+    assert not (ROOT / "configs" / "hardware" / "vi-test-calibrated.toml").exists()
+    (cal,) = (results / "validation-interleaved").glob("*-configs/hardware/vi-test-calibrated.toml")
     # Each group's calibration, then that group's real cases; the simulated cases last.
     steps = [line.split()[2] + " " + line.split("--dtypes ")[1].split()[0] if " calibrate " in line
              else "real " + line.split("expert_dtype=")[1].split()[0] if "--filter" in line else "sim"
@@ -256,10 +278,10 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     assert steps == ["calibrate bf16", "real bf16", "calibrate bf16", "calibrate int8", "real int8",
                      "calibrate int8", "sim"]
     # The chained profile has both groups' tables; the second kept the first's, and says so.
-    text = (tmp_path / "cal.toml").read_text()
+    text = cal.read_text()
     assert "Kept from the base profile" in text and "cpu-expert tiny-mixtral bf16" in text
     assert text.count("CPU expert tables measured by moebench calibrate") == 1  # not nested per link
-    h = json.loads(subprocess.run([str(BIN), "config", "show", "--hardware", str(tmp_path / "cal.toml")],
+    h = json.loads(subprocess.run([str(BIN), "config", "show", "--hardware", str(cal)],
                                   capture_output=True, text=True, env=env, check=True).stdout)
     assert {(t["model"], t["dtype"]) for t in h["table"]} == {("tiny-mixtral", "bf16"), ("tiny-mixtral", "int8")}
     (index,) = (results / "validation-interleaved").glob("*.json")
@@ -267,7 +289,22 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     assert len(idx["real_runs"]) == 2 and idx["sim_run"].startswith("validation-sim/")
     assert [" calibrate " in s["command"] for s in idx["steps"]] == [True, False, True, True, False, True, False]
     assert set(idx["after_profiles"]) == {"tiny-mixtral bf16", "tiny-mixtral int8"}
-    assert str(tmp_path / "cal.toml") not in idx["steps"][2]["command"]  # the bracket leaves the chain alone
+    assert str(cal) not in idx["steps"][2]["command"]  # the bracket leaves the chain alone
+    assert idx["profile"] == str(cal.relative_to(results))
+    # Both backends' cases read the generated profile (by name, through MOEBENCH_CONFIG_PATH).
+    for run in idx["real_runs"] + [idx["sim_run"]]:
+        rows = [json.loads(line) for line in (results / run / "runs.jsonl").read_text().splitlines()]
+        assert rows and {row["hardware.name"] for row in rows} == {"vi-test-calibrated"}
+    # Where this CPU has two or more of auto's candidates, the calibration timed them ([[kernel_time]]) and the
+    # real cases ran the fastest at each count, saying so; where it has one, the fixed rule, also said.
+    kinds = {(t["dtype"], t["kernel"]) for t in h.get("kernel_time", [])}
+    for run, dtype in zip(idx["real_runs"], ["bf16", "int8"]):
+        rows = [json.loads(line) for line in (results / run / "runs.jsonl").read_text().splitlines()]
+        timed = {k for d, k in kinds if d == dtype}
+        assert len(timed) != 1
+        want = "the fastest at each token count of" if timed else "auto: no measured kernel times"
+        assert all("executed with kernel auto[" in row["warnings"] or not timed for row in rows)
+        assert all(want in row["warnings"] for row in rows), rows[0]["warnings"]
     s = validation.run(str(results), tmp_path / "report")
     assert s["cases"] == 4 and s["run"] == str(index)
     assert "Protocol: interleaved" in (tmp_path / "report" / "validation.md").read_text()
@@ -289,7 +326,7 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
 
 def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):
     for backend, keys in [("real", "repetitions = 1\nwarmup = 0\nreal_weights_gib = 0.05\n"), ("sim", "")]:
-        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys))
+        (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys, preset="cal.toml"))
     results = tmp_path / "results"
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
     cmd = [sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),

@@ -1,7 +1,8 @@
 """Simulator validation (issue 14; docs/BACKENDS.md): every case of
 suites/validation.toml ran on the real backend (the expert tasks executed on
 this machine) and on the simulated backend with the profile `moebench
-calibrate` measured here (configs/hardware/local-cpu-calibrated.toml). Per
+calibrate` measured here (the local-cpu-calibrated preset: under results/ when
+`make calibrate` or `make validation` wrote it, docs/BACKENDS.md). Per
 case: the relative error of the simulated value against the real one for
 the expert time per MoE layer, the CPU lane's busy time, TBT and TTFT, and
 the spread of the real repetitions (measurement noise, which bounds how

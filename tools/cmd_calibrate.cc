@@ -67,6 +67,10 @@ struct CalibrateOptions {
   // cpu-attention, cpu-dense-ffn, cpu-lm-head, by tokens in the step.
   std::vector<int64_t> layer_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
   int layer_repeats = 11;
+  // The candidates "auto" chooses from (kernels/cpu/kernel_choice.h), timed
+  // against each other on the routed expert shape before the tables.
+  std::vector<int64_t> choice_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+  int choice_repeats = 11;
 };
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
@@ -158,6 +162,50 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   return us;
 }
 
+// "auto"'s candidates for the executor's model and dtype, each timed on
+// the routed expert shape at every --choice-tokens count: after the same
+// untimed warm-up as measure(), --choice-repeats rounds, each running every
+// count once per candidate (the candidates' order rotated per round, each
+// task on the next buffer), so the candidates see the same drift. Returns
+// the mean (or median) per candidate and count, us; empty with fewer than
+// two candidates (nothing to choose).
+std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt, const CalibrateOptions& opt,
+                                             bool mean) {
+  const auto names = auto_candidates(dt);
+  if (names.size() < 2) return {};
+  std::vector<std::unique_ptr<ExpertKernel>> ks;
+  for (const auto& n : names) ks.push_back(make_expert_kernel(n));
+  const int64_t buffers = ex.routed_buffers();
+  int64_t next = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
+    ex.time_routed_with(*ks[size_t(next % int64_t(ks.size()))], next, 1);
+    ++next;
+  }
+  for (auto& k : ks)
+    for (int64_t T : opt.choice_tokens) ex.time_routed_with(*k, next++, T);
+  const size_t C = ks.size(), N = opt.choice_tokens.size();
+  std::vector<std::vector<double>> xs(C * N);
+  for (int r = 0; r < opt.choice_repeats; ++r) {
+    for (size_t i = 0; i < N; ++i) {
+      for (size_t j = 0; j < C; ++j) {
+        const size_t c = (j + size_t(r)) % C;
+        xs[c * N + i].push_back(ex.time_routed_with(*ks[c], next++, opt.choice_tokens[i]) / 1e3);
+      }
+    }
+  }
+  std::vector<KernelTiming> out;
+  for (size_t c = 0; c < C; ++c) {
+    KernelTiming t{names[c], std::vector<double>(opt.choice_tokens.begin(), opt.choice_tokens.end()), {}};
+    for (size_t i = 0; i < N; ++i) {
+      auto& x = xs[c * N + i];
+      t.time_us.push_back(mean ? moebench::mean(x) : percentile(x, 50));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // The rest of a CPU-only step, with the real executor's own kernels
 // (core/backend/real_cpu_blocks.h): a MoE block's attention, norms and
 // router, the dense FFN (models with dense blocks) and the lm head, for
@@ -227,6 +275,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
 
   std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
   check_token_counts(opt.layer_tokens, "--layer-tokens");
+  check_token_counts(opt.choice_tokens, "--choice-tokens");
   for (const std::string& mname : opt.models) {
     const ModelSpec base = load_model(mname, paths);
     // The rest of the step runs in bf16 whatever the experts' dtype: measured
@@ -241,6 +290,20 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       ro.threads = threads;
       RealCpuExecutor ex(m, ro);
       const CostModel cost(m, h);
+      if (opt.kernel == "auto") {
+        // Entries of this model and dtype from the base (another machine's,
+        // or candidates this CPU lacks) are replaced, not mixed with these.
+        auto& kt = h.kernel_times;
+        kt.erase(std::remove_if(kt.begin(), kt.end(),
+                                [&](const KernelTime& t) { return t.model == m.name && t.dtype == dname; }),
+                 kt.end());
+        const auto timings = measure_candidates(ex, m.expert_dtype, opt, mean);
+        for (const auto& t : timings) {
+          fmt::print(stderr, "  {} {} {} us: {}\n", m.name, dname, t.kernel, fmt::join(t.time_us, " "));
+          replace_kernel_time(h, KernelTime{m.name, dname, t.kernel, t.tokens, t.time_us});
+        }
+        if (!timings.empty()) ex.use_auto_timings(timings);
+      }
       fmt::print(stderr, "{} {}: kernel {}, {} threads, {} routed buffers ...\n", m.name, dname,
                  ex.kernel_name(), threads, ex.routed_buffers());
       const int64_t E = m.routed_experts;
@@ -300,6 +363,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                           measured_sets.count({t.model, t.dtype}) > 0;
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
   }
+  for (const KernelTime& t : h.kernel_times) {
+    if (measured_sets.count({t.model, t.dtype}) == 0)
+      kept.push_back(fmt::format("kernel_time {} {} {}", t.model, t.dtype, t.kernel));
+  }
   h.source =
       fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model, threads,
                   prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "", date);
@@ -325,6 +392,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                                   "by tokens in\n# the step, one sequence from position 0 (the real backend's own "
                                   "kernels, bf16).\n",
                                   opt.statistic, opt.layer_repeats))
+    << (h.kernel_times.empty()
+            ? std::string()
+            : fmt::format("# [[kernel_time]]: {} wall time of one routed expert task per candidate kernel of \"auto\"\n"
+                          "# ({} rounds, the candidates interleaved); the real backend's \"auto\" runs the fastest at\n"
+                          "# each token count (kernels/cpu/kernel_choice.h); the cpu-expert/cpu-shared tables were measured with it.\n",
+                          opt.statistic, opt.choice_repeats))
     << fmt::format(
            "# Routed tasks ran {} back to back per token count and round.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
@@ -392,6 +465,12 @@ void add_calibrate_command(CLI::App& app) {
                   "without a GPU; ascending)")
       ->delimiter(',');
   cmd->add_option("--layer-repeats", opt.layer_repeats, "Rounds per entry of those tables")
+      ->check(cli::whole(1, 10000));
+  cmd->add_option("--choice-tokens", opt.choice_tokens,
+                  "Tokens per expert at which the candidates of --kernel auto are timed against each other "
+                  "(ascending)")
+      ->delimiter(',');
+  cmd->add_option("--choice-repeats", opt.choice_repeats, "Rounds per candidate and count")
       ->check(cli::whole(1, 10000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};

@@ -23,12 +23,15 @@ a machine whose speed drifts between minutes still gives a verdict once
 enough rounds are in (docs/BACKENDS.md, "Rounds"). An interrupted series
 keeps every round it finished.
 
-Writes:
-  configs/hardware/local-cpu-calibrated.toml         (--profile) the suites' [hardware] preset
+Writes (nothing outside the results root; the suites find the round's profile
+through MOEBENCH_CONFIG_PATH, before the tracked configs/):
+  results/validation-interleaved/<stamp>-configs/hardware/<preset>.toml
+                                                     the chained profile, named as the suites' [hardware]
+                                                     preset (local-cpu-calibrated); --profile FILE instead
   results/validation-real/<stamp>-<model>-<dtype>/   one run per group (with timelines/: every task)
   results/validation-sim/<stamp>/                    the simulated cases (with timelines/)
   results/validation-interleaved/<stamp>.json        the index analysis/validation.py reads
-  results/validation-interleaved/<stamp>-profile.toml the chained profile the simulated cases read
+  results/validation-interleaved/<stamp>-profile.toml with --profile: a copy of it as the simulated cases read it
   results/validation-interleaved/<stamp>-after-<model>-<dtype>.toml  each group calibrated again right
                                                      after its real cases (the machine's drift meanwhile)
 
@@ -53,8 +56,6 @@ except ModuleNotFoundError:  # Python < 3.11
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 REAL = "suites/validation/real.toml"
 SIM = "suites/validation/sim.toml"
-# Both suites' [hardware] preset ("local-cpu-calibrated").
-PROFILE = "configs/hardware/local-cpu-calibrated.toml"
 
 
 def fail(msg: str) -> None:
@@ -81,6 +82,18 @@ def groups_of(suite: pathlib.Path) -> list[tuple[str, str]]:
     return [(m, d) for m in as_list(model["preset"]) for d in as_list(model["expert_dtype"])]
 
 
+def hardware_preset(suite: pathlib.Path) -> str:
+    """The suite's [hardware] preset: the name the generated profile must have."""
+    try:
+        doc = tomllib.loads(suite.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        fail(f"{suite}: expected a readable TOML suite, found: {e}")
+    preset = doc.get("hardware", {}).get("preset")
+    if not isinstance(preset, str) or not preset:
+        fail(f"{suite}: expected [hardware] preset, a name (the calibrated profile), found {preset!r}")
+    return preset
+
+
 def write_atomic(path: pathlib.Path, text: str) -> None:
     # Stdlib only (analysis/common.py imports pandas, which this driver does not need).
     tmp = path.with_name(path.name + f".tmp.{os.getpid()}")
@@ -104,10 +117,18 @@ def utc_stamp() -> str:
 def one_round(args, argv: list[str], binary: dict, env: dict, results: pathlib.Path, stamp: str, groups: list,
               series: dict) -> pathlib.Path:
     """One round: every group calibrated and run, then the simulated cases; returns the round's index."""
-    profile = args.profile
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     index_dir = results / "validation-interleaved"
     index_dir.mkdir(parents=True, exist_ok=True)
+    if args.profile:
+        profile = args.profile
+    else:
+        # Under the results root, where the suites' preset name finds it (MOEBENCH_CONFIG_PATH).
+        configs = index_dir / f"{stamp}-configs"
+        (configs / "hardware").mkdir(parents=True, exist_ok=True)
+        profile = str(configs / "hardware" / f"{args.preset}.toml")
+        env = dict(env, MOEBENCH_CONFIG_PATH=os.pathsep.join(
+            [str(configs)] + ([env["MOEBENCH_CONFIG_PATH"]] if env.get("MOEBENCH_CONFIG_PATH") else [])))
     real_dirs, steps, after = [], [], {}
     for i, (model, dtype) in enumerate(groups):
         # Each round's chain starts again from --base: a round's profile is measured within that round only.
@@ -125,10 +146,13 @@ def one_round(args, argv: list[str], binary: dict, env: dict, results: pathlib.P
             run([str(binary["moebench"]), "calibrate", "--hardware", args.base, "--models", model, "--dtypes",
                  dtype, "--out", str(path), *args.calibrate_arg], env, steps)
             after[f"{model} {dtype}"] = str(path.relative_to(results))
-    # The chained profile as the simulated cases read it (the file itself is rewritten by the next run).
-    profile_copy = index_dir / f"{stamp}-profile.toml"
-    src = pathlib.Path(profile) if pathlib.Path(profile).is_absolute() else ROOT / profile
-    write_atomic(profile_copy, src.read_text())
+    if args.profile:
+        # The chained profile as the simulated cases read it (the file itself is rewritten by the next run).
+        profile_copy = index_dir / f"{stamp}-profile.toml"
+        src = pathlib.Path(profile) if pathlib.Path(profile).is_absolute() else ROOT / profile
+        write_atomic(profile_copy, src.read_text())
+    else:
+        profile_copy = pathlib.Path(profile)  # the round's own file: no later round rewrites it
     sim_dir = results / "validation-sim" / stamp
     run([str(binary["run_suite"]), args.sim, "--out", str(sim_dir), "--quiet", "--timeline"], env, steps)
 
@@ -138,7 +162,8 @@ def one_round(args, argv: list[str], binary: dict, env: dict, results: pathlib.P
         "groups": [f"{m} {d}" for m, d in groups],
         "real_runs": [str(p.relative_to(results)) for p in real_dirs],
         "sim_run": str(sim_dir.relative_to(results)),
-        "profile": profile,
+        "profile": (str(pathlib.Path(profile).relative_to(results))
+                    if pathlib.Path(profile).is_relative_to(results) else profile),
         "profile_copy": str(profile_copy.relative_to(results)),
         # Per group: its tables measured again right after its real cases (--no-bracket: none).
         "after_profiles": after,
@@ -168,8 +193,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--sim", default=SIM, help="the simulated suite, the same cases")
     ap.add_argument("--no-bracket", dest="bracket", action="store_false",
                     help="skip the second calibration of each group after its real cases")
-    ap.add_argument("--profile", default=PROFILE,
-                    help="the calibrated profile written: the file both suites' [hardware] preset names")
+    ap.add_argument("--profile", default=None,
+                    help="write the calibrated profile here instead (the file both suites' [hardware] preset "
+                         "names); default: results/validation-interleaved/<stamp>-configs/hardware/<preset>.toml")
     ap.add_argument("--rounds", default="1",
                     help="how many times to run the whole protocol one after another (a series; "
                          "analysis/validation.py pools 3 or more rounds into a verdict with confidence intervals)")
@@ -190,6 +216,13 @@ def main(argv: list[str]) -> int:
     if not results.is_absolute():
         results = ROOT / results
     groups = groups_of(ROOT / args.real)
+    args.preset = hardware_preset(ROOT / args.real)
+    if hardware_preset(ROOT / args.sim) != args.preset:
+        fail(f"{args.sim}: expected the [hardware] preset of {args.real} ({args.preset!r}), found "
+             f"{hardware_preset(ROOT / args.sim)!r}")
+    if not args.profile and ("/" in args.preset or args.preset.endswith(".toml")):
+        fail(f"{args.real}: expected [hardware] preset to be a preset name (the generated profile is found by "
+             f"name under the results root), found the file {args.preset!r}; pass --profile to write that file")
     first, previous = None, None
     for r in range(1, rounds + 1):
         stamp = utc_stamp()

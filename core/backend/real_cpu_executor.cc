@@ -77,6 +77,13 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
     throw Error(fmt::format("suite.real_kernel = \"{}\" (model '{}', expert_dtype {}): {}",
                             opt.kernel, model.name, to_string(dt), e.what()));
   }
+  if (opt.kernel == "auto") {
+    kernel_note_ = fmt::format(
+        "auto: no measured kernel times for {} {} in the hardware profile, the fixed rule's {} (moebench "
+        "calibrate measures them)",
+        model.name, to_string(dt), kernel_name_);
+    if (!opt.auto_timings.empty()) use_auto_timings(opt.auto_timings);
+  }
   if (opt.threads < 1) {
     throw Error(
         fmt::format("suite.real_threads: expected at least 1 thread, found {}", opt.threads));
@@ -148,6 +155,42 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
     throw_if_cancelled();
     routed_.push_back(routed_seed);
   }
+}
+
+void RealCpuExecutor::use_auto_timings(const std::vector<KernelTiming>& timings) {
+  const std::string where = fmt::format("auto kernel (model '{}', expert_dtype {})", model_.name,
+                                        to_string(model_.expert_dtype));
+  if (opt_.kernel != "auto") {
+    throw InternalError(fmt::format("{}: measured times given to kernel '{}'", where, opt_.kernel));
+  }
+  try {
+    const auto segs = fastest_kernels(timings);
+    auto k = make_segmented_kernel("auto[" + describe(segs) + "]", segs);
+    require_dtype(*k, model_.expert_dtype);
+    if (k->needs_packed() != kernel_->needs_packed()) {
+      throw Error(fmt::format("expected kernels that read the weights as {} does ({}), found {}", kernel_name_,
+                              kernel_->needs_packed() ? "packed" : "unpacked", describe(segs)));
+    }
+    std::vector<std::string> names;
+    for (const auto& t : timings) names.push_back(t.kernel);
+    kernel_note_ = fmt::format("auto: the fastest at each token count of {} as measured in the hardware profile",
+                               fmt::join(names, ", "));
+    kernel_name_ = k->name();
+    kernel_ = std::move(k);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}, hardware kernel_time: {}", where, e.what()));
+  }
+}
+
+double RealCpuExecutor::time_routed_with(ExpertKernel& k, int64_t buffer, int64_t tokens) {
+  if (tokens <= 0) return 0;
+  throw_if_cancelled();
+  ensure_tokens(tokens);
+  const ExpertWeights& e = routed_[size_t(buffer % int64_t(routed_.size()))];
+  std::fill(out_.begin(), out_.begin() + tokens * model_.hidden_size, 0.0f);
+  const auto t0 = std::chrono::steady_clock::now();
+  k.run(e, x_.data(), tokens, w_.data(), out_.data(), pool_.get());
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void RealCpuExecutor::ensure_tokens(int64_t tokens) {
@@ -262,8 +305,9 @@ std::vector<std::string> RealCpuExecutor::notes() const {
         to_string(blocks_->isa()), blocks_->buffers(), model_.num_layers, blocks_->gib());
   }
   return {fmt::format(
-      "real backend: routed{} experts executed with kernel {} on {} threads ({} routed buffers, {:.2f} GiB{}); {}",
-      shared_.empty() ? "" : " and shared", kernel_name_, pool_->threads(), routed_.size(), routed_gib,
+      "real backend: routed{} experts executed with kernel {}{} on {} threads ({} routed buffers, {:.2f} GiB{}); {}",
+      shared_.empty() ? "" : " and shared", kernel_name_,
+      kernel_note_.empty() ? std::string() : " (" + kernel_note_ + ")", pool_->threads(), routed_.size(), routed_gib,
       shared_.empty() ? "" : fmt::format(", {} shared buffers, {:.2f} GiB", shared_.size(), shared_gib), blocks)};
 }
 

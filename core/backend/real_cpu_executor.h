@@ -29,12 +29,18 @@
 #include "core/config/model_spec.h"
 #include "core/engine/executor.h"
 #include "kernels/cpu/expert_ffn.h"
+#include "kernels/cpu/kernel_choice.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace moebench {
 
 struct RealCpuOptions {
   std::string kernel = "auto";  // an expert kernel name or "auto"
+  // For "auto": the candidates' measured times for this model and dtype
+  // (the profile's [[kernel_time]] entries); "auto" then runs the fastest at
+  // each token count (kernels/cpu/kernel_choice.h). Empty: the fixed rule of
+  // auto_expert_kernel, stated in the notes.
+  std::vector<KernelTiming> auto_timings;
   double weights_gib = 4.0;     // distinct expert buffers take at most this much memory
   int threads = 1;              // threads per expert task (the caller included)
   // How long an idle pool thread polls for the next task before it sleeps
@@ -44,7 +50,9 @@ struct RealCpuOptions {
   uint64_t seed = 1;
 };
 
-// The kernel "auto" picks for `dtype` on this CPU: for bf16
+// The kernel "auto" picks for `dtype` on this CPU without measured kernel
+// times (RealCpuOptions::auto_timings; with them it runs the fastest
+// measured at each token count): for bf16
 // avx512-bf16-gemm (weights packed at load; the fastest kernel here on
 // every token count measured, docs/KERNELS.md), else avx512-bf16, else
 // oneDNN; for int8 and int4 avx512-vnni-gemm (packed at load, the faster
@@ -72,6 +80,16 @@ class RealCpuExecutor final : public Executor {
   std::vector<std::string> notes() const override;
 
   const std::string& kernel_name() const { return kernel_name_; }
+  // The kernel a routed task of `tokens` tokens per expert runs.
+  std::string kernel_for(int64_t tokens) const { return moebench::kernel_for(*kernel_, tokens); }
+  // With kernel "auto": from now on the fastest of `timings` at each token
+  // count (moebench calibrate, after timing the candidates). Throws
+  // moebench::Error for a candidate that does not read the packed weights
+  // this executor holds, or when the kernel is not "auto".
+  void use_auto_timings(const std::vector<KernelTiming>& timings);
+  // One routed expert task on buffer `buffer` (modulo the buffers) with
+  // kernel `k`, not recorded: its wall time in ns (calibrate's candidates).
+  double time_routed_with(ExpertKernel& k, int64_t buffer, int64_t tokens);
   int64_t routed_buffers() const { return int64_t(routed_.size()); }
   int64_t shared_buffers() const { return int64_t(shared_.size()); }
   // Tasks run and their measured time, ns.
@@ -89,6 +107,7 @@ class RealCpuExecutor final : public Executor {
   ModelSpec model_;
   RealCpuOptions opt_;
   std::string kernel_name_;
+  std::string kernel_note_;  // how "auto" chose (notes())
   std::unique_ptr<ExpertKernel> kernel_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<ExpertWeights> routed_, shared_;

@@ -10,6 +10,7 @@
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/kernel_choice.h"
 
 namespace moebench {
 namespace {
@@ -221,6 +222,45 @@ TEST(RealCpuExecutor, ACancellationStopsItBetweenBuffersAndTasks) {
   EXPECT_THROW(ex.cpu_expert_ns(c, 0, 0, 1, true), Cancelled);
   clear_cancel();
   EXPECT_GT(ex.cpu_expert_ns(c, 0, 0, 1, true), 0.0);
+}
+
+// issue 43: with the profile's measured kernel times, "auto" runs at each
+// token count the candidate measured fastest there, and says so; without
+// them the fixed rule, also said.
+TEST(RealCpuExecutor, AutoRunsTheKernelMeasuredFastestAtEachCount) {
+  const auto cands = auto_candidates(WeightDtype::kInt8);
+  if (cands.size() < 2) GTEST_SKIP() << "fewer than two packed int8 kernels on this CPU";
+  const ModelSpec m = small(WeightDtype::kInt8);
+  RealCpuOptions o;
+  o.threads = 1;
+  o.weights_gib = 0.01;
+  {
+    RealCpuExecutor fixed(m, o);
+    EXPECT_NE(fixed.notes()[0].find("auto: no measured kernel times for small int8"), std::string::npos)
+        << fixed.notes()[0];
+  }
+  // Linear between the counts: cands[1] faster from 11 tokens to 95 (the
+  // curves cross between 10 and 11, and tie at 96: the tie to the first),
+  // cands[0] elsewhere.
+  o.auto_timings = {KernelTiming{cands[0], {1, 8, 16, 64, 128}, {100, 100, 300, 800, 1200}},
+                    KernelTiming{cands[1], {1, 8, 16, 64, 128}, {150, 150, 200, 700, 1300}}};
+  RealCpuExecutor ex(m, o);
+  for (int64_t T : {1, 8, 10, 11, 16, 64, 95, 96, 128, 500}) {
+    const bool second = T >= 11 && T <= 95;
+    EXPECT_EQ(ex.kernel_for(T), second ? cands[1] : cands[0]) << T << " tokens";
+  }
+  EXPECT_EQ(ex.kernel_name().rfind("auto[" + cands[0] + " 1-", 0), 0u) << ex.kernel_name();
+  EXPECT_NE(ex.notes()[0].find("the fastest at each token count of " + cands[0] + ", " + cands[1]),
+            std::string::npos)
+      << ex.notes()[0];
+  HardwareProfile h;
+  const CostModel c(m, h);
+  EXPECT_GT(ex.cpu_expert_ns(c, 0, 0, 12, true), 0.0);
+  // A candidate this CPU lacks, or one reading other weights, is refused by name.
+  o.auto_timings = {KernelTiming{"reference", {1}, {1}}, KernelTiming{cands[0], {1}, {2}}};
+  const std::string e = error_of([&] { RealCpuExecutor bad(m, o); });
+  EXPECT_NE(e.find("hardware kernel_time"), std::string::npos) << e;
+  EXPECT_NE(e.find("packed"), std::string::npos) << e;
 }
 
 }  // namespace

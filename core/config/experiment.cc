@@ -24,6 +24,27 @@ using cfg::Value;
 
 ConfigPaths ConfigPaths::defaults() {
   ConfigPaths p;
+  // Generated presets (moebench calibrate's profiles under results/, issue
+  // 43) come first, so they are found without touching the tracked configs/.
+  if (const char* extra = std::getenv("MOEBENCH_CONFIG_PATH"); extra && *extra) {
+    const std::string v(extra);
+    size_t start = 0;
+    while (start <= v.size()) {
+      const size_t end = std::min(v.find(':', start), v.size());
+      const std::string entry = v.substr(start, end - start);
+      if (!entry.empty()) {
+        std::error_code ec;
+        if (!fs::is_directory(entry, ec)) {
+          throw Error(fmt::format(
+              "MOEBENCH_CONFIG_PATH: expected directories holding hardware/, model/, ... preset folders "
+              "(separated by ':'), found {} at '{}'",
+              file_kind(entry), entry));
+        }
+        p.roots.push_back(fs::path(entry));
+      }
+      start = end + 1;
+    }
+  }
   if (const char* home = std::getenv("MOEBENCH_HOME"); home && *home) {
     p.roots.push_back(fs::path(home) / "configs");
   }

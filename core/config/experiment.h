@@ -29,11 +29,15 @@
 
 namespace moebench {
 
-// Where presets are looked up: each root holds models/, hardware/, strategies/.
+// Where presets are looked up: each root holds models/, hardware/, strategies/;
+// the first root holding a name wins.
 struct ConfigPaths {
   std::vector<std::filesystem::path> roots;
 
-  // $MOEBENCH_HOME/configs, then the source tree's configs/, then ./configs.
+  // The folders of $MOEBENCH_CONFIG_PATH (':'-separated; generated presets
+  // such as a calibrated profile under results/), then $MOEBENCH_HOME/configs,
+  // then the source tree's configs/, then ./configs. Throws moebench::Error
+  // for a MOEBENCH_CONFIG_PATH entry that is not a directory.
   static ConfigPaths defaults();
   std::optional<std::filesystem::path> find(const std::string& kind, const std::string& name) const;
   // Preset names of a kind, sorted, without duplicates.

@@ -194,6 +194,61 @@ TEST(Experiment, ListFieldIsAValueNotAnAxis) {
   EXPECT_EQ(ex.cases[0].hardware.tables[0].tokens, (std::vector<double>{1, 2}));
 }
 
+// issue 43: the candidates' measured times ("auto"'s choice) load, and a
+// malformed entry is refused naming the key.
+TEST(Experiment, KernelTimesLoadAndAreChecked) {
+  testing::TempDir dir;
+  const std::string kt = "[[hardware.kernel_time]]\nmodel = \"m\"\ndtype = \"int8\"\nkernel = \"k\"\n";
+  const Experiment ex =
+      load(std::string(kBase) + kt + "tokens = [1, 4]\ntime_us = [10, 20]\n[[strategy]]\nname = \"a\"\n", dir);
+  ASSERT_EQ(ex.cases[0].hardware.kernel_times.size(), 1u);
+  EXPECT_EQ(ex.cases[0].hardware.kernel_times[0].kernel, "k");
+  EXPECT_EQ(kernel_times_for(ex.cases[0].hardware, "m", "int8").size(), 1u);
+  EXPECT_TRUE(kernel_times_for(ex.cases[0].hardware, "m", "bf16").empty());
+  auto error = [&](const std::string& body) {
+    try {
+      load(std::string(kBase) + body + "[[strategy]]\nname = \"a\"\n", dir);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = error(kt + "tokens = [1, 4]\ntime_us = [10]\n");
+  EXPECT_NE(e.find("kernel_time[0]"), std::string::npos) << e;
+  EXPECT_NE(e.find("time_us"), std::string::npos) << e;
+  e = error(kt + "tokens = [0, 4]\ntime_us = [10, 20]\n");
+  EXPECT_NE(e.find("strictly ascending values >= 1"), std::string::npos) << e;
+  e = error(kt + "tokens = [1]\ntime_us = [10]\n" + kt + "tokens = [1]\ntime_us = [10]\n");
+  EXPECT_NE(e.find("one entry per model, dtype and kernel"), std::string::npos) << e;
+  e = error("[[hardware.kernel_time]]\nmodel = \"m\"\ndtype = \"fp8\"\nkernel = \"k\"\ntokens = [1]\ntime_us = [1]\n");
+  EXPECT_NE(e.find("bf16, int8 or int4"), std::string::npos) << e;
+}
+
+// issue 43: generated presets (a calibrated profile under results/) are
+// found through MOEBENCH_CONFIG_PATH before the tracked configs/.
+TEST(Experiment, ConfigPathFindsGeneratedPresetsFirst) {
+  testing::TempDir a, b;
+  a.write("hardware/local-cpu.toml", "name = \"generated\"\n");
+  ::setenv("MOEBENCH_CONFIG_PATH", (a.path().string() + "::" + b.path().string()).c_str(), 1);
+  const ConfigPaths p = ConfigPaths::defaults();
+  ::setenv("MOEBENCH_CONFIG_PATH", (b.path() / "missing").string().c_str(), 1);
+  std::string e;
+  try {
+    ConfigPaths::defaults();
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  ::unsetenv("MOEBENCH_CONFIG_PATH");
+  ASSERT_GE(p.roots.size(), 3u);
+  EXPECT_EQ(p.roots[0], a.path());
+  EXPECT_EQ(p.roots[1], b.path());
+  EXPECT_EQ(p.find("hardware", "local-cpu"), a.path() / "hardware" / "local-cpu.toml");
+  EXPECT_NE(p.find("hardware", "hybrimoe-a6000"), std::nullopt);  // the tracked ones after them
+  EXPECT_NE(e.find("MOEBENCH_CONFIG_PATH: expected directories"), std::string::npos) << e;
+  EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+  EXPECT_EQ(ConfigPaths::defaults().roots.size(), p.roots.size() - 2);
+}
+
 TEST(Experiment, LocalPresetFileAndInheritance) {
   testing::TempDir dir;
   dir.write("my/small.toml",

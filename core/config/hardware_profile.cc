@@ -137,6 +137,26 @@ const cfg::Schema<CostTable>& table_schema() {
   return s;
 }
 
+const cfg::Schema<KernelTime>& kernel_time_schema() {
+  using S = KernelTime;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.kernel_time");
+    s.string("model", &S::model, "Model preset whose routed expert shape was timed.")
+        .required()
+        .string("dtype", &S::dtype, "Expert dtype (bf16, int8, int4).")
+        .required()
+        .string("kernel", &S::kernel, "Own CPU expert kernel (kernels/cpu/expert_ffn.h).")
+        .required()
+        .number_list("tokens", &S::tokens, "Tokens per expert (ascending, >= 1).", non_negative(), "tokens")
+        .required()
+        .number_list("time_us", &S::time_us, "Measured time per task.", non_negative(), "us")
+        .required();
+    return s;
+  }();
+  return s;
+}
+
 const std::vector<std::string>& evidence_kinds() {
   static const std::vector<std::string> k = {"paper", "measured", "fitted", "spec", "assumption"};
   return k;
@@ -295,6 +315,9 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
         .table("link", &S::link, link_schema(), "Host-device interconnect.")
         .table_list("table", &S::tables, table_schema(),
                     "Measured cost tables that override the roofline formulas.")
+        .table_list("kernel_time", &S::kernel_times, kernel_time_schema(),
+                    "Own CPU expert kernels' measured times by tokens per expert (moebench "
+                    "calibrate): the real backend's \"auto\" runs the fastest at each count.")
         .table_list("cpu_kernel", &S::cpu_kernels, cpu_kernel_schema(),
                     "What each CPU expert-kernel family achieves here (docs/COST_MODEL.md, "
                     "implementations).")
@@ -418,6 +441,28 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                   fmt::format("{} after {}", t.tokens[j], t.tokens[j - 1]));
     }
   }
+  const cfg::Value* ktimes_v = src.find("kernel_time");
+  for (size_t i = 0; i < kernel_times.size(); ++i) {
+    const auto& t = kernel_times[i];
+    const cfg::Value& tv = item(ktimes_v, i);
+    const std::string tp = fmt::format("{}.kernel_time[{}]", prefix, i);
+    require_key(tv, tp, "dtype", t.dtype == "bf16" || t.dtype == "int8" || t.dtype == "int4",
+                "bf16, int8 or int4", "'" + t.dtype + "'");
+    require_key(tv, tp, "time_us", t.time_us.size() == t.tokens.size() && !t.tokens.empty(),
+                fmt::format("a non-empty array as long as tokens ({} items)", t.tokens.size()),
+                fmt::format("{} items", t.time_us.size()));
+    for (size_t j = 0; j < t.tokens.size(); ++j) {
+      require_key(tv, tp, "tokens", t.tokens[j] >= 1 && (j == 0 || t.tokens[j] > t.tokens[j - 1]),
+                  "strictly ascending values >= 1",
+                  j == 0 ? fmt::format("{} first", t.tokens[j]) : fmt::format("{} after {}", t.tokens[j], t.tokens[j - 1]));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const auto& o = kernel_times[j];
+      require_key(tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),
+                  "one entry per model, dtype and kernel",
+                  fmt::format("'{}' for {} {} again (kernel_time[{}])", t.kernel, t.model, t.dtype, j));
+    }
+  }
 }
 
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
@@ -498,6 +543,25 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     j["layer_overhead_us"] = out.gpu.layer_overhead_us;
     j["gpu_bw_gbps"] = out.gpu.hbm_gbps * out.gpu.hbm_efficiency;
     *used = std::move(j);
+  }
+  return out;
+}
+
+void replace_kernel_time(HardwareProfile& h, KernelTime t) {
+  auto& v = h.kernel_times;
+  v.erase(std::remove_if(v.begin(), v.end(),
+                         [&](const KernelTime& x) {
+                           return x.model == t.model && x.dtype == t.dtype && x.kernel == t.kernel;
+                         }),
+          v.end());
+  v.push_back(std::move(t));
+}
+
+std::vector<const KernelTime*> kernel_times_for(const HardwareProfile& h, const std::string& model,
+                                                const std::string& dtype) {
+  std::vector<const KernelTime*> out;
+  for (const auto& t : h.kernel_times) {
+    if (t.model == model && t.dtype == dtype) out.push_back(&t);
   }
   return out;
 }

@@ -74,6 +74,18 @@ struct CostTable {
   std::vector<double> time_us;  // same length
 };
 
+// One own CPU expert kernel's measured time per task by tokens per expert
+// (moebench calibrate): the real backend's "auto" runs, at each token count,
+// the candidate with the least time for the model and dtype
+// (kernels/cpu/kernel_choice.h). Read by the real backend only.
+struct KernelTime {
+  std::string model;   // model preset whose routed expert shape was timed
+  std::string dtype;   // expert dtype
+  std::string kernel;  // expert kernel name (kernels/cpu/expert_ffn.h)
+  std::vector<double> tokens;   // ascending
+  std::vector<double> time_us;  // same length
+};
+
 // What one CPU expert-kernel family (a strategy's implementation.cpu_kernel)
 // achieves on this machine. Unset numbers (-1) keep the [cpu] values.
 struct CpuKernelSpec {
@@ -145,6 +157,7 @@ struct HardwareProfile {
   GpuSpec gpu;
   LinkSpec link;
   std::vector<CostTable> tables;
+  std::vector<KernelTime> kernel_times;
   std::vector<CpuKernelSpec> cpu_kernels;
   std::vector<StackSpec> stacks;
   std::vector<TestbedTarget> calibration;
@@ -163,6 +176,12 @@ struct HardwareProfile {
 // Adds `t` to the profile's tables, replacing one of the same lane, model
 // and dtype (moebench calibrate's CPU and GPU tables).
 void replace_table(HardwareProfile& h, CostTable t);
+
+// Adds `t`, replacing an entry of the same model, dtype and kernel.
+void replace_kernel_time(HardwareProfile& h, KernelTime t);
+// The entries for `model` and `dtype`, in the profile's order.
+std::vector<const KernelTime*> kernel_times_for(const HardwareProfile& h, const std::string& model,
+                                                const std::string& dtype);
 
 // The profile as a strategy's implementation runs on it: the [[cpu_kernel]]
 // entry of family `cpu_kernel` for `dtype` (an entry for that dtype before

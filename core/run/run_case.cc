@@ -150,15 +150,22 @@ RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw) {
   o.kernel = c.real_kernel;
   o.weights_gib = c.real_weights_gib;
   o.threads = int(c.real_threads > 0 ? c.real_threads : hw.cpu.threads);
+  std::string timings_key;
+  if (o.kernel == "auto") {
+    for (const KernelTime* t : kernel_times_for(hw, c.model.name, to_string(c.model.expert_dtype))) {
+      o.auto_timings.push_back(KernelTiming{t->kernel, t->tokens, t->time_us});
+      timings_key += fmt::format("{}:{};", t->kernel, fmt::join(t->time_us, ","));
+    }
+  }
   // Everything the executor's buffers depend on: the experts' shapes and the
   // rest of the step's (attention, dense FFN, lm head: core/backend/real_cpu_blocks.h).
   const ModelSpec& m = c.model;
   const std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|attn {} {} {} {} {} {} {} {} {}|{} {} {} {} {}", m.hidden_size, m.expert_intermediate,
+      "{}|{}|{}|{}|{}|{}|{}|{}|attn {} {} {} {} {} {} {} {} {}|{} {} {} {} {}|{}", m.hidden_size, m.expert_intermediate,
       m.shared_intermediate * m.shared_experts, m.moe_layers() * m.routed_experts, to_string(m.expert_dtype), o.kernel,
       o.weights_gib, o.threads, int(m.attention), m.num_heads, m.num_kv_heads, m.head_dim, m.q_lora_rank,
       m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.num_layers, m.first_dense_layers,
-      m.dense_intermediate, m.vocab_size, to_string(m.dense_dtype));
+      m.dense_intermediate, m.vocab_size, to_string(m.dense_dtype), timings_key);
   if (!g_real || g_real_key != key) {
     g_real.reset();  // free the old buffers first
     g_real = std::make_unique<RealCpuExecutor>(c.model, o);

@@ -216,6 +216,10 @@ int register_all() {
     }
     benchmark::AddCustomContext(std::string("auto_") + dtype_name(dt), pick);
   }
+  // The fixed rule's switch points (what "auto" runs without a calibrated
+  // profile): analysis/kernels.py sets its pick against the fastest candidate.
+  benchmark::AddCustomContext("amx_switch_tokens_bf16", std::to_string(kAmxSwitchTokens));
+  benchmark::AddCustomContext("amx_switch_tokens_quant", std::to_string(kAmxQuantSwitchTokens));
   return 0;
 }
 

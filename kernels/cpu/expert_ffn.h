@@ -92,6 +92,9 @@ WeightDtype parse_weight_dtype(const std::string& s);
 // above it oneDNN runs. Measured on the development machine (docs/KERNELS.md).
 inline constexpr int64_t kHybridSwitchTokens = 16;
 
+// The switch points below are the named kernels' defaults and the fixed rule
+// "auto" falls back on; with a calibrated profile "auto" switches where this
+// machine's measurements say (kernels/cpu/kernel_choice.h).
 // The last token count "avx512-amx-bf16" gives avx512-bf16-gemm; above it
 // amx-bf16 runs. Measured on a 16-core Xeon with AMX (docs/KERNELS.md): the
 // vector kernel faster at 1-3 tokens per expert, the tiles from 4 on
