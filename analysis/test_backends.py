@@ -24,13 +24,17 @@ import validation_tasks  # noqa: E402
 def test_calibrate_writes_a_profile_that_loads(tmp_path):
     out = tmp_path / "cal.toml"
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
-    r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(out), "--models",
+    cal = r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(out), "--models",
                         "deepseek-v2-lite", "--dtypes", "bf16", "--tokens", "1,3", "--repeats", "1",
-                        "--weights-gib", "0.05", "--burst", "0"], capture_output=True, text=True, env=env)
+                        "--weights-gib", "0.05", "--burst", "0", "--choice-tokens", "1,2", "--choice-repeats", "1",
+                        "--layer-tokens", "1,2", "--layer-repeats", "1"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert text.startswith("# Written by `moebench calibrate")
     assert "--burst 0" in text and "ran top-k (a layer's worth) back to back" in text
+    # issue 43: the counts measured largest first, and whether a task depends on the one before it measured.
+    assert "the counts largest first" in text
+    assert "# A 1-token task right after a 3-token one, over one right after a 1-token task" in text
     assert 'name = "cal"' in text
     r = subprocess.run([str(BIN), "config", "show", "--hardware", str(out)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
@@ -41,6 +45,10 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
     assert all(x > 0 for x in t["time_us"])
     assert ("cpu-shared", "deepseek-v2-lite", "bf16") in lanes  # DeepSeek-V2-Lite has shared experts
     assert h["gpu"]["count"] == 0 and h["cpu"]["task_overhead_us"] > 0
+    # auto's candidates timed against each other where this CPU has two or more (kernels/cpu/kernel_choice.h).
+    kt = h.get("kernel_time", [])
+    assert len(kt) != 1 and all(k["tokens"] == [1.0, 2.0] and len(k["time_us"]) == 2 for k in kt)
+    assert ("kernel auto[" in cal.stderr) == bool(kt) and ("[[kernel_time]]" in text) == bool(kt)
     # Bad input is refused by name, and nothing is written.
     bad = tmp_path / "bad.toml"
     r = subprocess.run([str(BIN), "calibrate", "--hardware", "hybrimoe-a6000", "--out", str(bad)],

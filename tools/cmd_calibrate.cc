@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -71,6 +73,8 @@ struct CalibrateOptions {
   // against each other on the routed expert shape before the tables.
   std::vector<int64_t> choice_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
   int choice_repeats = 11;
+  // Paired rounds of check_transition per model and dtype (0: none).
+  int transition_rounds = 21;
 };
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
@@ -141,8 +145,8 @@ void check_token_counts(const std::vector<int64_t>& v, const char* option) {
 // a transient slows one sample of every count rather than every sample of
 // one. Each count runs `burst` tasks back to back (different buffers), as
 // a layer runs its experts, and every one is a sample; with burst 1 a task
-// follows one of another token count (a 1-token task right after a
-// 256-token one).
+// follows one of the next larger count (the counts run largest first; until
+// issue 43 smallest first, so a 1-token task followed a 256-token one).
 template <class Run>
 std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
                             int64_t buffers, bool mean, Run&& run) {
@@ -153,13 +157,53 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   for (int64_t T : tokens) run(next++, T);  // first use of each activation size
   std::vector<std::vector<double>> xs(tokens.size());
   for (int r = 0; r < repeats; ++r) {
-    for (size_t i = 0; i < tokens.size(); ++i) {
+    // Largest count first (issue 43): each count follows its neighbour, as a
+    // decode step's one-token tasks follow one-token tasks, never a task of
+    // hundreds of tokens (where the CPU lowers its clock for AVX-512 or AMX
+    // and takes a while to raise it: check_transition below).
+    for (size_t i = tokens.size(); i-- > 0;) {
       for (int b = 0; b < burst; ++b) xs[i].push_back(run(next++, tokens[i]) / 1e3);
     }
   }
   std::vector<double> us;
   for (auto& x : xs) us.push_back(mean ? moebench::mean(x) : percentile(x, 50));
   return us;
+}
+
+// Whether a task's time depends on the task before it (issue 43: one-token
+// tasks ran at 0.90-0.93 of tables measured in ascending order, where a
+// one-token task followed the largest count's task of the round before):
+// `rounds` pairs, each a one-token task right after a task of `heavy` tokens
+// and one right after a one-token task (the pairs' order alternated), every
+// task on the next buffer. Returns the one-token time after the heavy task
+// over the one after a one-token task: mean of the per-round ratios, and
+// its 95% half-width.
+std::pair<double, double> check_transition(RealCpuExecutor& ex, const CostModel& cost, int64_t heavy, int rounds) {
+  const int64_t E = ex.routed_buffers();
+  int64_t next = 0;
+  auto task = [&](int64_t T) {
+    const int64_t i = next++;
+    return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
+  };
+  std::vector<double> ratio;
+  for (int r = 0; r < rounds; ++r) {
+    double after_heavy = 0, after_light = 0;
+    for (int half = 0; half < 2; ++half) {
+      if ((half == 0) == (r % 2 == 0)) {
+        task(heavy);
+        after_heavy = task(1);
+      } else {
+        task(1);
+        after_light = task(1);
+      }
+    }
+    ratio.push_back(after_heavy / after_light);
+  }
+  const double m = mean(ratio);
+  double ss = 0;
+  for (double x : ratio) ss += (x - m) * (x - m);
+  const double sd = ratio.size() > 1 ? std::sqrt(ss / double(ratio.size() - 1)) : 0.0;
+  return {m, 1.96 * sd / std::sqrt(double(ratio.size()))};
 }
 
 // "auto"'s candidates for the executor's model and dtype, each timed on
@@ -187,7 +231,7 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
   const size_t C = ks.size(), N = opt.choice_tokens.size();
   std::vector<std::vector<double>> xs(C * N);
   for (int r = 0; r < opt.choice_repeats; ++r) {
-    for (size_t i = 0; i < N; ++i) {
+    for (size_t i = N; i-- > 0;) {  // largest count first, as measure()
       for (size_t j = 0; j < C; ++j) {
         const size_t c = (j + size_t(r)) % C;
         xs[c * N + i].push_back(ex.time_routed_with(*ks[c], next++, opt.choice_tokens[i]) / 1e3);
@@ -274,6 +318,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   const std::string date = prov.utc_time.substr(0, 10);
 
   std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
+  std::vector<std::string> transitions;  // check_transition per model and dtype
   check_token_counts(opt.layer_tokens, "--layer-tokens");
   check_token_counts(opt.choice_tokens, "--choice-tokens");
   for (const std::string& mname : opt.models) {
@@ -325,6 +370,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       }
       measured_sets.insert({m.name, dname});
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
+      if (opt.transition_rounds > 0) {
+        const auto [ratio, half] = check_transition(ex, cost, opt.tokens.back(), opt.transition_rounds);
+        transitions.push_back(fmt::format("{} {} {:.3f} +- {:.3f}", m.name, dname, ratio, half));
+        fmt::print(stderr, "  a 1-token task after a {}-token one / after a 1-token one: {:.3f} +- {:.3f} (95%)\n",
+                   opt.tokens.back(), ratio, half);
+      }
       if (!h.has_gpu() && step_tables.empty()) step_tables = measure_step_tables(ex, m, opt, mean);
       for (CostTable t : step_tables) {
         t.dtype = dname;
@@ -399,8 +450,13 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                           "# each token count (kernels/cpu/kernel_choice.h); the cpu-expert/cpu-shared tables were measured with it.\n",
                           opt.statistic, opt.choice_repeats))
     << fmt::format(
-           "# Routed tasks ran {} back to back per token count and round.\n",
-           opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"));
+           "# Routed tasks ran {} back to back per token count and round, the counts largest first.\n",
+           opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"))
+    << (transitions.empty()
+            ? std::string()
+            : fmt::format("# A 1-token task right after a {}-token one, over one right after a 1-token task "
+                          "(mean of {} paired rounds +- 95%): {}.\n",
+                          opt.tokens.back(), opt.transition_rounds, fmt::join(transitions, "; ")));
   if (!kept.empty()) {
     o << fmt::format(
         "# Kept from the base profile '{}' (measured by an earlier command, not repeated here): "
@@ -472,6 +528,10 @@ void add_calibrate_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--choice-repeats", opt.choice_repeats, "Rounds per candidate and count")
       ->check(cli::whole(1, 10000));
+  cmd->add_option("--transition-rounds", opt.transition_rounds,
+                  "Paired rounds of the check whether a 1-token task is slower right after the largest "
+                  "count's task (0 = skip)")
+      ->check(cli::whole(0, 10000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};
     for (const auto* o : cmd->get_options()) {
