@@ -176,9 +176,13 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
 // `rounds` pairs, each a one-token task right after a task of `heavy` tokens
 // and one right after a one-token task (the pairs' order alternated), every
 // task on the next buffer. Returns the one-token time after the heavy task
-// over the one after a one-token task: mean of the per-round ratios, and
-// its 95% half-width.
-std::pair<double, double> check_transition(RealCpuExecutor& ex, const CostModel& cost, int64_t heavy, int rounds) {
+// over the one after a one-token task: the median of the per-round ratios
+// and its 95% interval from their order statistics (a mean of ratios went to
+// 10 +- 18 on one stalled round of 21 on the development VM).
+struct Transition {
+  double median = 0, lo = 0, hi = 0;
+};
+Transition check_transition(RealCpuExecutor& ex, const CostModel& cost, int64_t heavy, int rounds) {
   const int64_t E = ex.routed_buffers();
   int64_t next = 0;
   auto task = [&](int64_t T) {
@@ -199,11 +203,14 @@ std::pair<double, double> check_transition(RealCpuExecutor& ex, const CostModel&
     }
     ratio.push_back(after_heavy / after_light);
   }
-  const double m = mean(ratio);
-  double ss = 0;
-  for (double x : ratio) ss += (x - m) * (x - m);
-  const double sd = ratio.size() > 1 ? std::sqrt(ss / double(ratio.size() - 1)) : 0.0;
-  return {m, 1.96 * sd / std::sqrt(double(ratio.size()))};
+  std::sort(ratio.begin(), ratio.end());
+  const double n = double(ratio.size());
+  // The ranks whose interval holds the median with 95% (normal approximation
+  // to the binomial; the whole range for very few rounds).
+  const double half = 0.98 * std::sqrt(n);
+  const size_t lo = size_t(std::clamp(std::floor(n / 2.0 - half) - 1.0, 0.0, n - 1));  // 1-based rank n/2 - half
+  const size_t hi = size_t(std::clamp(std::ceil(n / 2.0 + half), 0.0, n - 1));  // 1-based rank 1 + n/2 + half
+  return {percentile(ratio, 50), ratio[lo], ratio[hi]};
 }
 
 // "auto"'s candidates for the executor's model and dtype, each timed on
@@ -371,10 +378,11 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       measured_sets.insert({m.name, dname});
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
       if (opt.transition_rounds > 0) {
-        const auto [ratio, half] = check_transition(ex, cost, opt.tokens.back(), opt.transition_rounds);
-        transitions.push_back(fmt::format("{} {} {:.3f} +- {:.3f}", m.name, dname, ratio, half));
-        fmt::print(stderr, "  a 1-token task after a {}-token one / after a 1-token one: {:.3f} +- {:.3f} (95%)\n",
-                   opt.tokens.back(), ratio, half);
+        const Transition tr = check_transition(ex, cost, opt.tokens.back(), opt.transition_rounds);
+        transitions.push_back(fmt::format("{} {} {:.3f} ({:.3f}-{:.3f})", m.name, dname, tr.median, tr.lo, tr.hi));
+        fmt::print(stderr,
+                   "  a 1-token task after a {}-token one / after a 1-token one: median {:.3f} (95% {:.3f}-{:.3f})\n",
+                   opt.tokens.back(), tr.median, tr.lo, tr.hi);
       }
       if (!h.has_gpu() && step_tables.empty()) step_tables = measure_step_tables(ex, m, opt, mean);
       for (CostTable t : step_tables) {
@@ -455,7 +463,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
     << (transitions.empty()
             ? std::string()
             : fmt::format("# A 1-token task right after a {}-token one, over one right after a 1-token task "
-                          "(mean of {} paired rounds +- 95%): {}.\n",
+                          "(median of {} paired rounds, 95% interval): {}.\n",
                           opt.tokens.back(), opt.transition_rounds, fmt::join(transitions, "; ")));
   if (!kept.empty()) {
     o << fmt::format(
