@@ -104,6 +104,10 @@ void add_trace_commands(CLI::App& app) {
   s->add_option("--batch", sopt.batch, "Sequences per batch for workload statistics")
       ->check(cli::whole(1, 4096));
   s->add_option("--json", json_out, "Also write all statistics as JSON to this file");
+  s->add_option("--phase", sopt.phase,
+                "Tokens counted: all (default), prefill (each sequence's prompt) or decode (its generated tokens; "
+                "what the papers report); consecutive pairs within the phase")
+      ->check(CLI::IsMember({"all", "prefill", "decode"}));
   s->callback([] {
     std::unique_ptr<TraceSource> src;
     if (!stats_file.empty() && !sgen.model.empty()) {
@@ -125,8 +129,15 @@ void add_trace_commands(CLI::App& app) {
   static ConvertOptions copt;
   auto* c = trace->add_subcommand("convert",
                                   "Convert per-token JSON-lines routing logs into a trace file");
-  c->add_option("input", copt.input, "JSON-lines file (one object per token and layer)")
+  c->add_option("input", copt.inputs,
+                "JSON-lines files (one object per token and layer); several convert into one trace, each file's "
+                "sequences kept apart")
       ->required();
+  c->add_option("--layout", copt.layout,
+                "positions: 'token' is the position in the sequence (0..n-1); per-forward: positions restart at 0 "
+                "in every forward pass (a raw vLLM log: prefill rows, then one row per layer per decode step), "
+                "the rows taken in file order and the first pass the prompt")
+      ->check(CLI::IsMember({"positions", "per-forward"}));
   c->add_option("--out", copt.out, "Output trace file")->required();
   c->add_option("--model", copt.model, "Model preset the log was recorded on")->required();
   c->add_option(
@@ -134,9 +145,11 @@ void add_trace_commands(CLI::App& app) {
       "Prompt tokens per sequence (the rest are decode tokens); or a 'prompt' field per line");
   static std::vector<std::string> field_maps;
   c->add_option("--field", field_maps,
-                "FIELD=KEY: read canonical field FIELD (seq, token, layer, experts, weights, "
-                "probs, logits, prompt) "
-                "from the log's key KEY; repeatable");
+                "FIELD=KEY: read canonical field FIELD from the log's key KEY; repeatable. Fields: seq (sequence "
+                "or request id), token (position), layer (MoE layer), experts (the k chosen ids, rank order), "
+                "weights (the k combine weights as the model applies them, e.g. renormalised over the k: vLLM's "
+                "topk weights), probs (router probabilities before renormalisation: k of the chosen experts or "
+                "all E), logits (all E router logits), prompt (boolean)");
   c->add_option("--missing", copt.missing,
                 "Rows of the (seq, token, layer) grid that no line gives: error (default), drop "
                 "(the token), fill "
@@ -154,10 +167,12 @@ void add_trace_commands(CLI::App& app) {
     }
     const ConvertSummary sum = convert_jsonl(copt, ConfigPaths::defaults());
     fmt::print(
-        "wrote {} ({} sequences, {} tokens) from {} lines; router probabilities per token and "
+        "wrote {} ({} sequences, {} tokens) from {} lines of {} file{}{}; router probabilities per token and "
         "layer: {}\n",
-        copt.out, sum.sequences, sum.tokens, sum.lines,
+        copt.out, sum.sequences, sum.tokens, sum.lines, copt.inputs.size(), copt.inputs.size() == 1 ? "" : "s",
+        copt.layout == "per-forward" ? fmt::format(", {} forward passes", sum.forward_passes) : std::string(),
         sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
+    for (const auto& n : sum.notes) fmt::print(stderr, "note: {}\n", n);
     if (sum.missing_rows > 0) {
       fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled)\n", sum.missing_rows,
                  copt.missing, sum.dropped_tokens, sum.filled_rows);

@@ -95,6 +95,7 @@ class NonePrefetcher : public Prefetcher {
 // Loads the predictor's top experts of a later layer (see next-layer.cc).
 class NextLayerPrefetcher : public Prefetcher {
  public:
+  bool predicts() const override { return true; }
   struct Params {
     int64_t size = 1;
     int64_t distance = 1;

@@ -71,6 +71,7 @@ class SmoeLfuCache : public CachePolicy {
 // layers with the best predictor quality on calibration data.
 class TokenWisePrefetcher : public Prefetcher {
  public:
+  bool predicts() const override { return true; }
   struct Params {
     int64_t n = 2;                    // DeepSeek-V3: 2, Qwen3: 3
     std::string mode = "fixed-N";     // "fixed-N" | "adaptive"

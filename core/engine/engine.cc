@@ -27,6 +27,12 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
   s.prefetcher = registry.make<Prefetcher>("prefetcher", spec.prefetcher, "strategy.prefetcher");
   s.predictor = registry.make<Predictor>("predictor", spec.predictor, "strategy.predictor");
   s.deferral = registry.make<Deferral>("deferral", spec.deferral, "strategy.deferral");
+  if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.prefetcher = \"{}\" loads the experts strategy.predictor scores; expected a "
+        "predictor, found \"none\" (it would prefetch nothing; for no prefetching set prefetcher = \"none\")",
+        spec.name, spec.prefetcher.kind));
+  }
   return s;
 }
 
@@ -277,7 +283,11 @@ class Engine : public FutureView {
   // Frees a slot for (layer, expert) by asking the cache policy; returns the
   // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
   // lists experts of `layer` that must not be evicted.
-  SlotRef make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned);
+  // A slot for (layer, expert) in the share its load goes to: the prefetch
+  // buffer (into_buffer, prefetches of a strategy with one) or the cache
+  // share; a victim, if needed, from that share only.
+  SlotRef make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned,
+                    bool into_buffer = false);
   // Issues a transfer of (layer, expert); returns its id.
   int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
                int64_t target_step, int32_t target_layer);
@@ -453,13 +463,14 @@ void Engine::place() {
     if (res_.cached(s.layer, s.expert)) {
       bad_decision("placement", fmt::format("placed expert {} of layer {} twice", s.expert, s.layer));
     }
-    if (!res_.has_room(s.layer)) {
+    if (!res_.has_room_in(s.layer, false)) {
       bad_decision("placement", fmt::format("placed more experts than the cache holds ({} slots{})",
-                                            res_.capacity(s.layer), res_.global_pool() ? " in the global pool" : " per layer"));
+                                            res_.global_pool() ? res_.capacity(s.layer) : res_.cache_slots(),
+                                            res_.global_pool() ? " in the global pool" : " per layer"));
     }
     res_.place(s.layer, s.expert);
   }
-  CacheSetup cs{L_, E_, res_.slots_per_layer(), res_.global_pool()};
+  CacheSetup cs{L_, E_, res_.cache_slots(), res_.global_pool()};  // the cache share, not the prefetch buffer
   st_.cache->reset(cs);
   Context ctx = context(0, 0);
   hook_ctx_ = ctx;
@@ -579,14 +590,19 @@ void Engine::advance_link(double now) {
   }
 }
 
-SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned) {
-  if (res_.has_room(layer)) return SlotRef{-2, -2};  // free slot, nothing evicted
+SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned,
+                          bool into_buffer) {
+  if (res_.has_room_in(layer, into_buffer)) return SlotRef{-2, -2};  // free slot, nothing evicted
   res_.candidates(layer, &cand_);
   // In a walk over the layer's GPU order, an expert already computed in this
   // layer may give up its slot even while its own copy is still counted as
   // in flight: the next copy into that slot waits for the computation.
   for (int32_t e : computed_this_layer_) {
     if (res_.in_flight(layer, e) && !res_.pinned(layer, e)) cand_.push_back({layer, e});
+  }
+  if (res_.buffer_slots() > 0) {
+    // A share's load evicts from that share only.
+    std::erase_if(cand_, [&](const SlotRef& c) { return res_.buffered(c.layer, c.expert) != into_buffer; });
   }
   // Experts of `layer` the caller keeps are not offered (a stamp per expert
   // instead of pinning and unpinning each one).
@@ -709,7 +725,7 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     for (const auto& q : reqs) {
       if (q.layer == r.layer && res_.resident(q.layer, q.expert)) pinned_now_.push_back(q.expert);
     }
-    const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_);
+    const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_, res_.buffer_slots() > 0);
     if (freed.layer == -1) continue;  // nothing may be evicted: drop the request
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false, cur_step_ + r.target_step_offset, r.layer);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
@@ -732,13 +748,18 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
         bad_decision("cache", fmt::format("{} swap moves a slot from layer {} to layer {} in a per-layer pool", hook,
                                           out.layer, in.layer));
       }
+      if (res_.buffered(out.layer, out.expert)) {
+        bad_decision("cache", fmt::format("{} swap evicts expert {} of layer {} from the prefetch buffer (a swap "
+                                          "exchanges experts of the cache share)",
+                                          hook, out.expert, out.layer));
+      }
       Context ctx = context(out.layer, now);
       res_.evict(out.layer, out.expert);
       st_.cache->on_evict(out.layer, out.expert, ctx);
       prefetch_of_[size_t(out.layer) * E_ + out.expert] = -1;
-    } else if (!res_.has_room(in.layer)) {
-      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {} without evicting, but the pool is full",
-                                        hook, in.expert, in.layer));
+    } else if (!res_.has_room_in(in.layer, false)) {
+      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {} without evicting, but the {} is full",
+                                        hook, in.expert, in.layer, res_.buffer_slots() > 0 ? "cache share" : "pool"));
     }
     load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1);
   }

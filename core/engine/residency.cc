@@ -16,6 +16,7 @@ Residency::Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64
       global_(global_pool) {
   const size_t n = size_t(layers) * size_t(experts);
   buffered_.assign(n, 0);
+  buffered_count_.assign(size_t(layers), 0);
   state_.assign(n, kAbsent);
   pin_.assign(n, 0);
   xfer_.assign(n, -1);
@@ -88,7 +89,7 @@ void Residency::evict(int32_t l, int32_t e) {
   remove_holder(l, e);
   state_[idx(l, e)] = kAbsent;
   xfer_[idx(l, e)] = -1;
-  buffered_[idx(l, e)] = 0;
+  set_buffered(l, e, false);
 }
 
 void Residency::candidates(int32_t layer, std::vector<SlotRef>* out) const {

@@ -71,7 +71,21 @@ class Residency final : public ResidencyView {
   // Whether (l, e) came in through the prefetch buffer (set with its load,
   // cleared when it leaves).
   bool buffered(int32_t l, int32_t e) const { return buffered_[idx(l, e)] != 0; }
-  void set_buffered(int32_t l, int32_t e, bool b) { buffered_[idx(l, e)] = b ? 1 : 0; }
+  void set_buffered(int32_t l, int32_t e, bool b) {
+    uint8_t& f = buffered_[idx(l, e)];
+    if (f != uint8_t(b)) buffered_count_[l] += b ? 1 : -1;
+    f = b ? 1 : 0;
+  }
+  // Experts of layer l marked as in the prefetch buffer.
+  int64_t buffered_in(int32_t l) const { return buffered_count_[l]; }
+  // Whether a load into the prefetch buffer (buffer = true) or into the cache
+  // share (false) finds a free slot of that share (issue 44: loads into the
+  // cache share once took the buffer's free slots, so a prefetch buffer that
+  // prefetches nothing enlarged the cache). Without a buffer: has_room().
+  bool has_room_in(int32_t l, bool buffer) const {
+    if (buffer_ == 0) return has_room(l);
+    return buffer ? buffered_count_[l] < buffer_ : used(l) - buffered_count_[l] < slots_ - buffer_;
+  }
 
   // --- mutations (engine only) ---
   void place(int32_t l, int32_t e);                       // resident now (initial placement)
@@ -106,6 +120,7 @@ class Residency final : public ResidencyView {
   std::vector<std::vector<int32_t>> holders_;
   std::vector<int32_t> pos_;  // position of (l, e) in holders_[l]
   std::vector<uint8_t> buffered_;
+  std::vector<int64_t> buffered_count_;  // per layer
 };
 
 }  // namespace moebench

@@ -196,10 +196,70 @@ void check_case(const Case& c, const HardwareProfile& hw, const StrategyInstance
   if (c.backend != "sim" && c.backend != "real") {
     throw Error(fmt::format("suite.backend: expected \"sim\" or \"real\", found \"{}\"", c.backend));
   }
+  check_needs(c, st);
   check_footprint(case_footprint(c.model, hw, st, shape_of(c.workload)), c.model, hw, st);
 }
 
 }  // namespace
+
+void check_needs(const Case& c, const StrategyInstance& st) {
+  std::vector<std::string> gates, calibration, probs;
+  const std::pair<const char*, const PolicyComponent*> comps[] = {
+      {"placement", st.placement.get()}, {"assigner", st.assigner.get()},   {"cache", st.cache.get()},
+      {"prefetcher", st.prefetcher.get()}, {"predictor", st.predictor.get()}, {"deferral", st.deferral.get()}};
+  for (const auto& [family, comp] : comps) {
+    if (!comp) continue;
+    const Needs n = comp->needs(c.model);
+    const std::string who = fmt::format("strategy.{} = \"{}\"", family, comp->name());
+    if (n.gate_inputs) gates.push_back(who);
+    if (n.top_p > 0) probs.push_back(who);
+    if (n.calibration) calibration.push_back(who);
+  }
+  const WorkloadSpec& w = c.workload;
+  const std::string where = fmt::format("strategy '{}'", st.name);
+  if (!probs.empty() && w.kind == "trace") {
+    const auto info = open_checked(resolve(c.base_dir, w.trace), c.model, "trace")->info();
+    if (info.probs == ProbsStorage::kNone) {
+      throw Error(fmt::format(
+          "{}: {} reads router probabilities; expected a trace with them, found workload.trace '{}' without "
+          "(a log of combine weights only: choose components that need none)",
+          where, fmt::join(probs, " and "), w.trace));
+    }
+  }
+  if (!gates.empty()) {
+    if (w.kind == "trace") {
+      const auto info = open_checked(resolve(c.base_dir, w.trace), c.model, "trace")->info();
+      if (info.h_trace <= 0 || !info.has_gate_weights) {
+        throw Error(fmt::format(
+            "{}: {} needs gate inputs and gate weights in the workload; expected a trace with them, found "
+            "workload.trace '{}' with {} (record a trace with gate inputs, e.g. `moebench trace record` or "
+            "workloads/record_hf.py, or choose components that need none)",
+            where, fmt::join(gates, " and "), w.trace,
+            info.h_trace <= 0 ? std::string("no gate inputs (h_trace 0)") : std::string("no gate weights")));
+      }
+    } else if (w.h_trace <= 0) {
+      throw Error(fmt::format("{}: {} needs gate inputs; expected workload.h_trace >= 1, found {}", where,
+                              fmt::join(gates, " and "), w.h_trace));
+    }
+  }
+  if (!calibration.empty()) {
+    if (w.kind == "trace" && w.calibration_trace.empty()) {
+      throw Error(fmt::format(
+          "{}: {} calibrates on a workload; expected workload.calibration_trace (a trace other than the "
+          "evaluation one), found none",
+          where, fmt::join(calibration, " and ")));
+    }
+    if (w.kind != "trace" && w.calibration_sequences <= 0) {
+      throw Error(fmt::format("{}: {} calibrates on a workload; expected workload.calibration_sequences >= 1, "
+                              "found {}",
+                              where, fmt::join(calibration, " and "), w.calibration_sequences));
+    }
+    if (w.kind == "trace") {
+      // The calibration trace must open and fit the model (at load, not when the case runs).
+      open_checked(resolve(c.base_dir, w.calibration_trace), c.model, "calibration_trace");
+    }
+  }
+}
 
 void preflight_case(const Case& c, const Registry& registry) {
   const StrategyInstance st = StrategyInstance::create(c.strategy, registry);

@@ -56,6 +56,14 @@ std::string simulation_key(const Case& c);
 // them per case. Throws moebench::Error.
 void preflight_case(const Case& c, const Registry& registry);
 
+// What the strategy's components need of the workload (Needs: gate inputs
+// and gate weights, a calibration workload) against what the case's workload
+// has, a trace's header read for it. Throws moebench::Error naming the
+// components and the workload key (issue 44: a predictor needing gate
+// inputs on a trace without them failed only when its case ran). Part of
+// preflight_case; run_suite also checks every case with it at load.
+void check_needs(const Case& c, const StrategyInstance& st);
+
 // Test-only flag: MOEBENCH_TEST_SLOWDOWN=STRATEGY:FACTOR makes the CPU of the
 // named strategy's cases FACTOR times slower (bandwidth, peaks and measured
 // CPU tables), so CI can check that ci/check_regression catches a slower

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <cstdlib>
@@ -323,6 +324,36 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       out.exit_code = 1;
     }
     return out;
+  }
+
+  // What every case's components need of its workload, before anything runs
+  // (issue 44): a suite whose predictor needs gate inputs on a trace without
+  // them is refused now, not when its case comes up an hour in.
+  {
+    std::vector<std::string> bad;
+    for (const Case* c : cases) {
+      std::optional<StrategyInstance> st;
+      try {
+        st.emplace(StrategyInstance::create(c->strategy, registry));
+      } catch (const Error&) {
+        continue;  // a component that cannot be created fails its case as before
+      }
+      try {
+        check_needs(*c, *st);
+      } catch (const Error& e) {
+        bad.push_back(fmt::format("[{}] {} / {}: {}", c->index, c->strategy.name, c->model.name, e.what()));
+      }
+    }
+    if (!bad.empty()) {
+      const size_t shown = std::min<size_t>(bad.size(), 10);
+      throw Error(fmt::format(
+          "suite '{}': expected every case's workload to have what its strategy's components need, found {} of {} "
+          "case{} without (nothing was run; `run_suite {} --dry-run` lists every case, --filter leaves cases "
+          "out):\n  {}{}",
+          ex.suite.name, bad.size(), cases.size(), cases.size() == 1 ? "" : "s", opt.file.string(),
+          fmt::join(bad.begin(), bad.begin() + std::ptrdiff_t(shown), "\n  "),
+          bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown) : std::string()));
+    }
   }
 
   // Run directory.

@@ -16,6 +16,8 @@
 #include "core/results/run_dir.h"
 #include "core/testing/temp_dir.h"
 #include "core/util/atomic_file.h"
+#include "core/trace/memory_source.h"
+#include "core/trace/trace.h"
 
 namespace moebench {
 namespace {
@@ -346,6 +348,62 @@ TEST(RunSuite, DryRunSaysWhichCasesCannotRun) {
   for (const auto& l : lines(read_file(r.run_dir / "runs.jsonl"))) {
     EXPECT_NE(nlohmann::json::parse(l)["error"].get<std::string>().find("case does not fit"), std::string::npos) << l;
   }
+}
+
+// issue 44: a predictor that needs gate inputs, on a trace without them,
+// failed only when its case came up. --dry-run says so per case, and a run
+// is refused at load, naming the component and the trace, before anything
+// is written.
+TEST(RunSuite, ComponentsWhoseNeedsTheWorkloadCannotMeetAreRefusedAtLoad) {
+  testing::TempDir dir;
+  {
+    const ModelSpec m = load_model("mixtral-8x7b", ConfigPaths::defaults());
+    TraceInfo info;
+    info.model_name = m.name;
+    info.model_hash = m.hash();
+    info.moe_layers = m.moe_layers();
+    info.routing = RoutingConfig::from_model(m);
+    info.probs = ProbsStorage::kFull;
+    info.sequences = {{4, 2}};
+    MemoryTraceSource mem(info);
+    for (int64_t t = 0; t < 6; ++t) {
+      TokenRecord r;
+      r.probs.assign(size_t(m.moe_layers() * 8), 0.01f);
+      for (int64_t l = 0; l < m.moe_layers(); ++l) {
+        r.ids.insert(r.ids.end(), {int32_t((t + l) % 8), int32_t((t + l + 3) % 8)});
+        r.weights.insert(r.weights.end(), {0.7f, 0.3f});
+      }
+      mem.add(0, std::move(r));
+    }
+    TraceWriteOptions o;
+    o.gate_inputs = false;
+    write_trace(mem, dir / "t.safetensors", o);
+  }
+  auto o = options(dir, "strategies = [\"all-cpu\", \"adapmoe\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
+                        "\"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nkind = \"trace\"\n"
+                        "trace = \"t.safetensors\"\n");
+  o.dry_run = true;
+  ::testing::internal::CaptureStdout();
+  const auto d = run_suite(o, builtin_registry());
+  std::fflush(stdout);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_EQ(d.failed, 1) << text;  // adapmoe's gate-reuse predictor; all-cpu needs nothing
+  EXPECT_NE(text.find("strategy.predictor = \"gate-reuse\" needs gate inputs and gate weights"), std::string::npos)
+      << text;
+  o.dry_run = false;
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "expected an Error at load";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("found 1 of 2 cases without (nothing was run"), std::string::npos) << m;
+    EXPECT_NE(m.find("adapmoe / mixtral-8x7b: strategy 'adapmoe': strategy.predictor = \"gate-reuse\""),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("workload.trace 't.safetensors' with no gate inputs (h_trace 0)"), std::string::npos) << m;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "results" / "t"));
 }
 
 // issue 39: SIGTERM waited for the running cases (54 s in one trial). Now

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +31,32 @@ struct Row {
 struct Seq {
   std::map<int64_t, std::vector<Row>> tokens;  // token -> layers
   std::map<int64_t, bool> prompt;
+  // layout per-forward: the current pass's first position, its (token,
+  // layer) rows seen, its largest token, and how many passes began.
+  int64_t pass_base = 0, pass_max = -1, passes = 0;
+  std::unordered_set<int64_t> pass_rows;  // token * L + layer
 };
+
+// Keys of a line whose names suggest a canonical field (lower case, a
+// substring match), for the error that lists every missing field.
+std::string guess_key(const nlohmann::ordered_json& j, const std::string& field) {
+  static const std::map<std::string, std::vector<std::string>> hints = {
+      {"seq", {"request", "req_id", "seq", "sequence", "sample", "conversation"}},
+      {"token", {"position", "pos", "token", "step"}},
+      {"layer", {"layer"}},
+      {"experts", {"expert", "topk_id", "ids", "selected"}},
+      {"weights", {"weight", "topk_w", "gate_w"}},
+      {"probs", {"prob", "score"}},
+      {"logits", {"logit"}}};
+  for (const auto& h : hints.at(field)) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string k = it.key();
+      std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (k.find(h) != std::string::npos) return it.key();
+    }
+  }
+  return "";
+}
 
 const std::map<std::string, std::vector<std::string>>& default_keys() {
   static const std::map<std::string, std::vector<std::string>> k = {
@@ -63,25 +89,29 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     if (key.empty()) throw Error(fmt::format("--field {}=: expected the log's key name, found an empty one", field));
     keys[field] = {key};
   }
-  require_regular_file(opt.input, "a readable JSON-lines file");
-  std::ifstream in(opt.input);
-  if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found one that cannot be opened", opt.input));
-  std::map<int64_t, Seq> seqs;
+  if (opt.layout != "positions" && opt.layout != "per-forward") {
+    throw Error(fmt::format("--layout: expected positions or per-forward, found '{}'", opt.layout));
+  }
+  const std::vector<std::string> inputs = opt.inputs.empty() ? std::vector<std::string>{opt.input} : opt.inputs;
+  for (const auto& f : inputs) require_regular_file(f, "a readable JSON-lines file");
+  const bool per_forward = opt.layout == "per-forward";
+  std::map<std::pair<int64_t, int64_t>, Seq> seqs;  // (file, seq id)
   ConvertSummary sum;
   std::string line;
   int64_t lineno = 0;
+  std::string input;  // the file being read
   auto bad = [&](const std::string& key, const std::string& expected, const std::string& found) {
-    throw Error(fmt::format("{}:{}: {}expected {}, found {}", opt.input, lineno,
+    throw Error(fmt::format("{}:{}: {}expected {}, found {}", input, lineno,
                             key.empty() ? "" : "key '" + key + "': ", expected, found.substr(0, 200)));
   };
   // The value of a canonical field in line `j` and the key it was found under.
-  auto find = [&](const nlohmann::json& j, const std::string& field) -> std::pair<const nlohmann::json*, std::string> {
+  auto find = [&](const nlohmann::ordered_json& j, const std::string& field) -> std::pair<const nlohmann::ordered_json*, std::string> {
     for (const auto& key : keys.at(field)) {
       if (auto it = j.find(key); it != j.end()) return {&*it, key};
     }
     return {nullptr, keys.at(field).front()};
   };
-  auto get_int = [&](const nlohmann::json& j, const std::string& field, int64_t lo, int64_t hi) -> int64_t {
+  auto get_int = [&](const nlohmann::ordered_json& j, const std::string& field, int64_t lo, int64_t hi) -> int64_t {
     auto [v, key] = find(j, field);
     if (!v) bad(key, fmt::format("an integer (field '{}'; map another key with --field {}=KEY)", field, field), "no value");
     if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() >= hi) {
@@ -89,7 +119,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     }
     return v->get<int64_t>();
   };
-  auto numbers = [&](const nlohmann::json* v, const std::string& key, bool non_negative) {
+  auto numbers = [&](const nlohmann::ordered_json* v, const std::string& key, bool non_negative) {
     std::vector<float> out;
     if (!v->is_array()) bad(key, "an array of numbers", v->dump());
     for (const auto& x : *v) {
@@ -100,23 +130,70 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     }
     return out;
   };
+  // Every field the first line lacks, in one error with a command that maps them.
+  auto check_fields = [&](const nlohmann::ordered_json& j) {
+    std::vector<std::string> missing, maps;
+    auto has = [&](const std::string& f) { return find(j, f).first != nullptr; };
+    auto need = [&](const std::string& f, const std::string& what) {
+      std::vector<std::string> tried;
+      for (const auto& key : keys.at(f)) tried.push_back("'" + key + "'");
+      missing.push_back(fmt::format("{} ({}; looked for {})", f, what, join(tried, " or ")));
+      const std::string g = guess_key(j, f);
+      maps.push_back(fmt::format("--field {}={}", f, g.empty() ? "KEY" : g));
+    };
+    if (!has("seq")) need("seq", "the sequence or request id");
+    if (!has("token")) need("token", "the token's position");
+    if (!has("layer")) need("layer", "the MoE layer");
+    const bool scores = has("probs") || has("logits");
+    if (!has("experts") && !scores) need("experts", fmt::format("the {} chosen expert ids", k));
+    if (!has("weights") && !scores) need("weights", fmt::format("the {} combine weights, or probs/logits", k));
+    if (missing.empty()) return;
+    std::vector<std::string> found;
+    for (auto it = j.begin(); it != j.end(); ++it) found.push_back(it.key());
+    std::vector<std::string> mapped;
+    for (const auto& [f, key] : opt.fields) mapped.push_back(fmt::format("--field {}={}", f, key));
+    throw Error(fmt::format(
+        "{}:{}: expected the fields seq, token, layer, experts and weights (or probs/logits), found {} of them "
+        "missing: {}; the line's keys: {}. Map each to the log's key, e.g.\n  moebench trace convert {} --model {} "
+        "--out {}{}{} {}",
+        input, lineno, missing.size(), join(missing, ", "), found.empty() ? "none" : join(found, ", "),
+        join(inputs, " "), opt.model, opt.out.empty() ? "OUT" : opt.out, opt.layout != "positions" ? " --layout " : "",
+        opt.layout != "positions" ? opt.layout : "", join(mapped, " ") + (mapped.empty() ? "" : " ") + join(maps, " ")));
+  };
   RoutingScratch scratch;
   std::vector<int32_t> rid(k);
   std::vector<float> rw(k), rp(E);
   int64_t widths[3] = {0, 0, 0};  // lines with no probs, top-k probs, full-width probs
+  int64_t topk_rows = 0, topk_sum_one = 0;  // rows with top-k probs; those summing to 1 (renormalised?)
+  for (size_t fi = 0; fi < inputs.size(); ++fi) {
+  input = inputs[fi];
+  std::ifstream in(input);
+  if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found one that cannot be opened", input));
+  lineno = 0;
+  bool first = true;
+  std::map<std::string, int64_t> string_ids;  // string sequence ids of this file
   while (std::getline(in, line)) {
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++sum.lines;
-    nlohmann::json j;
+    nlohmann::ordered_json j;
     try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
+      j = nlohmann::ordered_json::parse(line);
+    } catch (const nlohmann::ordered_json::exception& e) {
       bad("", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
     }
     if (!j.is_object()) bad("", "a JSON object", j.type_name());
-    const int64_t s = get_int(j, "seq", 0, int64_t(1) << 40);
-    const int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
+    if (first) check_fields(j);
+    first = false;
+    int64_t s = 0;
+    if (auto [sv, s_key] = find(j, "seq"); sv && sv->is_string()) {
+      // A request id such as vLLM's "cmpl-...": numbered in order of first appearance, per file.
+      const auto [it, fresh] = string_ids.emplace(sv->get<std::string>(), int64_t(string_ids.size()));
+      s = it->second;
+    } else {
+      s = get_int(j, "seq", 0, int64_t(1) << 40);
+    }
+    int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
     const int64_t l = get_int(j, "layer", 0, L);
     Row row;
     row.seen = true;
@@ -184,7 +261,29 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k), "no value");
     }
     ++widths[row.probs.empty() ? 0 : full ? 2 : 1];
-    Seq& sq = seqs[s];
+    if (!row.probs.empty() && !full) {
+      double z = 0;
+      for (float x : row.probs) z += x;
+      ++topk_rows;
+      topk_sum_one += std::abs(z - 1.0) < 1e-3 ? 1 : 0;
+    }
+    Seq& sq = seqs[{int64_t(fi), s}];
+    if (per_forward) {
+      // A (token, layer) of the current pass again: the next forward pass.
+      const int64_t tl = t * L + l;
+      if (sq.passes == 0 || sq.pass_rows.count(tl) > 0) {
+        if (sq.passes > 0) sq.pass_base += sq.pass_max + 1;
+        ++sq.passes;
+        ++sum.forward_passes;
+        sq.pass_rows.clear();
+        sq.pass_max = -1;
+      }
+      sq.pass_rows.insert(tl);
+      sq.pass_max = std::max(sq.pass_max, t);
+      if (sq.passes == 1 && opt.prompt_len < 0) sq.prompt[sq.pass_base + t] = true;  // the first pass: the prompt
+      if (sq.pass_base + t >= (int64_t(1) << 40)) bad("", "positions below 2^40", std::to_string(sq.pass_base + t));
+      t += sq.pass_base;
+    }
     auto& layers = sq.tokens[t];
     layers.resize(L);
     if (layers[l].seen) bad("", "each (seq, token, layer) once", fmt::format("seq {} token {} layer {} again", s, t, l));
@@ -194,7 +293,22 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       sq.prompt[t] = p->get<bool>();
     }
   }
-  if (seqs.empty()) throw Error(fmt::format("{}: expected at least one routing record, found none", opt.input));
+  }
+  const std::string all_inputs = join(inputs, ", ");
+  // "seq 3" ("sequence 3"), or "seq 3 of b.jsonl" with several files.
+  auto seq_name = [&](const std::pair<int64_t, int64_t>& fs, const char* word = "seq") {
+    return inputs.size() > 1 ? fmt::format("{} {} of {}", word, fs.second, inputs[size_t(fs.first)])
+                             : fmt::format("{} {}", word, fs.second);
+  };
+  if (seqs.empty()) throw Error(fmt::format("{}: expected at least one routing record, found none", all_inputs));
+  if (topk_rows > 0 && topk_sum_one == topk_rows && k < E) {
+    sum.notes.push_back(fmt::format(
+        "the top-{} 'probs' sum to 1 on all {} rows: they look like combine weights renormalised over the chosen "
+        "experts, not router probabilities (which sum to 1 over all {} experts); if so, map them with --field "
+        "weights=KEY instead (the trace then has no probabilities, and MRS or probability-based predictors are "
+        "refused on it rather than fed renormalised weights)",
+        k, topk_rows, E));
+  }
   // What the trace can store: the narrowest width every line has.
   const int64_t width = widths[0] ? 0 : widths[1] ? k : E;
   sum.probs_width = width;
@@ -212,18 +326,18 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       const int64_t gap = t - prev_t - 1;
       if (gap > kMaxTokenGap) {
         throw Error(fmt::format(
-            "{}: sequence {}: expected token positions 0, 1, 2, ... with at most {} consecutive positions missing, "
+            "{}: {}: expected token positions 0, 1, 2, ... with at most {} consecutive positions missing, "
             "found {} missing before token {}{} (is --field token=KEY mapped to the position in the sequence? a "
-            "log whose positions restart in every forward pass needs them renumbered per sequence)",
-            opt.input, s, kMaxTokenGap, gap, t, prev_t < 0 ? " (its first row)" : fmt::format(" (after token {})", prev_t)));
+            "log whose positions restart in every forward pass needs --layout per-forward)",
+            all_inputs, seq_name(s, "sequence"), kMaxTokenGap, gap, t, prev_t < 0 ? " (its first row)" : fmt::format(" (after token {})", prev_t)));
       }
-      if (gap > 0 && first_missing.empty()) first_missing = fmt::format("seq {} token {} layer 0", s, prev_t + 1);
+      if (gap > 0 && first_missing.empty()) first_missing = fmt::format("{} token {} layer 0", seq_name(s), prev_t + 1);
       missing_tokens += gap;
       sum.missing_rows += gap * L;
       for (int64_t l = 0; l < L; ++l) {
         if (layers[l].seen) continue;
         ++sum.missing_rows;
-        if (first_missing.empty()) first_missing = fmt::format("seq {} token {} layer {}", s, t, l);
+        if (first_missing.empty()) first_missing = fmt::format("{} token {} layer {}", seq_name(s), t, l);
       }
       prev_t = t;
     }
@@ -233,13 +347,13 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     throw Error(fmt::format("{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
                             "missing (first: {}); --missing drop removes tokens with a missing layer, --missing "
                             "fill copies the previous token's routing of that layer",
-                            opt.input, L - 1, sum.missing_rows, first_missing));
+                            all_inputs, L - 1, sum.missing_rows, first_missing));
   }
   if (opt.missing == "fill") {
     // Every position of every sequence is materialised: check it fits first.
     const uint64_t per_token = uint64_t(L) * uint64_t(k * 8 + width * 4 + 64);
     check_allocation(uint64_t(kept_estimate) * per_token,
-                     fmt::format("{}: --missing fill of {} tokens ({} of them with no row at all)", opt.input,
+                     fmt::format("{}: --missing fill of {} tokens ({} of them with no row at all)", all_inputs,
                                  kept_estimate, missing_tokens));
   }
   for (auto& [s, sq] : seqs) {
@@ -247,11 +361,11 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     std::map<int64_t, bool> prompt;
     const std::vector<Row>* prev = nullptr;
     int64_t prev_t = -1;
-    const int64_t seq_id = s;  // a structured binding cannot be captured before C++20 in clang 14
+    const std::string seq_id = seq_name(s, "sequence");  // a structured binding cannot be captured before C++20 in clang 14
     auto no_previous = [&](int64_t t, int64_t l) {
-      throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found sequence {} "
+      throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found {} "
                               "token {} layer {} missing at the sequence's start (use --missing drop)",
-                              opt.input, seq_id, t, l));
+                              all_inputs, seq_id, t, l));
     };
     for (auto& [t, layers] : sq.tokens) {
       // Positions with no row at all.
@@ -297,8 +411,22 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   info.top_p = width == k ? k : 0;
   nlohmann::ordered_json src;
   src["converter"] = "moebench trace convert (jsonl)";
-  src["input"] = opt.input;
-  src["input_sha256"] = sha256_hex(read_file(opt.input));
+  if (inputs.size() == 1) {
+    src["input"] = inputs[0];
+    src["input_sha256"] = sha256_hex(read_file(inputs[0]));
+  } else {
+    src["inputs"] = inputs;
+    std::vector<std::string> hashes;
+    for (const auto& f : inputs) hashes.push_back(sha256_hex(read_file(f)));
+    src["inputs_sha256"] = hashes;
+  }
+  src["layout"] = opt.layout;
+  if (!sum.notes.empty()) src["notes"] = sum.notes;
+  src["probs"] = width == 0 ? "none: the log gives no router probabilities; components that need them (MRS, "
+                              "probability-based predictors) are refused on this trace"
+                 : width == k ? "top-k: the chosen experts' probabilities only; a component that reads more "
+                                "(MRS: p = 2k) runs with p = k and its rows say so"
+                              : "full: every expert's router probability";
   src["missing"] = opt.missing;
   src["missing_rows"] = sum.missing_rows;
   src["dropped_tokens"] = sum.dropped_tokens;
@@ -316,7 +444,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     info.sequences.push_back({prompt, n - prompt});
   }
   if (info.sequences.empty()) {
-    throw Error(fmt::format("{}: expected at least one token with every layer, found none after --missing drop", opt.input));
+    throw Error(fmt::format("{}: expected at least one token with every layer, found none after --missing drop", all_inputs));
   }
   MemoryTraceSource mem(info);
   int64_t si = 0;

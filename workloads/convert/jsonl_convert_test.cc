@@ -285,3 +285,124 @@ TEST(JsonlConvert, TopKProbabilitiesOnlyAreStoredAsTopP) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// issue 44: three runs to find three mappings. Every missing field is named
+// in one error, with a command line that maps them (guessed from the keys).
+TEST(JsonlConvert, EveryMissingMappingInOneErrorWithACommandLine) {
+  Log g("{\"request_id\": 0, \"position\": 0, \"layer_idx\": 0, \"topk_ids\": [1, 2], \"topk_weights\": [0.6, 0.4], "
+        "\"extra\": 1}\n");
+  try {
+    convert_jsonl(g.o, ConfigPaths::defaults());
+    ADD_FAILURE() << "converted a log without mappings";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("log.jsonl:1: expected the fields seq, token, layer, experts and weights (or probs/logits), "
+                     "found 5 of them missing: seq (the sequence or request id; looked for 'seq' or 'sequence'), "
+                     "token"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("the line's keys: request_id, position, layer_idx, topk_ids, topk_weights, extra"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("--model mixtral-8x7b --out " + g.o.out + " --field seq=request_id --field token=position "
+                     "--field layer=layer_idx --field experts=topk_ids --field weights=topk_weights"),
+              std::string::npos)
+        << m;
+  }
+  // The command it suggests converts the line (then only the other layers are missing).
+  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"experts", "topk_ids"},
+                {"weights", "topk_weights"}};
+  g.o.missing = "drop";
+  try {
+    convert_jsonl(g.o, ConfigPaths::defaults());
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("found none after --missing drop"), std::string::npos) << e.what();
+  }
+}
+
+// Top-k probabilities that sum to 1 on every row look like renormalised
+// combine weights: converted as given, and said.
+TEST(JsonlConvert, TopKProbsThatSumToOneAreReportedAsLookingRenormalised) {
+  Log g(lines(1, 2, false));  // probs [0.7, 0.3]
+  const ConvertSummary a = convert_jsonl(g.o, ConfigPaths::defaults());
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_NE(a.notes[0].find("the top-2 'probs' sum to 1 on all 64 rows: they look like combine weights renormalised"),
+            std::string::npos)
+      << a.notes[0];
+  EXPECT_NE(open_trace_file(g.o.out)->info().source.find("look like combine weights"), std::string::npos);
+  std::string text = lines(1, 2, false);
+  for (size_t p = text.find("[0.7, 0.3]"); p != std::string::npos; p = text.find("[0.7, 0.3]"))
+    text.replace(p, 10, "[0.5, 0.2]");
+  Log h(text);
+  EXPECT_TRUE(convert_jsonl(h.o, ConfigPaths::defaults()).notes.empty());
+}
+
+// A raw vLLM log: positions restart at 0 in every forward pass (the prefill's
+// rows, then one row per layer per decode step). --layout per-forward reads
+// the passes in file order; the first pass is the prompt.
+TEST(JsonlConvert, PerForwardLayoutNumbersThePassesInFileOrder) {
+  auto row = [](int t, int l, int a) {
+    return "{\"seq\": 0, \"token\": " + std::to_string(t) + ", \"layer\": " + std::to_string(l) + ", \"experts\": [" +
+           std::to_string(a % 8) + ", " + std::to_string((a + 3) % 8) + "], \"weights\": [0.6, 0.4]}\n";
+  };
+  std::string text;
+  for (int t = 0; t < 3; ++t)
+    for (int l = 0; l < 32; ++l) text += row(t, l, t + l);  // prefill: positions 0-2
+  for (int d = 0; d < 2; ++d) {
+    for (int l = 0; l < 32; ++l) {
+      if (d == 1 && l == 0) continue;  // a row the logger dropped: the pass still starts at its first row
+      text += row(0, l, 10 * (d + 1) + l);
+    }
+  }
+  Log g(text);
+  EXPECT_NE(convert_error(text).find("expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again"),
+            std::string::npos);  // read as positions, the second pass repeats position 0
+  g.o.layout = "per-forward";
+  g.o.missing = "fill";
+  const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.forward_passes, 3);
+  EXPECT_EQ(sum.tokens, 5);
+  EXPECT_EQ(sum.missing_rows, 1);
+  auto t = open_trace_file(g.o.out);
+  EXPECT_EQ(t->info().sequences[0].prompt_len, 3);
+  EXPECT_EQ(t->info().sequences[0].decode_len, 2);
+  auto r = t->open(0, kIdsWeights);
+  TokenRecord rec;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(r->next(rec));
+  EXPECT_EQ(rec.ids[5 * 2], (10 + 5) % 8);  // position 3 = the first decode pass
+  ASSERT_TRUE(r->next(rec));
+  EXPECT_EQ(rec.ids[5 * 2], (20 + 5) % 8);  // position 4 = the second
+  EXPECT_EQ(rec.ids[0], (10 + 0) % 8);      // its dropped layer 0 filled from position 3
+}
+
+TEST(JsonlConvert, SeveralFilesKeepTheirSequencesApart) {
+  testing::TempDir dir;
+  ConvertOptions o;
+  o.inputs = {dir.write("a.jsonl", lines(1, 3, false)).string(), dir.write("b.jsonl", lines(2, 2, false)).string()};
+  o.out = (dir / "t.safetensors").string();
+  o.model = "mixtral-8x7b";
+  const ConvertSummary sum = convert_jsonl(o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.sequences, 3);  // a's sequence 0, b's 0 and 1
+  EXPECT_EQ(sum.tokens, 3 + 2 * 2);
+  auto t = open_trace_file(o.out);
+  ASSERT_EQ(t->info().sequences.size(), 3u);
+  EXPECT_EQ(t->info().sequences[0].decode_len, 3);
+  EXPECT_EQ(t->info().sequences[1].decode_len, 2);
+  EXPECT_NE(t->info().source.find("\"inputs\""), std::string::npos);
+  // A gap names the file with several inputs.
+  o.inputs[1] = dir.write("c.jsonl", lines(1, 1, false) + "{\"seq\": 0, \"token\": 5000, \"layer\": 0, \"experts\": "
+                                                          "[1, 2], \"weights\": [0.5, 0.5]}\n")
+                    .string();
+  try {
+    convert_jsonl(o, ConfigPaths::defaults());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sequence 0 of " + o.inputs[1]), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace moebench

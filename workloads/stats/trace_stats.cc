@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/trace/routing.h"
+#include "core/util/error.h"
 #include "core/util/lanes16.h"
 #include "core/util/memory.h"
 
@@ -45,11 +46,14 @@ double cosine(const float* a, const float* b, const float* add, int64_t n) {
 }
 
 struct SeqState {
+  int64_t seq = 0, prompt_len = 0;
+  double overlap_sum = 0;  // this sequence's consecutive overlaps (summed over layers)
+  int64_t overlap_n = 0;   // its consecutive pairs
   std::unique_ptr<SequenceReader> reader;
   TokenRecord rec;
   bool has_prev = false;
   std::vector<int32_t> prev_ids;     // [L][k]
-  std::vector<int32_t> prev_ranked;  // [L][R]
+  std::vector<int32_t> prev_ranked;  // [L][R]; -1: a rank among tied zero scores (no rank)
   std::vector<int64_t> last_seen;    // [L][E], -1 = never
   bool active = true;
 };
@@ -70,7 +74,12 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   const int64_t S = int64_t(in.sequences.size());
   const int64_t B = std::max<int64_t>(1, opt.batch);
   const int64_t R = opt.reuse_ranks > 0 ? std::min(opt.reuse_ranks, E) : std::min(E, 4 * k);
+  if (opt.phase != "all" && opt.phase != "prefill" && opt.phase != "decode") {
+    throw Error(fmt::format("trace stats --phase: expected all, prefill or decode, found '{}'", opt.phase));
+  }
+  const bool decode_only = opt.phase == "decode", prefill_only = opt.phase == "prefill";
   TraceStats st;
+  st.phase = opt.phase;
   st.sequences = S;
   st.moe_layers = L;
   st.experts = E;
@@ -91,7 +100,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   std::vector<int64_t> coact(L > 1 && opt.coactivation ? (L - 1) * E * E : 0, 0);
   std::vector<double> cos_sum(std::max<int64_t>(L - 1, 0), 0), res_sum(H > 0 ? (L - 1) * H : 0, 0);
   int64_t cos_n = 0;
-  std::vector<int64_t> reuse_hits(R, 0);
+  std::vector<int64_t> reuse_hits(R, 0), reuse_cnt(R, 0);
   int64_t reuse_n = 0;
   st.reuse_distance_buckets = distance_buckets();
   st.reuse_distance_counts.assign(distance_buckets().size(), 0);
@@ -118,7 +127,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
           : 1;
   int64_t token_index = 0;
 
-  std::vector<int32_t> ranked(R);
+  std::vector<int32_t> ranked_all(E), chosen_pos(E);
   std::vector<uint8_t> active(E);
   std::vector<int64_t> workload(E);
   std::vector<float> workload_f(E);
@@ -129,6 +138,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     std::vector<SeqState> batch;
     for (int64_t s = b0; s < std::min(S, b0 + B); ++s) {
       SeqState ss;
+      ss.seq = s;
+      ss.prompt_len = in.sequences[size_t(s)].prompt_len;
       ss.reader = src.open(s, fields);
       ss.last_seen.assign(L * E, -1);
       batch.push_back(std::move(ss));
@@ -136,7 +147,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     std::vector<bool> have_prev_top(L, false);
     std::vector<std::vector<int32_t>> prev_top(L, std::vector<int32_t>(wk));
     while (true) {
-      bool any = false;
+      bool any = false, counted = false;
       std::fill(workload.begin(), workload.end(), 0);
       std::vector<std::vector<int64_t>> step_load(L, std::vector<int64_t>(E, 0));
       std::vector<std::vector<double>> step_weight(L, std::vector<double>(E, 0.0));
@@ -147,8 +158,10 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
           continue;
         }
         any = true;
-        ++st.tokens;
         const TokenRecord& r = ss.rec;
+        if ((decode_only && r.pos < ss.prompt_len) || (prefill_only && r.pos >= ss.prompt_len)) continue;
+        counted = true;
+        ++st.tokens;
         for (int64_t l = 0; l < L; ++l) {
           const int32_t* ids = &r.ids[l * k];
           for (int64_t j = 0; j < k; ++j) {
@@ -167,13 +180,18 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
               for (int64_t i = 0; i < k; ++i) common += ids[j] == p[i];
             }
             overlap_sum[l] += double(common) / double(k);
+            ss.overlap_sum += double(common) / double(k);
             repeat_first_n[l] += ids[0] == p[0];
             repeat_any_n[l] += common > 0;
             if (st.has_probs) {
               std::fill(active.begin(), active.end(), 0);
               for (int64_t j = 0; j < k; ++j) active[ids[j]] = 1;
               const int32_t* pr = &ss.prev_ranked[l * R];
-              for (int64_t q = 0; q < R; ++q) reuse_hits[q] += active[pr[q]];
+              for (int64_t q = 0; q < R; ++q) {
+                if (pr[q] < 0) continue;  // no rank: a tie among zero scores
+                ++reuse_cnt[q];
+                reuse_hits[q] += active[pr[q]];
+              }
             }
           }
           if (l + 1 < L) {
@@ -213,6 +231,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         }
         if (ss.has_prev) {
           overlap_n += 1;
+          ss.overlap_n += 1;
           if (st.has_probs) reuse_n += L;
         }
         if (st.has_gate_inputs && L > 1) ++cos_n;
@@ -220,13 +239,32 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         if (st.has_probs) {
           ss.prev_ranked.resize(L * R);
           for (int64_t l = 0; l < L; ++l) {
-            top_k_indices(&r.probs[l * E], E, R, nullptr, ranked.data());
-            std::copy(ranked.begin(), ranked.end(), ss.prev_ranked.begin() + l * R);
+            // By score, ties broken towards the experts the router chose (in its
+            // order), then by id; an expert the router did not choose with a
+            // score of exactly 0 gets no rank (issue 44: with 16-bit
+            // probabilities the second expert's score is often 0, and sorting
+            // put another zero-score expert at rank 1).
+            const float* p = &r.probs[l * E];
+            const int32_t* chosen = &r.ids[l * k];
+            std::fill(chosen_pos.begin(), chosen_pos.end(), int32_t(k));
+            for (int64_t j = 0; j < k; ++j) chosen_pos[chosen[j]] = int32_t(j);
+            std::iota(ranked_all.begin(), ranked_all.end(), 0);
+            std::partial_sort(ranked_all.begin(), ranked_all.begin() + R, ranked_all.end(), [&](int32_t a, int32_t b) {
+              if (p[a] != p[b]) return p[a] > p[b];
+              if (chosen_pos[a] != chosen_pos[b]) return chosen_pos[a] < chosen_pos[b];
+              return a < b;
+            });
+            int32_t* out = &ss.prev_ranked[l * R];
+            for (int64_t q = 0; q < R; ++q) {
+              const int32_t e = ranked_all[q];
+              out[q] = p[e] > 0.0f || chosen_pos[e] < k ? e : -1;
+            }
           }
         }
         ss.has_prev = true;
       }
       if (!any) break;
+      if (!counted) continue;  // a step of the other phase only
       // High-workload persistence (DALI Fig. 8).
       for (int64_t l = 0; l < L; ++l) {
         // Workload = tokens routed; ties broken by the summed routing weights
@@ -249,6 +287,9 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         std::copy(top3.begin(), top3.begin() + wk, prev_top[l].begin());
         have_prev_top[l] = true;
       }
+    }
+    for (const auto& ss : batch) {
+      st.overlap_by_sequence.push_back(ss.overlap_n > 0 ? ss.overlap_sum / double(ss.overlap_n * L) : kNA);
     }
   }
 
@@ -299,7 +340,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     // A top-p trace knows the ranks below p only; the rest are zeros, not scores.
     const int64_t known = in.probs == ProbsStorage::kTopP ? std::min(R, in.top_p) : R;
     for (int64_t q = 0; q < R; ++q)
-      st.reuse_by_rank[q] = q < known ? double(reuse_hits[q]) / double(reuse_n) : kNA;
+      st.reuse_by_rank[q] = q < known && reuse_cnt[q] > 0 ? double(reuse_hits[q]) / double(reuse_cnt[q]) : kNA;
   }
   st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : kNA;
   st.high_workload_chance = double(wk) / double(E);
@@ -438,6 +479,8 @@ nlohmann::ordered_json TraceStats::to_json() const {
     j["gate_reuse"] = std::move(g);
   }
   j["reuse_by_rank"] = jvec(reuse_by_rank);
+  j["phase"] = phase;
+  j["overlap_by_sequence"] = jvec(overlap_by_sequence);
   j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
   j["popularity"] = counts;
   if (!high_workload_heatmap.empty()) {
@@ -457,10 +500,18 @@ nlohmann::ordered_json TraceStats::to_json() const {
 }
 
 std::string TraceStats::to_text() const {
+  std::vector<double> per_seq;
+  for (double v : overlap_by_sequence)
+    if (!std::isnan(v)) per_seq.push_back(v);
+  std::sort(per_seq.begin(), per_seq.end());
   std::string out = fmt::format(
-      "{} sequences, {} tokens, {} MoE layers, {} experts, top-{}\n\n"
+      "{} sequences, {} tokens{}, {} MoE layers, {} experts, top-{}\n{}\n"
       "layer  load max/mean  load min/mean  overlap/k  cos raw  cos resid  coact top1\n",
-      sequences, tokens, moe_layers, experts, top_k);
+      sequences, tokens, phase == "all" ? std::string() : fmt::format(" ({} only)", phase), moe_layers, experts, top_k,
+      per_seq.empty() ? std::string()
+                      : fmt::format("consecutive overlap/k per sequence: min {:.3f}, median {:.3f}, max {:.3f} ({} "
+                                    "sequences with two or more tokens)\n",
+                                    per_seq.front(), per_seq[per_seq.size() / 2], per_seq.back(), per_seq.size()));
   auto at = [](const std::vector<double>& v, size_t i) {
     return i < v.size() ? na9(v[i]) : std::string("        -");
   };

@@ -30,6 +30,10 @@ struct StatsOptions {
   // The co-activation table (coact_top1), layers x experts^2 counters: off
   // where nothing reads it (the fit's objective), to save its cache misses.
   bool coactivation = true;
+  // Which tokens count (issue 44: papers report decode): "all", "prefill"
+  // (each sequence's prompt) or "decode" (its generated tokens); consecutive
+  // pairs are taken within the phase only.
+  std::string phase = "all";
 };
 
 struct TraceStats {
@@ -41,6 +45,11 @@ struct TraceStats {
   std::vector<double> load_max_over_mean;    // max_e counts / mean_e counts
   std::vector<double> load_min_over_mean;
   std::vector<double> overlap_frac;  // mean |top-k(t) & top-k(t+1)| / k, same sequence
+  // The same per sequence (mean over its layers and consecutive pairs; NaN
+  // for a sequence with fewer than two tokens in the phase): real logs vary
+  // by sequence, and a pooled mean hides where a workload sits among them.
+  std::vector<double> overlap_by_sequence;
+  std::string phase = "all";  // StatsOptions::phase
   // The Mixtral paper's Table 5 (arXiv 2401.04088, Sec. 5), consecutive tokens
   // of the same sequence: P(first choice of t+1 == first choice of t), and
   // P(top-k(t) and top-k(t+1) share at least one expert) ("first or second
@@ -64,8 +73,11 @@ struct TraceStats {
   std::vector<std::vector<double>> gate_reuse_top1, gate_reuse_recall;
   int64_t gate_reuse_tokens = 0;  // tokens the gate-reuse statistics were measured on
 
-  // Reuse probability by score rank at token t (rank 0 = highest score):
-  // P(that expert is activated at t+1 in the same layer). Needs probabilities.
+  // Reuse probability by score rank at token t: P(that expert is activated
+  // at t+1 in the same layer). Ranks 0..k-1 are the experts the router chose,
+  // in its order; from k on the others by score, where a score of exactly 0
+  // (16-bit probabilities underflow; top-p storage) gives no rank, so a rank
+  // counts only the tokens where it exists (issue 44). Needs probabilities.
   std::vector<double> reuse_by_rank;
 
   // Reuse distance: tokens since the same expert was last activated in the

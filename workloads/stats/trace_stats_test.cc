@@ -5,12 +5,13 @@
 #include <cmath>
 
 #include "core/trace/memory_source.h"
+#include "core/util/error.h"
 
 namespace moebench {
 namespace {
 
 // One sequence of 4 tokens, 2 layers, 4 experts, top-2, hand-checked.
-MemoryTraceSource source() {
+MemoryTraceSource source(int64_t prompt = 0) {
   TraceInfo info;
   info.model_name = "tiny";
   info.moe_layers = 2;
@@ -18,7 +19,7 @@ MemoryTraceSource source() {
   info.routing.top_k = 2;
   info.probs = ProbsStorage::kFull;
   info.h_trace = 2;
-  info.sequences = {{0, 4}};
+  info.sequences = {{prompt, 4 - prompt}};
   MemoryTraceSource m(info);
   // layer 0 ids per token: {0,1} {0,2} {0,1} {3,2}; layer 1: {1,2} {1,2} {1,2} {1,2}
   const int32_t l0[4][2] = {{0, 1}, {0, 2}, {0, 1}, {3, 2}};
@@ -216,6 +217,62 @@ TEST(TraceStats, GateReuseAndRepetitionHandComputed) {
   EXPECT_TRUE(ns.gate_reuse_top1.empty());
   EXPECT_NE(ns.to_text().find("gate reuse: n/a"), std::string::npos);
   EXPECT_TRUE(ns.to_json()["summary"]["gate_reuse_top1_mean"][0].is_null());
+}
+
+// issue 44: with 16-bit probabilities the second chosen expert's score is
+// often exactly 0, tied with every unchosen expert; ranking the scores put an
+// unchosen zero-score expert at rank 1. Rank 1 is the router's second expert
+// (ties go to the chosen ones), and an unchosen expert with score 0 has no rank.
+TEST(TraceStats, ReuseByRankDoesNotRankZeroScoreTies) {
+  TraceInfo info;
+  info.model_name = "tiny";
+  info.moe_layers = 1;
+  info.routing.experts = 4;
+  info.routing.top_k = 2;
+  info.probs = ProbsStorage::kFull;
+  info.sequences = {{0, 4}};
+  MemoryTraceSource m(info);
+  // ids per token {0,3} {1,3} {2,3} {0,3}: expert 3, always second, is always reused.
+  const int32_t first[4] = {0, 1, 2, 0};
+  for (int t = 0; t < 4; ++t) {
+    TokenRecord r;
+    r.ids = {first[t], 3};
+    r.weights = {1.0f, 0.0f};
+    r.probs.assign(4, 0.0f);
+    r.probs[first[t]] = 1.0f;  // the second expert's probability underflowed to 0
+    m.add(0, r);
+  }
+  const TraceStats st = compute_stats(m, StatsOptions{1, 4});
+  ASSERT_EQ(st.reuse_by_rank.size(), 4u);
+  EXPECT_DOUBLE_EQ(st.reuse_by_rank[0], 0.0);  // the first expert changes every token
+  EXPECT_DOUBLE_EQ(st.reuse_by_rank[1], 1.0);  // expert 3 (by id order expert 1 or 2 came first: 1/3 or 0)
+  EXPECT_TRUE(std::isnan(st.reuse_by_rank[2]));  // only zero-score unchosen experts there: no rank
+  EXPECT_TRUE(std::isnan(st.reuse_by_rank[3]));
+}
+
+// issue 44: papers report decode; a pooled mean hides how sequences differ.
+TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
+  const MemoryTraceSource src = source(2);  // tokens 0-1 prompt, 2-3 decode
+  const TraceStats all = compute_stats(src, StatsOptions{1, 4});
+  EXPECT_EQ(all.tokens, 4);
+  EXPECT_DOUBLE_EQ(all.overlap_frac[0], 2.0 / 6.0);  // as without a prompt: pairs within the sequence
+  // Per sequence: layer 0 pairs 0.5 + 0.5 + 0, layer 1 three times 1: 4 over 6.
+  ASSERT_EQ(all.overlap_by_sequence.size(), 1u);
+  EXPECT_DOUBLE_EQ(all.overlap_by_sequence[0], 4.0 / 6.0);
+  StatsOptions o{1, 4};
+  o.phase = "decode";
+  const TraceStats dec = compute_stats(src, o);
+  EXPECT_EQ(dec.tokens, 2);
+  EXPECT_DOUBLE_EQ(dec.overlap_frac[0], 0.0);  // {0,1} -> {3,2}; the prompt's last token is not its predecessor
+  EXPECT_DOUBLE_EQ(dec.overlap_frac[1], 1.0);
+  EXPECT_EQ(dec.counts[0], (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_NE(dec.to_text().find("1 sequences, 2 tokens (decode only)"), std::string::npos) << dec.to_text();
+  o.phase = "prefill";
+  const TraceStats pre = compute_stats(src, o);
+  EXPECT_EQ(pre.tokens, 2);
+  EXPECT_DOUBLE_EQ(pre.overlap_frac[0], 0.5);  // {0,1} -> {0,2}
+  o.phase = "first";
+  EXPECT_THROW(compute_stats(src, o), Error);
 }
 
 }  // namespace
