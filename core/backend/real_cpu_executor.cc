@@ -164,6 +164,15 @@ void RealCpuExecutor::use_auto_timings(const std::vector<KernelTiming>& timings)
     throw InternalError(fmt::format("{}: measured times given to kernel '{}'", where, opt_.kernel));
   }
   try {
+    const auto avail = expert_kernels_available();
+    for (const auto& t : timings) {
+      if (std::find(avail.begin(), avail.end(), t.kernel) == avail.end()) {
+        throw Error(fmt::format(
+            "expected kernels this CPU runs ({}), found measured times of '{}' (a profile calibrated on another "
+            "machine? run moebench calibrate on this one)",
+            fmt::join(avail, ", "), t.kernel));
+      }
+    }
     const auto segs = fastest_kernels(timings);
     auto k = make_segmented_kernel("auto[" + describe(segs) + "]", segs);
     require_dtype(*k, model_.expert_dtype);

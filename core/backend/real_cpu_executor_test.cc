@@ -257,6 +257,11 @@ TEST(RealCpuExecutor, AutoRunsTheKernelMeasuredFastestAtEachCount) {
   const CostModel c(m, h);
   EXPECT_GT(ex.cpu_expert_ns(c, 0, 0, 12, true), 0.0);
   // A candidate this CPU lacks, or one reading other weights, is refused by name.
+  o.auto_timings = {KernelTiming{"no-such-kernel", {1}, {1}}, KernelTiming{cands[0], {1}, {2}}};
+  const std::string other = error_of([&] { RealCpuExecutor bad(m, o); });
+  EXPECT_NE(other.find("found measured times of 'no-such-kernel' (a profile calibrated on another machine?"),
+            std::string::npos)
+      << other;
   o.auto_timings = {KernelTiming{"reference", {1}, {1}}, KernelTiming{cands[0], {1}, {2}}};
   const std::string e = error_of([&] { RealCpuExecutor bad(m, o); });
   EXPECT_NE(e.find("hardware kernel_time"), std::string::npos) << e;
