@@ -128,6 +128,9 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   int64_t token_index = 0;
 
   std::vector<int32_t> ranked_all(E), chosen_pos(E);
+  constexpr int64_t kWeightBins = 1000;
+  std::vector<int64_t> weight_hist(size_t(k * kWeightBins), 0), weight_low(size_t(k), 0);
+  int64_t weight_rows = 0;
   std::vector<uint8_t> active(E);
   std::vector<int64_t> workload(E);
   std::vector<float> workload_f(E);
@@ -164,6 +167,19 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         ++st.tokens;
         for (int64_t l = 0; l < L; ++l) {
           const int32_t* ids = &r.ids[l * k];
+          {
+            double z = 0;
+            for (int64_t j = 0; j < k; ++j) z += r.weights[l * k + j];
+            if (z > 0) {
+              for (int64_t j = 0; j < k; ++j) {
+                const double share = double(r.weights[l * k + j]) / z;
+                ++weight_hist[size_t(j) * kWeightBins +
+                              size_t(std::clamp<int64_t>(int64_t(share * kWeightBins), 0, kWeightBins - 1))];
+                weight_low[size_t(j)] += share < 0.01 ? 1 : 0;
+              }
+              ++weight_rows;
+            }
+          }
           for (int64_t j = 0; j < k; ++j) {
             ++st.counts[l][ids[j]];
             ++step_load[l][ids[j]];
@@ -343,6 +359,17 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
       st.reuse_by_rank[q] = q < known && reuse_cnt[q] > 0 ? double(reuse_hits[q]) / double(reuse_cnt[q]) : kNA;
   }
   st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : kNA;
+  st.topk_weight_median.assign(size_t(k), kNA);
+  st.topk_weight_below_001.assign(size_t(k), kNA);
+  if (weight_rows > 0) {
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t acc = 0, b = 0;
+      const int64_t* h = &weight_hist[size_t(j) * kWeightBins];
+      while (b < kWeightBins - 1 && 2 * (acc + h[b]) < weight_rows) acc += h[b++];
+      st.topk_weight_median[size_t(j)] = (double(b) + 0.5) / double(kWeightBins);  // the median's bin centre
+      st.topk_weight_below_001[size_t(j)] = double(weight_low[size_t(j)]) / double(weight_rows);
+    }
+  }
   st.high_workload_chance = double(wk) / double(E);
   {
     double frac_sum = 0, above_sum = 0;
@@ -480,6 +507,8 @@ nlohmann::ordered_json TraceStats::to_json() const {
   }
   j["reuse_by_rank"] = jvec(reuse_by_rank);
   j["phase"] = phase;
+  j["topk_weight_median"] = jvec(topk_weight_median);
+  j["topk_weight_below_001"] = jvec(topk_weight_below_001);
   j["overlap_by_sequence"] = jvec(overlap_by_sequence);
   j["reuse_distance"] = {{"buckets", reuse_distance_buckets}, {"counts", reuse_distance_counts}};
   j["popularity"] = counts;
@@ -565,6 +594,12 @@ std::string TraceStats::to_text() const {
                          (q + 1) % 8 == 0 ? "\n" : "");
     }
     out += "\n";
+  }
+  if (!topk_weight_median.empty() && !std::isnan(topk_weight_median[0])) {
+    out += "\ncombine weight's share of the top-k by rank (median; rows below 0.01):\n";
+    for (size_t j = 0; j < topk_weight_median.size(); ++j) {
+      out += fmt::format("  {:3d}: {:.3f} ({:.1f}%)\n", j, topk_weight_median[j], 100.0 * topk_weight_below_001[j]);
+    }
   }
   out += "\nreuse distance (tokens since the same expert was used in the same layer):\n";
   int64_t total = 0;

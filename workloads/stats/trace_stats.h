@@ -80,6 +80,13 @@ struct TraceStats {
   // counts only the tokens where it exists (issue 44). Needs probabilities.
   std::vector<double> reuse_by_rank;
 
+  // The router's weights as a real router's hesitation shows them (issue
+  // 44): per rank j of the k chosen experts, its combine weight's share of
+  // the k weights (w_j / sum w; for a renormalising router the weight
+  // itself), over every token and layer: the median (from a histogram of
+  // 1,000 bins, so to 0.001) and the share of rows below 0.01.
+  std::vector<double> topk_weight_median, topk_weight_below_001;
+
   // Reuse distance: tokens since the same expert was last activated in the
   // same layer of the same sequence.
   std::vector<std::string> reuse_distance_buckets;

@@ -275,5 +275,34 @@ TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
   EXPECT_THROW(compute_stats(src, o), Error);
 }
 
+// issue 44: the weights' hesitation. source() gives every row weights 0.5,
+// 0.5; ReuseByRank's trace 1.0, 0.0 (a router that never hesitates).
+TEST(TraceStats, TopKWeightSharesByRank) {
+  const TraceStats even = compute_stats(source(), StatsOptions{1, 4});
+  ASSERT_EQ(even.topk_weight_median.size(), 2u);
+  EXPECT_NEAR(even.topk_weight_median[0], 0.5, 1e-3);
+  EXPECT_NEAR(even.topk_weight_median[1], 0.5, 1e-3);
+  EXPECT_DOUBLE_EQ(even.topk_weight_below_001[1], 0.0);
+  TraceInfo info;
+  info.model_name = "tiny";
+  info.moe_layers = 1;
+  info.routing.experts = 4;
+  info.routing.top_k = 2;
+  info.sequences = {{0, 3}};
+  MemoryTraceSource m(info);
+  const float second[3] = {0.0f, 0.004f, 0.3f};
+  for (int t = 0; t < 3; ++t) {
+    TokenRecord r;
+    r.ids = {0, 1};
+    r.weights = {1.0f - second[t], second[t]};
+    m.add(0, r);
+  }
+  const TraceStats st = compute_stats(m, StatsOptions{1, 4});
+  EXPECT_NEAR(st.topk_weight_median[1], 0.004, 1e-3);  // the middle of 0, 0.004, 0.3
+  EXPECT_NEAR(st.topk_weight_below_001[1], 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(st.topk_weight_median[0], 0.996, 1e-3);
+  EXPECT_NE(st.to_text().find("combine weight's share of the top-k by rank"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace moebench
