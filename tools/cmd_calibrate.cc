@@ -136,12 +136,30 @@ void check_token_counts(const std::vector<int64_t>& v, const char* option) {
   }
 }
 
+// The untimed one-token tasks before any measurement (`run(i)` on buffer i),
+// for at least a second and two passes over every buffer (pages, caches,
+// thread pool and the machine settle after gigabytes were allocated: the
+// first series of a fresh process measured up to 6x slower at one token);
+// returns the next buffer index.
+template <class Run>
+int64_t warm_up(int64_t buffers, Run&& run) {
+  int64_t next = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
+    run(next);
+    ++next;
+  }
+  return next;
+}
+
+// A table entry from a count's samples: their mean or median.
+double entry(std::vector<double>& samples, bool mean) {
+  return mean ? moebench::mean(samples) : percentile(samples, 50);
+}
+
 // Mean (or median) wall time per task for each token count, us; `run` runs one task
-// on the given buffer index and returns its time in ns. First untimed
-// tasks for at least a second and two passes over every buffer (pages,
-// caches, thread pool and the machine settle after gigabytes were
-// allocated: the first series of a fresh process measured up to 6x slower
-// at one token), then `repeats` rounds each time every token count once, so
+// on the given buffer index and returns its time in ns. After warm_up,
+// `repeats` rounds each time every token count once, so
 // a transient slows one sample of every count rather than every sample of
 // one. Each count runs `burst` tasks back to back (different buffers), as
 // a layer runs its experts, and every one is a sample; with burst 1 a task
@@ -150,10 +168,7 @@ void check_token_counts(const std::vector<int64_t>& v, const char* option) {
 template <class Run>
 std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
                             int64_t buffers, bool mean, Run&& run) {
-  int64_t next = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1))
-    run(next++, 1);
+  int64_t next = warm_up(buffers, [&](int64_t i) { run(i, 1); });
   for (int64_t T : tokens) run(next++, T);  // first use of each activation size
   std::vector<std::vector<double>> xs(tokens.size());
   for (int r = 0; r < repeats; ++r) {
@@ -166,7 +181,7 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
     }
   }
   std::vector<double> us;
-  for (auto& x : xs) us.push_back(mean ? moebench::mean(x) : percentile(x, 50));
+  for (auto& x : xs) us.push_back(entry(x, mean));
   return us;
 }
 
@@ -226,13 +241,8 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
   if (names.size() < 2) return {};
   std::vector<std::unique_ptr<ExpertKernel>> ks;
   for (const auto& n : names) ks.push_back(make_expert_kernel(n));
-  const int64_t buffers = ex.routed_buffers();
-  int64_t next = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
-    ex.time_routed_with(*ks[size_t(next % int64_t(ks.size()))], next, 1);
-    ++next;
-  }
+  int64_t next = warm_up(ex.routed_buffers(),
+                         [&](int64_t i) { ex.time_routed_with(*ks[size_t(i % int64_t(ks.size()))], i, 1); });
   for (auto& k : ks)
     for (int64_t T : opt.choice_tokens) ex.time_routed_with(*k, next++, T);
   const size_t C = ks.size(), N = opt.choice_tokens.size();
@@ -248,10 +258,7 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
   std::vector<KernelTiming> out;
   for (size_t c = 0; c < C; ++c) {
     KernelTiming t{names[c], std::vector<double>(opt.choice_tokens.begin(), opt.choice_tokens.end()), {}};
-    for (size_t i = 0; i < N; ++i) {
-      auto& x = xs[c * N + i];
-      t.time_us.push_back(mean ? moebench::mean(x) : percentile(x, 50));
-    }
+    for (size_t i = 0; i < N; ++i) t.time_us.push_back(entry(xs[c * N + i], mean));
     out.push_back(std::move(t));
   }
   return out;

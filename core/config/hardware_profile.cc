@@ -1,6 +1,7 @@
 #include "core/config/hardware_profile.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "core/config/validate.h"
@@ -335,6 +336,23 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
   return s;
 }
 
+namespace {
+
+// A measured curve (a [[table]] or a [[kernel_time]]): time_us as long as
+// tokens and not empty, tokens strictly ascending from at least `first_min`.
+void check_curve(const cfg::Value& v, const std::string& where, const std::vector<double>& tokens,
+                 const std::vector<double>& time_us, double first_min, const char* rule) {
+  cfg::require_key(v, where, "time_us", time_us.size() == tokens.size() && !tokens.empty(),
+                   fmt::format("a non-empty array as long as tokens ({} items)", tokens.size()),
+                   fmt::format("{} items", time_us.size()));
+  for (size_t j = 0; j < tokens.size(); ++j) {
+    cfg::require_key(v, where, "tokens", j == 0 ? tokens[0] >= first_min : tokens[j] > tokens[j - 1], rule,
+                     j == 0 ? fmt::format("{} first", tokens[0]) : fmt::format("{} after {}", tokens[j], tokens[j - 1]));
+  }
+}
+
+}  // namespace
+
 void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix) const {
   using cfg::require_key;
   const cfg::Value* cpu_v = src.find("cpu");
@@ -433,13 +451,7 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const auto& t = tables[i];
     const cfg::Value& tv = item(tables_v, i);
     const std::string tp = fmt::format("{}.table[{}]", prefix, i);
-    require_key(tv, tp, "time_us", t.time_us.size() == t.tokens.size() && !t.tokens.empty(),
-                fmt::format("a non-empty array as long as tokens ({} items)", t.tokens.size()),
-                fmt::format("{} items", t.time_us.size()));
-    for (size_t j = 1; j < t.tokens.size(); ++j) {
-      require_key(tv, tp, "tokens", t.tokens[j] > t.tokens[j - 1], "strictly ascending values",
-                  fmt::format("{} after {}", t.tokens[j], t.tokens[j - 1]));
-    }
+    check_curve(tv, tp, t.tokens, t.time_us, -std::numeric_limits<double>::infinity(), "strictly ascending values");
   }
   const cfg::Value* ktimes_v = src.find("kernel_time");
   for (size_t i = 0; i < kernel_times.size(); ++i) {
@@ -448,14 +460,7 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const std::string tp = fmt::format("{}.kernel_time[{}]", prefix, i);
     require_key(tv, tp, "dtype", t.dtype == "bf16" || t.dtype == "int8" || t.dtype == "int4",
                 "bf16, int8 or int4", "'" + t.dtype + "'");
-    require_key(tv, tp, "time_us", t.time_us.size() == t.tokens.size() && !t.tokens.empty(),
-                fmt::format("a non-empty array as long as tokens ({} items)", t.tokens.size()),
-                fmt::format("{} items", t.time_us.size()));
-    for (size_t j = 0; j < t.tokens.size(); ++j) {
-      require_key(tv, tp, "tokens", t.tokens[j] >= 1 && (j == 0 || t.tokens[j] > t.tokens[j - 1]),
-                  "strictly ascending values >= 1",
-                  j == 0 ? fmt::format("{} first", t.tokens[j]) : fmt::format("{} after {}", t.tokens[j], t.tokens[j - 1]));
-    }
+    check_curve(tv, tp, t.tokens, t.time_us, 1.0, "strictly ascending values >= 1");
     for (size_t j = 0; j < i; ++j) {
       const auto& o = kernel_times[j];
       require_key(tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),

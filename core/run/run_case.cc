@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -217,8 +218,12 @@ void check_needs(const Case& c, const StrategyInstance& st) {
   }
   const WorkloadSpec& w = c.workload;
   const std::string where = fmt::format("strategy '{}'", st.name);
-  if (!probs.empty() && w.kind == "trace") {
-    const auto info = open_checked(resolve(c.base_dir, w.trace), c.model, "trace")->info();
+  // The trace's header, read once when a component needs something of it.
+  std::optional<TraceInfo> trace;
+  if (w.kind == "trace" && (!probs.empty() || !gates.empty()))
+    trace = open_checked(resolve(c.base_dir, w.trace), c.model, "trace")->info();
+  if (!probs.empty() && trace) {
+    const TraceInfo& info = *trace;
     if (info.probs == ProbsStorage::kNone) {
       throw Error(fmt::format(
           "{}: {} reads router probabilities; expected a trace with them, found workload.trace '{}' without "
@@ -227,8 +232,8 @@ void check_needs(const Case& c, const StrategyInstance& st) {
     }
   }
   if (!gates.empty()) {
-    if (w.kind == "trace") {
-      const auto info = open_checked(resolve(c.base_dir, w.trace), c.model, "trace")->info();
+    if (trace) {
+      const TraceInfo& info = *trace;
       if (info.h_trace <= 0 || !info.has_gate_weights) {
         throw Error(fmt::format(
             "{}: {} needs gate inputs and gate weights in the workload; expected a trace with them, found "

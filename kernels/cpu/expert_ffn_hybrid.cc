@@ -15,33 +15,10 @@
 
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/kernel_choice.h"
 
 namespace moebench {
 namespace {
-
-class SwitchKernel final : public ExpertKernel {
- public:
-  SwitchKernel(std::string name, int64_t switch_tokens, std::unique_ptr<ExpertKernel> few,
-               std::unique_ptr<ExpertKernel> many)
-      : name_(std::move(name)),
-        switch_(switch_tokens),
-        few_(std::move(few)),
-        many_(std::move(many)) {}
-  std::string name() const override { return name_; }
-  bool supports(WeightDtype d) const override { return few_->supports(d) && many_->supports(d); }
-  bool needs_packed() const override { return few_->needs_packed() || many_->needs_packed(); }
-
- protected:
-  void compute(const ExpertWeights& e, const float* x, int64_t tokens, const float* w, float* out,
-               ThreadPool* pool) override {
-    (tokens <= switch_ ? few_ : many_)->run(e, x, tokens, w, out, pool);
-  }
-
- private:
-  std::string name_;
-  int64_t switch_;
-  std::unique_ptr<ExpertKernel> few_, many_;
-};
 
 // N from "base:N", or `fallback` for "base".
 int64_t switch_tokens(const std::string& name, const std::string& base, int64_t fallback) {
@@ -61,19 +38,17 @@ int64_t switch_tokens(const std::string& name, const std::string& base, int64_t 
 }  // namespace
 
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name) {
-  return std::make_unique<SwitchKernel>(name, switch_tokens(name, "hybrid", kHybridSwitchTokens),
-                                        make_avx512_bf16_kernel(), make_onednn_kernel());
+  return make_switch_kernel(name, switch_tokens(name, "hybrid", kHybridSwitchTokens), make_avx512_bf16_kernel(),
+                            make_onednn_kernel());
 }
 
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name) {
   if (name.rfind("avx512-amx-quant", 0) == 0) {
-    return std::make_unique<SwitchKernel>(
-        name, switch_tokens(name, "avx512-amx-quant", kAmxQuantSwitchTokens),
-        make_avx512_vnni_gemm_kernel(), make_amx_quant_kernel());
+    return make_switch_kernel(name, switch_tokens(name, "avx512-amx-quant", kAmxQuantSwitchTokens),
+                              make_avx512_vnni_gemm_kernel(), make_amx_quant_kernel());
   }
-  return std::make_unique<SwitchKernel>(name,
-                                        switch_tokens(name, "avx512-amx-bf16", kAmxSwitchTokens),
-                                        make_avx512_bf16_gemm_kernel(), make_amx_bf16_kernel());
+  return make_switch_kernel(name, switch_tokens(name, "avx512-amx-bf16", kAmxSwitchTokens),
+                            make_avx512_bf16_gemm_kernel(), make_amx_bf16_kernel());
 }
 
 }  // namespace moebench

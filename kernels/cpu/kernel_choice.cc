@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -108,22 +109,27 @@ namespace {
 
 class SegmentedKernel final : public ExpertKernel {
  public:
-  SegmentedKernel(std::string name, std::vector<KernelSegment> segs) : name_(std::move(name)), segs_(std::move(segs)) {
+  // kernels[i] runs segs[i] (made by the caller; segs[i].kernel names it).
+  SegmentedKernel(std::string name, std::vector<KernelSegment> segs, std::vector<std::unique_ptr<ExpertKernel>> kernels)
+      : name_(std::move(name)), segs_(std::move(segs)), kernels_(std::move(kernels)) {
     if (segs_.empty() || segs_.front().first_tokens != 1) {
       throw Error(fmt::format("segmented kernel '{}': expected segments from 1 token per expert on, found {}",
                               name_, segs_.empty() ? std::string("none") : describe(segs_)));
+    }
+    if (kernels_.size() != segs_.size()) {
+      throw InternalError(fmt::format("segmented kernel '{}': {} kernels for {} segments", name_, kernels_.size(),
+                                      segs_.size()));
     }
     for (size_t i = 0; i < segs_.size(); ++i) {
       if (i > 0 && segs_[i].first_tokens <= segs_[i - 1].first_tokens) {
         throw Error(fmt::format("segmented kernel '{}': expected ascending first token counts, found {}", name_,
                                 describe(segs_)));
       }
-      kernels_.push_back(make_expert_kernel(segs_[i].kernel));
-      if (kernels_.back()->needs_packed() != kernels_.front()->needs_packed()) {
+      if (kernels_[i]->needs_packed() != kernels_.front()->needs_packed()) {
         throw Error(fmt::format(
             "segmented kernel '{}': expected kernels that all read the packed weights or none, found {} "
             "({}) beside {} ({})",
-            name_, segs_[i].kernel, kernels_.back()->needs_packed() ? "packed" : "unpacked", segs_[0].kernel,
+            name_, segs_[i].kernel, kernels_[i]->needs_packed() ? "packed" : "unpacked", segs_[0].kernel,
             kernels_.front()->needs_packed() ? "packed" : "unpacked"));
       }
     }
@@ -156,7 +162,27 @@ class SegmentedKernel final : public ExpertKernel {
 
 std::unique_ptr<ExpertKernel> make_segmented_kernel(const std::string& name,
                                                     const std::vector<KernelSegment>& segments) {
-  return std::make_unique<SegmentedKernel>(name, segments);
+  std::vector<std::unique_ptr<ExpertKernel>> kernels;
+  if (segments.empty() || segments.front().first_tokens != 1)
+    return std::make_unique<SegmentedKernel>(name, segments, std::move(kernels));  // refused, naming the segments
+  for (const auto& s : segments) kernels.push_back(make_expert_kernel(s.kernel));
+  return std::make_unique<SegmentedKernel>(name, segments, std::move(kernels));
+}
+
+std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name, int64_t last_few,
+                                                 std::unique_ptr<ExpertKernel> few,
+                                                 std::unique_ptr<ExpertKernel> many) {
+  std::vector<KernelSegment> segs;
+  std::vector<std::unique_ptr<ExpertKernel>> kernels;
+  if (last_few >= 1) {  // 0: the many-token kernel from 1 token on
+    segs.push_back({1, few->name()});
+    kernels.push_back(std::move(few));
+  }
+  if (last_few < std::numeric_limits<int64_t>::max()) {  // else every count is the few-token kernel's
+    segs.push_back({last_few + 1, many->name()});
+    kernels.push_back(std::move(many));
+  }
+  return std::make_unique<SegmentedKernel>(name, std::move(segs), std::move(kernels));
 }
 
 std::string kernel_for(const ExpertKernel& k, int64_t tokens) {

@@ -68,8 +68,16 @@ std::string describe(const std::vector<KernelSegment>& segments);
 std::unique_ptr<ExpertKernel> make_segmented_kernel(const std::string& name,
                                                     const std::vector<KernelSegment>& segments);
 
-// The kernel a segmented kernel runs for `tokens` (its own name for any
-// other kernel).
+// Two kernels behind one name: `few` up to `last_few` tokens per expert,
+// `many` above ("hybrid", "avx512-amx-bf16", "avx512-amx-quant" and their
+// ":N" forms, kernels/cpu/expert_ffn_hybrid.cc). Throws moebench::Error when
+// they differ in needs_packed().
+std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name, int64_t last_few,
+                                                 std::unique_ptr<ExpertKernel> few,
+                                                 std::unique_ptr<ExpertKernel> many);
+
+// The kernel a segmented or switching kernel runs for `tokens` (its own
+// name for any other kernel).
 std::string kernel_for(const ExpertKernel& k, int64_t tokens);
 
 }  // namespace moebench
