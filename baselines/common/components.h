@@ -51,7 +51,7 @@ class LruCache : public CachePolicy {
   using Params = EmptyParams<NoneTag>;
   explicit LruCache(const Params&) {}
   void reset(const CacheSetup& s) override;
-  void on_gate(const Context& ctx) override;
+  void on_access(int32_t layer, const ActiveExpert& a, const Context&) override;
   void on_insert(int32_t layer, int32_t expert, const Context&) override;
   size_t victim(std::span<const SlotRef> c, SlotRef incoming, const Context&) override;
 
@@ -72,7 +72,7 @@ class LfuCache : public CachePolicy {
   };
   explicit LfuCache(const Params& p) : p_(p) {}
   void reset(const CacheSetup& s) override;
-  void on_gate(const Context& ctx) override;
+  void on_access(int32_t layer, const ActiveExpert& a, const Context&) override;
   void on_insert(int32_t layer, int32_t expert, const Context&) override;
   void on_evict(int32_t layer, int32_t expert, const Context&) override;
   size_t victim(std::span<const SlotRef> c, SlotRef incoming, const Context&) override;

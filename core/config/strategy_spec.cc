@@ -27,6 +27,14 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
         .boolean("admit_on_demand", &S::admit_on_demand,
                  "Experts loaded on demand are admitted to the cache (else used once and dropped).")
+        .choice("admission", &S::admission, {"at-gate", "one-at-a-time"},
+                "When an activated expert counts as a hit. at-gate: every expert the layer activates is judged "
+                "at the layer's gate, before any load, and a load never evicts an activated expert before it "
+                "has run. one-at-a-time: the layer's experts are taken in routing order (tokens in order, "
+                "each token's experts by rank), each judged when its turn comes and, if it runs on the GPU, "
+                "loaded if absent and computed before the next; a load may evict any unpinned expert, "
+                "including one the same token needs later, which then misses and is loaded again. Needs "
+                "pin_active_token = false.")
         .boolean("prefetch_buffer", &S::prefetch_buffer,
                  "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
                  "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "

@@ -39,6 +39,12 @@ struct ResidencySpec {
   std::string pool = "per-layer";  // "per-layer": C slots per layer; "global": one pool of L*C slots
   bool pin_active_token = false;   // experts of the token in flight cannot be evicted
   bool admit_on_demand = true;     // experts loaded on demand enter the cache
+  // When an activated expert's hit is judged (docs/STRATEGIES.md, "How each
+  // system's code counts a hit"): "at-gate", every activated expert of the
+  // layer at its gate, before any load; "one-at-a-time", the layer's experts
+  // in routing order, each when its turn comes, after the loads before it
+  // (which may have evicted it).
+  std::string admission = "at-gate";
   bool prefetch_buffer = false;    // + the prefetcher's per-layer maximum in slots, beside the cache share
   std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
   bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed

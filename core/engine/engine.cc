@@ -27,6 +27,13 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
   s.prefetcher = registry.make<Prefetcher>("prefetcher", spec.prefetcher, "strategy.prefetcher");
   s.predictor = registry.make<Predictor>("predictor", spec.predictor, "strategy.predictor");
   s.deferral = registry.make<Deferral>("deferral", spec.deferral, "strategy.deferral");
+  if (spec.residency.admission == "one-at-a-time" && spec.residency.pin_active_token) {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.residency.admission = \"one-at-a-time\" lets a load evict an expert the same "
+        "token needs later; expected pin_active_token = false, found true (pinned, the token's experts are "
+        "judged as at the gate: use admission = \"at-gate\")",
+        spec.name));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(fmt::format(
         "strategy '{}': strategy.prefetcher = \"{}\" loads the experts strategy.predictor scores; expected a "
@@ -193,6 +200,7 @@ class Engine : public FutureView {
              st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
+    one_at_a_time_ = st.residency.admission == "one-at-a-time";
     k_ = int32_t(run_.top_k());
     if (L_ != model.moe_layers() || E_ != model.routed_experts || k_ != model.top_k) {
       throw Error(fmt::format(
@@ -240,6 +248,12 @@ class Engine : public FutureView {
   };
   LayerRun gate_stage(int32_t l);
   void count_hits(int32_t l, const LayerRun& r);
+  // One activated expert's access (tokens of the step that use it) and
+  // whether it was a hit.
+  void record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hit);
+  // admission = "one-at-a-time": the layer's experts in routing order, each
+  // judged, loaded if it runs on the GPU and absent, and computed in turn.
+  void admit_one_at_a_time(int32_t l, LayerRun& r);
   void decide(int32_t l, LayerRun& r);
   void validate_plan(int32_t l);
   void gpu_side(int32_t l, LayerRun& r);
@@ -335,6 +349,8 @@ class Engine : public FutureView {
   std::vector<int64_t> xfer_of_;
   std::vector<double> compute_end_of_;
   std::vector<int32_t> pins_, keep_, computed_this_layer_;
+  std::vector<int32_t> route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
+  bool one_at_a_time_ = false;        // residency.admission, parsed once
   std::vector<ActiveExpert> immediate_;
   std::vector<PrefetchRequest> gate_prefetches_;
   std::vector<double> staging_ring_;
@@ -1089,27 +1105,12 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
 }
 
 // 2. hits of the activated experts, and the prefetches that targeted this (step, layer) judged.
+// (With admission "one-at-a-time" the accesses are judged later, in turn:
+// admit_one_at_a_time.)
 void Engine::count_hits(int32_t l, const LayerRun& r) {
   const auto& active = active_[l];
-  for (const auto& a : active) {
-    const bool cached = res_.resident(l, a.expert);
-    m_.expert_accesses[r.ph] += 1;
-    m_.token_accesses[r.ph] += a.tokens;
-    if (cached) {
-      m_.expert_hits[r.ph] += 1;
-      m_.token_hits[r.ph] += a.tokens;
-    }
-    if (r.decode) {
-      m_.decode_layer_accesses[l] += a.tokens;
-      if (cached) m_.decode_layer_hits[l] += a.tokens;
-      const size_t at = size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
-      if (m_.decode_group_accesses.size() <= at) {
-        m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
-        m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
-      }
-      m_.decode_group_accesses[at] += a.tokens;
-      if (cached) m_.decode_group_hits[at] += a.tokens;
-    }
+  if (!one_at_a_time_) {
+    for (const auto& a : active) record_access(l, r, a.tokens, res_.resident(l, a.expert));
   }
   for (int32_t e : res_.holders(l)) {
     int64_t& target = prefetch_of_[size_t(l) * E_ + e];
@@ -1125,6 +1126,26 @@ void Engine::count_hits(int32_t l, const LayerRun& r) {
   }
 }
 
+void Engine::record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hit) {
+  m_.expert_accesses[r.ph] += 1;
+  m_.token_accesses[r.ph] += tokens;
+  if (hit) {
+    m_.expert_hits[r.ph] += 1;
+    m_.token_hits[r.ph] += tokens;
+  }
+  if (r.decode) {
+    m_.decode_layer_accesses[l] += tokens;
+    if (hit) m_.decode_layer_hits[l] += tokens;
+    const size_t at = size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
+    if (m_.decode_group_accesses.size() <= at) {
+      m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
+      m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
+    }
+    m_.decode_group_accesses[at] += tokens;
+    if (hit) m_.decode_group_hits[at] += tokens;
+  }
+}
+
 // 3. the components decide: cache hooks at the gate, prefetch requests
 // (issued after this layer's own loads), deferral, the assigner's plan.
 void Engine::decide(int32_t l, LayerRun& r) {
@@ -1133,8 +1154,11 @@ void Engine::decide(int32_t l, LayerRun& r) {
   Context ctx = hook_ctx_;
   timed(kFamCache, [&] {
     st_.cache->on_gate(ctx);
-    for (const auto& a : active) {
-      if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
+    if (!one_at_a_time_) {  // else each access is reported in its turn
+      for (const auto& a : active) {
+        st_.cache->on_access(l, a, ctx);
+        if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
+      }
     }
   });
   prefetch_reqs_.clear();
@@ -1301,7 +1325,9 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   }
   const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
   computed_this_layer_.clear();
-  if (!walk) {
+  if (one_at_a_time_) {
+    admit_one_at_a_time(l, r);
+  } else if (!walk) {
     // Every activated expert keeps its slot; loads go in the assigner's link
     // order, then the GPU experts run in GPU order.
     for (const auto& a : active) pin_for_layer(l, a.expert);
@@ -1346,6 +1372,43 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   for (int32_t e : plan_.gpu) {
     xfer_of_[e] = -1;
     compute_end_of_[e] = -1;
+  }
+}
+
+// The layer's experts one at a time, in routing order (each token's experts
+// by rank, tokens in the step's order; an expert is taken at its first use):
+// each is judged a hit if it is resident when its turn comes; a GPU expert
+// that is not there (a planned load, or one a load before it evicted) is
+// loaded then, with nothing kept but pinned experts, and computed before the
+// next. CPU and deferred experts are judged in turn but never admitted. The
+// assigner's plan decides the side; its GPU and link orders give way to the
+// routing order.
+void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
+  const auto& active = active_[l];
+  std::fill(mark_.begin(), mark_.end(), 0);
+  for (int32_t e : plan_.gpu) mark_[e] = 1;
+  route_order_.clear();
+  for (int64_t t = 0; t < step_.tokens(); ++t) {
+    const int32_t* ids = step_.ids(t, l);
+    for (int32_t j = 0; j < k_; ++j) {
+      if (mark_[ids[j]] & 2) continue;
+      mark_[ids[j]] |= 2;
+      route_order_.push_back(ids[j]);
+    }
+  }
+  keep_.clear();
+  for (int32_t e : route_order_) {
+    const auto it = std::lower_bound(active.begin(), active.end(), e,
+                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
+    const bool hit = res_.resident(l, e);
+    record_access(l, r, it->tokens, hit);
+    timed(kFamCache, [&] {
+      st_.cache->on_access(l, *it, hook_ctx_);
+      if (res_.cached(l, e)) st_.cache->on_hit(l, e, hook_ctx_);
+    });
+    if (!(mark_[e] & 1)) continue;  // on the CPU (or deferred)
+    const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
+    run_gpu_expert(l, e, staged, r);
   }
 }
 

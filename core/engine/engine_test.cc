@@ -180,6 +180,60 @@ TEST(EngineResidency, APrefetchBufferThatPrefetchesNothingChangesNothing) {
             plain.metrics.decode_layer_hits[0] + plain.metrics.decode_layer_hits[1]);
 }
 
+// issue 44 item 4: when a hit is judged. Two slots per layer, LRU, experts 0
+// and 1 placed (0 the least recent). Layer 0's token uses experts 2 then 0
+// (rank order), twice; layer 1 uses 0 and 1 (always hits).
+//   at-gate: 0 hits at the gate and becomes most recent; 2's load evicts 1.
+//     Cache {0, 2}: the second token hits both. Layer 0: 3 hits of 4, 1 load.
+//   one-at-a-time: 2 comes first, misses and evicts the least recent, 0;
+//     then 0 misses and evicts 1. Cache {2, 0}: the second token hits both.
+//     Layer 0: 2 hits of 4, 2 loads.
+// With the token's experts the other way round (0 then 2) the two rules agree.
+TEST(EngineResidency, OneAtATimeAdmissionLetsATokensMissEvictItsOtherExpert) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
+  spec.residency.admit_on_demand = true;
+  spec.residency.pin_active_token = false;
+  const std::vector<std::vector<std::vector<int32_t>>> two_first(2, {{2, 0}, {0, 1}});
+  const auto src = routing(2, 4, 2, two_first);
+  const auto gate = run(tiny_model(), round_hardware(), spec, src);
+  spec.residency.admission = "one-at-a-time";
+  const auto turn = run(tiny_model(), round_hardware(), spec, src);
+  EXPECT_EQ(gate.metrics.decode_layer_hits[0], 3);
+  EXPECT_EQ(turn.metrics.decode_layer_hits[0], 2);
+  EXPECT_EQ(gate.metrics.decode_layer_hits[1], 4);
+  EXPECT_EQ(turn.metrics.decode_layer_hits[1], 4);
+  EXPECT_EQ(gate.metrics.demand_loads, 1);
+  EXPECT_EQ(turn.metrics.demand_loads, 2);
+  // One-at-a-time: the second load waits for nothing but the link, and each
+  // GPU expert runs after its own load, in routing order (2, then 0).
+  const auto gpu = tasks(turn, Lane::kGpu, TaskKind::kGpuExpert);
+  ASSERT_GE(gpu.size(), 2u);
+  EXPECT_EQ(gpu[0].layer, 0);
+  EXPECT_EQ(gpu[0].expert, 2);
+  EXPECT_EQ(gpu[1].expert, 0);
+  const std::vector<std::vector<std::vector<int32_t>>> zero_first(2, {{0, 2}, {0, 1}});
+  const auto src2 = routing(2, 4, 2, zero_first);
+  const auto turn2 = run(tiny_model(), round_hardware(), spec, src2);
+  spec.residency.admission = "at-gate";
+  const auto gate2 = run(tiny_model(), round_hardware(), spec, src2);
+  EXPECT_EQ(turn2.metrics.decode_layer_hits[0], 3);
+  EXPECT_EQ(gate2.metrics.decode_layer_hits[0], 3);
+  EXPECT_EQ(turn2.metrics.demand_loads, 1);
+}
+
+TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
+  spec.residency.admission = "one-at-a-time";
+  spec.residency.pin_active_token = true;
+  try {
+    StrategyInstance::create(spec, builtin_registry());
+    ADD_FAILURE() << "one-at-a-time with pinned tokens was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected pin_active_token = false, found true"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EngineResidency, APrefetcherThatPredictsNeedsAPredictor) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
   for (const char* kind : {"next-layer", "impact", "token-wise"}) {

@@ -8,6 +8,10 @@
 //
 // Hooks, in the order the core calls them for each MoE layer of a step:
 //   CachePolicy::on_gate       routing of the layer revealed
+//   CachePolicy::on_access     each activated expert, in expert-id order
+//                              (residency.admission = "one-at-a-time": in
+//                              routing order, each at its turn, after the
+//                              loads before it, up to Assigner::plan)
 //   Prefetcher::after_gate     predictions for later layers may be queued
 //   Deferral::choose           decode only, not the last layer
 //   Assigner::plan             CPU/GPU split, on-demand loads, lane order
@@ -180,7 +184,12 @@ class CachePolicy : public PolicyComponent {
   virtual void reset(const CacheSetup&) {}
   // Routing of ctx.layer revealed (scores for MRS, counts for LFU).
   virtual void on_gate(const Context&) {}
-  // An activated expert was found cached (resident or in flight).
+  // An activated expert is accessed (a use: recency and frequency policies
+  // count it here, not in on_gate, so that under admission "one-at-a-time"
+  // an expert whose turn has not come is not yet counted as used).
+  virtual void on_access(int32_t /*layer*/, const ActiveExpert& /*a*/, const Context&) {}
+  // An activated expert was found cached (resident or in flight), right
+  // after its on_access.
   virtual void on_hit(int32_t /*layer*/, int32_t /*expert*/, const Context&) {}
   // An expert entered a slot (placement, load, prefetch, swap).
   virtual void on_insert(int32_t /*layer*/, int32_t /*expert*/, const Context&) {}

@@ -22,13 +22,10 @@ void LfuCache::reset(const CacheSetup& s) {
   clock_ = 1;
 }
 
-void LfuCache::on_gate(const Context& ctx) {
-  const bool tokens = p_.count == "tokens";
-  for (const auto& a : ctx.active) {
-    const size_t i = size_t(ctx.layer) * E_ + a.expert;
-    count_[i] += tokens ? a.tokens : 1;
-    last_[i] = clock_++;
-  }
+void LfuCache::on_access(int32_t layer, const ActiveExpert& a, const Context&) {
+  const size_t i = size_t(layer) * E_ + a.expert;
+  count_[i] += p_.count == "tokens" ? a.tokens : 1;
+  last_[i] = clock_++;
 }
 
 void LfuCache::on_insert(int32_t layer, int32_t expert, const Context&) {

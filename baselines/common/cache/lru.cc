@@ -10,8 +10,8 @@ void LruCache::reset(const CacheSetup& s) {
   clock_ = 1;
 }
 
-void LruCache::on_gate(const Context& ctx) {
-  for (const auto& a : ctx.active) last_[size_t(ctx.layer) * E_ + a.expert] = clock_++;
+void LruCache::on_access(int32_t layer, const ActiveExpert& a, const Context&) {
+  last_[size_t(layer) * E_ + a.expert] = clock_++;
 }
 
 void LruCache::on_insert(int32_t layer, int32_t expert, const Context&) {
