@@ -219,7 +219,7 @@ def test_kernels_reads_benchmark_json(tmp_path):
     kernels.run(str(tmp_path), tmp_path / "report")
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "prefill int8: best kernel at 25-25% of the measured AMX bf16 tile peak" in md and "missed" in md
-    assert "amx-quant for int8 and int4) ran on this CPU" in md
+    assert "amx-int8 and amx-quant for int8 and int4) ran on this CPU" in md
     # issue 43: where the fixed rule (auto without a calibrated profile) runs a candidate measured slower.
     d["context"].update({"auto_int8": "avx512-amx-quant", "amx_switch_tokens_quant": "8"})
     d["benchmarks"].append({"name": "BM_ExpertFfn/avx512-vnni-gemm/int8/256/real_time", "run_type": "iteration",

@@ -39,9 +39,12 @@ std::string auto_expert_kernel(WeightDtype dtype) {
       break;
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
-      // With AMX: the packed VNNI kernel for few tokens, the weights
-      // dequantised onto bf16 tiles for many (docs/KERNELS.md). Without:
+      // With AMX: the packed VNNI kernel for few tokens, the int8 tiles
+      // for many (amx-int8, faster than amx-quant at every count measured
+      // on a 2-vCPU Xeon; docs/KERNELS.md), the bf16 tiles after
+      // dequantising where a CPU had AMX-BF16 without AMX-INT8. Without:
       // the packed VNNI kernel, the faster at every token count measured.
+      if (available("avx512-amx-int8")) return "avx512-amx-int8";
       if (available("avx512-amx-quant")) return "avx512-amx-quant";
       if (available("avx512-vnni-gemm")) return "avx512-vnni-gemm";
       if (available("avx512-vnni")) return "avx512-vnni";

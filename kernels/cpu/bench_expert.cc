@@ -187,7 +187,8 @@ int register_all() {
   };
   for (const auto& name : expert_kernels_available()) {
     if (name == "reference") continue;  // fp64 loops: far too slow at this shape
-    if (name == "hybrid" || name == "avx512-amx-bf16" || name == "avx512-amx-quant")
+    if (name == "hybrid" || name == "avx512-amx-bf16" || name == "avx512-amx-quant" ||
+        name == "avx512-amx-int8")
       continue;  // one kernel below its switch, another above: both timed already
     const auto k = make_expert_kernel(name);
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
@@ -220,6 +221,7 @@ int register_all() {
   // profile): analysis/kernels.py sets its pick against the fastest candidate.
   benchmark::AddCustomContext("amx_switch_tokens_bf16", std::to_string(kAmxSwitchTokens));
   benchmark::AddCustomContext("amx_switch_tokens_quant", std::to_string(kAmxQuantSwitchTokens));
+  benchmark::AddCustomContext("amx_switch_tokens_int8", std::to_string(kAmxInt8SwitchTokens));
   return 0;
 }
 

@@ -287,6 +287,10 @@ std::vector<std::string> expert_kernels_available() {
     v.push_back("amx-quant");
     v.push_back("avx512-amx-quant");
   }
+  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_vnni && c.amx_tile && c.amx_int8) {
+    v.push_back("amx-int8");
+    v.push_back("avx512-amx-int8");
+  }
   if (c.avx2 && c.fma) v.push_back("avx2-gemm");
   if (onednn_bf16_available()) v.push_back("onednn");
   if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
@@ -298,7 +302,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   bool ok = false;
   for (const auto& a : avail)
     ok = ok || a == name ||
-         ((a == "hybrid" || a == "avx512-amx-bf16" || a == "avx512-amx-quant") &&
+         ((a == "hybrid" || a == "avx512-amx-bf16" || a == "avx512-amx-quant" || a == "avx512-amx-int8") &&
           name.rfind(a + ":", 0) == 0);
   if (!ok) {
     std::string list;
@@ -311,6 +315,7 @@ std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
   if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
   if (name == "amx-bf16") return make_amx_bf16_kernel();
   if (name == "amx-quant") return make_amx_quant_kernel();
+  if (name == "amx-int8") return make_amx_int8_kernel();
   if (name.rfind("avx512-amx-", 0) == 0) return make_switch_kernel(name);
   if (name == "avx512-vnni") return make_avx512_vnni_kernel();
   if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();

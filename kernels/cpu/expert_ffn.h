@@ -30,6 +30,13 @@
 //                 them, fp32 sums over whole rows (expert_ffn_amx_quant.cc)
 //   avx512-amx-quant  int8 and int4: avx512-vnni-gemm up to
 //                 kAmxQuantSwitchTokens tokens, amx-quant above (":N")
+//   amx-int8      own kernel, int8 and int4 packed at load (the vnni-gemm
+//                 packing; int4 unpacked to bytes per task): TDPBSUD on the
+//                 codes, one tile product per group, its int32 sums scaled
+//                 into fp32 per group as avx512-vnni-gemm does, whose output
+//                 it equals bit for bit (expert_ffn_amx_int8.cc)
+//   avx512-amx-int8  int8 and int4: avx512-vnni-gemm up to
+//                 kAmxInt8SwitchTokens tokens, amx-int8 above (":N")
 //   avx512-vnni-gemm  own kernel, int8 and int4 packed at load: 16 rows per
 //                 vector, each token's 4 activation bytes broadcast into
 //                 vpdpbusd, int32 sums per group scaled by a vector of the
@@ -105,6 +112,14 @@ inline constexpr int64_t kAmxSwitchTokens = 3;
 // level at 8 tokens and the tiles faster from 16 on, for both dtypes, in
 // both runs (docs/KERNELS.md).
 inline constexpr int64_t kAmxQuantSwitchTokens = 8;
+// The same for "avx512-amx-int8" (avx512-vnni-gemm up to it, amx-int8
+// above), int8 and int4: on a 2-vCPU Xeon with AMX (2026-11-26,
+// docs/KERNELS.md) amx-int8 was faster than the VNNI kernel from 3 tokens
+// for int8 and from 16 for int4; 4 leaves each dtype at most 1.11x from
+// the faster of the two at every count measured (8 would leave int8 1.35x
+// at 8 tokens). A calibrated profile switches per dtype where the machine
+// says (kernel_choice.h).
+inline constexpr int64_t kAmxInt8SwitchTokens = 4;
 
 // Column pairs per row block in the packed bf16 layout: the columns padded
 // to whole blocks of 32 (one AMX tile's depth) with zero weights.

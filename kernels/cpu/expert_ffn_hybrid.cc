@@ -7,7 +7,9 @@
 //   "avx512-amx-bf16" (bf16, packed weights): avx512-bf16-gemm for few
 //       tokens, amx-bf16 for many; above kAmxSwitchTokens, or N;
 //   "avx512-amx-quant" (int8 and int4, packed weights): avx512-vnni-gemm
-//       for few tokens, amx-quant for many; above kAmxQuantSwitchTokens, or N.
+//       for few tokens, amx-quant for many; above kAmxQuantSwitchTokens, or N;
+//   "avx512-amx-int8" (int8 and int4, packed weights): avx512-vnni-gemm
+//       for few tokens, amx-int8 for many; above kAmxInt8SwitchTokens, or N.
 #include <charconv>
 #include <utility>
 
@@ -43,6 +45,10 @@ std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name) {
 }
 
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name) {
+  if (name.rfind("avx512-amx-int8", 0) == 0) {
+    return make_switch_kernel(name, switch_tokens(name, "avx512-amx-int8", kAmxInt8SwitchTokens),
+                              make_avx512_vnni_gemm_kernel(), make_amx_int8_kernel());
+  }
   if (name.rfind("avx512-amx-quant", 0) == 0) {
     return make_switch_kernel(name, switch_tokens(name, "avx512-amx-quant", kAmxQuantSwitchTokens),
                               make_avx512_vnni_gemm_kernel(), make_amx_quant_kernel());

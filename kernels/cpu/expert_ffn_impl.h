@@ -53,8 +53,11 @@ std::unique_ptr<ExpertKernel> make_amx_bf16_kernel();  // REQUIRES: the above an
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name);
 std::unique_ptr<ExpertKernel>
 make_amx_quant_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx512_bf16, amx_tile, amx_bf16
-// "avx512-amx-bf16[:N]" (REQUIRES amx-bf16) or "avx512-amx-quant[:N]"
-// (REQUIRES amx-quant and avx512-vnni-gemm).
+std::unique_ptr<ExpertKernel>
+make_amx_int8_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, amx_tile, amx_int8
+// "avx512-amx-bf16[:N]" (REQUIRES amx-bf16), "avx512-amx-quant[:N]"
+// (REQUIRES amx-quant and avx512-vnni-gemm) or "avx512-amx-int8[:N]"
+// (REQUIRES amx-int8 and avx512-vnni-gemm).
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name);
 
 }  // namespace moebench

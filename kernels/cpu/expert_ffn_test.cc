@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -568,6 +569,50 @@ TEST(ExpertKernel, AmxQuantSwitchGivesFewTokensToTheVnniKernel) {
     EXPECT_TRUE(sw->supports(dt));
     EXPECT_FALSE(sw->supports(WeightDtype::kBf16));
     expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-vnni-gemm", "amx-quant");
+  }
+}
+
+// issue 43: amx-int8 (TDPBSUD on the packed codes, int4 unpacked per task)
+// performs avx512-vnni-gemm's operations in the same order on the same
+// quantised activations (int32 sums per group are exact, whatever order the
+// tiles add them in), so its output equals that kernel's bit for bit: odd
+// widths (one partial group, a partial last row block, a lone last down row
+// block), the models' shapes (many groups), token counts on both sides of
+// the 16-token tiles and the 32-token blocks, 1 and 3 threads, and output
+// that already holds values (the kernels add to it).
+TEST(ExpertKernel, AmxInt8EqualsTheVnniGemmKernelBitForBit) {
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "amx-int8") == avail.end())
+    GTEST_SKIP() << "no AMX-INT8 here (or the OS does not grant the tile state)";
+  const auto tiles = make_expert_kernel("amx-int8");
+  const auto vnni = make_expert_kernel("avx512-vnni-gemm");
+  EXPECT_TRUE(tiles->needs_packed());
+  EXPECT_FALSE(tiles->supports(WeightDtype::kBf16));
+  ThreadPool pool(3);
+  const std::vector<ExpertShape> shapes = {{130, 71}, {64, 16}, {257, 129}, {2048, 1408}};
+  for (WeightDtype dt : {WeightDtype::kInt8, WeightDtype::kInt4}) {
+    for (const auto& s : shapes) {
+      ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden + s.inter));
+      e.pack();
+      const bool big = s.hidden > 1000;
+      for (int64_t T : big ? std::vector<int64_t>{1, 17, 40} : std::vector<int64_t>{1, 5, 16, 17, 31, 32, 33, 70}) {
+        const auto x = random_vec(T * s.hidden, uint64_t(T) + 11);
+        const auto w = random_vec(T, uint64_t(T) + 12);
+        const auto init = random_vec(T * s.hidden, uint64_t(T) + 13);
+        std::vector<float> want = init, got = init, got_pool = init;
+        vnni->run(e, x.data(), T, w.data(), want.data());
+        tiles->run(e, x.data(), T, w.data(), got.data());
+        tiles->run(e, x.data(), T, w.data(), got_pool.data(), &pool);
+        int64_t differ = 0, differ_pool = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          differ += std::memcmp(&want[i], &got[i], sizeof(float)) != 0;
+          differ_pool += std::memcmp(&want[i], &got_pool[i], sizeof(float)) != 0;
+        }
+        EXPECT_EQ(differ, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T << " tokens";
+        EXPECT_EQ(differ_pool, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T
+                                  << " tokens, 3 threads";
+      }
+    }
   }
 }
 

@@ -19,7 +19,7 @@ std::vector<std::string> auto_candidates(WeightDtype dtype) {
       break;
     case WeightDtype::kInt8:
     case WeightDtype::kInt4:
-      want = {"avx512-vnni-gemm", "amx-quant", "avx2-gemm"};
+      want = {"avx512-vnni-gemm", "amx-quant", "amx-int8", "avx2-gemm"};
       break;
     case WeightDtype::kFp16:
       break;

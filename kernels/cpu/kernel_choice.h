@@ -11,7 +11,8 @@
 // The candidates for a dtype are the own kernels that read the packed
 // layout (ExpertWeights::pack, one layout for all of them, so one set of
 // buffers serves every choice): bf16 avx512-bf16-gemm, amx-bf16, avx2-gemm;
-// int8 and int4 avx512-vnni-gemm, amx-quant, avx2-gemm; those this CPU runs.
+// int8 and int4 avx512-vnni-gemm, amx-quant, amx-int8, avx2-gemm; those this
+// CPU runs.
 // Not oneDNN (its OpenMP threads keep spinning after a call and slow the
 // next task on a small machine: timed alone it would win where a layer of
 // tasks loses) nor the unpacked kernels (a second copy of every weight).
