@@ -61,11 +61,14 @@ def test_figure_scripts_write_tables_with_paper_values(results, tmp_path):
     assert (tmp_path / "ktransformers-deferral.png").stat().st_size > 5_000
     s = hybrimoe_fig9.run(str(results), tmp_path)
     t = pd.read_csv(tmp_path / "hybrimoe-fig9.csv")
-    # 3 models x 3 cache ratios x (MRS, LRU, each also without prefetching).
-    assert len(t) == 36
-    # The paper gives values for its own configuration (with prefetching) only.
-    assert t[t["policy"].str.endswith("-noprefetch")]["paper hit rate"].isna().all()
-    assert "without prefetching" in s["headline"]
+    # 3 models x 3 cache ratios x (MRS, LRU), each with and without prefetching, each judged at the gate and one
+    # at a time (issue 44 item 4).
+    assert len(t) == 72
+    # The paper gives values for its own configuration (with prefetching, hits at the gate) only.
+    assert t[t["policy"].str.contains("-noprefetch|-one-at-a-time")]["paper hit rate"].isna().all()
+    assert "without prefetching" in s["headline"] and "one at a time" in s["headline"]
+    md = (tmp_path / "hybrimoe-fig9.md").read_text()
+    assert "one at a time deepseek" in md and "without prefetching at the gate" in md
     row = t[(t["model"] == "mixtral") & (t["cache %"] == 25) & (t["policy"] == "mrs")].iloc[0]
     assert row["paper hit rate"] == pytest.approx(0.362)
     assert 0.0 <= row["harness hit rate (seed mean)"] <= 1.0
@@ -433,3 +436,15 @@ def test_report_accept_refuses_stale_results(tmp_path):
     if first != head:  # a shallow clone has one commit: nothing to compare
         (run / "manifest.json").write_text(json.dumps({"provenance": {"git_commit": first, "git_dirty": False}}))
         assert any("changed since" in s for s in report.stale_results([entry]))
+
+
+def test_dali_fig7_17_shows_both_hit_rules(tmp_path):
+    """issue 44 item 4: MRS and LRU judged at the gate (checked) and one at a time (shown beside)."""
+    import dali_fig7_17
+    run_suite(tmp_path / "res", "suites/dali/fig17-mixtral.toml", "--filter", "strategy.residency.cache_ratio=0.125")
+    s = dali_fig7_17.run(str(tmp_path / "res"), tmp_path)
+    assert s["verdict"] in VERDICTS
+    t = pd.read_csv(tmp_path / "dali-fig7-17.csv")
+    assert {"hit hybrimoe-mrs-one-at-a-time", "hit lru-one-at-a-time"} <= set(t.columns)
+    md = (tmp_path / "dali-fig7-17.md").read_text()
+    assert "MRS / LRU at the gate -> one at a time: 12.5%:" in md
