@@ -61,14 +61,17 @@ def test_readme_walkthrough_converts_a_vllm_shaped_log(tmp_path):
     # Step 4: the dropped row is refused with its count, then filled.
     r = run([BIN, *args, "--layout", "per-forward"])
     assert r.returncode != 0 and "found 1 missing" in r.stderr, r.stderr
-    r = run([BIN, *args, "--layout", "per-forward", "--missing", "fill"])
+    r = run([BIN, *args, "--layout", "per-forward", "--missing", "hole"])
     assert r.returncode == 0, r.stderr
     assert "3 sequences" in r.stdout, r.stdout  # task1's two requests, task2's one (its cmpl-7 kept apart)
     assert f"{(5 + 4) * 2 + 3 + 2} tokens" in r.stdout, r.stdout
     assert "router probabilities per token and layer: none" in r.stdout
-    # Step 5: statistics, and a suite: a strategy that reads probabilities is refused before anything runs.
+    assert "missing rows: 1 (hole: 0 tokens dropped, 0 rows filled, 1 hole rows)" in r.stdout, r.stdout
+    # Step 5: statistics (the hole left out and counted), and a suite: a strategy that reads probabilities is refused
+    # before anything runs.
     r = run([BIN, "trace", "stats", out])
     assert r.returncode == 0, r.stderr
+    assert f"holes: 1 of {((5 + 4) * 2 + 3 + 2) * LAYERS} (token, layer) rows" in r.stdout, r.stdout
     suite = tmp_path / "s.toml"
     suite.write_text('strategies = ["gpu-ondemand", "hybrimoe"]\n[suite]\nname = "walk"\n[model]\npreset = '
                      '"mixtral-8x7b"\n[hardware]\npreset = "hybrimoe-a6000"\n[workload]\nkind = "trace"\n'
@@ -79,3 +82,6 @@ def test_readme_walkthrough_converts_a_vllm_shaped_log(tmp_path):
     assert "will fail: strategy 'hybrimoe'" in r.stdout, r.stdout
     r = run([RUN_SUITE, suite, "--filter", "strategy.name=gpu-ondemand", "--results", tmp_path / "results", "-q"])
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 of the trace's" in r.stderr and "rows are holes" in r.stderr, r.stderr
+    rows = [json.loads(line) for p in (tmp_path / "results").rglob("runs.jsonl") for line in p.read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["routing_holes"] == 1, rows

@@ -19,6 +19,7 @@ void LastIterationPredictor::predict(const Context& ctx, int32_t target, int64_t
   const float tie = r.tokens() > 0 ? 0.5f / float(r.tokens()) : 0.0f;
   for (int64_t t = 0; t < r.tokens(); ++t) {
     const int32_t* ids = r.ids(t, target);
+    if (ids[0] == kHoleId) continue;  // a hole in the trace: nothing to repeat
     const float* w = r.weights(t, target);
     float wsum = 0;
     for (int64_t j = 0; j < k; ++j) wsum += std::abs(w[j]);

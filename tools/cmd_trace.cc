@@ -151,11 +151,11 @@ void add_trace_commands(CLI::App& app) {
                 "topk weights), probs (router probabilities before renormalisation: k of the chosen experts or "
                 "all E), logits (all E router logits), prompt (boolean)");
   c->add_option("--missing", copt.missing,
-                "Rows of the (seq, token, layer) grid that no line gives: error (default), drop "
-                "(the token), fill "
-                "(the previous token's routing of that layer); token positions count from 0 in each "
-                "sequence, and more than 4096 consecutive positions with no row are refused")
-      ->check(CLI::IsMember({"error", "drop", "fill"}));
+                "Rows of the (seq, token, layer) grid that no line gives: error (default), hole "
+                "(kept as holes that statistics and the simulator skip and count), drop (the token), "
+                "fill (the previous token's routing of that layer); token positions count from 0 in "
+                "each sequence, and more than 4096 consecutive positions with no row are refused")
+      ->check(CLI::IsMember({"error", "drop", "fill", "hole"}));
   c->callback([] {
     for (const auto& f : field_maps) {
       const auto eq = f.find('=');
@@ -174,8 +174,8 @@ void add_trace_commands(CLI::App& app) {
         sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
     for (const auto& n : sum.notes) fmt::print(stderr, "note: {}\n", n);
     if (sum.missing_rows > 0) {
-      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled)\n", sum.missing_rows,
-                 copt.missing, sum.dropped_tokens, sum.filled_rows);
+      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled, {} hole rows)\n", sum.missing_rows,
+                 copt.missing, sum.dropped_tokens, sum.filled_rows, sum.hole_rows);
     }
     const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
     if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {

@@ -28,6 +28,7 @@ void order_by_router(std::vector<SchedExpert>& v, int64_t tokens, int64_t k,
   int64_t pos = 0;
   for (int64_t t = 0; t < tokens; ++t) {
     const int32_t* ids = ids_of(t);
+    if (ids[0] == kHoleId) continue;  // a hole in the trace: no expert
     for (int64_t j = 0; j < k; ++j) {
       if (size_t(ids[j]) >= first.size()) first.resize(size_t(ids[j]) + 1, -1);
       if (first[size_t(ids[j])] < 0) first[size_t(ids[j])] = pos++;

@@ -264,7 +264,7 @@ class Engine : public FutureView {
   void after_layer(int32_t l, const LayerRun& r);
   void release_prefetch_buffer(int32_t l, double gpu_end);
   void cancel_stale_prefetches(int32_t l, double t_gate);
-  void compute_active(int32_t l, std::vector<ActiveExpert>* out) const;
+  void compute_active(int32_t l, std::vector<ActiveExpert>* out);
   // -------- helpers
   Context context(int32_t layer, double now) const;
   template <class F>
@@ -432,6 +432,7 @@ void Engine::plan_steps() {
       for (int32_t l = 0; l < L_; ++l) {
         for (const auto& [seq, pos] : steps_[s].tokens) {
           const int32_t* ids = run_.ids(run_.token(seq, pos), l);
+          if (ids[0] == kHoleId) continue;  // a hole: no use
           for (int32_t j = 0; j < k_; ++j) {
             auto& u = uses_[size_t(l) * E_ + ids[j]];
             if (u.empty() || u.back() != s) u.push_back(s);
@@ -805,6 +806,7 @@ std::span<const ActiveExpert> Engine::active(int64_t offset, int32_t layer) cons
     for (const auto& [seq, pos] : steps_[s].tokens) {
       const int64_t t = run_.token(seq, pos);
       const int32_t* ids = run_.ids(t, layer);
+      if (ids[0] == kHoleId) continue;  // a hole: no expert
       const float* w = run_.weights(t, layer);
       for (int32_t j = 0; j < k_; ++j) {
         ++work[ids[j]];
@@ -821,7 +823,7 @@ std::span<const ActiveExpert> Engine::active(int64_t offset, int32_t layer) cons
 
 // ---------------------------------------------------------------- run
 
-void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) const {
+void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) {
   out->clear();
   auto& work = const_cast<std::vector<int32_t>&>(workload_scratch_);
   auto& best = const_cast<std::vector<int32_t>&>(rank_scratch_);
@@ -830,6 +832,12 @@ void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) const {
   touched.clear();
   for (int64_t t = 0; t < step_.tokens(); ++t) {
     const int32_t* ids = step_.ids(t, l);
+    // A hole (the trace lacks this token's routing at this layer): no
+    // expert runs for it and no access is counted (RunMetrics::hole_rows).
+    if (ids[0] == kHoleId) {
+      ++m_.hole_rows[step_.phase() == Phase::kDecode ? 1 : 0];
+      continue;
+    }
     const float* w = step_.weights(t, l);
     for (int32_t j = 0; j < k_; ++j) {
       const int32_t e = ids[j];
@@ -1390,6 +1398,7 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
   route_order_.clear();
   for (int64_t t = 0; t < step_.tokens(); ++t) {
     const int32_t* ids = step_.ids(t, l);
+    if (ids[0] == kHoleId) continue;  // a hole: nothing to admit
     for (int32_t j = 0; j < k_; ++j) {
       if (mark_[ids[j]] & 2) continue;
       mark_[ids[j]] |= 2;

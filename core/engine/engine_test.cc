@@ -221,6 +221,31 @@ TEST(EngineResidency, OneAtATimeAdmissionLetsATokensMissEvictItsOtherExpert) {
   EXPECT_EQ(turn2.metrics.demand_loads, 1);
 }
 
+// issue 44 item 1: a hole (a (token, layer) whose routing the trace lacks)
+// runs no expert and counts no access; the run reports how many it met.
+// Two slots per layer, LRU, experts 0 and 1 placed. Layer 0: token 0 uses
+// {2, 3}, token 1 is a hole, token 2 uses {2, 3} again: 2 misses, then 2
+// hits (the hole evicts nothing, touches nothing). Layer 1: {0, 1} always.
+TEST(EngineResidency, AHoleRunsNoExpertAndCountsNoAccess) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
+  spec.residency.admit_on_demand = true;
+  const std::vector<std::vector<std::vector<int32_t>>> ids = {
+      {{2, 3}, {0, 1}}, {{kHoleId, kHoleId}, {0, 1}}, {{2, 3}, {0, 1}}};
+  const auto src = routing(2, 4, 2, ids);
+  EXPECT_EQ(src.info().hole_rows, 1);
+  const auto r = run(tiny_model(), round_hardware(), spec, src);
+  EXPECT_EQ(r.metrics.hole_rows[1], 1);
+  EXPECT_EQ(r.metrics.decode_layer_accesses[0], 4);  // tokens 0 and 2, two experts each
+  EXPECT_EQ(r.metrics.decode_layer_hits[0], 2);
+  EXPECT_EQ(r.metrics.decode_layer_accesses[1], 6);
+  EXPECT_EQ(r.metrics.demand_loads, 2);
+  // The hole's step runs no expert at layer 0: two GPU experts at layer 0 in
+  // steps 0 and 2, none in step 1.
+  int64_t layer0 = 0;
+  for (const auto& t : tasks(r, Lane::kGpu, TaskKind::kGpuExpert)) layer0 += t.layer == 0;
+  EXPECT_EQ(layer0, 4);
+}
+
 TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
   spec.residency.admission = "one-at-a-time";

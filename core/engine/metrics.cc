@@ -125,6 +125,8 @@ std::vector<RunMetrics::Field> residency_fields() {
          return groups;
        }},
       {"decode_activations", "Decode (token, layer, expert) activations.", [](const RunMetrics& m) { return J(m.token_accesses[1]); }},
+      {"routing_holes", "(token, layer) rows of the run whose routing the trace lacks (holes: a logger dropped them; prefill and decode): no expert ran for them and no access was counted, so hit rates are over the rows the trace has.",
+       [](const RunMetrics& m) { return J(m.hole_rows[0] + m.hole_rows[1]); }},
       {"prefetch_loads", "Expert loads issued by the prefetcher.", [](const RunMetrics& m) { return J(m.prefetch_loads); }},
       {"prefetch_loads_by_layer", "Expert loads issued by the prefetcher, per MoE layer (array).",
        [](const RunMetrics& m) { return J(m.prefetch_layer_loads); }},

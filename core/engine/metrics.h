@@ -35,6 +35,9 @@ struct RunMetrics {
   // first decode step, summed over batches) and layer: [group * layers + layer].
   static constexpr int64_t kStepGroup = 8;
   std::vector<int64_t> decode_group_accesses, decode_group_hits;
+  // (token, layer) rows of the run's steps that are holes in the trace
+  // (TraceInfo::hole_rows), [prefill, decode]: no expert ran, nothing counted.
+  int64_t hole_rows[2] = {0, 0};
 
   // Transfers.
   int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0,

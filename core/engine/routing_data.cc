@@ -46,6 +46,11 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
       std::copy(rec.weights.begin(), rec.weights.end(), weights_.begin() + t * L_ * k_);
       if (p_ > 0) {
         for (int64_t l = 0; l < L_; ++l) {
+          if (rec.ids[l * k_] == kHoleId) {  // a hole: no scores either
+            std::fill_n(topp_ids_.begin() + (t * L_ + l) * p_, p_, kHoleId);
+            std::fill_n(topp_probs_.begin() + (t * L_ + l) * p_, p_, 0.0f);
+            continue;
+          }
           const float* pr = &rec.probs[l * E_];
           top_k_indices(pr, E_, p_, nullptr, order.data());
           for (int64_t j = 0; j < p_; ++j) {

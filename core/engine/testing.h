@@ -74,14 +74,19 @@ inline MemoryTraceSource routing(int32_t layers, int32_t experts, int32_t k,
   info.sequences = {{prompt_len, int64_t(ids.size()) - prompt_len}};
   MemoryTraceSource src(info);
   for (const auto& tok : ids) {
+    for (int32_t l = 0; l < layers; ++l) src.mutable_info().hole_rows += tok[l][0] == kHoleId;
+  }
+  for (const auto& tok : ids) {
     TokenRecord r;
     for (int32_t l = 0; l < layers; ++l) {
+      // A row given as kHoleId ids is a hole: weights and probabilities 0.
+      const bool hole = tok[l][0] == kHoleId;
       for (int32_t j = 0; j < k; ++j) {
         r.ids.push_back(tok[l][j]);
-        r.weights.push_back(1.0f / float(j + 1));
+        r.weights.push_back(hole ? 0.0f : 1.0f / float(j + 1));
       }
       for (int32_t e = 0; e < experts; ++e) {
-        float p = 0.01f;
+        float p = hole ? 0.0f : 0.01f;
         for (int32_t j = 0; j < k; ++j) {
           if (tok[l][j] == e) p = 0.5f / float(j + 1);
         }

@@ -91,6 +91,7 @@ const CalibrationProfile& WorkloadCalibration::profile() const {
       if ((p->tokens & 63) == 0) throw_if_cancelled();
       ++p->tokens;
       for (int64_t l = 0; l < p->layers; ++l) {
+        if (rec.ids[l * in.top_k()] == kHoleId) continue;  // a hole: nothing to count
         for (int64_t j = 0; j < in.top_k(); ++j) ++p->counts[l * p->experts + rec.ids[l * in.top_k() + j]];
       }
     }

@@ -35,6 +35,8 @@ namespace moebench {
 
 inline constexpr const char* kTraceFormat = "moebench-trace";
 inline constexpr int kTraceFormatVersion = 1;
+// The expert id of every rank of a hole row (TraceInfo::hole_rows).
+inline constexpr int32_t kHoleId = -1;
 // Largest sizes a trace's metadata may state (real models: <= 94 MoE layers,
 // <= 384 routed experts, hidden size <= 16384); a larger value is an error.
 inline constexpr int64_t kMaxTraceLayers = 1024;
@@ -73,6 +75,11 @@ struct TraceInfo {
   bool has_gate_weights = false;
   std::vector<SequenceInfo> sequences;
   std::string source;   // JSON text: generator and parameters, or converter and input
+  // (token, layer) rows whose routing is unknown ("holes": a logger dropped
+  // them; `trace convert --missing hole`): every id kHoleId and every weight
+  // 0. Statistics and the simulator skip them and say how many
+  // (docs/TRACE_FORMAT.md, "Holes"). A trace with holes has no gate inputs.
+  int64_t hole_rows = 0;
 
   int64_t experts() const { return routing.experts; }
   int64_t top_k() const { return routing.top_k; }

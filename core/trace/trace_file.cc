@@ -107,6 +107,14 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
   meta["norm_topk_prob"] = in.routing.norm_topk_prob ? "true" : "false";
   meta["routed_scaling_factor"] = fmt::format("{}", in.routing.routed_scaling_factor);
   meta["source"] = in.source;
+  if (in.hole_rows > 0) {
+    if (H > 0) {
+      throw Error(fmt::format("{}: expected no gate inputs in a trace with holes (their rows have none), found "
+                              "h_trace {} and {} hole rows (write without gate inputs)",
+                              out.string(), H, in.hole_rows));
+    }
+    meta["holes"] = std::to_string(in.hole_rows);
+  }
 
   st::Writer w(out, specs, meta);
   {
@@ -375,9 +383,32 @@ class FileTraceSource : public TraceSource {
     const uint8_t* idp = file_->data(*ids_);
     const uint8_t* wp = file_->data(*weights_);
     std::vector<int32_t> row(k);
+    // Holes (docs/TRACE_FORMAT.md): rows whose every id is kHoleId and every
+    // weight 0, only in a file whose metadata counts them, never with gate
+    // inputs.
+    const bool may_have_holes = file_->metadata().count("holes") > 0;
+    const int64_t holes_stated = may_have_holes ? meta_int("holes", 1, T * L) : 0;
+    if (may_have_holes && info_.h_trace > 0) {
+      bad("__metadata__.holes", "no holes in a trace with gate inputs (h_trace > 0)",
+          fmt::format("{} with h_trace {}", holes_stated, info_.h_trace));
+    }
+    int64_t holes = 0;
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t l = 0; l < L; ++l) {
         std::memcpy(row.data(), idp + ((t * L + l) * k) * 4, k * 4);
+        if (may_have_holes && row[0] == kHoleId) {
+          for (int64_t j = 0; j < k; ++j) {
+            float w;
+            std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
+            if (row[j] != kHoleId || w != 0.0f) {
+              bad(fmt::format("topk_ids[token {}, layer {}]", t, l),
+                  fmt::format("a hole (every id {} and every weight 0) or expert ids in [0, {})", kHoleId, E),
+                  fmt::format("id {} weight {} at rank {}", row[j], w, j));
+            }
+          }
+          ++holes;
+          continue;
+        }
         bool any_weight = false;
         for (int64_t j = 0; j < k; ++j) {
           if (row[j] < 0 || row[j] >= E) {
@@ -404,6 +435,10 @@ class FileTraceSource : public TraceSource {
         }
       }
     }
+    if (holes != holes_stated) {
+      bad("__metadata__.holes", fmt::format("the number of hole rows ({})", holes), std::to_string(holes_stated));
+    }
+    info_.hole_rows = holes;
   }
 
   std::unique_ptr<st::File> file_;
@@ -454,6 +489,7 @@ bool FileSequenceReader::next(TokenRecord& out) {
           uint16_t h;
           std::memcpy(&id, ip + (l * P + j) * 4, 4);
           std::memcpy(&h, pp + (l * P + j) * 2, 2);
+          if (id == kHoleId && out.ids[l * k] == kHoleId) continue;  // a hole row: no probabilities
           if (id < 0 || id >= E) {
             throw Error(fmt::format("{}: router_topp_ids[token {}, layer {}]: expected expert ids in [0, {}), found {}",
                                     f.path(), t, l, E, id));

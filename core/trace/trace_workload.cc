@@ -52,6 +52,14 @@ void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::strin
                  "edited; its routing is used as it is\n",
                  where.c_str(), in.model_hash.c_str(), m.name.c_str(), m.hash().c_str());
   }
+  if (in.hole_rows > 0) {
+    const int64_t rows = in.total_tokens() * in.moe_layers;
+    std::fprintf(stderr,
+                 "warning: %s: %lld of the trace's %lld (token, layer) rows are holes (rows its log dropped): no "
+                 "expert runs for them and no access is counted, so hit rates are over the other rows; each run "
+                 "reports the holes it met (routing_holes)\n",
+                 where.c_str(), static_cast<long long>(in.hole_rows), static_cast<long long>(rows));
+  }
   if (!in.model_name.empty() && in.model_name != m.name) {
     std::fprintf(stderr,
                  "warning: %s: the trace was recorded for model '%s', the case runs model '%s' (same shape: %lld "

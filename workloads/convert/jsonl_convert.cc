@@ -77,8 +77,8 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   const int64_t L = m.moe_layers(), E = m.routed_experts, k = m.top_k;
   const RoutingConfig rc = RoutingConfig::from_model(m);
   const bool grouped = rc.n_group > 1 && rc.topk_group < rc.n_group;
-  if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill") {
-    throw Error(fmt::format("--missing: expected one of error, drop, fill, found '{}'", opt.missing));
+  if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill" && opt.missing != "hole") {
+    throw Error(fmt::format("--missing: expected one of error, drop, fill, hole, found '{}'", opt.missing));
   }
   std::map<std::string, std::vector<std::string>> keys = default_keys();
   for (const auto& [field, key] : opt.fields) {
@@ -345,17 +345,23 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   }
   if (sum.missing_rows > 0 && opt.missing == "error") {
     throw Error(fmt::format("{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
-                            "missing (first: {}); --missing drop removes tokens with a missing layer, --missing "
-                            "fill copies the previous token's routing of that layer",
+                            "missing (first: {}); --missing hole keeps them as holes that statistics and the "
+                            "simulator skip, --missing drop removes tokens with a missing layer, --missing fill "
+                            "copies the previous token's routing of that layer",
                             all_inputs, L - 1, sum.missing_rows, first_missing));
   }
-  if (opt.missing == "fill") {
+  if (opt.missing == "fill" || opt.missing == "hole") {
     // Every position of every sequence is materialised: check it fits first.
     const uint64_t per_token = uint64_t(L) * uint64_t(k * 8 + width * 4 + 64);
     check_allocation(uint64_t(kept_estimate) * per_token,
-                     fmt::format("{}: --missing fill of {} tokens ({} of them with no row at all)", all_inputs,
-                                 kept_estimate, missing_tokens));
+                     fmt::format("{}: --missing {} of {} tokens ({} of them with no row at all)", all_inputs,
+                                 opt.missing, kept_estimate, missing_tokens));
   }
+  // A hole row: every id kHoleId, every weight 0, no probabilities.
+  Row hole_row;
+  hole_row.seen = true;
+  hole_row.ids.assign(size_t(k), kHoleId);
+  hole_row.weights.assign(size_t(k), 0.0f);
   for (auto& [s, sq] : seqs) {
     std::map<int64_t, std::vector<Row>> kept;
     std::map<int64_t, bool> prompt;
@@ -374,6 +380,11 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
           ++sum.dropped_tokens;
           continue;
         }
+        if (opt.missing == "hole") {
+          kept[int64_t(kept.size())] = std::vector<Row>(size_t(L), hole_row);
+          sum.hole_rows += L;
+          continue;
+        }
         if (!prev) no_previous(g, 0);
         const int64_t nt = int64_t(kept.size());
         prev = &(kept[nt] = *prev);
@@ -386,7 +397,13 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
         ++sum.dropped_tokens;
         continue;
       }
-      if (!whole) {
+      if (!whole && opt.missing == "hole") {
+        for (int64_t l = 0; l < L; ++l) {
+          if (layers[l].seen) continue;
+          layers[l] = hole_row;
+          ++sum.hole_rows;
+        }
+      } else if (!whole) {
         for (int64_t l = 0; l < L; ++l) {
           if (layers[l].seen) continue;
           if (!prev) no_previous(t, l);
@@ -431,7 +448,9 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   src["missing_rows"] = sum.missing_rows;
   src["dropped_tokens"] = sum.dropped_tokens;
   src["filled_rows"] = sum.filled_rows;
+  src["hole_rows"] = sum.hole_rows;
   info.source = src.dump();
+  info.hole_rows = sum.hole_rows;
   for (const auto& [s, sq] : seqs) {
     const int64_t n = int64_t(sq.tokens.size());
     if (n == 0) continue;
@@ -457,6 +476,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
         const Row& row = layers[l];
         r.ids.insert(r.ids.end(), row.ids.begin(), row.ids.end());
         r.weights.insert(r.weights.end(), row.weights.begin(), row.weights.end());
+        if (row.ids[0] == kHoleId) continue;  // a hole: no probabilities
         if (width == E) {
           std::copy(row.probs.begin(), row.probs.begin() + E, r.probs.begin() + l * E);
         } else if (width == k) {

@@ -53,7 +53,12 @@
 // Missing rows (a (seq, token, layer) of the grid 0..n-1 x 0..L-1 that no
 // line gives) are an error by default, with their count; --missing drop
 // removes tokens with a missing layer, --missing fill copies the same layer
-// of the sequence's previous token (an error for a sequence's first token).
+// of the sequence's previous token (an error for a sequence's first token),
+// --missing hole keeps every position and marks each missing row a hole
+// (every id kHoleId, every weight 0; the trace's metadata counts them):
+// statistics and the simulator skip holes and report how many
+// (docs/TRACE_FORMAT.md, "Holes"). drop loses every other layer of the
+// token and fill fabricates repeats (which raise hit rates); hole neither.
 // A run of more than kMaxTokenGap positions with no row at all is refused
 // (a position far beyond the rows the file holds is a wrong field mapping,
 // not lost rows), so memory is bounded by what the file holds.
@@ -76,7 +81,7 @@ struct ConvertOptions {
   std::string layout = "positions";           // "positions" | "per-forward"
   int64_t prompt_len = -1;                    // -1: use per-line "prompt" flags (default: all decode)
   std::map<std::string, std::string> fields;  // canonical field -> the log's key
-  std::string missing = "error";              // "error" | "drop" | "fill"
+  std::string missing = "error";              // "error" | "drop" | "fill" | "hole"
 };
 
 struct ConvertSummary {
@@ -84,6 +89,7 @@ struct ConvertSummary {
   int64_t missing_rows = 0;    // grid rows no line gave
   int64_t dropped_tokens = 0;  // --missing drop
   int64_t filled_rows = 0;     // --missing fill
+  int64_t hole_rows = 0;       // --missing hole
   int64_t probs_width = 0;     // router probabilities stored per token and layer (0, k or E)
   int64_t forward_passes = 0;  // layout per-forward: passes read
   std::vector<std::string> notes;  // what the caller should tell the user (e.g. probs that look renormalised)

@@ -6,7 +6,9 @@
 #include <map>
 
 #include "core/testing/temp_dir.h"
+#include "core/trace/memory_source.h"
 #include "core/trace/trace.h"
+#include "workloads/stats/trace_stats.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -79,8 +81,9 @@ TEST(JsonlConvert, RejectsBadLines) {
             "log.jsonl:1: key 'experts': expected an array of 2 expert ids (top-2 of mixtral-8x7b), found [1]");
   EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"),
             "log.jsonl: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..31, found 31 missing "
-            "(first: seq 0 token 0 layer 1); --missing drop removes tokens with a missing layer, --missing fill "
-            "copies the previous token's routing of that layer");
+            "(first: seq 0 token 0 layer 1); --missing hole keeps them as holes that statistics and the simulator "
+            "skip, --missing drop removes tokens with a missing layer, --missing fill copies the previous token's "
+            "routing of that layer");
   const std::string twice =
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n";
@@ -271,6 +274,94 @@ TEST(JsonlConvert, GapsAreDroppedOrFilledWholeTokens) {
       // Tokens 2 and 3 copy token 1 (layer 0: experts (1 + 0) % 8 = 1); token 4 is its own.
       EXPECT_EQ(first_ids, (std::vector<int32_t>{0, 1, 1, 1, 5}));
     }
+  }
+}
+
+// issue 44 item 1: --missing hole keeps every position; each missing row is
+// a hole (every id kHoleId, every weight 0) that the trace's metadata
+// counts, the reader accepts, the statistics leave out, and a mixed or
+// miscounted row is refused.
+TEST(JsonlConvert, MissingRowsBecomeHolesThatStatisticsSkip) {
+  // Tokens 0 and 1 share one of their two experts at every layer ([1, 2],
+  // [2, 3]); token 2 has no row at all; token 3 ([5, 6]) lacks layer 5.
+  auto row = [](int t, int l, const char* experts) {
+    return "{\"seq\": 0, \"token\": " + std::to_string(t) + ", \"layer\": " + std::to_string(l) +
+           ", \"experts\": " + experts + ", \"probs\": [0.7, 0.3]}\n";
+  };
+  std::string text;
+  for (int l = 0; l < 32; ++l) text += row(0, l, "[1, 2]") + row(1, l, "[2, 3]");
+  for (int l = 0; l < 32; ++l)
+    if (l != 5) text += row(3, l, "[5, 6]");
+  testing::TempDir dir;
+  ConvertOptions o;
+  o.input = dir.write("log.jsonl", text).string();
+  o.out = (dir / "t.safetensors").string();
+  o.model = "mixtral-8x7b";
+  o.missing = "hole";
+  const ConvertSummary sum = convert_jsonl(o, ConfigPaths::defaults());
+  EXPECT_EQ(sum.missing_rows, 32 + 1);
+  EXPECT_EQ(sum.hole_rows, 32 + 1);
+  EXPECT_EQ(sum.tokens, 4);
+  EXPECT_EQ(sum.filled_rows, 0);
+  EXPECT_EQ(sum.dropped_tokens, 0);
+  auto t = open_trace_file(o.out);
+  EXPECT_EQ(t->info().hole_rows, 33);
+  auto r = t->open(0, kAllFields);
+  TokenRecord rec;
+  std::vector<int32_t> layer0, layer5;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(r->next(rec));
+    layer0.push_back(rec.ids[0]);
+    layer5.push_back(rec.ids[5 * 2]);
+  }
+  EXPECT_EQ(layer0, (std::vector<int32_t>{1, 2, kHoleId, 5}));
+  EXPECT_EQ(layer5, (std::vector<int32_t>{1, 2, kHoleId, kHoleId}));
+  EXPECT_EQ(rec.weights[5 * 2], 0.0f);
+  EXPECT_EQ(rec.probs[5 * 8 + 5], 0.0f);  // a hole has no probabilities
+  // Statistics: 4 x 32 - 33 rows counted; a consecutive pair counts at a
+  // layer only where neither row is a hole, so only 0 -> 1 counts, with
+  // overlap 1/2 at every layer (a hole read as routing, or a pair across
+  // it, would pull the mean below 1/2).
+  const TraceStats st = compute_stats(*t);
+  EXPECT_EQ(st.hole_rows, 33);
+  int64_t counted = 0;
+  for (const auto& c : st.counts)
+    for (int64_t v : c) counted += v;
+  EXPECT_EQ(counted, (4 * 32 - 33) * 2);
+  for (double v : st.overlap_frac) EXPECT_EQ(v, 0.5);
+  ASSERT_EQ(st.overlap_by_sequence.size(), 1u);
+  EXPECT_EQ(st.overlap_by_sequence[0], 0.5);
+  EXPECT_EQ(st.repeat_any[0], 1.0);
+  EXPECT_NE(st.to_text().find("holes: 33 of 128 (token, layer) rows"), std::string::npos) << st.to_text();
+}
+
+// A trace's holes are checked at load: a row mixing hole ids with experts,
+// or a count that differs from the rows, is refused by name.
+TEST(JsonlConvert, HoleRowsAreCheckedWhenATraceIsRead) {
+  Log g(lines(1, 3, false));
+  convert_jsonl(g.o, ConfigPaths::defaults());
+  auto t = open_trace_file(g.o.out);
+  MemoryTraceSource mem(t->info());
+  auto r = t->open(0, kAllFields);
+  TokenRecord rec;
+  for (int i = 0; r->next(rec); ++i) {
+    if (i == 1) rec.ids[2] = kHoleId;  // layer 1 of token 1: a hole id beside an expert
+    mem.add(0, rec);
+  }
+  const auto out = g.dir / "mixed.safetensors";
+  TraceWriteOptions w;
+  w.probs = t->info().probs;
+  w.top_p = t->info().top_p;
+  mem.mutable_info().hole_rows = 1;  // stated, but the row is not a whole hole
+  write_trace(mem, out, w);
+  try {
+    open_trace_file(out);
+    ADD_FAILURE() << "a mixed row was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("topk_ids[token 1, layer 1]: expected a hole (every id -1 and every weight 0) "
+                                         "or expert ids in [0, 8)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

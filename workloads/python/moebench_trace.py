@@ -30,6 +30,7 @@ import numpy as np
 
 FORMAT = "moebench-trace"
 FORMAT_VERSION = "1"
+HOLE_ID = -1  # every id of a hole row (a (token, layer) a logger dropped; docs/TRACE_FORMAT.md, "Holes")
 MAX_HEADER = 100 << 20
 
 _DTYPES = {
@@ -182,13 +183,23 @@ class Trace:
                 out[name] = v[a:b]
         return out
 
+    @property
+    def hole_rows(self) -> int:
+        """(token, layer) rows a logger dropped (every id HOLE_ID, every weight 0; docs/TRACE_FORMAT.md)."""
+        return int(self.metadata.get("holes", "0"))
+
+    def holes(self) -> np.ndarray:
+        """bool [T, L]: True where the row is a hole."""
+        return np.asarray(self.topk_ids)[..., 0] == HOLE_ID
+
     def popularity(self) -> np.ndarray:
-        """Activation counts [L, E] over all tokens."""
+        """Activation counts [L, E] over all tokens (hole rows count nothing)."""
         L, E = self.moe_layers, self.routed_experts
         counts = np.zeros((L, E), dtype=np.int64)
         ids = np.asarray(self.topk_ids)
         for layer in range(L):
-            counts[layer] = np.bincount(ids[:, layer, :].ravel(), minlength=E)
+            col = ids[:, layer, :].ravel()
+            counts[layer] = np.bincount(col[col >= 0], minlength=E)
         return counts
 
 
@@ -243,6 +254,22 @@ def read(path: str, verify: bool = True) -> Trace:
         trace.selection_bias = tensor("selection_bias", np.float32, [L, E])
     if verify and T > 0:
         ids = np.asarray(trace.topk_ids)
+        w = np.asarray(trace.topk_weights)
+        # Holes: rows whose every id is HOLE_ID and every weight 0, only in a file whose metadata counts them.
+        hole = np.zeros(ids.shape[:2], dtype=bool)
+        if "holes" in meta:
+            if H > 0:
+                _bad(path, "__metadata__.holes", "no holes in a trace with gate inputs (h_trace > 0)",
+                     f"{meta['holes']} with h_trace {H}")
+            hole = ids[..., 0] == HOLE_ID
+            mixed = np.argwhere(hole & ((ids != HOLE_ID).any(axis=-1) | (w != 0).any(axis=-1)))
+            if len(mixed):
+                tok, layer = mixed[0]
+                _bad(path, f"topk_ids[token {tok}, layer {layer}]",
+                     f"a hole (every id {HOLE_ID} and every weight 0) or expert ids in [0, {E})", "a mixed row")
+            if int(hole.sum()) != int(meta["holes"]):
+                _bad(path, "__metadata__.holes", f"the number of hole rows ({int(hole.sum())})", meta["holes"])
+            ids = np.where(hole[..., None], np.arange(ids.shape[-1], dtype=np.int32), ids)  # checked as distinct ids
         bad = np.argwhere((ids < 0) | (ids >= E))
         if len(bad):
             tok, layer, j = bad[0]
@@ -252,7 +279,6 @@ def read(path: str, verify: bool = True) -> Trace:
         if len(dup):
             tok, layer = dup[0]
             _bad(path, f"topk_ids[token {tok}, layer {layer}]", "distinct expert ids", "a repeated id")
-        w = np.asarray(trace.topk_weights)
         badw = np.argwhere(~np.isfinite(w) | (w < 0))
         if len(badw):
             tok, layer, j = badw[0]
@@ -292,4 +318,7 @@ def write(path: str, *, topk_ids, topk_weights, prompt_len, decode_len, model: s
         "routed_scaling_factor": repr(float(routed_scaling_factor)),
         "source": json.dumps(source or {"writer": "moebench_trace.py"}),
     }
+    holes = int((ids[..., 0] == HOLE_ID).sum()) if ids.size else 0
+    if holes:
+        meta["holes"] = str(holes)  # rows whose every id is HOLE_ID and every weight 0
     write_safetensors(path, tensors, meta)

@@ -109,3 +109,31 @@ def test_numpy_reader_rejects_bad_files(tmp_path):
     assert "topk_ids[token 0, layer 0]: expected expert ids in [0, 4), found 4" in r.stderr
     with pytest.raises(mt.TraceError, match="no such|No such"):
         mt.read(str(tmp_path / "missing.safetensors"))
+
+
+def test_holes_round_trip_between_numpy_and_cpp(tmp_path):
+    """issue 44: a row a logger dropped is a hole (every id HOLE_ID, every weight 0); numpy writes the count into the
+    metadata, both readers accept it and leave it out, and a mixed row is refused by both."""
+    E, k = 8, 2
+    ids = np.array([[[0, 1], [2, 3]], [[mt.HOLE_ID, mt.HOLE_ID], [2, 3]], [[0, 1], [4, 5]]], dtype=np.int32)
+    w = np.where(ids >= 0, 0.5, 0.0).astype(np.float32)
+    path = tmp_path / "holes.safetensors"
+    mt.write(str(path), topk_ids=ids, topk_weights=w, prompt_len=[0], decode_len=[3], model="m",
+             routed_experts=E)
+    t = mt.read(str(path))
+    assert t.hole_rows == 1 and t.holes().sum() == 1 and t.holes()[1, 0]
+    assert t.popularity()[0].tolist() == [2, 2, 0, 0, 0, 0, 0, 0]
+    out = tmp_path / "stats.json"
+    moebench("trace", "stats", path, "--json", out)
+    stats = json.loads(out.read_text())
+    assert stats["hole_rows"] == 1
+    assert stats["popularity"][0] == [2, 2, 0, 0, 0, 0, 0, 0]
+    mixed = tmp_path / "mixed.safetensors"
+    bad = ids.copy()
+    bad[1, 0, 1] = 3  # a hole id beside an expert
+    mt.write(str(mixed), topk_ids=bad, topk_weights=w, prompt_len=[0], decode_len=[3], model="m", routed_experts=E)
+    with pytest.raises(mt.TraceError, match=r"topk_ids\[token 1, layer 0\]: expected a hole"):
+        mt.read(str(mixed))
+    r = subprocess.run([BIN, "trace", "stats", str(mixed)], capture_output=True, text=True,
+                       env=dict(os.environ, MOEBENCH_HOME=str(ROOT)))
+    assert r.returncode == 2 and "topk_ids[token 1, layer 0]: expected a hole" in r.stderr, r.stderr

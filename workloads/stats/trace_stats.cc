@@ -48,7 +48,7 @@ double cosine(const float* a, const float* b, const float* add, int64_t n) {
 struct SeqState {
   int64_t seq = 0, prompt_len = 0;
   double overlap_sum = 0;  // this sequence's consecutive overlaps (summed over layers)
-  int64_t overlap_n = 0;   // its consecutive pairs
+  int64_t overlap_n = 0;   // its consecutive pairs' (pair, layer) rows, holes left out
   std::unique_ptr<SequenceReader> reader;
   TokenRecord rec;
   bool has_prev = false;
@@ -96,7 +96,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
                                in.model_name, L, E));
   st.counts.assign(L, std::vector<int64_t>(E, 0));
   std::vector<double> overlap_sum(L, 0);
-  int64_t overlap_n = 0;
+  std::vector<int64_t> overlap_n(L, 0);  // consecutive pairs per layer where neither row is a hole
   std::vector<int64_t> coact(L > 1 && opt.coactivation ? (L - 1) * E * E : 0, 0);
   std::vector<double> cos_sum(std::max<int64_t>(L - 1, 0), 0), res_sum(H > 0 ? (L - 1) * H : 0, 0);
   int64_t cos_n = 0;
@@ -167,6 +167,12 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         ++st.tokens;
         for (int64_t l = 0; l < L; ++l) {
           const int32_t* ids = &r.ids[l * k];
+          // A hole (a row the log dropped): nothing to count, and no pair
+          // with the next token at this layer (prev_ids keeps the hole).
+          if (ids[0] == kHoleId) {
+            ++st.hole_rows;
+            continue;
+          }
           {
             double z = 0;
             for (int64_t j = 0; j < k; ++j) z += r.weights[l * k + j];
@@ -189,8 +195,11 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             ++st.reuse_distance_counts[bucket];
             last = r.pos;
           }
-          if (ss.has_prev) {
+          if (ss.has_prev && ss.prev_ids[l * k] != kHoleId) {
             const int32_t* p = &ss.prev_ids[l * k];
+            ++overlap_n[l];
+            ++ss.overlap_n;
+            if (st.has_probs) ++reuse_n;
             int64_t common = 0;
             for (int64_t j = 0; j < k; ++j) {
               for (int64_t i = 0; i < k; ++i) common += ids[j] == p[i];
@@ -211,7 +220,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             }
           }
           if (l + 1 < L) {
-            if (!coact.empty()) {
+            if (!coact.empty() && r.ids[(l + 1) * k] != kHoleId) {
               const int32_t* nx = &r.ids[(l + 1) * k];
               int64_t* m = &coact[l * E * E];
               for (int64_t j = 0; j < k; ++j) {
@@ -245,11 +254,6 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             }
           }
         }
-        if (ss.has_prev) {
-          overlap_n += 1;
-          ss.overlap_n += 1;
-          if (st.has_probs) reuse_n += L;
-        }
         if (st.has_gate_inputs && L > 1) ++cos_n;
         ss.prev_ids = r.ids;
         if (st.has_probs) {
@@ -260,6 +264,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             // score of exactly 0 gets no rank (issue 44: with 16-bit
             // probabilities the second expert's score is often 0, and sorting
             // put another zero-score expert at rank 1).
+            if (r.ids[l * k] == kHoleId) continue;  // a hole: never read (no pair with it)
             const float* p = &r.probs[l * E];
             const int32_t* chosen = &r.ids[l * k];
             std::fill(chosen_pos.begin(), chosen_pos.end(), int32_t(k));
@@ -305,7 +310,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
       }
     }
     for (const auto& ss : batch) {
-      st.overlap_by_sequence.push_back(ss.overlap_n > 0 ? ss.overlap_sum / double(ss.overlap_n * L) : kNA);
+      st.overlap_by_sequence.push_back(ss.overlap_n > 0 ? ss.overlap_sum / double(ss.overlap_n) : kNA);
     }
   }
 
@@ -319,13 +324,13 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         mean > 0 ? double(*std::max_element(c.begin(), c.end())) / mean : kNA;
     st.load_min_over_mean[l] =
         mean > 0 ? double(*std::min_element(c.begin(), c.end())) / mean : kNA;
-    st.overlap_frac[l] = overlap_n > 0 ? overlap_sum[l] / double(overlap_n) : kNA;
+    st.overlap_frac[l] = overlap_n[l] > 0 ? overlap_sum[l] / double(overlap_n[l]) : kNA;
   }
   st.repeat_first.resize(L);
   st.repeat_any.resize(L);
   for (int64_t l = 0; l < L; ++l) {
-    st.repeat_first[l] = overlap_n > 0 ? double(repeat_first_n[l]) / double(overlap_n) : kNA;
-    st.repeat_any[l] = overlap_n > 0 ? double(repeat_any_n[l]) / double(overlap_n) : kNA;
+    st.repeat_first[l] = overlap_n[l] > 0 ? double(repeat_first_n[l]) / double(overlap_n[l]) : kNA;
+    st.repeat_any[l] = overlap_n[l] > 0 ? double(repeat_any_n[l]) / double(overlap_n[l]) : kNA;
   }
   if (D > 0 && st.gate_reuse_tokens > 0) {
     st.gate_reuse_top1.assign(D, std::vector<double>(L, kNA));
@@ -457,6 +462,7 @@ nlohmann::ordered_json TraceStats::to_json() const {
   nlohmann::ordered_json j;
   j["sequences"] = sequences;
   j["tokens"] = tokens;
+  j["hole_rows"] = hole_rows;
   j["moe_layers"] = moe_layers;
   j["routed_experts"] = experts;
   j["top_k"] = top_k;
@@ -534,9 +540,13 @@ std::string TraceStats::to_text() const {
     if (!std::isnan(v)) per_seq.push_back(v);
   std::sort(per_seq.begin(), per_seq.end());
   std::string out = fmt::format(
-      "{} sequences, {} tokens{}, {} MoE layers, {} experts, top-{}\n{}\n"
+      "{} sequences, {} tokens{}, {} MoE layers, {} experts, top-{}{}\n{}\n"
       "layer  load max/mean  load min/mean  overlap/k  cos raw  cos resid  coact top1\n",
       sequences, tokens, phase == "all" ? std::string() : fmt::format(" ({} only)", phase), moe_layers, experts, top_k,
+      hole_rows > 0 ? fmt::format("\nholes: {} of {} (token, layer) rows ({:.2f}%) have no routing (the log dropped "
+                                  "them); every statistic below leaves them out",
+                                  hole_rows, tokens * moe_layers, 100.0 * double(hole_rows) / double(std::max<int64_t>(1, tokens * moe_layers)))
+                    : std::string(),
       per_seq.empty() ? std::string()
                       : fmt::format("consecutive overlap/k per sequence: min {:.3f}, median {:.3f}, max {:.3f} ({} "
                                     "sequences with two or more tokens)\n",

@@ -38,6 +38,10 @@ struct StatsOptions {
 
 struct TraceStats {
   int64_t sequences = 0, tokens = 0, moe_layers = 0, experts = 0, top_k = 0;
+  // (token, layer) rows that are holes (a logger dropped them; TraceInfo::
+  // hole_rows): every statistic below leaves them out, and a consecutive
+  // pair counts at a layer only where neither row is a hole.
+  int64_t hole_rows = 0;
   bool has_probs = false, has_gate_inputs = false;
 
   // Per layer l (size L).

@@ -51,6 +51,7 @@ void MrsScores::update(const Context& ctx) {
   if (n == 0) return;
   for (int64_t t = 0; t < n; ++t) {
     const int32_t* ids = r.topp_ids(t, ctx.layer);
+    if (ids[0] == kHoleId) continue;  // a hole in the trace: no scores
     const float* v = r.topp_probs(t, ctx.layer);
     if (params_.id_order_bug) {
       // Values in descending order, assigned to the ids sorted ascending.

@@ -71,6 +71,7 @@ void ExpertDeferral::choose(const Context& ctx, std::vector<int32_t>& deferred) 
   const StepRouting& r = *ctx.routing;
   for (int64_t t = 0; t < r.tokens(); ++t) {
     const int32_t* ids = r.ids(t, ctx.layer);
+    if (ids[0] == kHoleId) continue;  // a hole in the trace: no expert
     for (int64_t j = 0; j < k - nd; ++j) protect_[ids[j]] = 1;
   }
   for (const auto& a : ctx.active) {
