@@ -26,13 +26,20 @@ std::string preset_provenance(const ConfigPaths& paths, const std::string& famil
   const auto file = paths.find("workloads", family);
   if (!file) return "";
   std::istringstream in(read_file(*file));
-  std::string line, reproduce, origin;
-  const std::string key = "# Reproduce: ", warm = "# Warm-started from the preset ";
+  std::string line, reproduce, origin, how;
+  const std::string key = "# Reproduce: ", warm = "# Warm-started from the preset ",
+                    scale = "# Its logit scale refitted (selection unchanged) from the preset ";
   while (std::getline(in, line)) {
     if (line.rfind(key, 0) == 0) reproduce = line.substr(key.size());
-    if (line.rfind(warm, 0) == 0) origin = line.substr(line.find(": ") + 2);
+    for (const auto& [prefix, what] : {std::pair{warm, ", warm-started from "},
+                                       std::pair{scale, ", its logit scale refitted from "}}) {
+      if (line.rfind(prefix, 0) == 0) {
+        origin = line.substr(line.find(": ") + 2);
+        how = what;
+      }
+    }
   }
-  return origin.empty() ? reproduce : reproduce + ", warm-started from " + origin;
+  return origin.empty() ? reproduce : reproduce + how + origin;
 }
 
 struct GenArgs {
@@ -229,14 +236,18 @@ void add_trace_commands(CLI::App& app) {
   f->add_flag("--warm-start", fopt.warm_start,
               "Start from the committed preset's knobs (not the generic start) and run only the "
               "joint phase; the written preset names the fit it started from");
+  f->add_flag("--scale-only", fopt.scale_only,
+              "Start from the committed preset's knobs and fit only the logit scale (gate_scale, skew "
+              "and skew_shallow by one factor) on the targets of the router's weights; the experts "
+              "chosen, and every other target, stay the same");
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();
     std::vector<std::string> fams = all ? calibration_families() : families;
     if (fams.empty()) throw Error("trace fit: expected --family F or --all, found neither");
-    if (fopt.warm_start && evaluate_only)
+    if (int(fopt.warm_start) + int(evaluate_only) + int(fopt.scale_only) > 1)
       throw Error(
-          "trace fit: expected at most one of --warm-start and --evaluate-only, found both");
+          "trace fit: expected at most one of --warm-start, --scale-only and --evaluate-only, found more");
     std::vector<FamilyReport> reports;
     for (const auto& fam : fams) {
       const ModelSpec m = load_model(calibration_model(fam), paths);
@@ -250,11 +261,11 @@ void add_trace_commands(CLI::App& app) {
       // layer even with no popularity bias, against the measured "nearly
       // uniform" shallow layers). Measured: r = 32 gives ~1.35, r = 64 ~1.29.
       start.latent_dim = std::max<int64_t>(16, m.routed_experts / 8);
-      if (evaluate_only || fopt.warm_start) start = load_generator(fam, m, paths);
+      if (evaluate_only || fopt.warm_start || fopt.scale_only) start = load_generator(fam, m, paths);
       // How the committed preset was made (its Reproduce line; a warm-started
       // file also names the fit it started from).
       const std::string provenance = preset_provenance(paths, fam);
-      if (fopt.warm_start) fopt.warm_start_from = provenance;
+      if (fopt.warm_start || fopt.scale_only) fopt.warm_start_from = provenance;
       start.family = fam;
       fmt::print("{}: {} on {} ...\n", fam, evaluate_only ? "evaluating" : "fitting", m.name);
       std::fflush(stdout);

@@ -312,6 +312,44 @@ const std::vector<CalibrationTarget>& calibration_targets() {
          "mixtral",
          "routing",
          [](const TraceStats& s) { return mean_at(s.repeat_any, kMixtralDeep); }});
+    // The router's hesitation (issue 44 item 3): a real router's second
+    // choice often carries a good part of the weight. Measured on a public
+    // vLLM routing log of Mixtral-8x7B (FP8, greedy, GSM8K and HumanEval
+    // prompts, about 670 decode tokens; ../shared/design/WORKLOADS.md): the
+    // second expert's share of the renormalised top-2 weights has a median of
+    // about 0.30 and is below 0.01 in under 1% of rows. No such figure is
+    // published for the other families. Phase "scale": the weights depend on
+    // the logits' overall scale, the choice of experts does not, so these are
+    // fitted last, by the logit scale alone (fit_family), and the selection
+    // targets are untouched.
+    add({"weight_share_2nd_median_mixtral",
+         "second expert's share of the top-2 combine weights, median over tokens and layers",
+         "Mixtral-8x7B",
+         "a public vLLM routing log of Mixtral-8x7B (design WORKLOADS.md)",
+         "about 0.30",
+         0.25,
+         0.35,
+         "published value +- 0.05",
+         {"mixtral"},
+         "mixtral",
+         "scale",
+         [](const TraceStats& s) {
+           return s.topk_weight_median.size() > 1 ? s.topk_weight_median[1] : std::nan("");
+         }});
+    add({"weight_share_2nd_below001_mixtral",
+         "rows whose second expert's share of the top-2 weights is below 0.01",
+         "Mixtral-8x7B",
+         "the same log",
+         "under 1%",
+         0.0,
+         0.01,
+         "stated bound",
+         {"mixtral"},
+         "mixtral",
+         "scale",
+         [](const TraceStats& s) {
+           return s.topk_weight_below_001.size() > 1 ? s.topk_weight_below_001[1] : std::nan("");
+         }});
     return v;
   }();
   return t;
@@ -368,6 +406,32 @@ const std::vector<CalibrationCheck>& calibration_checks() {
     // the earlier preset's too-high repetition (first choice 0.43 against
     // 0.23-0.26) met it. The measurement wins; the heatmap is reported under
     // both readings.
+    // The per-sequence overlap of the same vLLM log as the weight targets
+    // (GSM8K and HumanEval prompts): reported, not fitted. It conflicts with
+    // Table 5's repetition (eight Pile domains), which the preset meets at a
+    // mean overlap of 0.317: a fit that took it as a target (warm-started,
+    // 977 evaluations, docs/measurements/mixtral-weight-refit) reached 0.347
+    // only by leaving five others, Table 5's deep layers and gate reuse among
+    // them, out of range.
+    v.push_back({"overlap_by_sequence",
+                 "top-2 overlap of consecutive tokens, fraction of k, mean over sequences",
+                 "a public vLLM routing log of Mixtral-8x7B (GSM8K, HumanEval; four sequences)",
+                 "0.34-0.41 per sequence",
+                 "routing",
+                 [](const TraceStats& s) -> std::pair<bool, std::string> {
+                   double sum = 0;
+                   int64_t n = 0;
+                   for (double x : s.overlap_by_sequence) {
+                     if (x == x) {
+                       sum += x;
+                       ++n;
+                     }
+                   }
+                   const double m = n ? sum / double(n) : std::nan("");
+                   return {m >= 0.34 && m <= 0.41, fmt::format("mean {:.3f} over {} sequences", m, n)};
+                 },
+                 false,
+                 {"mixtral"}});
     v.push_back({"high_workload_diagonal",
                  "DALI Fig. 8 heatmap (top-3 by workload at t -> t+1, batch 8)",
                  "DALI Fig. 8",
@@ -504,7 +568,8 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
     const auto [ok, ev] = c.evaluate(c.phase == "geometry" ? geo : rt);
     r.checks.push_back({&c, ok, ev});
   }
-  r.loss = phase_loss(family, "geometry", geo, opt) + phase_loss(family, "routing", rt, opt);
+  r.loss = phase_loss(family, "geometry", geo, opt) + phase_loss(family, "routing", rt, opt) +
+           phase_loss(family, "scale", rt, opt);
   return r;
 }
 
@@ -536,7 +601,7 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   // against at most 1.5); its recall comes from the context persisting in
   // the visible half (theta, with theta_hidden turning the rest).
   const bool cross_layer = family != "deepseek-v3";
-  if (cross_layer && !opt.warm_start) {
+  if (cross_layer && !opt.warm_start && !opt.scale_only) {
     x.shared_gates = true;
     x.depth_corr = 0.8;
     x.depth_corr_first = 0.5;
@@ -545,7 +610,7 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
     x.focus = 1.0;
     x.focus_repeat = 0.2;
   }
-  if (family == "mixtral" && !opt.warm_start) {
+  if (family == "mixtral" && !opt.warm_start && !opt.scale_only) {
     // Mixtral starts from the hand-set point of docs/WORKLOADS.md that meets
     // Table 5's first-choice and any-overlap repetition together. In the
     // first fit attempt, from the generic start, the fit ended where the
@@ -749,13 +814,78 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   if (!x.shared_gates) {  // a focus needs shared gates
     std::erase_if(geometry, [](const Knob& k) { return std::string(k.name) == "focus"; });
   }
-  if (!opt.warm_start) {  // a warm start is already near both kinds of target
-    run_phase("geometry", geometry);
-    run_phase("routing", routing_knobs(family));
+  if (!opt.scale_only) {
+    if (!opt.warm_start) {  // a warm start is already near both kinds of target
+      run_phase("geometry", geometry);
+      run_phase("routing", routing_knobs(family));
+    }
+    std::vector<Knob> all = geometry;
+    for (const auto& k : routing_knobs(family)) all.push_back(k);
+    run_phase("joint", all);
   }
-  std::vector<Knob> all = geometry;
-  for (const auto& k : routing_knobs(family)) all.push_back(k);
-  run_phase("joint", all);
+  // Last, the router's weights ("scale" targets): every logit is
+  // gate_scale x (the gate input's projection) + the popularity bias (std
+  // skew, skew_shallow), so multiplying gate_scale, skew and skew_shallow by
+  // one factor c scales every logit by c: the experts chosen stay the same
+  // (every other target is untouched) and only the weights and
+  // probabilities move. A 1-D search over log c: a grid of quarter octaves
+  // from 1/1024 to 16, then golden-section refinement around the best.
+  bool has_scale = false;
+  for (const auto& t : calibration_targets())
+    has_scale = has_scale || (t.phase == "scale" && applies(t, family) && !t.pending_on(family));
+  if (has_scale) {
+    auto scaled = [&](double c) {
+      GeneratorParams y = x;
+      y.gate_scale *= c;
+      y.skew *= c;
+      if (y.skew_shallow >= 0) y.skew_shallow *= c;
+      return y;
+    };
+    auto loss_at = [&](double lc) {
+      ++evals;
+      StatsOptions so;
+      so.gate_reuse_distance = 0;
+      so.coactivation = false;
+      return phase_loss(family, "scale",
+                        simulate(family, scaled(std::exp(lc)), paths, fit_routing_sequences(family, opt),
+                                 opt.routing_tokens, opt.seed, false, false, so),
+                        opt);
+    };
+    const double step = std::log(2.0) / 4;
+    double best_lc = 0, best = loss_at(0.0);
+    for (int i = -40; i <= 16; ++i) {
+      if (i == 0) continue;
+      const double l = loss_at(i * step);
+      if (l < best) {
+        best = l;
+        best_lc = i * step;
+      }
+    }
+    double a = best_lc - step, b = best_lc + step;
+    const double g = (std::sqrt(5.0) - 1) / 2;
+    double c1 = b - g * (b - a), c2 = a + g * (b - a);
+    double f1 = loss_at(c1), f2 = loss_at(c2);
+    for (int it = 0; it < 20; ++it) {
+      if (f1 < f2) {
+        b = c2;
+        c2 = c1;
+        f2 = f1;
+        c1 = b - g * (b - a);
+        f1 = loss_at(c1);
+      } else {
+        a = c1;
+        c1 = c2;
+        f1 = f2;
+        c2 = a + g * (b - a);
+        f2 = loss_at(c2);
+      }
+    }
+    if (std::min(f1, f2) < best) best_lc = f1 < f2 ? c1 : c2;
+    x = scaled(std::exp(best_lc));
+    if (opt.verbose)
+      fmt::print(stderr, "  [scale] logit scale x{:.4f}: gate_scale {:.4f}, skew {:.5f}\n", std::exp(best_lc),
+                 x.gate_scale, x.skew);
+  }
   FamilyReport r = evaluate_family(family, x, paths, opt);
   r.evals = evals;
   return r;
@@ -782,6 +912,7 @@ std::string fit_options_flags(const FitOptions& opt) {
   if (opt.range_weight != d.range_weight) f += fmt::format(" --range-weight {}", opt.range_weight);
   if (opt.range_margin != d.range_margin) f += fmt::format(" --range-margin {}", opt.range_margin);
   if (opt.warm_start) f += " --warm-start";
+  if (opt.scale_only) f += " --scale-only";
   return f;
 }
 
@@ -793,9 +924,10 @@ std::string preset_toml(const GeneratorParams& p, const FamilyReport& r, const F
       "# Targets in range: {} of {}; see docs/calibration.md for every target and its source.\n",
       r.family, r.model, r.family, fit_options_flags(opt), opt.seed, r.evals, r.fitted_in_range(),
       r.fitted_targets());
-  if (opt.warm_start)
+  if (opt.warm_start || opt.scale_only)
     s += fmt::format(
-        "# Warm-started from the preset this file held before, itself: {}\n",
+        "# {} from the preset this file held before, itself: {}\n",
+        opt.scale_only ? "Its logit scale refitted (selection unchanged)" : "Warm-started",
         opt.warm_start_from.empty() ? std::string("(no Reproduce line)") : opt.warm_start_from);
   const auto j = p.to_json();
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -846,7 +978,11 @@ std::string calibration_report(const std::vector<FamilyReport>& reports, const F
       fmt::format("{}", opt.proxy_weight) +
       " of a direct one, so a family's own measurements win where targets conflict. A preset "
       "fitted with `--warm-start` began at the knobs its file held before and ran only the "
-      "third phase; its line below names both fits.\n\n"
+      "third phase; its line below names both fits. Last, where a family has targets on the "
+      "router's weights (phase *scale*: Mixtral's second-expert weight share), one factor "
+      "multiplies gate_scale, skew and skew_shallow, which scales every logit and leaves every "
+      "choice of experts, and so every other target, unchanged; `--scale-only` runs that phase "
+      "alone on the committed preset.\n\n"
       "*Direct*: the number was measured on this family's model. *Proxy*: it was measured on "
       "another model (e.g. OLMoE) and is the closest published statistic for this family. "
       "Where a source gives a point value, the accepted range is that value plus or minus the "

@@ -29,7 +29,8 @@ struct CalibrationTarget {
   std::string tolerance_note;  // how lo/hi were derived when the source gives a point value
   std::vector<std::string> families;  // families it is fitted and checked on
   std::string direct_family;          // the family it was measured on ("" = none of ours)
-  std::string phase;                  // "geometry" (gate inputs: cosines, gate reuse) or "routing"
+  std::string phase;                  // "geometry" (gate inputs: cosines, gate reuse), "routing", or
+                                      // "scale" (the router's weights: fitted last, by the logit scale alone)
   std::function<double(const TraceStats&)> measure;
   // Families the target is measured and reported on but not fitted nor
   // required by the tests (docs/WORKLOADS.md, "Known limitations", says why
@@ -81,6 +82,10 @@ struct FitOptions {
   // own Reproduce line, which the written preset and the report repeat.
   bool warm_start = false;
   std::string warm_start_from;
+  // Start from the committed preset's knobs and fit only the logit scale
+  // on the "scale" targets (the router's weights; selection unchanged).
+  // warm_start_from holds the committed file's Reproduce line as above.
+  bool scale_only = false;
 };
 
 struct TargetResult {
