@@ -616,6 +616,22 @@ TEST(ExpertKernel, AmxInt8EqualsTheVnniGemmKernelBitForBit) {
   }
 }
 
+TEST(ExpertKernel, AmxInt8SwitchGivesFewTokensToTheVnniKernel) {
+  const auto avail = expert_kernels_available();
+  if (std::find(avail.begin(), avail.end(), "amx-int8") == avail.end())
+    GTEST_SKIP() << "no AMX-INT8 here (or the OS does not grant the tile state)";
+  for (WeightDtype dt : {WeightDtype::kInt8, WeightDtype::kInt4}) {
+    ExpertWeights e = ExpertWeights::random({130, 71}, dt, 9);
+    e.pack();
+    auto sw = make_expert_kernel("avx512-amx-int8:3");
+    EXPECT_TRUE(sw->supports(dt));
+    EXPECT_FALSE(sw->supports(WeightDtype::kBf16));
+    expect_switch_hands_off(*sw, e, {1, 3, 4, 33}, 3, "avx512-vnni-gemm", "amx-int8");
+  }
+  EXPECT_EQ(make_expert_kernel("avx512-amx-int8")->name(), "avx512-amx-int8");
+  EXPECT_THROW(make_expert_kernel("avx512-amx-int8:x"), Error);
+}
+
 // The dequantised layout amx-quant's tiles read: every weight of every row
 // block equal to to_bf16(QuantMatrix::value) at its place, padding zero.
 TEST(Dequant, RowBlocksAreTheValuesInThePackedBf16Layout) {
