@@ -1,9 +1,10 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 # moebench: the two set-up commands of the README, and helpers.
 #   make run    install what is missing, build, run the default suite (suites/smoke.toml)
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
+# Other targets: build, format, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
 # characterize, tiny-models, tiny-traces, tiny-routing, asan, fuzz, clean.
 
 BUILD      ?= build
@@ -12,7 +13,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test format run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -31,10 +32,15 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
+	$(PY) ci/check_format.py
 	cd $(BUILD) && MOEBENCH_HOME=$(CURDIR) ctest --output-on-failure -j $(JOBS) -LE gpu
 	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite \
 	  $(PY) -m pytest -q -p no:cacheprovider workloads/python workloads/tiny_moe workloads/test_record_hf.py workloads/test_convert_routed_experts.py analysis ci
 	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
+
+# Formats every C++/CUDA file as .clang-format says (make test checks it).
+format: deps
+	$(PY) ci/check_format.py --fix
 
 run: build
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite $(SUITE)
@@ -126,7 +132,7 @@ tiny-routing: build
 	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/tiny-$$f-$$s.toml --quiet || exit 1; done; done
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/tiny_routing.py --results results --out results/report
 
-# A strategy against every baseline (README, "Add your own policy"):
+# A strategy against every baseline (docs/ADDING_A_POLICY.md):
 # suites/compare.toml with STRATEGY in place of example-fifo (every mention:
 # the strategy list, its Belady variant and the description), written under
 # results/compare/ and run from there.
@@ -222,7 +228,7 @@ characterize: build
 	  done; \
 	done
 
-# Hostile-input checks (README, "Reliability"); not part of `make test` (.ci/run adds a
+# Hostile-input checks (docs/USAGE.md, "Reliability"); not part of `make test` (.ci/run adds a
 # bounded make fuzz). libomp-14-dev: oneDNN's CMake config needs OpenMP for clang too (found
 # missing by scripts/fresh-check on a clean Debian 12).
 # asan: every C++ test under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -270,7 +276,7 @@ fuzz: fuzz-build
 # from every seed above, then the inputs that add coverage (libFuzzer
 # -merge=1, inputs cut to GROW_MAX_LEN bytes) become
 # fuzz/corpus/<target>-grown.tar.gz (a reproducible tarball). Last grown:
-# 300,000 runs each on 2026-11-25 (README, "Reliability").
+# 300,000 runs each on 2026-11-25 (docs/USAGE.md, "Reliability").
 GROW_RUNS ?= 300000
 GROW_MAX_LEN ?= 8192
 fuzz-corpus: fuzz-build

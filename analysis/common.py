@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Shared helpers for the analysis scripts. Scripts read only results/."""
 
 from __future__ import annotations
@@ -147,6 +148,43 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
     if not all_seeds and SEED_COLUMN in rows.columns and rows[SEED_COLUMN].nunique() > 1:
         rows = rows[rows[SEED_COLUMN] == rows[SEED_COLUMN].min()]
     return run, rows.reset_index(drop=True)
+
+
+# The papers in the order the report lists them.
+PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI")
+
+
+def figure_scripts(folder=None) -> list:
+    """Every figure script in `folder` (default: this one): a module that declares at its top level
+    FIGURE = {"paper": ..., "figure": ..., "suite": ...} (a literal, read without importing the module).
+    Returns (module, paper, figure, suite) tuples, by paper (PAPERS' order) and then by module name, numbers
+    compared as numbers (dali_fig4 before dali_fig12). A FIGURE that is not such a literal, or names another
+    paper, is an error naming the file."""
+    import ast
+    import re
+    folder = pathlib.Path(folder) if folder else pathlib.Path(__file__).resolve().parent
+    found = []
+    for f in sorted(folder.glob("*.py")):
+        tree = ast.parse(f.read_text(), str(f))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FIGURE"
+                                                    for t in node.targets):
+                try:
+                    d = ast.literal_eval(node.value)
+                except ValueError:
+                    raise ValueError(f"{f}:{node.lineno}: FIGURE: expected a literal dict, found an expression")
+                keys = {"paper", "figure", "suite"}
+                if not isinstance(d, dict) or set(d) != keys:
+                    raise ValueError(f"{f}:{node.lineno}: FIGURE: expected the keys {sorted(keys)}, found "
+                                     f"{sorted(d) if isinstance(d, dict) else type(d).__name__}")
+                if d["paper"] not in PAPERS:
+                    raise ValueError(f"{f}:{node.lineno}: FIGURE paper: expected one of {', '.join(PAPERS)}, "
+                                     f"found {d['paper']!r}")
+                found.append((f.stem, d["paper"], d["figure"], d["suite"]))
+
+    def key(e):
+        return (PAPERS.index(e[1]), [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", e[0])])
+    return sorted(found, key=key)
 
 
 def repo_root() -> pathlib.Path:

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Compares one strategy with every other strategy of a suite (by default
 suites/compare.toml): decode tokens/s, TTFT and decode hit rate per model,
 each as a ratio to the strategy under study, and a figure.

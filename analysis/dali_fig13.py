@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 13: prefill speed on DeepSeek-V2-Lite over batch sizes
 (64-token prompts), read from the Fig. 12 DeepSeek runs, with the paper's
 average speedups beside the harness's.
@@ -11,9 +12,14 @@ import sys
 
 import common
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 13",
+          "suite": "suites/dali.toml (part dali-fig12-deepseek)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_fig12 import BASELINES, speed_checks, speed_figure, speedup_summary, with_summary_rows
+from dali_common import BASELINES, speed_checks, speed_figure, speedup_summary, with_summary_rows
 
 FIG = "dali-fig13"
 PART = "dali-fig12-deepseek"

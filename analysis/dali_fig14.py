@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 14: assignment alone. Speedup of HybriMoE's scheduling and of
 DALI's greedy assignment over Naive (every routed expert on the CPU), with
 the paper's averages.
@@ -16,9 +17,14 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 14",
+          "suite": "suites/dali.toml (part dali-fig14)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): assignment methods alone, over the same naive layout.
 JUDGED_IN = common.MECHANISM
-from dali_fig12 import SHORT  # noqa: E402
+from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig14"
 PART = "dali-fig14"

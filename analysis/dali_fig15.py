@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 15: decode speed of the greedy assignment against the exact
 optimum (Opt_plan) with planning time included, read from the DALI Table 4
 runs. The simulated clock does not include host decision time; here it is
@@ -14,9 +15,14 @@ import pandas as pd
 
 import common
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 15",
+          "suite": "suites/dali-table4.toml"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
 JUDGED_IN = common.MECHANISM
-from dali_fig12 import SHORT
+from dali_common import SHORT
 
 FIG = "dali-fig15"
 PART = "dali-table4"

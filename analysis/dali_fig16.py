@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 16(a): decode speedup of prefetching methods over Naive
 (greedy assignment only) on Mixtral, two experts prefetched per layer:
 random, HybriMoE's gate reuse, DALI's residual-based prediction. The paper
@@ -16,6 +17,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 16(a)",
+          "suite": "suites/dali.toml (part dali-fig16)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetching methods on DALI's greedy assignment.
 JUDGED_IN = common.MECHANISM

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 16(b): accuracy of predicting Mixtral's top-k highest-workload
 experts (k = 1, 2) by method: random, HybriMoE's gate reuse, DALI's
 residual-based prediction, batch 8-64 (the predictor evaluation of DALI
@@ -18,6 +19,11 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 import predictors_common as pc  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 16(b)",
+          "suite": "make predictors"}
 
 TITLE = "DALI Fig. 16(b): top-k highest-workload prediction accuracy on Mixtral"
 MODEL = "mixtral-8x7b"

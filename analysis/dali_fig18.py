@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 18(a)-(d): decode speed on Mixtral by prefetch size (a) and by
 cached experts per layer (b); window-cache hit rate on DeepSeek by
 (w_size, u_size) (c); Mixtral's hit rate per layer and group of 8 generated
@@ -17,6 +18,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 18(a)-(d)",
+          "suite": "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c, dali-fig18d)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's own parameters (prefetch size, cache size, window).
 JUDGED_IN = common.MECHANISM

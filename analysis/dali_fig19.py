@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 19: breakdown of the gains (naive -> +greedy -> +prefetch ->
 +cache) on Mixtral and Qwen3-30B-A3B, decode speed, harness beside the
 paper's stated factors (averaged over the two models in its text).
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 19",
+          "suite": "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: DALI's techniques added one at a time.
 JUDGED_IN = common.MECHANISM

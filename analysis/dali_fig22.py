@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 22: decoding speed over decoding lengths 128-1024 (batch 16,
 prompt 32) on Mixtral and DeepSeek-V2-Lite, with the paper's average
 speedups (stated for Mixtral) beside the harness's.
@@ -16,9 +17,14 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 22",
+          "suite": "suites/dali.toml (parts dali-fig22-*)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_fig12 import BASELINES, SHORT  # noqa: E402
+from dali_common import BASELINES, SHORT  # noqa: E402
 
 FIG = "dali-fig22"
 PARTS = ["dali-fig22-mixtral", "dali-fig22-deepseek"]

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 4: execution time of CPU- and GPU-assigned experts under
 Fiddler's assignment across batch sizes (prefill and decode length 32),
 DeepSeek-V2-Lite and Qwen. The paper gives no numbers; its text states the
@@ -18,9 +19,14 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 4",
+          "suite": "suites/dali.toml (part dali-fig4-5)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): Fiddler's assignment as Fiddler runs it.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_fig12 import SHORT  # noqa: E402
+from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig4"
 PART = "dali-fig4-5"

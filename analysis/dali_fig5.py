@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 5: share of inference time the PCIe link spends on expert
 weights, HybriMoE against DALI, across batch sizes (prefill and decode
 length 32). The paper gives no numbers; its caption states DALI's share is
@@ -16,9 +17,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import common  # noqa: E402
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 5",
+          "suite": "suites/dali.toml (part dali-fig4-5)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): HybriMoE's and DALI's PCIe shares as each runs.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_fig12 import SHORT  # noqa: E402
+from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig5"
 PART = "dali-fig4-5"

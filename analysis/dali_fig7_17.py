@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 7 and Fig. 17: the workload-aware window cache against
 HybriMoE's score-based update (MRS) and LRU in DALI's system, batch 4,
 cache ratios 12.5-75%: (17a) decoding speed, (17b) decode hit rate; Fig. 7
@@ -18,9 +19,14 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 7 and Fig. 17",
+          "suite": "suites/dali.toml (parts dali-fig17-*)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): cache policies inside DALI's system.
 JUDGED_IN = common.MECHANISM
-from dali_fig12 import SHORT  # noqa: E402
+from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig7-17"
 PARTS = ["dali-fig17-deepseek", "dali-fig17-qwen", "dali-fig17-mixtral"]

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Fig. 8: heatmaps of high-workload experts (top 3 by workload) at
 adjacent decode steps, Mixtral-8x7B layers 1, 4, 8 and 16, batch 8, on the
 calibrated synthetic workload (data from `make characterize`). The paper
@@ -17,6 +18,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Fig. 8",
+          "suite": "make characterize"}
 
 TITLE = "DALI Fig. 8: high-workload experts at token i -> i+1 (synthetic Mixtral-8x7B, batch 8)"
 LAYERS = (1, 4, 8, 16)

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Table 2: accuracy of HybriMoE's gate-reuse prediction on the top-1
 and top-2 highest-workload experts of a batch, DeepSeek-V2-Lite and
 Mixtral, batch 8-64; DALI's residual predictor beside it.
@@ -12,6 +13,11 @@ import pandas as pd
 
 import common
 import predictors_common as pc
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Table 2",
+          "suite": "make predictors"}
 
 TITLE = "DALI Table 2: top-1/top-2 highest-workload prediction accuracy (gate reuse vs residual)"
 MODELS = {"deepseek": "deepseek-v2-lite", "mixtral": "mixtral-8x7b"}

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Table 4: MoE time of the greedy assignment against the exact optimum
 (Opt_plan) at batch 16 and 32, DeepSeek-V2-Lite and Mixtral.
 
@@ -10,6 +11,11 @@ import sys
 import pandas as pd
 
 import common
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Table 4",
+          "suite": "suites/dali-table4.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
 JUDGED_IN = common.MECHANISM

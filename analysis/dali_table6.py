@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Table 6: assignment (scheduling) overhead relative to end-to-end
 time, HybriMoE against DALI, DeepSeek-V2-Lite, batch 8, over sequence
 lengths. The harness does not charge host decision time to the simulated
@@ -14,6 +15,11 @@ import sys
 import pandas as pd
 
 import common
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Table 6",
+          "suite": "suites/dali.toml (part dali-table6)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): the solver's share of DALI's own step.
 JUDGED_IN = common.AS_PUBLISHED

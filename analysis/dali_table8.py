@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Table 8: cosine of the input used to predict the next layer against
 the true next-layer input, raw (HybriMoE) and residual-corrected (DALI),
 Qwen3-30B-A3B and Mixtral, batch 8.
@@ -12,6 +13,11 @@ import pandas as pd
 
 import common
 import predictors_common as pc
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Table 8",
+          "suite": "make predictors"}
 
 TITLE = "DALI Table 8: cosine of predicted vs true next-layer gate input (raw vs residual-corrected)"
 MODELS = {"qwen": "qwen3-30b-a3b", "mixtral": "mixtral-8x7b"}

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """DALI Table 9: decode speed by (w_size, u_size) against HybriMoE, batch
 32, sequence length 64, on DeepSeek-V2-Lite, Qwen3-30B-A3B and Mixtral.
 The paper's tokens/s come from its RTX 3090 machine; compare the ratios to
@@ -14,9 +15,14 @@ import pandas as pd
 
 import common
 
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "DALI", "figure": "Table 9",
+          "suite": "suites/dali.toml (parts dali-table9-*)"}
+
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's settings against HybriMoE's measured speed.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_fig12 import SHORT
+from dali_common import SHORT
 
 FIG = "dali-table9"
 PARTS = ["dali-table9-deepseek", "dali-table9-qwen", "dali-table9-mixtral"]

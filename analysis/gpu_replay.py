@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """GPU replay (issue 42, docs/GPU.md): each case of suites/gpu-replay.toml
 simulated on the profile measured on the lent H100 machine, then its task
 graph run for real there (`moebench replay`, scripts/gpu-session.sh). Per

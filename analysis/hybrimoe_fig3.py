@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """HybriMoE Fig. 3(b)(c)(e)(f): reuse probability by score rank, the expert
 workload distribution of one DeepSeek prefill forward, and the simulated
 CPU/GPU expert times (by number of experts at a fixed load; by load).
@@ -18,6 +19,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "HybriMoE", "figure": "Fig. 3(b)(c)(e)(f)",
+          "suite": "make characterize"}
 
 TITLE = "HybriMoE Fig. 3(b)(c)(e)(f): reuse by score rank, prefill workload, CPU/GPU expert time (DeepSeek-V2-Lite)"
 FIXED_LOAD = 16  # tokens per expert in panel (e)

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """HybriMoE Fig. 7 and Fig. 8: prefill TTFT over input lengths and decode
 throughput at 25/50/75% cache, HybriMoE against llama.cpp, AdapMoE and
 kTransformers on three models; the paper's averages (1.33x prefill and
@@ -17,6 +18,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "HybriMoE", "figure": "Fig. 7 and Fig. 8",
+          "suite": "suites/hybrimoe-fig7-8.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other (HybriMoE, kTransformers, llama.cpp, AdapMoE).
 JUDGED_IN = common.AS_PUBLISHED

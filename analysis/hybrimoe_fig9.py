@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """HybriMoE Fig. 9: decode cache hit rate of MRS against LRU at 25/50/75%
 expert cache on Mixtral, DeepSeek-V2-Lite and Qwen2, harness beside the
 values the paper's text gives.
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "HybriMoE", "figure": "Fig. 9",
+          "suite": "suites/hybrimoe-fig9.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): two cache policies (MRS, LRU) inside HybriMoE.
 JUDGED_IN = common.MECHANISM

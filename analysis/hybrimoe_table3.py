@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """HybriMoE Table III: speedup breakdown on Qwen2 at 25% cache, prefill and
 decode, harness beside the paper.
 
@@ -16,6 +17,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "HybriMoE", "figure": "Table III",
+          "suite": "suites/ablation.toml (part hybrimoe-table3)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: HybriMoE's techniques added one at a time to one runtime.
 JUDGED_IN = common.MECHANISM

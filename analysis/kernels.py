@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """CPU expert kernels on this machine (issue 14): KTransformers Fig. 3 and
 Fig. 7 regenerated with this CPU's kernels, from the Google Benchmark JSON
 that `make bench-kernels` writes (results/bench/bench_expert.json).

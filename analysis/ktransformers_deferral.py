@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """KTransformers Expert Deferral sweep (section 4.2, Fig. 10): decode time
 per token and CPU/GPU utilisation against the number of deferred experts,
 DeepSeek-V3 BF16, harness beside the paper.
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "KTransformers", "figure": "Section 4.2 / Fig. 10 (deferral sweep)",
+          "suite": "suites/ablation.toml (part ktransformers-deferral)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): KTransformers on its own runtime, with and without Expert Deferral.
 JUDGED_IN = common.AS_PUBLISHED

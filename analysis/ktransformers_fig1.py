@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """KTransformers Fig. 1-style timelines: one decode step of DeepSeek-V3 BF16
 under three execution modes (serialised CPU/GPU, overlapped shared experts,
 Expert Deferral), drawn from the Chrome-trace timelines run_suite writes,
@@ -18,6 +19,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "KTransformers", "figure": "Fig. 1-style timelines",
+          "suite": "suites/ktransformers-fig1.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): execution modes of KTransformers' own runtime.
 JUDGED_IN = common.AS_PUBLISHED

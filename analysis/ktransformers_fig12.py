@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """KTransformers Fig. 12: decode speed of KTransformers without and with
 Expert Deferral against Llama.cpp and Fiddler (both Fiddler-style: every
 routed expert on the CPU) on DS-3, DS-2 and QW-2, BF16 (A100 server) and
@@ -16,6 +17,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "KTransformers", "figure": "Fig. 12 (decode speed)",
+          "suite": "suites/ktransformers-fig12.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other (KTransformers, Fiddler, llama.cpp).
 JUDGED_IN = common.AS_PUBLISHED

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Reading results/predictors/*.json (written by `make predictors`: one file per model, batch size and workload
 seed, <model>-b<batch>-s<seed>.json)."""
 

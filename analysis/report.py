@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Regenerates every figure and table the harness has results for into
 results/report/, with an index (Markdown and static HTML) stating per
 figure whether the paper's trend is reproduced and the numeric differences.
@@ -20,42 +21,9 @@ import pandas as pd
 import common
 import testbeds
 
-# (script module, paper, figure/table, suite that produces its results)
-FIGURES = [
-    ("hybrimoe_table3", "HybriMoE", "Table III", "suites/ablation.toml (part hybrimoe-table3)"),
-    ("hybrimoe_fig7_8", "HybriMoE", "Fig. 7 and Fig. 8", "suites/hybrimoe-fig7-8.toml"),
-    ("hybrimoe_fig9", "HybriMoE", "Fig. 9", "suites/hybrimoe-fig9.toml"),
-    ("dali_fig19", "DALI", "Fig. 19", "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"),
-    ("ktransformers_deferral", "KTransformers", "Section 4.2 / Fig. 10 (deferral sweep)",
-     "suites/ablation.toml (part ktransformers-deferral)"),
-    ("ktransformers_fig1", "KTransformers", "Fig. 1-style timelines", "suites/ktransformers-fig1.toml"),
-    ("ktransformers_fig12", "KTransformers", "Fig. 12 (decode speed)", "suites/ktransformers-fig12.toml"),
-    ("smoe_fig14", "SMoE", "Fig. 14", "suites/ablation.toml (part smoe-fig14)"),
-    ("smoe_table1", "SMoE", "Table I", "suites/smoe-table1.toml"),
-    ("smoe_fig13", "SMoE", "Fig. 13", "suites/smoe-fig13.toml"),
-    ("smoe_fig10_11", "SMoE", "Fig. 10 and Fig. 11", "suites/smoe-fig10-11.toml"),
-    ("smoe_fig15", "SMoE", "Fig. 15", "suites/smoe-table1.toml (part smoe-table1-deepseek-v3)"),
-    ("dali_table4", "DALI", "Table 4", "suites/dali-table4.toml"),
-    ("dali_table2", "DALI", "Table 2", "make predictors"),
-    ("dali_table8", "DALI", "Table 8", "make predictors"),
-    ("smoe_fig3", "SMoE", "Fig. 3", "make predictors"),
-    ("hybrimoe_fig3", "HybriMoE", "Fig. 3(b)(c)(e)(f)", "make characterize"),
-    ("smoe_fig5_6", "SMoE", "Fig. 5 and Fig. 6", "make characterize"),
-    ("dali_fig8", "DALI", "Fig. 8", "make characterize"),
-    ("dali_fig4", "DALI", "Fig. 4", "suites/dali.toml (part dali-fig4-5)"),
-    ("dali_fig5", "DALI", "Fig. 5", "suites/dali.toml (part dali-fig4-5)"),
-    ("dali_fig7_17", "DALI", "Fig. 7 and Fig. 17", "suites/dali.toml (parts dali-fig17-*)"),
-    ("dali_fig12", "DALI", "Fig. 12", "suites/dali.toml (parts dali-fig12-*)"),
-    ("dali_fig13", "DALI", "Fig. 13", "suites/dali.toml (part dali-fig12-deepseek)"),
-    ("dali_fig14", "DALI", "Fig. 14", "suites/dali.toml (part dali-fig14)"),
-    ("dali_fig15", "DALI", "Fig. 15", "suites/dali-table4.toml"),
-    ("dali_fig16", "DALI", "Fig. 16(a)", "suites/dali.toml (part dali-fig16)"),
-    ("dali_fig16b", "DALI", "Fig. 16(b)", "make predictors"),
-    ("dali_fig18", "DALI", "Fig. 18(a)-(d)", "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c, dali-fig18d)"),
-    ("dali_fig22", "DALI", "Fig. 22", "suites/dali.toml (parts dali-fig22-*)"),
-    ("dali_table6", "DALI", "Table 6", "suites/dali.toml (part dali-table6)"),
-    ("dali_table9", "DALI", "Table 9", "suites/dali.toml (parts dali-table9-*)"),
-]
+# Every figure script, as each declares itself (FIGURE = {...}; common.figure_scripts): a new script needs
+# no entry here.
+FIGURES = common.figure_scripts()
 
 # The papers' figures and tables with no suite and script yet, and why.
 PENDING = [

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 10 and Fig. 11: prefill TTFT against the prompt length for
 KTransformers, HybriMoE, SMoE without and with its pipeline (Fig. 10);
 SMoE's prefill breakdown (PCIe wait, GPU compute, wait for the CPU) with and
@@ -18,6 +19,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 10 and Fig. 11",
+          "suite": "suites/smoe-fig10-11.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): prefill times of systems against each other.
 JUDGED_IN = common.AS_PUBLISHED

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 13: decode time breakdown per token (predict, cache management,
 GPU compute, wait for cache, shared experts, CPU not overlapped) of
 HybriMoE and SMoE with two prefetched experts, DeepSeek-V3.
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 13",
+          "suite": "suites/smoe-fig13.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): a baseline's measured wait for copies.
 JUDGED_IN = common.AS_PUBLISHED

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 14: decode throughput and hit rate against the number of
 prefetched experts per layer, layer-wise vs token-wise vs Flex (DeepSeek-V3,
 8 cached experts per layer); the paper states trends.
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 14",
+          "suite": "suites/ablation.toml (part smoe-fig14)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetch counts and methods on SMoE's execution and cache.
 JUDGED_IN = common.MECHANISM

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 15: decode cache hit rate of HybriMoE (prefetch 1), SMoE
 (prefetch 2) and SMoE-Flex (prefetch 3, hit rate over the layers that
 prefetch) against the initial cache alone ("Static"), DeepSeek-V3 with 8
@@ -17,6 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 15",
+          "suite": "suites/smoe-table1.toml (part smoe-table1-deepseek-v3)"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): the hit rates of three prefetch methods.
 JUDGED_IN = common.MECHANISM

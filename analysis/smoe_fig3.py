@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 3: per-layer top-k recall of layer-wise, iteration-wise and
 token-wise prediction on DeepSeek-V3 (the trained linear predictor for
 token-wise), with the last-iteration baseline.
@@ -16,6 +17,11 @@ import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
 import predictors_common as pc  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 3",
+          "suite": "make predictors"}
 
 TITLE = "SMoE Fig. 3: prediction recall by layer, DeepSeek-V3"
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Fig. 5 (cumulative activation frequency per layer: deeper layers more
 skewed) and Fig. 6 (token-wise activation heatmaps during decoding), on the
 calibrated synthetic DeepSeek-V3 and Qwen3-235B-A22B workloads (data from
@@ -17,6 +18,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Fig. 5 and Fig. 6",
+          "suite": "make characterize"}
 
 TITLE = "SMoE Fig. 5/6: activation skew by depth and decode activation heatmaps (synthetic DeepSeek-V3, Qwen3)"
 TOP_SHARE = 0.10     # Fig. 5 summary: share of activations taken by the busiest 10% of experts

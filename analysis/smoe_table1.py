@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """SMoE Table I: decode tokens/s of KTransformers, HybriMoE, SMoE and
 SMoE-Flex on DeepSeek-V3 and Qwen3-235B-A22B, harness beside the paper's
 mean over its six datasets.
@@ -15,6 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import common  # noqa: E402
+
+# Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
+# what produces the rows it reads.
+FIGURE = {"paper": "SMoE", "figure": "Table I",
+          "suite": "suites/smoe-table1.toml"}
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): absolute decode speeds of systems against each other.
 JUDGED_IN = common.AS_PUBLISHED

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Figures of the default suite (suites/smoke.toml): decode TBT, TTFT and
 decode hit rate per strategy, from the latest complete run in results/smoke.
 

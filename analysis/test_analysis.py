@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """End to end: run_suite on the default suite, then its figure script; and
 METRICS.md defines every metric column the harness writes."""
 

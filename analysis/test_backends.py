@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """The real backend's tools end to end: `moebench calibrate` writes a profile
 that loads and carries its tables; analysis/validation.py pairs real and
 simulated cases and computes the error; analysis/kernels.py reads Google

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """The paper-figure scripts and the report, end to end on small real runs:
 a composite suite filtered to one part, and a whole figure suite."""
 
@@ -410,8 +411,9 @@ def test_report_only_selects_the_figures_a_suite_or_part_produces():
     import report
     assert report.suite_names("suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)") == [
         "ablation", "dali-fig19-mixtral", "dali-fig19-qwen"]
-    assert [f[0] for f in report.figures_of(["ablation"])] == ["hybrimoe_table3", "dali_fig19",
-                                                              "ktransformers_deferral", "smoe_fig14"]
+    # In the report's order (common.figure_scripts: by paper, then by name).
+    assert [f[0] for f in report.figures_of(["ablation"])] == ["ktransformers_deferral", "hybrimoe_table3",
+                                                              "smoe_fig14", "dali_fig19"]
     assert [f[0] for f in report.figures_of(["dali-fig17-mixtral"])] == ["dali_fig7_17"]  # a pattern in FIGURES
     assert [f[0] for f in report.figures_of(["smoke"])] == []
 
@@ -448,3 +450,25 @@ def test_dali_fig7_17_shows_both_hit_rules(tmp_path):
     assert {"hit hybrimoe-mrs-one-at-a-time", "hit lru-one-at-a-time"} <= set(t.columns)
     md = (tmp_path / "dali-fig7-17.md").read_text()
     assert "MRS / LRU at the gate -> one at a time: 12.5%:" in md
+
+
+def test_figure_scripts_register_themselves(tmp_path):
+    """The report's list is what the scripts declare: every script with a run() and a FIGURE is found, a library
+    (common.py, dali_common.py) is not, and a new script dropped beside them needs no other entry."""
+    found = common.figure_scripts()
+    modules = [f[0] for f in found]
+    assert len(modules) == len(set(modules)) >= 30
+    assert "dali_fig12" in modules and "hybrimoe_fig9" in modules
+    assert "common" not in modules and "dali_common" not in modules
+    assert modules.index("dali_fig4") < modules.index("dali_fig12")  # numbers compared as numbers
+    for f in found:
+        assert "def run(" in (ROOT / "analysis" / f"{f[0]}.py").read_text(), f[0]
+    (tmp_path / "smoe_fig99.py").write_text('FIGURE = {"paper": "SMoE", "figure": "Fig. 99", "suite": "x"}\n')
+    (tmp_path / "lib.py").write_text("X = 1\n")
+    assert common.figure_scripts(tmp_path) == [("smoe_fig99", "SMoE", "Fig. 99", "x")]
+    (tmp_path / "bad.py").write_text('FIGURE = {"paper": "Nobody", "figure": "1", "suite": "x"}\n')
+    with pytest.raises(ValueError, match=r"bad.py:1: FIGURE paper: expected one of"):
+        common.figure_scripts(tmp_path)
+    (tmp_path / "bad.py").write_text('FIGURE = {"paper": "DALI"}\n')
+    with pytest.raises(ValueError, match=r"bad.py:1: FIGURE: expected the keys"):
+        common.figure_scripts(tmp_path)

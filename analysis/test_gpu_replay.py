@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """analysis/gpu_replay.py: the targets' arithmetic on a crafted replay, the
 committed replay's summary, and a clear error on a bad file."""
 

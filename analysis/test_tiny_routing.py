@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """analysis/tiny_routing.py on hand-made runs: rank correlations between
 recorded and synthetic routing, and the verdict's thresholds."""
 

@@ -1,6 +1,7 @@
-"""Follows README.md's "Add your own policy" section: every file it names
-exists, its registry line is in baselines/register.cc, the preset resolves,
-and its compare commands run."""
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""Follows docs/ADDING_A_POLICY.md (linked from the README's "Add your own
+policy"): every file it names exists, its registry line is in
+baselines/register.cc, the preset resolves, and its compare commands run."""
 
 import os
 import pathlib
@@ -13,10 +14,7 @@ BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moeb
 
 
 def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Add your own policy")
-    end = text.index("\n## ", start + 5)
-    return text[start:end]
+    return (ROOT / "docs" / "ADDING_A_POLICY.md").read_text()
 
 
 def test_every_named_file_exists():

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Three-valued verdicts with stated margins over workload seeds (analysis/common.py)."""
 
 import pathlib

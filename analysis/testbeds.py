@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Testbed check: the baselines' absolute times and time breakdowns on each
 paper's testbed, paper against harness, with the error.
 
@@ -26,7 +27,7 @@ import sys
 import pandas as pd
 
 import common
-from dali_fig12 import SHORT
+from dali_common import SHORT
 
 FIG = "testbeds"
 TITLE = "Testbeds: the baselines' absolute times and breakdowns, paper vs harness"

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Expert Deferral against expert skipping on moebench's small trained
 models (issue 15): the shape of KTransformers Fig. 13 and Table 2 on
 byte-level models trained here. Reads, from `make tiny-traces` (three

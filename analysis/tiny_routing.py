@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Real learned routing against synthetic routing of the same shape (issue
 15): do the strategies rank the same way? Reads the latest runs of
 suites/tiny-<family>-routing-trace.toml (every strategy on two traces

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Simulator validation (issue 14; docs/BACKENDS.md): every case of
 suites/validation.toml ran on the real backend (the expert tasks executed on
 this machine) and on the simulated backend with the profile `moebench

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Where the simulator validation's error comes from, task by task (issue 14;
 docs/BACKENDS.md, "Where the error comes from"). `make validation` writes a
 timeline of every case on both backends: the real one holds each expert

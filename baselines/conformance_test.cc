@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Every registered component, driven through the same scenarios: it must
 // run without invalid decisions, account for every activation exactly once,
 // and give the same result twice. A new component is covered as soon as it
@@ -7,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -28,7 +29,8 @@ class MemoryCalibration : public CalibrationData {
       while (rd->next(r)) {
         ++p_.tokens;
         for (int64_t l = 0; l < p_.layers; ++l) {
-          for (int64_t j = 0; j < in.top_k(); ++j) ++p_.counts[l * p_.experts + r.ids[l * in.top_k() + j]];
+          for (int64_t j = 0; j < in.top_k(); ++j)
+            ++p_.counts[l * p_.experts + r.ids[l * in.top_k() + j]];
         }
       }
     }
@@ -50,8 +52,8 @@ struct Scenario {
 
 // Random routing with some temporal locality, with gate inputs and gate
 // weights so predictors have something to work on.
-std::unique_ptr<MemoryTraceSource> make_source(int layers, int experts, int k, int sequences, int prompt, int decode,
-                                               uint64_t seed) {
+std::unique_ptr<MemoryTraceSource> make_source(int layers, int experts, int k, int sequences,
+                                               int prompt, int decode, uint64_t seed) {
   TraceInfo info;
   info.model_name = "tiny";
   info.moe_layers = layers;
@@ -69,7 +71,8 @@ std::unique_ptr<MemoryTraceSource> make_source(int layers, int experts, int k, i
       for (int l = 0; l < layers; ++l) {
         std::vector<int32_t> ch;
         while (int(ch.size()) < k) {
-          const int32_t e = (!prev[l].empty() && rng() % 2) ? prev[l][rng() % prev[l].size()] : int32_t(rng() % experts);
+          const int32_t e = (!prev[l].empty() && rng() % 2) ? prev[l][rng() % prev[l].size()]
+                                                            : int32_t(rng() % experts);
           if (std::find(ch.begin(), ch.end(), e) == ch.end()) ch.push_back(e);
         }
         prev[l] = ch;
@@ -82,7 +85,8 @@ std::unique_ptr<MemoryTraceSource> make_source(int layers, int experts, int k, i
           for (int j = 0; j < k; ++j) p = ch[j] == e ? 0.5f / float(j + 1) : p;
           r.probs.push_back(p);
         }
-        for (int i = 0; i < 16; ++i) r.gate_input.push_back(std::uniform_real_distribution<float>(-1, 1)(rng));
+        for (int i = 0; i < 16; ++i)
+          r.gate_input.push_back(std::uniform_real_distribution<float>(-1, 1)(rng));
       }
       src->add(s, r);
     }
@@ -91,7 +95,8 @@ std::unique_ptr<MemoryTraceSource> make_source(int layers, int experts, int k, i
   g.layers = layers;
   g.experts = experts;
   g.h = 16;
-  for (int i = 0; i < layers * experts * 16; ++i) g.weight.push_back(std::uniform_real_distribution<float>(-1, 1)(rng));
+  for (int i = 0; i < layers * experts * 16; ++i)
+    g.weight.push_back(std::uniform_real_distribution<float>(-1, 1)(rng));
   g.bias.assign(layers * experts, 0.0f);
   g.selection_bias.assign(layers * experts, 0.0f);
   src->set_gate_weights(g);
@@ -102,7 +107,8 @@ std::vector<Scenario> scenarios() {
   std::vector<Scenario> v;
   v.push_back({"decode-b1", testing::tiny_model(3, 8, 2), make_source(3, 8, 2, 2, 4, 12, 1), 1});
   v.push_back({"batched", testing::tiny_model(3, 8, 2), make_source(3, 8, 2, 4, 6, 8, 2), 3});
-  v.push_back({"shared-experts", testing::tiny_model(4, 16, 4, 1), make_source(4, 16, 4, 2, 3, 10, 3), 2});
+  v.push_back(
+      {"shared-experts", testing::tiny_model(4, 16, 4, 1), make_source(4, 16, 4, 2, 3, 10, 3), 2});
   return v;
 }
 
@@ -111,7 +117,8 @@ StrategySpec base_for(const std::string& family, const std::string& kind) {
   StrategySpec s = testing::strategy("gpu-ondemand", "lru", "uniform", 3);
   if (family == "placement") s = testing::strategy("resident", "lru", kind, 3);
   if (family == "assigner") s = testing::strategy(kind, "lru", "uniform", 3);
-  if (family == "cache") s = testing::strategy(kind == "none" ? "resident" : "gpu-ondemand", kind, "uniform", 3);
+  if (family == "cache")
+    s = testing::strategy(kind == "none" ? "resident" : "gpu-ondemand", kind, "uniform", 3);
   if (family == "prefetcher") {
     s = testing::strategy("resident", "lru", "uniform", 3);
     s.prefetcher = testing::component(kind);
@@ -122,7 +129,8 @@ StrategySpec base_for(const std::string& family, const std::string& kind) {
     // Next-token predictors drive SMoE's token-wise prefetch; cross-layer
     // ones a next-layer prefetch (frequency works with both).
     const bool next_token = kind == "linear" || kind == "last-iteration";
-    s = testing::strategy(next_token ? "smoe" : "resident", next_token ? "smoe-lfu" : "lru", "uniform", 3);
+    s = testing::strategy(next_token ? "smoe" : "resident", next_token ? "smoe-lfu" : "lru",
+                          "uniform", 3);
     s.prefetcher = testing::component(next_token ? "token-wise" : "next-layer");
     s.predictor = testing::component(kind);
     if (kind == "none") s.prefetcher = testing::component("none");
@@ -145,7 +153,8 @@ nlohmann::ordered_json deterministic_part(const RunMetrics& m) {
   for (auto it = j.begin(); it != j.end();) {
     if (it.key().rfind("decision_", 0) == 0 || it.key() == "host_wall_s")
       it = j.erase(it);
-    else ++it;
+    else
+      ++it;
   }
   return j;
 }
@@ -156,7 +165,8 @@ TEST(Conformance, EveryRegisteredComponentRunsEveryScenario) {
   for (const auto* entry : reg.entries()) {
     for (auto& sc : scenarios()) {
       const StrategySpec spec = base_for(entry->family, entry->kind);
-      auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts), int(sc.model.top_k), 3, 4, 8, 99);
+      auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts),
+                                   int(sc.model.top_k), 3, 4, 8, 99);
       MemoryCalibration calib(std::move(calib_src));
       WorkloadSpec w = testing::workload_of(*sc.source);
       w.batch_size = sc.batch;
@@ -171,14 +181,16 @@ TEST(Conformance, EveryRegisteredComponentRunsEveryScenario) {
         a = run_once();
         b = run_once();
       } catch (const std::exception& e) {
-        ADD_FAILURE() << entry->family << "/" << entry->kind << " in " << sc.name << ": " << e.what();
+        ADD_FAILURE() << entry->family << "/" << entry->kind << " in " << sc.name << ": "
+                      << e.what();
         continue;
       }
       const RunMetrics& m = a.metrics;
       const int64_t activations = m.token_accesses[0] + m.token_accesses[1];
       EXPECT_GT(activations, 0);
       // Every (token, layer, expert) activation is computed exactly once, somewhere.
-      EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations) << entry->family << "/" << entry->kind << " " << sc.name;
+      EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations)
+          << entry->family << "/" << entry->kind << " " << sc.name;
       EXPECT_LE(m.token_hits[1], m.token_accesses[1]);
       EXPECT_LE(m.prefetch_useful, m.prefetch_loads);
       EXPECT_GT(m.decode_time_s, 0.0);
@@ -201,7 +213,8 @@ TEST(Conformance, CachePoliciesPickACandidateDeterministically) {
       for (int rep = 0; rep < 2; ++rep) {
         StrategySpec spec = testing::strategy("gpu-ondemand", kind, "uniform", 2);
         const auto r = testing::run(s.model, testing::round_hardware(), spec, *s.source, false);
-        // The core rejects an out-of-range victim; reaching here with loads means every victim was valid.
+        // The core rejects an out-of-range victim; reaching here with loads means every victim was
+        // valid.
         EXPECT_GT(r.metrics.demand_loads, 0) << kind;
       }
     }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "baselines/register.h"
 
 #include "baselines/classic/components.h"
@@ -16,36 +17,55 @@ void register_baselines(Registry& r) {
   // placement
   r.add<Placement, NonePlacement>("placement", "none", "Nothing on the GPU at the start.");
   r.add<Placement, UniformPlacement>("placement", "uniform", "Experts 0..n-1 of every layer.");
-  r.add<Placement, LayerwisePlacement>("placement", "layerwise", "Whole MoE layers on the GPU (llama.cpp).");
-  r.add<Placement, FrequencyPlacement>("placement", "frequency", "Most activated experts of a calibration workload.");
+  r.add<Placement, LayerwisePlacement>("placement", "layerwise",
+                                       "Whole MoE layers on the GPU (llama.cpp).");
+  r.add<Placement, FrequencyPlacement>("placement", "frequency",
+                                       "Most activated experts of a calibration workload.");
   r.add<Placement, RandomPlacement>("placement", "random", "Seeded random experts per layer.");
-  r.add<Placement, FrontLoadingPlacement>("placement", "front-loading", "The GPU budget fills the first layers.");
+  r.add<Placement, FrontLoadingPlacement>("placement", "front-loading",
+                                          "The GPU budget fills the first layers.");
   // assigner
   r.add<Assigner, AllCpuAssigner>("assigner", "all-cpu", "Every routed expert on the CPU.");
-  r.add<Assigner, GpuOnDemandAssigner>("assigner", "gpu-ondemand", "Every activated expert on the GPU, misses loaded.");
-  r.add<Assigner, ResidentAssigner>("assigner", "resident", "Cached experts on the GPU, the rest on the CPU.");
-  r.add<Assigner, LlamaCppAssigner>("assigner", "llamacpp", "Layer-wise device split, no overlap in a layer.");
-  r.add<Assigner, FiddlerAssigner>("assigner", "fiddler", "Per expert: CPU if cheaper than GPU (+transfer).");
-  r.add<Assigner, HybriMoeAssigner>("assigner", "hybrimoe", "HybriMoE's simulation-based scheduling (paper).");
-  r.add<Assigner, HybriMoeGreedyAssigner>("assigner", "hybrimoe-greedy", "HybriMoE code: two-ended greedy pass.");
-  r.add<Assigner, SmoeAssigner>("assigner", "smoe", "SMoE: prefill cost rule with pipelined loads; decode by residency.");
-  r.add<Assigner, DaliGreedyAssigner>("assigner", "dali", "DALI's greedy workload-aware assignment.");
-  r.add<Assigner, DaliOptAssigner>("assigner", "dali-opt", "Exact min max(T_cpu, T_gpu) assignment (oracle).");
+  r.add<Assigner, GpuOnDemandAssigner>("assigner", "gpu-ondemand",
+                                       "Every activated expert on the GPU, misses loaded.");
+  r.add<Assigner, ResidentAssigner>("assigner", "resident",
+                                    "Cached experts on the GPU, the rest on the CPU.");
+  r.add<Assigner, LlamaCppAssigner>("assigner", "llamacpp",
+                                    "Layer-wise device split, no overlap in a layer.");
+  r.add<Assigner, FiddlerAssigner>("assigner", "fiddler",
+                                   "Per expert: CPU if cheaper than GPU (+transfer).");
+  r.add<Assigner, HybriMoeAssigner>("assigner", "hybrimoe",
+                                    "HybriMoE's simulation-based scheduling (paper).");
+  r.add<Assigner, HybriMoeGreedyAssigner>("assigner", "hybrimoe-greedy",
+                                          "HybriMoE code: two-ended greedy pass.");
+  r.add<Assigner, SmoeAssigner>(
+      "assigner", "smoe", "SMoE: prefill cost rule with pipelined loads; decode by residency.");
+  r.add<Assigner, DaliGreedyAssigner>("assigner", "dali",
+                                      "DALI's greedy workload-aware assignment.");
+  r.add<Assigner, DaliOptAssigner>("assigner", "dali-opt",
+                                   "Exact min max(T_cpu, T_gpu) assignment (oracle).");
   // cache
   r.add<CachePolicy, NoneCache>("cache", "none", "Residency never changes by replacement.");
   r.add<CachePolicy, LruCache>("cache", "lru", "Least recently used.");
   r.add<CachePolicy, LfuCache>("cache", "lfu", "Least frequently used.");
-  r.add<CachePolicy, BeladyCache>("cache", "belady", "Oracle: evict the expert used farthest in the future.");
+  r.add<CachePolicy, BeladyCache>("cache", "belady",
+                                  "Oracle: evict the expert used farthest in the future.");
   r.add<CachePolicy, MrsCache>("cache", "mrs", "HybriMoE's Minus Recent Score.");
-  r.add<CachePolicy, SmoeLfuCache>("cache", "smoe-lfu", "SMoE: cumulative LFU, filled from prefill frequencies.");
-  r.add<CachePolicy, DaliWindowCache>("cache", "dali-window", "DALI's workload-aware window replacement.");
+  r.add<CachePolicy, SmoeLfuCache>("cache", "smoe-lfu",
+                                   "SMoE: cumulative LFU, filled from prefill frequencies.");
+  r.add<CachePolicy, DaliWindowCache>("cache", "dali-window",
+                                      "DALI's workload-aware window replacement.");
   r.add<CachePolicy, FifoCache>("cache", "fifo", "Tutorial example: first in, first out.");
   // prefetcher, predictor, deferral
   r.add<Prefetcher, NonePrefetcher>("prefetcher", "none", "No prefetching.");
-  r.add<Prefetcher, NextLayerPrefetcher>("prefetcher", "next-layer", "Predictor's top experts of a later layer.");
-  r.add<Prefetcher, ImpactPrefetcher>("prefetcher", "impact", "HybriMoE's impact-driven prefetching.");
-  r.add<Prefetcher, MrsNextPrefetcher>("prefetcher", "mrs-next", "HybriMoE code: next layer's top experts by MRS.");
-  r.add<Prefetcher, TokenWisePrefetcher>("prefetcher", "token-wise", "SMoE's token-wise prefetch (and Flex).");
+  r.add<Prefetcher, NextLayerPrefetcher>("prefetcher", "next-layer",
+                                         "Predictor's top experts of a later layer.");
+  r.add<Prefetcher, ImpactPrefetcher>("prefetcher", "impact",
+                                      "HybriMoE's impact-driven prefetching.");
+  r.add<Prefetcher, MrsNextPrefetcher>("prefetcher", "mrs-next",
+                                       "HybriMoE code: next layer's top experts by MRS.");
+  r.add<Prefetcher, TokenWisePrefetcher>("prefetcher", "token-wise",
+                                         "SMoE's token-wise prefetch (and Flex).");
   r.add<Predictor, NonePredictor>("predictor", "none", "No predictions.");
   register_predictors(r);
   r.add<Deferral, NoneDeferral>("deferral", "none", "No expert deferral.");

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """ci/check_regression passes on the committed reference and fails, with a
 table naming the slowed strategy, when a strategy is made slower on purpose
 (the test-only MOEBENCH_TEST_SLOWDOWN flag)."""

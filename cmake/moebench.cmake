@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 # Helpers shared by every directory of the build.
 
 # moebench_test(NAME name SOURCES a_test.cc ... LIBS lib ... [LABELS l ...])

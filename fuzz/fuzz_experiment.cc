@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the experiment-file loader (TOML text -> expanded, resolved
 // cases). Bad input must end in a moebench::Error (a positioned ConfigError
 // for the user); anything else (another exception, a crash, a sanitizer
@@ -7,10 +8,10 @@
 #include <filesystem>
 #include <string>
 
-#include "core/config/experiment.h"
-#include "core/run/run_case.h"
+#include "core/experiment/experiment.h"
 #include "core/util/error.h"
 #include "fuzz/scratch.h"
+#include "harness/run/run_case.h"
 #include "tools/catalog.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     // A lower case cap than run_suite's 100000 keeps one execution short;
     // the cap's own check is the same code.
-    const Experiment ex = load_experiment_text(text, "<fuzz>", base, paths, &tools::component_catalog(), 1000);
+    const Experiment ex =
+        load_experiment_text(text, "<fuzz>", base, paths, &tools::component_catalog(), 1000);
     // What run_suite --dry-run and `config validate` check next: each case's
     // components and footprint (a model at every bound once ran minutes
     // before failing to fit).

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the trace reader (safetensors trace file -> header checks,
 // every sequence's tokens, the statistics `moebench trace stats` prints).
 // Bad input must end in a moebench::Error naming the file; anything else

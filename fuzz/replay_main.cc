@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Replays a fuzz target over saved inputs without libFuzzer: every file
 // named on the command line, or every file in a directory named there. The
 // normal build runs it in ctest over fuzz/regressions/<target>/ (each input

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Predictors: which experts a later layer (or the next token) will use.
 // One .cc file per predictor, named like its registry key:
@@ -20,7 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 #include "core/trace/routing.h"
 #include "core/util/lanes16.h"
 
@@ -52,7 +54,8 @@ class RouterProbe {
   std::vector<int32_t> ids_;
   std::vector<const float*> xs_;
   // The gate inputs xs[0..n) routed, each token's top-k adding 1 + tie x its share of the weights.
-  void add_routed(const float* const* xs, int64_t n, int32_t layer, float tie, std::span<float> scores);
+  void add_routed(const float* const* xs, int64_t n, int32_t layer, float tie,
+                  std::span<float> scores);
 };
 
 // The dense helpers with a fixed summation order (core/util/lanes16.h).
@@ -74,7 +77,8 @@ class GateReusePredictor : public Predictor {
     return n;
   }
   void prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) override;
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
   double gpu_ns(const CostModel& c, int64_t tokens) const override;
 
  private:
@@ -100,7 +104,8 @@ class ResidualPredictor : public Predictor {
     return n;
   }
   void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
   double gpu_ns(const CostModel& c, int64_t tokens) const override;
   const std::vector<float>& residuals() const { return res_; }
 
@@ -109,7 +114,7 @@ class ResidualPredictor : public Predictor {
   RouterProbe probe_;
   int64_t hidden_ = 0;
   std::vector<float> res_;  // [L-1][h]
-  std::vector<float> x_;  // the shifted gate inputs of a step's tokens (tokens x h)
+  std::vector<float> x_;    // the shifted gate inputs of a step's tokens (tokens x h)
   std::vector<const float*> xs_;
 };
 
@@ -119,23 +124,24 @@ std::vector<float> mean_residuals(const TraceSource& src, int64_t max_tokens);
 // ---------------------------------------------------------------- linear (SMoE)
 struct LinearModel {
   int64_t layers = 0, experts = 0, h = 0, top_k = 0;
-  std::vector<float> weight;       // [L][E][h]
-  std::vector<float> bias;         // [L][E]
-  std::vector<double> val_recall;  // [L] validation top-k recall of the kept weights
-  std::vector<double> test_recall; // [L] held-out top-k recall
-  std::vector<int64_t> epochs;     // [L] epochs trained (best epoch + patience, or the cap)
-  int64_t samples = 0;             // (token, next token) pairs used
-  std::string source;              // what it was trained on (JSON text)
+  std::vector<float> weight;        // [L][E][h]
+  std::vector<float> bias;          // [L][E]
+  std::vector<double> val_recall;   // [L] validation top-k recall of the kept weights
+  std::vector<double> test_recall;  // [L] held-out top-k recall
+  std::vector<int64_t> epochs;      // [L] epochs trained (best epoch + patience, or the cap)
+  int64_t samples = 0;              // (token, next token) pairs used
+  std::string source;               // what it was trained on (JSON text)
 };
 
 struct LinearTrainOptions {
-  double lr = 1e-4;          // Adam learning rate (SMoE)
-  int64_t batch = 32;        // SMoE: 32-64
-  int64_t max_samples = 512; // (t, t+1) pairs per layer ("a few hundred decode samples")
+  double lr = 1e-4;           // Adam learning rate (SMoE)
+  int64_t batch = 32;         // SMoE: 32-64
+  int64_t max_samples = 512;  // (t, t+1) pairs per layer ("a few hundred decode samples")
   int64_t max_epochs = 100;
-  int64_t patience = 10;     // epochs without a better validation recall before stopping
+  int64_t patience = 10;  // epochs without a better validation recall before stopping
   int64_t seed = 1;
-  int64_t threads = 0;       // layers trained at once (0 = the machine's threads); changes no bit of the result
+  int64_t threads =
+      0;  // layers trained at once (0 = the machine's threads); changes no bit of the result
   nlohmann::ordered_json to_json() const;  // what the result depends on (not `threads`)
 };
 
@@ -150,8 +156,9 @@ LinearModel load_linear(const std::filesystem::path& path);
 class LinearPredictor : public Predictor {
  public:
   struct Params {
-    std::string file;           // a trained artefact (moebench predictor train); empty = train now
-    bool cache = true;          // keep trained artefacts (core/util/artefact_cache.h: run_suite's <results>/.cache)
+    std::string file;  // a trained artefact (moebench predictor train); empty = train now
+    bool cache =
+        true;  // keep trained artefacts (core/util/artefact_cache.h: run_suite's <results>/.cache)
     double lr = 1e-4;
     int64_t batch = 32;
     int64_t max_samples = 512;
@@ -168,7 +175,8 @@ class LinearPredictor : public Predictor {
     return n;
   }
   void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
   std::vector<double> layer_quality() const override { return model_.val_recall; }
   double gpu_ns(const CostModel& c, int64_t tokens) const override;
   const LinearModel& model() const { return model_; }
@@ -188,7 +196,8 @@ class LastIterationPredictor : public Predictor {
   };
   using Params = EmptyParams<Tag>;
   explicit LastIterationPredictor(const Params&) {}
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
 };
 
 // ---------------------------------------------------------------- frequency
@@ -205,7 +214,8 @@ class FrequencyPredictor : public Predictor {
     return n;
   }
   void prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) override;
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
 
  private:
   std::vector<float> freq_;  // [L][E], fraction of calibration tokens
@@ -225,7 +235,8 @@ class OraclePredictor : public Predictor {
     n.future = true;
     return n;
   }
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
 };
 
 // ---------------------------------------------------------------- random
@@ -236,7 +247,8 @@ class RandomPredictor : public Predictor {
     static const cfg::Schema<Params>& schema();
   };
   explicit RandomPredictor(const Params& p) : p_(p) {}
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
 
  private:
   Params p_;

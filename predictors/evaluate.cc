@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "predictors/evaluate.h"
 
 #include <cmath>
@@ -53,21 +54,25 @@ double cosine(const float* a, const float* b, int64_t n) {
 }  // namespace
 
 PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSource& eval,
-                                        const std::vector<float>* residuals, const LinearModel* linear,
+                                        const std::vector<float>* residuals,
+                                        const LinearModel* linear,
                                         const PredictorEvalOptions& opt) {
   const TraceInfo& in = eval.info();
   const int64_t L = in.moe_layers, E = in.experts(), k = in.top_k(), H = in.h_trace;
   if (H <= 0 || !eval.gate_weights()) {
-    throw Error("predictor eval: expected an evaluation workload with gate inputs and gate weights, found one without");
+    throw Error(
+        "predictor eval: expected an evaluation workload with gate inputs and gate weights, found "
+        "one without");
   }
   if (residuals && int64_t(residuals->size()) != std::max<int64_t>(L - 1, 0) * H) {
-    throw Error(fmt::format("predictor eval: expected residual vectors [{}][{}], found {} values", L - 1, H,
-                            residuals->size()));
+    throw Error(fmt::format("predictor eval: expected residual vectors [{}][{}], found {} values",
+                            L - 1, H, residuals->size()));
   }
   if (linear && (linear->layers != L || linear->experts != E || linear->h != H)) {
-    throw Error(fmt::format("predictor eval: expected a linear predictor for {} layers x {} experts x width {}, "
-                            "found {} x {} x {}",
-                            L, E, H, linear->layers, linear->experts, linear->h));
+    throw Error(fmt::format(
+        "predictor eval: expected a linear predictor for {} layers x {} experts x width {}, "
+        "found {} x {} x {}",
+        L, E, H, linear->layers, linear->experts, linear->h));
   }
   RouterProbe probe;
   probe.init(model, eval.gate_weights(), "eval");
@@ -97,8 +102,8 @@ PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSourc
     for (int64_t s = s0; s < s1; ++s) rd.push_back(eval.open(s, kGateInput));
     while (opt.max_tokens <= 0 || r.tokens < opt.max_tokens) {
       // Predicted (layer-wise / residual) and true workloads of this batch step.
-      std::vector<std::vector<float>> pl(L, std::vector<float>(E, 0.0f)), pr(L, std::vector<float>(E, 0.0f)),
-          tru(L, std::vector<float>(E, 0.0f));
+      std::vector<std::vector<float>> pl(L, std::vector<float>(E, 0.0f)),
+          pr(L, std::vector<float>(E, 0.0f)), tru(L, std::vector<float>(E, 0.0f));
       int64_t active = 0;
       for (int64_t q = 0; q < s1 - s0; ++q) {
         if (!alive[q]) continue;
@@ -134,8 +139,8 @@ PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSourc
             // Next-token predictions made at the previous token.
             li.add(l, overlap(&prev[q].ids[l * k], truth, k) / double(k));
             if (linear) {
-              gemv(&linear->weight[size_t(l) * E * H], &linear->bias[size_t(l) * E], &prev[q].gate_input[l * H], E, H,
-                   z.data());
+              gemv(&linear->weight[size_t(l) * E * H], &linear->bias[size_t(l) * E],
+                   &prev[q].gate_input[l * H], E, H, z.data());
               top_k_indices(z.data(), E, k, nullptr, topz.data());
               tw.add(l, overlap(topz.data(), truth, k) / double(k));
             }
@@ -152,7 +157,9 @@ PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSourc
           const auto truth = top_n(tru[l], n);
           const double a = overlap(top_n(pl[l], n).data(), truth.data(), n) / double(n);
           (n == 1 ? t1l : t2l).add(l, a);
-          if (residuals) (n == 1 ? t1r : t2r).add(l, overlap(top_n(pr[l], n).data(), truth.data(), n) / double(n));
+          if (residuals)
+            (n == 1 ? t1r : t2r)
+                .add(l, overlap(top_n(pr[l], n).data(), truth.data(), n) / double(n));
         }
       }
     }
@@ -178,7 +185,8 @@ PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSourc
 namespace {
 nlohmann::ordered_json vec(const std::vector<double>& v) {
   auto a = nlohmann::ordered_json::array();
-  for (double x : v) a.push_back(std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x));
+  for (double x : v)
+    a.push_back(std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x));
   return a;
 }
 double mean_of(const std::vector<double>& v) {
@@ -192,8 +200,12 @@ double mean_of(const std::vector<double>& v) {
   }
   return n ? s / double(n) : std::nan("");
 }
-std::string pct(double x) { return std::isnan(x) ? "-" : fmt::format("{:.1f}%", 100.0 * x); }
-std::string num(double x) { return std::isnan(x) ? "-" : fmt::format("{:.3f}", x); }
+std::string pct(double x) {
+  return std::isnan(x) ? "-" : fmt::format("{:.1f}%", 100.0 * x);
+}
+std::string num(double x) {
+  return std::isnan(x) ? "-" : fmt::format("{:.3f}", x);
+}
 }  // namespace
 
 nlohmann::ordered_json PredictorEvalReport::to_json() const {
@@ -222,26 +234,39 @@ nlohmann::ordered_json PredictorEvalReport::to_json() const {
 
 std::string PredictorEvalReport::to_markdown() const {
   std::string s = fmt::format(
-      "Evaluation workload: {} tokens, {} MoE layers x {} experts, top-{}; workload accuracy over {} batch steps of "
+      "Evaluation workload: {} tokens, {} MoE layers x {} experts, top-{}; workload accuracy over "
+      "{} batch steps of "
       "{} sequences.\n\n",
       tokens, layers, experts, top_k, batch_steps, batch);
-  s += "| predictor | mean top-k recall | top-1 workload acc. | top-2 workload acc. |\n|---|---|---|---|\n";
-  s += fmt::format("| layer-wise (gate-reuse, l-1 -> l) | {} | {} | {} |\n", pct(mean_of(recall_layerwise)),
-                   pct(mean_of(top1_layerwise)), pct(mean_of(top2_layerwise)));
+  s += "| predictor | mean top-k recall | top-1 workload acc. | top-2 workload acc. "
+       "|\n|---|---|---|---|\n";
+  s += fmt::format("| layer-wise (gate-reuse, l-1 -> l) | {} | {} | {} |\n",
+                   pct(mean_of(recall_layerwise)), pct(mean_of(top1_layerwise)),
+                   pct(mean_of(top2_layerwise)));
   if (has_residual) {
-    s += fmt::format("| residual (DALI, l-1 -> l) | {} | {} | {} |\n", pct(mean_of(recall_residual)),
-                     pct(mean_of(top1_residual)), pct(mean_of(top2_residual)));
+    s +=
+        fmt::format("| residual (DALI, l-1 -> l) | {} | {} | {} |\n", pct(mean_of(recall_residual)),
+                    pct(mean_of(top1_residual)), pct(mean_of(top2_residual)));
   }
-  s += fmt::format("| iteration-wise (gate_l of layer 0's input) | {} | - | - |\n", pct(mean_of(recall_iterationwise)));
-  s += fmt::format("| last-iteration (t's experts for t+1) | {} | - | - |\n", pct(mean_of(recall_last_iteration)));
-  if (has_tokenwise) s += fmt::format("| token-wise (linear, SMoE) | {} | - | - |\n", pct(mean_of(recall_tokenwise)));
-  s += fmt::format("\nCosine of adjacent layers' gate inputs (DALI Table 8): raw {}, residual-corrected {}.\n\n",
-                   num(mean_of(cos_raw)), has_residual ? num(mean_of(cos_residual)) : std::string("-"));
-  s += "| layer | layer-wise | residual | iteration-wise | last-iteration | token-wise |\n|---|---|---|---|---|---|\n";
+  s += fmt::format("| iteration-wise (gate_l of layer 0's input) | {} | - | - |\n",
+                   pct(mean_of(recall_iterationwise)));
+  s += fmt::format("| last-iteration (t's experts for t+1) | {} | - | - |\n",
+                   pct(mean_of(recall_last_iteration)));
+  if (has_tokenwise)
+    s +=
+        fmt::format("| token-wise (linear, SMoE) | {} | - | - |\n", pct(mean_of(recall_tokenwise)));
+  s += fmt::format(
+      "\nCosine of adjacent layers' gate inputs (DALI Table 8): raw {}, residual-corrected {}.\n\n",
+      num(mean_of(cos_raw)), has_residual ? num(mean_of(cos_residual)) : std::string("-"));
+  s += "| layer | layer-wise | residual | iteration-wise | last-iteration | token-wise "
+       "|\n|---|---|---|---|---|---|\n";
   for (int64_t l = 0; l < layers; ++l) {
-    auto at = [&](const std::vector<double>& v) { return l < int64_t(v.size()) ? pct(v[l]) : std::string("-"); };
-    s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", l, at(recall_layerwise), at(recall_residual),
-                     at(recall_iterationwise), at(recall_last_iteration), at(recall_tokenwise));
+    auto at = [&](const std::vector<double>& v) {
+      return l < int64_t(v.size()) ? pct(v[l]) : std::string("-");
+    };
+    s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", l, at(recall_layerwise),
+                     at(recall_residual), at(recall_iterationwise), at(recall_last_iteration),
+                     at(recall_tokenwise));
   }
   return s;
 }

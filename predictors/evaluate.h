@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prediction accuracy reports as in the papers, on an evaluation workload
 // that never overlaps the calibration data the predictors were built from:
@@ -24,8 +25,8 @@
 namespace moebench {
 
 struct PredictorEvalOptions {
-  int64_t batch = 8;           // sequences per batch for the workload accuracy (DALI Table 2)
-  int64_t max_tokens = 4096;   // evaluation tokens (0 = all)
+  int64_t batch = 8;          // sequences per batch for the workload accuracy (DALI Table 2)
+  int64_t max_tokens = 4096;  // evaluation tokens (0 = all)
 };
 
 struct PredictorEvalReport {
@@ -33,8 +34,8 @@ struct PredictorEvalReport {
   int64_t layers = 0, experts = 0, top_k = 0, tokens = 0, batch = 0, batch_steps = 0;
   // Per layer (index = predicted layer); NaN where undefined (layer 0 for
   // cross-layer predictors).
-  std::vector<double> recall_layerwise, recall_residual, recall_iterationwise, recall_last_iteration,
-      recall_tokenwise;
+  std::vector<double> recall_layerwise, recall_residual, recall_iterationwise,
+      recall_last_iteration, recall_tokenwise;
   std::vector<double> top1_layerwise, top2_layerwise, top1_residual, top2_residual;
   std::vector<double> cos_raw, cos_residual;  // index l: between layers l and l+1
   bool has_residual = false, has_tokenwise = false;
@@ -45,7 +46,7 @@ struct PredictorEvalReport {
 // `residuals` (from mean_residuals on a calibration trace) and `linear` are
 // optional; their rows stay NaN without them.
 PredictorEvalReport evaluate_predictors(const ModelSpec& model, const TraceSource& eval,
-                                        const std::vector<float>* residuals, const LinearModel* linear,
-                                        const PredictorEvalOptions& opt);
+                                        const std::vector<float>* residuals,
+                                        const LinearModel* linear, const PredictorEvalOptions& opt);
 
 }  // namespace moebench

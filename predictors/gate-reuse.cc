@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "gate-reuse": layer j's router applied to layer l's gate input
 // (HybriMoE's impact-driven prefetch, AdapMoE's next-layer prefetch): hidden
 // states of nearby layers are similar thanks to the residual connections.
@@ -13,11 +14,13 @@ void GateReusePredictor::prepare(const ModelSpec& m, const CalibrationData*, con
   hidden_ = m.hidden_size;
 }
 
-void GateReusePredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+void GateReusePredictor::predict(const Context& ctx, int32_t target, int64_t offset,
+                                 std::span<float> scores) {
   if (offset != 0 || target < ctx.layer || target >= ctx.moe_layers) {
-    throw Error(fmt::format("predictor '{}': predicts later layers of the current token, asked for layer {} "
-                            "at step offset {} from layer {}",
-                            name(), target, offset, ctx.layer));
+    throw Error(fmt::format(
+        "predictor '{}': predicts later layers of the current token, asked for layer {} "
+        "at step offset {} from layer {}",
+        name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
   xs_.resize(size_t(r.tokens()));

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "last-iteration": the experts a layer used for the current
 // token, predicted again for the next token (the iteration-wise baseline of
 // SMoE Fig. 3 with history as its predictor); reads nothing from the future.
@@ -8,11 +9,13 @@
 
 namespace moebench {
 
-void LastIterationPredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+void LastIterationPredictor::predict(const Context& ctx, int32_t target, int64_t offset,
+                                     std::span<float> scores) {
   if (target > ctx.layer && offset == 0) {
-    throw Error(fmt::format("predictor '{}': predicts from layers already routed, asked for layer {} of the current "
-                            "token at layer {}",
-                            name(), target, ctx.layer));
+    throw Error(fmt::format(
+        "predictor '{}': predicts from layers already routed, asked for layer {} of the current "
+        "token at layer {}",
+        name(), target, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
   const int64_t k = ctx.top_k;
@@ -23,7 +26,8 @@ void LastIterationPredictor::predict(const Context& ctx, int32_t target, int64_t
     const float* w = r.weights(t, target);
     float wsum = 0;
     for (int64_t j = 0; j < k; ++j) wsum += std::abs(w[j]);
-    for (int64_t j = 0; j < k; ++j) scores[ids[j]] += 1.0f + tie * (wsum > 0 ? std::abs(w[j]) / wsum : 0.0f);
+    for (int64_t j = 0; j < k; ++j)
+      scores[ids[j]] += 1.0f + tie * (wsum > 0 ? std::abs(w[j]) / wsum : 0.0f);
   }
 }
 

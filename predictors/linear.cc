@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "linear" (SMoE's token-wise predictor): per MoE layer a linear
 // layer shaped like the gate, with bias, scoring from layer l's gate input of
 // token t the experts layer l will use for token t+1. Trained offline on the
@@ -20,15 +21,21 @@ namespace moebench {
 const cfg::Schema<LinearPredictor::Params>& LinearPredictor::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.predictor");
-    s.string("file", &Params::file, "Trained artefact (moebench predictor train); empty: train on the calibration workload.")
-        .boolean("cache", &Params::cache, "Reuse artefacts trained earlier on the same calibration workload (run_suite: <results>/.cache; "
-                  "elsewhere $MOEBENCH_CACHE; training is deterministic, so this changes no result).")
+    s.string(
+         "file", &Params::file,
+         "Trained artefact (moebench predictor train); empty: train on the calibration workload.")
+        .boolean(
+            "cache", &Params::cache,
+            "Reuse artefacts trained earlier on the same calibration workload (run_suite: "
+            "<results>/.cache; "
+            "elsewhere $MOEBENCH_CACHE; training is deterministic, so this changes no result).")
         .number("lr", &Params::lr, "Adam learning rate.", cfg::positive())
         .integer("batch", &Params::batch, "Batch size.", cfg::at_least(1))
-        .integer("max_samples", &Params::max_samples, "(token, next token) pairs used.", cfg::at_least(10))
+        .integer("max_samples", &Params::max_samples, "(token, next token) pairs used.",
+                 cfg::at_least(10))
         .integer("max_epochs", &Params::max_epochs, "Epoch cap.", cfg::at_least(1))
-        .integer("patience", &Params::patience, "Epochs without better validation recall before stopping.",
-                 cfg::at_least(1))
+        .integer("patience", &Params::patience,
+                 "Epochs without better validation recall before stopping.", cfg::at_least(1))
         .integer("seed", &Params::seed, "Initialisation and split seed.", cfg::at_least(0));
     return s;
   }();
@@ -43,12 +50,15 @@ std::filesystem::path cache_dir() {
 }
 }  // namespace
 
-void LinearPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) {
+void LinearPredictor::prepare(const ModelSpec& m, const CalibrationData* calib,
+                              const GateWeights* g) {
   hidden_ = m.hidden_size;
   if (!p_.file.empty()) {
     model_ = load_linear(p_.file);
   } else {
-    if (!calib) throw Error(fmt::format("predictor '{}': expected a calibration workload or a file, found neither", name()));
+    if (!calib)
+      throw Error(fmt::format(
+          "predictor '{}': expected a calibration workload or a file, found neither", name()));
     LinearTrainOptions o;
     o.lr = p_.lr;
     o.batch = p_.batch;
@@ -90,28 +100,33 @@ void LinearPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, 
     }
   }
   if (model_.layers != m.moe_layers() || model_.experts != m.routed_experts) {
-    throw Error(fmt::format("predictor '{}': expected a predictor for {} MoE layers of {} experts (model '{}'), "
-                            "found {} layers of {}",
-                            name(), m.moe_layers(), m.routed_experts, m.name, model_.layers, model_.experts));
+    throw Error(fmt::format(
+        "predictor '{}': expected a predictor for {} MoE layers of {} experts (model '{}'), "
+        "found {} layers of {}",
+        name(), m.moe_layers(), m.routed_experts, m.name, model_.layers, model_.experts));
   }
   if (g && g->h != model_.h) {
-    throw Error(fmt::format("predictor '{}': expected gate inputs of width {} (what it was trained on), found a "
-                            "workload with width {}",
-                            name(), model_.h, g->h));
+    throw Error(fmt::format(
+        "predictor '{}': expected gate inputs of width {} (what it was trained on), found a "
+        "workload with width {}",
+        name(), model_.h, g->h));
   }
   z_.resize(model_.experts);
 }
 
-void LinearPredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+void LinearPredictor::predict(const Context& ctx, int32_t target, int64_t offset,
+                              std::span<float> scores) {
   if (offset != 1 || target != ctx.layer) {
-    throw Error(fmt::format("predictor '{}': predicts the next token at the same layer, asked for layer {} at step "
-                            "offset {} from layer {}",
-                            name(), target, offset, ctx.layer));
+    throw Error(fmt::format(
+        "predictor '{}': predicts the next token at the same layer, asked for layer {} at step "
+        "offset {} from layer {}",
+        name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
   const int64_t E = model_.experts, H = model_.h;
   if (r.h_trace() != H) {
-    throw Error(fmt::format("predictor '{}': expected gate inputs of width {}, found {}", name(), H, r.h_trace()));
+    throw Error(fmt::format("predictor '{}': expected gate inputs of width {}, found {}", name(), H,
+                            r.h_trace()));
   }
   const float* W = &model_.weight[size_t(target) * E * H];
   const float* b = &model_.bias[size_t(target) * E];

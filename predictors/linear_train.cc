@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Training and storage of SMoE's token-wise linear predictor.
 //
 // Per MoE layer l: input x = gate input of token t at layer l, label y =
@@ -21,23 +22,27 @@
 #include "core/trace/safetensors.h"
 #include "core/util/cancel.h"
 #include "core/util/detmath.h"
-#include "core/util/lanes16.h"
 #include "core/util/error.h"
+#include "core/util/lanes16.h"
 #include "predictors/components.h"
 
 namespace moebench {
 
 nlohmann::ordered_json LinearTrainOptions::to_json() const {
-  return {{"lr", lr},           {"batch", batch},         {"max_samples", max_samples},
-          {"max_epochs", max_epochs}, {"patience", patience}, {"seed", seed}};
+  return {{"lr", lr},
+          {"batch", batch},
+          {"max_samples", max_samples},
+          {"max_epochs", max_epochs},
+          {"patience", patience},
+          {"seed", seed}};
 }
 
 namespace {
 
 struct Samples {
   int64_t n = 0, L = 0, H = 0, k = 0;
-  std::vector<float> x;      // [n][L][H] gate inputs of token t
-  std::vector<int32_t> y;    // [n][L][k] top-k ids of token t+1
+  std::vector<float> x;    // [n][L][H] gate inputs of token t
+  std::vector<int32_t> y;  // [n][L][k] top-k ids of token t+1
 };
 
 // Collects (t, t+1) pairs in sequence order: decode pairs first (what the
@@ -49,7 +54,9 @@ Samples collect(const TraceSource& src, int64_t max_samples) {
   s.H = in.h_trace;
   s.k = in.top_k();
   if (s.H <= 0) {
-    throw Error("predictor linear: expected a calibration trace with gate inputs, found one without (h_trace = 0)");
+    throw Error(
+        "predictor linear: expected a calibration trace with gate inputs, found one without "
+        "(h_trace = 0)");
   }
   for (int pass = 0; pass < 2 && s.n < max_samples; ++pass) {
     for (int64_t q = 0; q < int64_t(in.sequences.size()) && s.n < max_samples; ++q) {
@@ -74,9 +81,10 @@ Samples collect(const TraceSource& src, int64_t max_samples) {
     }
   }
   if (s.n < 10) {
-    throw Error(fmt::format("predictor linear: expected at least 10 (token, next token) pairs in the calibration "
-                            "trace, found {}",
-                            s.n));
+    throw Error(fmt::format(
+        "predictor linear: expected at least 10 (token, next token) pairs in the calibration "
+        "trace, found {}",
+        s.n));
   }
   return s;
 }
@@ -93,8 +101,9 @@ Samples collect(const TraceSource& src, int64_t max_samples) {
 // One chunk of C x 16 values of a gradient row, held in registers while the
 // batch's samples pass over it.
 template <int C>
-__attribute__((always_inline)) inline void accumulate_chunk(float* row, const float* g, int64_t E, int64_t e,
-                                                            const float* const* xs, int64_t n, int64_t h0) {
+__attribute__((always_inline)) inline void accumulate_chunk(float* row, const float* g, int64_t E,
+                                                            int64_t e, const float* const* xs,
+                                                            int64_t n, int64_t h0) {
   using lanes::v16;
   v16 acc[C];
 #pragma GCC unroll 16
@@ -110,8 +119,8 @@ __attribute__((always_inline)) inline void accumulate_chunk(float* row, const fl
   for (int c = 0; c < C; ++c) lanes::store16(row + h0 + 16 * c, acc[c]);
 }
 
-MOEBENCH_CLONES void accumulate_rows(float* gW, const float* g, int64_t E, const float* const* xs, int64_t n,
-                                     int64_t H) {
+MOEBENCH_CLONES void accumulate_rows(float* gW, const float* g, int64_t E, const float* const* xs,
+                                     int64_t n, int64_t H) {
   const int64_t H16 = H / 16 * 16;
   for (int64_t e = 0; e < E; ++e) {
     float* row = gW + e * H;
@@ -127,7 +136,8 @@ MOEBENCH_CLONES void accumulate_rows(float* gW, const float* g, int64_t E, const
 
 // The output gradients of one sample: g[e] = (sigmoid(z[e]) - target[e]) * inv,
 // added to the bias gradient.
-MOEBENCH_CLONES void output_grad(const float* z, const float* target, float inv, float* g, float* gb, int64_t E) {
+MOEBENCH_CLONES void output_grad(const float* z, const float* target, float inv, float* g,
+                                 float* gb, int64_t E) {
   for (int64_t e = 0; e < E; ++e) {
     g[e] = (det::sigmoid(z[e]) - target[e]) * inv;
     gb[e] += g[e];
@@ -135,8 +145,8 @@ MOEBENCH_CLONES void output_grad(const float* z, const float* target, float inv,
 }
 
 // One Adam step on n parameters (double intermediates, as before).
-MOEBENCH_CLONES void adam_step(float* p, const float* g, float* mm, float* vv, int64_t n, double b1, double b2,
-                               double c1, double c2, double lr, double eps) {
+MOEBENCH_CLONES void adam_step(float* p, const float* g, float* mm, float* vv, int64_t n, double b1,
+                               double b2, double c1, double c2, double lr, double eps) {
   for (int64_t i = 0; i < n; ++i) {
     mm[i] = float(b1 * mm[i] + (1 - b1) * g[i]);
     vv[i] = float(b2 * vv[i] + (1 - b2) * double(g[i]) * g[i]);
@@ -145,8 +155,8 @@ MOEBENCH_CLONES void adam_step(float* p, const float* g, float* mm, float* vv, i
   }
 }
 
-double recall_of(const float* W, const float* b, const Samples& s, const std::vector<int64_t>& idx, int64_t l,
-                 int64_t E, std::vector<float>& z, std::vector<int32_t>& top) {
+double recall_of(const float* W, const float* b, const Samples& s, const std::vector<int64_t>& idx,
+                 int64_t l, int64_t E, std::vector<float>& z, std::vector<int32_t>& top) {
   if (idx.empty()) return std::nan("");
   // All of idx's outputs at once (gemv_batch: the same bits as one gemv each).
   std::vector<const float*> xs(idx.size());
@@ -168,7 +178,8 @@ double recall_of(const float* W, const float* b, const Samples& s, const std::ve
 
 LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt, bool verbose) {
   if (opt.batch < 1 || opt.max_epochs < 1 || opt.max_samples < 10 || !(opt.lr > 0)) {
-    throw Error("predictor linear: expected batch >= 1, max_epochs >= 1, max_samples >= 10 and lr > 0");
+    throw Error(
+        "predictor linear: expected batch >= 1, max_epochs >= 1, max_samples >= 10 and lr > 0");
   }
   const Samples s = collect(calib, opt.max_samples);
   const int64_t L = s.L, H = s.H, E = calib.info().experts(), k = s.k;
@@ -183,19 +194,24 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   m.val_recall.assign(L, 0.0);
   m.test_recall.assign(L, 0.0);
   m.epochs.assign(L, 0);
-  nlohmann::ordered_json src = nlohmann::ordered_json::parse(calib.info().source.empty() ? "{}" : calib.info().source,
-                                                             nullptr, false);
+  nlohmann::ordered_json src = nlohmann::ordered_json::parse(
+      calib.info().source.empty() ? "{}" : calib.info().source, nullptr, false);
   if (src.is_discarded()) src = calib.info().source;
-  m.source = nlohmann::ordered_json{{"calibration", src}, {"training", opt.to_json()}, {"pairs", s.n}}.dump();
+  m.source =
+      nlohmann::ordered_json{{"calibration", src}, {"training", opt.to_json()}, {"pairs", s.n}}
+          .dump();
 
   // Split: shuffle the pair indices with the seed, 80 / 10 / 10.
   std::vector<int64_t> order(s.n);
   for (int64_t i = 0; i < s.n; ++i) order[i] = i;
   uint64_t rng = det::mix(uint64_t(opt.seed), 0x6c696e656172ull);
-  for (int64_t i = s.n - 1; i > 0; --i) std::swap(order[i], order[det::splitmix64(rng) % uint64_t(i + 1)]);
-  const int64_t n_train = std::max<int64_t>(1, s.n * 8 / 10), n_val = std::max<int64_t>(1, s.n / 10);
+  for (int64_t i = s.n - 1; i > 0; --i)
+    std::swap(order[i], order[det::splitmix64(rng) % uint64_t(i + 1)]);
+  const int64_t n_train = std::max<int64_t>(1, s.n * 8 / 10),
+                n_val = std::max<int64_t>(1, s.n / 10);
   const std::vector<int64_t> train(order.begin(), order.begin() + n_train);
-  const std::vector<int64_t> val(order.begin() + n_train, order.begin() + std::min(s.n, n_train + n_val));
+  const std::vector<int64_t> val(order.begin() + n_train,
+                                 order.begin() + std::min(s.n, n_train + n_val));
   const std::vector<int64_t> test(order.begin() + std::min(s.n, n_train + n_val), order.end());
 
   // Each layer trains independently from its own seeded initialisation, so the
@@ -208,9 +224,9 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   };
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
   auto train_layer = [&](int64_t l, Scratch& sc) {
-    std::vector<float>&z = sc.z, &gW = sc.gW, &gb = sc.gb, &mW = sc.mW, &vW = sc.vW, &mb = sc.mb, &vb = sc.vb,
-                      &bestW = sc.bestW, &bestb = sc.bestb, &gbatch = sc.gbatch, &zbatch = sc.zbatch,
-                      &target = sc.target;
+    std::vector<float>&z = sc.z, &gW = sc.gW, &gb = sc.gb, &mW = sc.mW, &vW = sc.vW, &mb = sc.mb,
+    &vb = sc.vb, &bestW = sc.bestW, &bestb = sc.bestb, &gbatch = sc.gbatch, &zbatch = sc.zbatch,
+    &target = sc.target;
     std::vector<const float*>& xbatch = sc.xbatch;
     std::vector<int32_t>& top = sc.top;
     z.assign(E, 0.0f);
@@ -237,7 +253,8 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
     bestb.assign(b, b + E);
     int64_t since = 0, step = 0, epoch = 0;
     for (epoch = 1; epoch <= opt.max_epochs && since < opt.patience; ++epoch) {
-      throw_if_cancelled();  // training takes seconds per layer: SIGTERM stops it (core/util/cancel.h)
+      throw_if_cancelled();  // training takes seconds per layer: SIGTERM stops it
+                             // (core/util/cancel.h)
       for (int64_t b0 = 0; b0 < n_train; b0 += opt.batch) {
         const int64_t b1i = std::min(n_train, b0 + opt.batch);
         const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts
@@ -252,7 +269,8 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
           const int32_t* y = &s.y[(train[j] * L + l) * k];
           std::fill(target.begin(), target.end(), 0.0f);
           for (int64_t c = 0; c < k; ++c) target[size_t(y[c])] += 1.0f;
-          output_grad(&zbatch[size_t((j - b0) * E)], target.data(), inv, &gbatch[size_t((j - b0) * E)], gb.data(), E);
+          output_grad(&zbatch[size_t((j - b0) * E)], target.data(), inv,
+                      &gbatch[size_t((j - b0) * E)], gb.data(), E);
         }
         accumulate_rows(gW.data(), gbatch.data(), E, xbatch.data(), b1i - b0, H);
         ++step;
@@ -292,7 +310,8 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
       }
       try {
         train_layer(l, sc);
-      } catch (...) {  // a cancellation (SIGTERM) or an allocation failure: rethrown on the calling thread
+      } catch (...) {  // a cancellation (SIGTERM) or an allocation failure: rethrown on the calling
+                       // thread
         std::lock_guard<std::mutex> g(mu);
         if (!failure) failure = std::current_exception();
         return;
@@ -312,8 +331,8 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   if (failure) std::rethrow_exception(failure);
   if (verbose) {
     for (int64_t l = 0; l < L; ++l) {
-      fmt::print(stderr, "  layer {:3}: {} epochs, validation recall {:.3f}, test recall {:.3f}\n", l, m.epochs[l],
-                 m.val_recall[l], m.test_recall[l]);
+      fmt::print(stderr, "  layer {:3}: {} epochs, validation recall {:.3f}, test recall {:.3f}\n",
+                 l, m.epochs[l], m.val_recall[l], m.test_recall[l]);
     }
   }
   return m;
@@ -345,14 +364,16 @@ LinearModel load_linear(const std::filesystem::path& path) {
   const auto& meta = f->metadata();
   auto it = meta.find("format");
   if (it == meta.end() || it->second != "moebench-linear-predictor") {
-    throw Error(fmt::format("{}: expected a linear predictor (metadata format = moebench-linear-predictor), found {}",
-                            path.string(), it == meta.end() ? std::string("no format") : "'" + it->second + "'"));
+    throw Error(fmt::format(
+        "{}: expected a linear predictor (metadata format = moebench-linear-predictor), found {}",
+        path.string(), it == meta.end() ? std::string("no format") : "'" + it->second + "'"));
   }
   auto need = [&](const char* name, st::DType dt, size_t rank) -> const st::TensorInfo& {
     const st::TensorInfo* t = f->find(name);
     if (!t || t->dtype != dt || t->shape.size() != rank) {
-      throw Error(fmt::format("{}: tensor '{}': expected {} of rank {}, found {}", path.string(), name,
-                              st::to_string(dt), rank, t ? "another dtype or shape" : "none"));
+      throw Error(fmt::format("{}: tensor '{}': expected {} of rank {}, found {}", path.string(),
+                              name, st::to_string(dt), rank,
+                              t ? "another dtype or shape" : "none"));
     }
     return *t;
   };
@@ -365,10 +386,11 @@ LinearModel load_linear(const std::filesystem::path& path) {
   const auto& vr = need("val_recall", st::DType::kF64, 1);
   const auto& tr = need("test_recall", st::DType::kF64, 1);
   const auto& ep = need("epochs", st::DType::kI64, 1);
-  if (b.shape[0] != m.layers || b.shape[1] != m.experts || vr.shape[0] != m.layers || tr.shape[0] != m.layers ||
-      ep.shape[0] != m.layers) {
-    throw Error(fmt::format("{}: expected bias [{}, {}] and per-layer vectors of {}, found other shapes",
-                            path.string(), m.layers, m.experts, m.layers));
+  if (b.shape[0] != m.layers || b.shape[1] != m.experts || vr.shape[0] != m.layers ||
+      tr.shape[0] != m.layers || ep.shape[0] != m.layers) {
+    throw Error(
+        fmt::format("{}: expected bias [{}, {}] and per-layer vectors of {}, found other shapes",
+                    path.string(), m.layers, m.experts, m.layers));
   }
   m.weight.resize(w.numel());
   std::memcpy(m.weight.data(), f->data(w), m.weight.size() * sizeof(float));
@@ -384,8 +406,9 @@ LinearModel load_linear(const std::filesystem::path& path) {
     m.top_k = std::stoll(meta.at("top_k"));
     m.samples = std::stoll(meta.at("samples"));
   } catch (const std::exception&) {
-    throw Error(fmt::format("{}: expected metadata top_k and samples (integers), found them missing or malformed",
-                            path.string()));
+    throw Error(fmt::format(
+        "{}: expected metadata top_k and samples (integers), found them missing or malformed",
+        path.string()));
   }
   if (auto s = meta.find("source"); s != meta.end()) m.source = s->second;
   return m;

@@ -1,10 +1,12 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "oracle": the true routing of the target layer and step
 // (perfect prediction), the upper bound every prefetcher is compared with.
 #include "predictors/components.h"
 
 namespace moebench {
 
-void OraclePredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+void OraclePredictor::predict(const Context& ctx, int32_t target, int64_t offset,
+                              std::span<float> scores) {
   const auto act = ctx.future->active(offset, target);
   // Workload first, then the combine weight as a tie-break below 0.5.
   float wtot = 0;

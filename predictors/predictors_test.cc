@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Predictors: the router probe reproduces the trace's routing, residual
 // vectors, training of the token-wise linear predictor, its artefact, and
 // the accuracy report's identities.
@@ -7,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 #include "core/trace/memory_source.h"
 #include "core/trace/safetensors.h"
 #include "core/util/detmath.h"
@@ -40,7 +41,8 @@ ModelSpec small_model(RoutingFunction f) {
   return m;
 }
 
-SyntheticSource synthetic(const ModelSpec& m, int64_t sequences, int64_t tokens, bool calibration = false) {
+SyntheticSource synthetic(const ModelSpec& m, int64_t sequences, int64_t tokens,
+                          bool calibration = false) {
   GeneratorParams p;
   p.family = "custom";
   SyntheticLayout lay;
@@ -66,7 +68,8 @@ TEST(RouterProbe, ReproducesTheTracesRoutingFromItsGateInputs) {
       while (rd->next(rec)) {
         for (int32_t l = 0; l < 4; ++l) {
           probe.route_one(&rec.gate_input[l * 32], l, ids.data(), w.data());
-          std::vector<int32_t> a(ids), b(rec.ids.begin() + l * m.top_k, rec.ids.begin() + (l + 1) * m.top_k);
+          std::vector<int32_t> a(ids),
+              b(rec.ids.begin() + l * m.top_k, rec.ids.begin() + (l + 1) * m.top_k);
           std::sort(a.begin(), a.end());
           std::sort(b.begin(), b.end());
           same += a == b;
@@ -178,7 +181,8 @@ TEST(Linear, RejectsAFileThatIsNotAPredictor) {
     load_linear(path);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected a linear predictor"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected a linear predictor"), std::string::npos)
+        << e.what();
   }
   std::filesystem::remove(path);
 }
@@ -226,7 +230,6 @@ TEST(OracleAndPrefetch, PerfectPredictionPrefetchesOnlyUsefulExperts) {
   EXPECT_GT(r.metrics.prefetch_loads, 0);
   EXPECT_EQ(r.metrics.prefetch_useful, r.metrics.prefetch_loads);
 }
-
 
 TEST(RandomPredictor, PrecisionNearChanceAndDeterministic) {
   const ModelSpec m = small_model(RoutingFunction::kSoftmaxTopK);

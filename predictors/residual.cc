@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "residual" (DALI): the mean residual between adjacent layers'
 // gate inputs, measured offline on a calibration trace, is added before
 // applying a later layer's router: gate_{l+1}(x_l + res_l).
@@ -13,8 +14,8 @@ namespace moebench {
 const cfg::Schema<ResidualPredictor::Params>& ResidualPredictor::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.predictor");
-    s.integer("max_tokens", &Params::max_tokens, "Calibration tokens averaged into the residual vectors (0 = all).",
-              cfg::at_least(0));
+    s.integer("max_tokens", &Params::max_tokens,
+              "Calibration tokens averaged into the residual vectors (0 = all).", cfg::at_least(0));
     return s;
   }();
   return s;
@@ -24,12 +25,15 @@ std::vector<float> mean_residuals(const TraceSource& src, int64_t max_tokens) {
   const TraceInfo& in = src.info();
   const int64_t L = in.moe_layers, H = in.h_trace;
   if (H <= 0) {
-    throw Error("residual vectors: expected a calibration trace with gate inputs, found one without (h_trace = 0)");
+    throw Error(
+        "residual vectors: expected a calibration trace with gate inputs, found one without "
+        "(h_trace = 0)");
   }
   std::vector<double> acc(size_t(std::max<int64_t>(L - 1, 0) * H), 0.0);
   int64_t n = 0;
   TokenRecord rec;
-  for (int64_t s = 0; s < int64_t(in.sequences.size()) && (max_tokens <= 0 || n < max_tokens); ++s) {
+  for (int64_t s = 0; s < int64_t(in.sequences.size()) && (max_tokens <= 0 || n < max_tokens);
+       ++s) {
     auto rd = src.open(s, kGateInput);
     while ((max_tokens <= 0 || n < max_tokens) && rd->next(rec)) {
       for (int64_t l = 0; l + 1 < L; ++l) {
@@ -46,23 +50,28 @@ std::vector<float> mean_residuals(const TraceSource& src, int64_t max_tokens) {
   return out;
 }
 
-void ResidualPredictor::prepare(const ModelSpec& m, const CalibrationData* calib, const GateWeights* g) {
+void ResidualPredictor::prepare(const ModelSpec& m, const CalibrationData* calib,
+                                const GateWeights* g) {
   probe_.init(m, g, name());
   hidden_ = m.hidden_size;
-  if (!calib) throw Error(fmt::format("predictor '{}': expected a calibration workload, found none", name()));
+  if (!calib)
+    throw Error(fmt::format("predictor '{}': expected a calibration workload, found none", name()));
   if (calib->trace().info().h_trace != probe_.h()) {
-    throw Error(fmt::format("predictor '{}': expected calibration gate inputs of width {} (the workload's), found {}",
-                            name(), probe_.h(), calib->trace().info().h_trace));
+    throw Error(fmt::format(
+        "predictor '{}': expected calibration gate inputs of width {} (the workload's), found {}",
+        name(), probe_.h(), calib->trace().info().h_trace));
   }
   res_ = mean_residuals(calib->trace(), p_.max_tokens);
   x_.resize(probe_.h());
 }
 
-void ResidualPredictor::predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) {
+void ResidualPredictor::predict(const Context& ctx, int32_t target, int64_t offset,
+                                std::span<float> scores) {
   if (offset != 0 || target < ctx.layer || target >= ctx.moe_layers) {
-    throw Error(fmt::format("predictor '{}': predicts later layers of the current token, asked for layer {} "
-                            "at step offset {} from layer {}",
-                            name(), target, offset, ctx.layer));
+    throw Error(fmt::format(
+        "predictor '{}': predicts later layers of the current token, asked for layer {} "
+        "at step offset {} from layer {}",
+        name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
   const int64_t H = probe_.h(), n = r.tokens();

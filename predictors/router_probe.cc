@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // RouterProbe: a model's router applied to arbitrary gate inputs.
 #include <algorithm>
 #include <cmath>
@@ -11,11 +12,13 @@ namespace moebench {
 
 void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const std::string& who) {
   if (!gates || gates->h <= 0) {
-    throw Error(fmt::format("predictor '{}': expected a workload with gate weights and gate inputs, found none", who));
+    throw Error(fmt::format(
+        "predictor '{}': expected a workload with gate weights and gate inputs, found none", who));
   }
   if (gates->experts != model.routed_experts) {
-    throw Error(fmt::format("predictor '{}': expected gate weights for {} experts (model '{}'), found {}", who,
-                            model.routed_experts, model.name, gates->experts));
+    throw Error(
+        fmt::format("predictor '{}': expected gate weights for {} experts (model '{}'), found {}",
+                    who, model.routed_experts, model.name, gates->experts));
   }
   gates_ = gates;
   cfg_ = RoutingConfig::from_model(model);
@@ -38,11 +41,13 @@ void RouterProbe::add_workload(const float* x, int64_t n, int32_t layer, std::sp
   add_routed(xs_.data(), n, layer, n > 0 ? 0.5f / float(n) : 0.0f, scores);
 }
 
-void RouterProbe::add_workload_each(const float* const* xs, int64_t n, int32_t layer, std::span<float> scores) {
+void RouterProbe::add_workload_each(const float* const* xs, int64_t n, int32_t layer,
+                                    std::span<float> scores) {
   add_routed(xs, n, layer, 0.5f, scores);  // the tie of one input: 0.5 / 1
 }
 
-void RouterProbe::add_routed(const float* const* xs, int64_t n, int32_t layer, float tie, std::span<float> scores) {
+void RouterProbe::add_routed(const float* const* xs, int64_t n, int32_t layer, float tie,
+                             std::span<float> scores) {
   if (n <= 0) return;
   const int64_t E = gates_->experts, k = cfg_.top_k;
   // Every input's logits at once (gemv_batch: the same bits as route_one's gemv on each).

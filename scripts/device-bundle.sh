@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 # Binaries for a GPU machine that cannot install anything (the lent one has
 # no network, docs/GPU.md): builds them here, then copies into DIR
 #   DIR/bin  moebench, run_suite, bench_gpu, gpu_experts_tests, replay_gpu_tests (stripped)

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 # Installs what moebench needs and is missing: Debian packages (after
 # apt-get update) and, when Debian's Python packages cannot be used, the same
 # Python packages from PyPI for the interpreter that will run the analysis.
 # Prints the Python interpreter to use on its last line ("PYTHON=...").
 set -euo pipefail
 
+# clang-format: make test checks the C++ format (ci/check_format.py).
 # ocl-icd-opencl-dev: Debian's libdnnl-dev only *recommends* it, but its CMake config
 # (dnnl-config.cmake -> FindOpenCL) fails without it. scripts/fresh-check proves
 # this list on a clean Debian 12 chroot.
 PKGS=(cmake g++ make git libdnnl-dev ocl-icd-opencl-dev libtomlplusplus-dev nlohmann-json3-dev
       libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev python3 python3-numpy python3-pandas
-      python3-matplotlib python3-pytest)
+      python3-matplotlib python3-pytest clang-format)
 
 # Extra packages named on the command line (make asan / make fuzz add clang).
 PKGS+=("$@")

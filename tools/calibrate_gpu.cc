@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The GPU half of moebench calibrate (tools/calibrate_gpu.h).
 
 #include "tools/calibrate_gpu.h"
@@ -7,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "core/config/experiment.h"
 #include "core/engine/metrics.h"
+#include "core/experiment/experiment.h"
 #include "core/util/error.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "kernels/cuda/gpu_query.h"
@@ -57,7 +58,7 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
   g.clear_events();
   const std::string dn = to_string(d);
   replace_table(h, CostTable{"gpu-expert", m.name, dn,
-                       std::vector<double>(opt.tokens.begin(), opt.tokens.end()), us});
+                             std::vector<double>(opt.tokens.begin(), opt.tokens.end()), us});
   replace_table(h, CostTable{"h2d-expert", m.name, dn, {1.0}, {mean(copy)}});
   fmt::print(stderr, "  gpu-expert {} {} us: {}\n  h2d-expert {:.1f} us ({} bytes)\n", m.name, dn,
              fmt::join(us, " "), mean(copy), g.blob().bytes);
@@ -98,24 +99,26 @@ void calibrate_gpu(HardwareProfile& h, const GpuCalibrateOptions& opt, std::ostr
   h.link.h2d_gbps = h2d;
   h.link.d2h_gbps = d2h;
   h.link.latency_us = std::min(copies[0].h2d_us, copies[0].d2h_us);
-  notes << fmt::format("# GPU: {}.\n", device)
-        << fmt::format(
-               "# [[table]] gpu-expert: mean of {} rounds of one routed expert on the GPU (cuBLAS "
-               "bf16\n# GEMMs, int8/int4 dequantised to bf16 first; kernels/cuda/gpu_experts.h), "
-               "weights in HBM;\n# h2d-expert: one expert's copy from pinned host memory into a "
-               "device slot.\n",
-               opt.repeats)
-        << fmt::format(
-               "# [link] h2d_gbps / d2h_gbps: best pinned copy of 16-256 MiB; latency_us: a 4 KiB "
-               "pinned copy\n# (H2D {:.1f} us, D2H {:.1f} us). [gpu] kernel_launch_us: host "
-               "enqueue cost of one launch\n# (launch to completion of an empty kernel: {:.1f} us).\n",
-               copies[0].h2d_us, copies[0].d2h_us, launch.round_trip_us)
-        << fmt::format(
-               "# Measured, not used by the cost model: HBM read {:.0f} GB/s (a summing kernel over "
-               "1 GiB),\n# bf16 GEMM 8192^3 {:.0f} TFLOP/s (cuBLAS). [gpu] hbm_gbps and "
-               "peak_tflops_bf16 stay the datasheet's.\n# Not measured yet: attention and the "
-               "rest of a layer (gpu-layer); the roofline stays for them.\n",
-               hbm, tflops);
+  notes
+      << fmt::format("# GPU: {}.\n", device)
+      << fmt::format(
+             "# [[table]] gpu-expert: mean of {} rounds of one routed expert on the GPU (cuBLAS "
+             "bf16\n# GEMMs, int8/int4 dequantised to bf16 first; kernels/cuda/gpu_experts.h), "
+             "weights in HBM;\n# h2d-expert: one expert's copy from pinned host memory into a "
+             "device slot.\n",
+             opt.repeats)
+      << fmt::format(
+             "# [link] h2d_gbps / d2h_gbps: best pinned copy of 16-256 MiB; latency_us: a 4 KiB "
+             "pinned copy\n# (H2D {:.1f} us, D2H {:.1f} us). [gpu] kernel_launch_us: host "
+             "enqueue cost of one launch\n# (launch to completion of an empty kernel: {:.1f} "
+             "us).\n",
+             copies[0].h2d_us, copies[0].d2h_us, launch.round_trip_us)
+      << fmt::format(
+             "# Measured, not used by the cost model: HBM read {:.0f} GB/s (a summing kernel over "
+             "1 GiB),\n# bf16 GEMM 8192^3 {:.0f} TFLOP/s (cuBLAS). [gpu] hbm_gbps and "
+             "peak_tflops_bf16 stay the datasheet's.\n# Not measured yet: attention and the "
+             "rest of a layer (gpu-layer); the roofline stays for them.\n",
+             hbm, tflops);
 }
 
 }  // namespace moebench::tools

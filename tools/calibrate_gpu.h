@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GPU half of `moebench calibrate` (issue 42): on a profile with a GPU,
 // measured on the GPU this process sees (kernels/cuda/gpu_experts.h):

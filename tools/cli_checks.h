@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Command-line value checks with messages that say what was expected and
 // what was found: CLI11's own (CLI::Range, CLI::PositiveNumber) answer "abc"
@@ -9,8 +10,8 @@
 #include <limits>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 namespace moebench::cli {
 
@@ -25,8 +26,10 @@ inline CLI::Validator whole(int64_t lo, int64_t hi = kNoMax) {
         int64_t v = 0;
         const char* end = s.data() + s.size();
         const auto r = std::from_chars(s.data(), end, v);
-        if (r.ec == std::errc::result_out_of_range) return fmt::format("expected {}, found '{}' (too large)", want, s);
-        if (r.ec != std::errc() || r.ptr != end) return fmt::format("expected {}, found '{}' (not a whole number)", want, s);
+        if (r.ec == std::errc::result_out_of_range)
+          return fmt::format("expected {}, found '{}' (too large)", want, s);
+        if (r.ec != std::errc() || r.ptr != end)
+          return fmt::format("expected {}, found '{}' (not a whole number)", want, s);
         if (v < lo || v > hi) return fmt::format("expected {}, found {}", want, v);
         return "";
       },
@@ -34,15 +37,18 @@ inline CLI::Validator whole(int64_t lo, int64_t hi = kNoMax) {
 }
 
 // A finite number in [lo, hi] (lo excluded when `lo_open`).
-inline CLI::Validator real(double lo, double hi = std::numeric_limits<double>::infinity(), bool lo_open = false) {
+inline CLI::Validator real(double lo, double hi = std::numeric_limits<double>::infinity(),
+                           bool lo_open = false) {
   const std::string low = fmt::format("{} {}", lo_open ? ">" : ">=", lo);
   const std::string want = std::isinf(hi) ? fmt::format("a number {}", low)
-                                          : fmt::format("a number from {}{} to {}", lo, lo_open ? " (excluded)" : "", hi);
+                                          : fmt::format("a number from {}{} to {}", lo,
+                                                        lo_open ? " (excluded)" : "", hi);
   return CLI::Validator(
       [lo, hi, lo_open, want](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size()) return fmt::format("expected {}, found '{}' (not a number)", want, s);
+        if (s.empty() || end != s.c_str() + s.size())
+          return fmt::format("expected {}, found '{}' (not a number)", want, s);
         if (!std::isfinite(v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
           return fmt::format("expected {}, found {}", want, s);
         }

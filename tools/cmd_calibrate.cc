@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench calibrate: measures the CPU tables the cost model reads
 // (docs/BACKENDS.md, "Calibration") with the real backend's own executor
 // and writes a hardware profile carrying them; on a profile with a GPU also
@@ -15,22 +16,23 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "core/backend/real_cpu_executor.h"
-#include "core/config/experiment.h"
 #include "core/engine/metrics.h"
+#include "core/experiment/experiment.h"
 #include "core/results/provenance.h"
 #include "core/util/atomic_file.h"
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
 #include "core/util/strings.h"
+#include "harness/backend/real_cpu_executor.h"
+#include "harness/run/platform_provenance.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "tools/calibrate_gpu.h"
 #include "tools/cli_checks.h"
@@ -71,7 +73,8 @@ struct CalibrateOptions {
   int layer_repeats = 11;
   // The candidates "auto" chooses from (kernels/cpu/kernel_choice.h), timed
   // against each other on the routed expert shape before the tables.
-  std::vector<int64_t> choice_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+  std::vector<int64_t> choice_tokens = {1,  2,  3,  4,  6,   8,   12,  16,  24,
+                                        32, 48, 64, 96, 128, 192, 256, 384, 512};
   int choice_repeats = 11;
   // Paired rounds of check_transition per model and dtype (0: none).
   int transition_rounds = 21;
@@ -223,8 +226,10 @@ Transition check_transition(RealCpuExecutor& ex, const CostModel& cost, int64_t 
   // The ranks whose interval holds the median with 95% (normal approximation
   // to the binomial; the whole range for very few rounds).
   const double half = 0.98 * std::sqrt(n);
-  const size_t lo = size_t(std::clamp(std::floor(n / 2.0 - half) - 1.0, 0.0, n - 1));  // 1-based rank n/2 - half
-  const size_t hi = size_t(std::clamp(std::ceil(n / 2.0 + half), 0.0, n - 1));  // 1-based rank 1 + n/2 + half
+  const size_t lo =
+      size_t(std::clamp(std::floor(n / 2.0 - half) - 1.0, 0.0, n - 1));  // 1-based rank n/2 - half
+  const size_t hi =
+      size_t(std::clamp(std::ceil(n / 2.0 + half), 0.0, n - 1));  // 1-based rank 1 + n/2 + half
   return {percentile(ratio, 50), ratio[lo], ratio[hi]};
 }
 
@@ -235,14 +240,15 @@ Transition check_transition(RealCpuExecutor& ex, const CostModel& cost, int64_t 
 // task on the next buffer), so the candidates see the same drift. Returns
 // the mean (or median) per candidate and count, us; empty with fewer than
 // two candidates (nothing to choose).
-std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt, const CalibrateOptions& opt,
-                                             bool mean) {
+std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt,
+                                             const CalibrateOptions& opt, bool mean) {
   const auto names = auto_candidates(dt);
   if (names.size() < 2) return {};
   std::vector<std::unique_ptr<ExpertKernel>> ks;
   for (const auto& n : names) ks.push_back(make_expert_kernel(n));
-  int64_t next = warm_up(ex.routed_buffers(),
-                         [&](int64_t i) { ex.time_routed_with(*ks[size_t(i % int64_t(ks.size()))], i, 1); });
+  int64_t next = warm_up(ex.routed_buffers(), [&](int64_t i) {
+    ex.time_routed_with(*ks[size_t(i % int64_t(ks.size()))], i, 1);
+  });
   for (auto& k : ks)
     for (int64_t T : opt.choice_tokens) ex.time_routed_with(*k, next++, T);
   const size_t C = ks.size(), N = opt.choice_tokens.size();
@@ -257,7 +263,8 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
   }
   std::vector<KernelTiming> out;
   for (size_t c = 0; c < C; ++c) {
-    KernelTiming t{names[c], std::vector<double>(opt.choice_tokens.begin(), opt.choice_tokens.end()), {}};
+    KernelTiming t{
+        names[c], std::vector<double>(opt.choice_tokens.begin(), opt.choice_tokens.end()), {}};
     for (size_t i = 0; i < N; ++i) t.time_us.push_back(entry(xs[c * N + i], mean));
     out.push_back(std::move(t));
   }
@@ -265,14 +272,14 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
 }
 
 // The rest of a CPU-only step, with the real executor's own kernels
-// (core/backend/real_cpu_blocks.h): a MoE block's attention, norms and
+// (harness/backend/real_cpu_blocks.h): a MoE block's attention, norms and
 // router, the dense FFN (models with dense blocks) and the lm head, for
 // each of --layer-tokens tokens in one sequence starting at position 0
 // (a prefill of that many tokens; one token: a decode step at context 1),
 // the blocks taken round-robin so that consecutive tasks read different
 // weights, as a step does.
-std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec& m, const CalibrateOptions& opt,
-                                           bool mean) {
+std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec& m,
+                                           const CalibrateOptions& opt, bool mean) {
   const int64_t max_t = opt.layer_tokens.back();
   ex.begin_run(1, max_t, max_t, false);
   std::vector<StepTokens> steps;
@@ -286,14 +293,16 @@ std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec&
     steps.push_back(std::move(st));
   }
   auto step_of = [&](int64_t T) -> const StepTokens& {
-    return steps[size_t(std::find(opt.layer_tokens.begin(), opt.layer_tokens.end(), T) - opt.layer_tokens.begin())];
+    return steps[size_t(std::find(opt.layer_tokens.begin(), opt.layer_tokens.end(), T) -
+                        opt.layer_tokens.begin())];
   };
   const int64_t moe = std::max<int64_t>(1, m.moe_layers());
   const std::vector<double> x(opt.layer_tokens.begin(), opt.layer_tokens.end());
   std::vector<CostTable> out;
-  const auto att = measure(opt.layer_tokens, opt.layer_repeats, 1, moe, mean, [&](int64_t i, int64_t T) {
-    return ex.attention_ns(int32_t(m.first_dense_layers + i % moe), step_of(T), 0.0);
-  });
+  const auto att =
+      measure(opt.layer_tokens, opt.layer_repeats, 1, moe, mean, [&](int64_t i, int64_t T) {
+        return ex.attention_ns(int32_t(m.first_dense_layers + i % moe), step_of(T), 0.0);
+      });
   out.push_back(CostTable{"cpu-attention", m.name, "", x, att});
   fmt::print(stderr, "  cpu-attention us: {}\n", fmt::join(att, " "));
   if (m.first_dense_layers > 0) {
@@ -328,7 +337,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   check_token_counts(opt.gpu_tokens, "--gpu-tokens");
   const std::filesystem::path out(opt.out);
   const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
-  const Provenance prov = collect_provenance(argv);
+  const Provenance prov = collect_provenance(argv, platform_provenance_probes());
   const std::string date = prov.utc_time.substr(0, 10);
 
   std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
@@ -353,12 +362,14 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         // Entries of this model and dtype from the base (another machine's,
         // or candidates this CPU lacks) are replaced, not mixed with these.
         auto& kt = h.kernel_times;
-        kt.erase(std::remove_if(kt.begin(), kt.end(),
-                                [&](const KernelTime& t) { return t.model == m.name && t.dtype == dname; }),
+        kt.erase(std::remove_if(
+                     kt.begin(), kt.end(),
+                     [&](const KernelTime& t) { return t.model == m.name && t.dtype == dname; }),
                  kt.end());
         const auto timings = measure_candidates(ex, m.expert_dtype, opt, mean);
         for (const auto& t : timings) {
-          fmt::print(stderr, "  {} {} {} us: {}\n", m.name, dname, t.kernel, fmt::join(t.time_us, " "));
+          fmt::print(stderr, "  {} {} {} us: {}\n", m.name, dname, t.kernel,
+                     fmt::join(t.time_us, " "));
           replace_kernel_time(h, KernelTime{m.name, dname, t.kernel, t.tokens, t.time_us});
         }
         if (!timings.empty()) ex.use_auto_timings(timings);
@@ -386,9 +397,11 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
       if (opt.transition_rounds > 0) {
         const Transition tr = check_transition(ex, cost, opt.tokens.back(), opt.transition_rounds);
-        transitions.push_back(fmt::format("{} {} {:.3f} ({:.3f}-{:.3f})", m.name, dname, tr.median, tr.lo, tr.hi));
+        transitions.push_back(
+            fmt::format("{} {} {:.3f} ({:.3f}-{:.3f})", m.name, dname, tr.median, tr.lo, tr.hi));
         fmt::print(stderr,
-                   "  a 1-token task after a {}-token one / after a 1-token one: median {:.3f} (95% {:.3f}-{:.3f})\n",
+                   "  a 1-token task after a {}-token one / after a 1-token one: median {:.3f} "
+                   "(95% {:.3f}-{:.3f})\n",
                    opt.tokens.back(), tr.median, tr.lo, tr.hi);
       }
       if (!h.has_gpu() && step_tables.empty()) step_tables = measure_step_tables(ex, m, opt, mean);
@@ -423,9 +436,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   std::vector<std::string> kept;
   for (const CostTable& t : h.tables) {
     const bool gpu_lane = t.lane == "gpu-expert" || t.lane == "h2d-expert";
-    const bool step_lane = t.lane == "cpu-attention" || t.lane == "cpu-dense-ffn" || t.lane == "cpu-lm-head";
-    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" || (step_lane && !h.has_gpu()) ||
-                           (gpu_lane && h.has_gpu())) &&
+    const bool step_lane =
+        t.lane == "cpu-attention" || t.lane == "cpu-dense-ffn" || t.lane == "cpu-lm-head";
+    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
+                           (step_lane && !h.has_gpu()) || (gpu_lane && h.has_gpu())) &&
                           measured_sets.count({t.model, t.dtype}) > 0;
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
   }
@@ -452,24 +466,32 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
            "# real backend's executor; they replace the [cpu] roofline for these models and "
            "dtypes.\n",
            opt.statistic, opt.repeats)
-    << (h.has_gpu() ? std::string()
-                    : fmt::format("# [[table]] cpu-attention / cpu-dense-ffn / cpu-lm-head: {} wall time of a MoE "
-                                  "block's\n# attention, norms and router, the dense FFN and the lm head ({} rounds) "
-                                  "by tokens in\n# the step, one sequence from position 0 (the real backend's own "
-                                  "kernels, bf16).\n",
-                                  opt.statistic, opt.layer_repeats))
+    << (h.has_gpu()
+            ? std::string()
+            : fmt::format(
+                  "# [[table]] cpu-attention / cpu-dense-ffn / cpu-lm-head: {} wall time of a MoE "
+                  "block's\n# attention, norms and router, the dense FFN and the lm head ({} "
+                  "rounds) "
+                  "by tokens in\n# the step, one sequence from position 0 (the real backend's own "
+                  "kernels, bf16).\n",
+                  opt.statistic, opt.layer_repeats))
     << (h.kernel_times.empty()
             ? std::string()
-            : fmt::format("# [[kernel_time]]: {} wall time of one routed expert task per candidate kernel of \"auto\"\n"
-                          "# ({} rounds, the candidates interleaved); the real backend's \"auto\" runs the fastest at\n"
-                          "# each token count (kernels/cpu/kernel_choice.h); the cpu-expert/cpu-shared tables were measured with it.\n",
+            : fmt::format("# [[kernel_time]]: {} wall time of one routed expert task per candidate "
+                          "kernel of \"auto\"\n"
+                          "# ({} rounds, the candidates interleaved); the real backend's \"auto\" "
+                          "runs the fastest at\n"
+                          "# each token count (kernels/cpu/kernel_choice.h); the "
+                          "cpu-expert/cpu-shared tables were measured with it.\n",
                           opt.statistic, opt.choice_repeats))
     << fmt::format(
-           "# Routed tasks ran {} back to back per token count and round, the counts largest first.\n",
+           "# Routed tasks ran {} back to back per token count and round, the counts largest "
+           "first.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"))
     << (transitions.empty()
             ? std::string()
-            : fmt::format("# A 1-token task right after a {}-token one, over one right after a 1-token task "
+            : fmt::format("# A 1-token task right after a {}-token one, over one right after a "
+                          "1-token task "
                           "(median of {} paired rounds, 95% interval): {}.\n",
                           opt.tokens.back(), opt.transition_rounds, fmt::join(transitions, "; ")));
   if (!kept.empty()) {
@@ -531,21 +553,24 @@ void add_calibrate_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--gpu-repeats", opt.gpu_repeats, "Rounds per GPU table entry")
       ->check(cli::whole(1, 10000));
-  cmd->add_option("--layer-tokens", opt.layer_tokens,
-                  "Tokens in the step of the cpu-attention, cpu-dense-ffn and cpu-lm-head tables (profiles "
-                  "without a GPU; ascending)")
+  cmd->add_option(
+         "--layer-tokens", opt.layer_tokens,
+         "Tokens in the step of the cpu-attention, cpu-dense-ffn and cpu-lm-head tables (profiles "
+         "without a GPU; ascending)")
       ->delimiter(',');
   cmd->add_option("--layer-repeats", opt.layer_repeats, "Rounds per entry of those tables")
       ->check(cli::whole(1, 10000));
-  cmd->add_option("--choice-tokens", opt.choice_tokens,
-                  "Tokens per expert at which the candidates of --kernel auto are timed against each other "
-                  "(ascending)")
+  cmd->add_option(
+         "--choice-tokens", opt.choice_tokens,
+         "Tokens per expert at which the candidates of --kernel auto are timed against each other "
+         "(ascending)")
       ->delimiter(',');
   cmd->add_option("--choice-repeats", opt.choice_repeats, "Rounds per candidate and count")
       ->check(cli::whole(1, 10000));
-  cmd->add_option("--transition-rounds", opt.transition_rounds,
-                  "Paired rounds of the check whether a 1-token task is slower right after the largest "
-                  "count's task (0 = skip)")
+  cmd->add_option(
+         "--transition-rounds", opt.transition_rounds,
+         "Paired rounds of the check whether a 1-token task is slower right after the largest "
+         "count's task (0 = skip)")
       ->check(cli::whole(0, 10000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};

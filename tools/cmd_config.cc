@@ -1,13 +1,14 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench config list|show|describe|validate
 
 #include <fmt/format.h>
 
 #include <iostream>
 
-#include "core/config/experiment.h"
 #include "core/engine/cost_model.h"
-#include "core/run/run_case.h"
+#include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
+#include "harness/run/run_case.h"
 #include "tools/catalog.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
@@ -18,12 +19,14 @@ namespace {
 void print_docs(const std::vector<cfg::FieldDoc>& docs, const std::string& section) {
   fmt::print("| key | type | unit | default | meaning |\n|---|---|---|---|---|\n");
   for (const auto& d : docs) {
-    fmt::print("| `{}{}` | {} | {} | `{}` | {} |\n", section.empty() ? "" : section + ".", d.key, d.type,
-               d.unit, d.default_json, d.doc);
+    fmt::print("| `{}{}` | {} | {} | `{}` | {} |\n", section.empty() ? "" : section + ".", d.key,
+               d.type, d.unit, d.default_json, d.doc);
   }
 }
 
-double gib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0 * 1024.0); }
+double gib(int64_t bytes) {
+  return double(bytes) / (1024.0 * 1024.0 * 1024.0);
+}
 
 }  // namespace
 
@@ -39,7 +42,8 @@ void add_config_commands(CLI::App& app) {
     }
   });
 
-  auto* show = config->add_subcommand("show", "Print a resolved preset as JSON (with derived sizes)");
+  auto* show =
+      config->add_subcommand("show", "Print a resolved preset as JSON (with derived sizes)");
   static std::string model, hardware, strategy;
   show->add_option("--model", model, "Model preset name or file");
   show->add_option("--hardware", hardware, "Hardware preset name or file");
@@ -74,18 +78,21 @@ void add_config_commands(CLI::App& app) {
     }
   });
 
-  auto* cost = config->add_subcommand(
-      "cost", "Print the simulated backend's expert costs (ms) for a model on a hardware profile, by tokens per expert");
+  auto* cost = config->add_subcommand("cost",
+                                      "Print the simulated backend's expert costs (ms) for a model "
+                                      "on a hardware profile, by tokens per expert");
   static std::string cost_model, cost_hw, cost_json, cost_strategy;
   static std::vector<int64_t> cost_tokens;
   cost->add_option("--model", cost_model, "Model preset name or file")->required();
   cost->add_option("--hardware", cost_hw, "Hardware preset name or file")->required();
-  cost->add_option("--tokens", cost_tokens, "Tokens routed to one expert (default 1, 2, 4, ..., 4096)")
+  cost->add_option("--tokens", cost_tokens,
+                   "Tokens routed to one expert (default 1, 2, 4, ..., 4096)")
       ->check(cli::whole(1, 1 << 20));
   cost->add_option("--json", cost_json, "Also write the table as JSON to this file");
-  cost->add_option("--strategy", cost_strategy,
-                   "Strategy preset or file whose implementation (stack, CPU kernel) to apply (default: the "
-                   "profile's own values)");
+  cost->add_option(
+      "--strategy", cost_strategy,
+      "Strategy preset or file whose implementation (stack, CPU kernel) to apply (default: the "
+      "profile's own values)");
   cost->callback([] {
     const auto paths = ConfigPaths::defaults();
     const ModelSpec m = load_model(cost_model, paths);
@@ -116,28 +123,36 @@ void add_config_commands(CLI::App& app) {
     if (!used.is_null()) {
       fmt::print("implementation of {}: stack {} ({}), CPU kernel {} ({})\n", cost_strategy,
                  used["stack"].get<std::string>(), used["stack_entry"].get<std::string>(),
-                 used["cpu_kernel"].get<std::string>(), used["cpu_kernel_entry"].get<std::string>());
+                 used["cpu_kernel"].get<std::string>(),
+                 used["cpu_kernel_entry"].get<std::string>());
     }
     fmt::print("\n");
-    fmt::print("{:>7}  {:>20}  {:>19}  {:>13}\n", "tokens", "CPU first in layer", "CPU later in layer", "GPU (cached)");
+    fmt::print("{:>7}  {:>20}  {:>19}  {:>13}\n", "tokens", "CPU first in layer",
+               "CPU later in layer", "GPU (cached)");
     for (int64_t t : tokens) {
       const double first = c.cpu_expert_ns(t, true) / 1e6, later = c.cpu_expert_ns(t, false) / 1e6;
       const double gpu = c.has_gpu() ? c.gpu_expert_ns(t) / 1e6 : 0.0;
       fmt::print("{:7d}  {:17.3f} ms  {:16.3f} ms  {:10.3f} ms\n", t, first, later, gpu);
-      j["by_tokens"].push_back({{"tokens", t}, {"cpu_first_ms", first}, {"cpu_ms", later},
-                                {"gpu_ms", c.has_gpu() ? nlohmann::ordered_json(gpu) : nlohmann::ordered_json(nullptr)}});
+      j["by_tokens"].push_back({{"tokens", t},
+                                {"cpu_first_ms", first},
+                                {"cpu_ms", later},
+                                {"gpu_ms", c.has_gpu() ? nlohmann::ordered_json(gpu)
+                                                       : nlohmann::ordered_json(nullptr)}});
     }
     if (c.clamped_lookups() > 0) {
-      fmt::print("\nnote: {} lookups fell outside a measured table's token range (answered with its end point)\n",
-                 c.clamped_lookups());
+      fmt::print(
+          "\nnote: {} lookups fell outside a measured table's token range (answered with its end "
+          "point)\n",
+          c.clamped_lookups());
     }
     j["clamped_lookups"] = c.clamped_lookups();
     if (!cost_json.empty()) write_file_atomic(cost_json, j.dump(1) + "\n");
   });
 
   auto* describe = config->add_subcommand(
-      "describe", "Print every key of a section as a Markdown table (model, hardware, workload, "
-                  "residency, suite)");
+      "describe",
+      "Print every key of a section as a Markdown table (model, hardware, workload, "
+      "residency, suite)");
   static std::string section;
   describe->add_option("section", section, "Section to describe")
       ->required()
@@ -150,7 +165,8 @@ void add_config_commands(CLI::App& app) {
     if (section == "suite") print_docs(SuiteSpec::schema().docs(), "suite");
   });
 
-  auto* validate = config->add_subcommand("validate", "Load experiment files and report their cases");
+  auto* validate =
+      config->add_subcommand("validate", "Load experiment files and report their cases");
   static std::vector<std::string> files;
   validate->add_option("files", files, "Experiment TOML files")->required();
   validate->callback([] {
@@ -161,20 +177,21 @@ void add_config_commands(CLI::App& app) {
       const Experiment ex = load_experiment(f, paths, &cat);
       fmt::print("{}: suite '{}', {} case{}\n", f, ex.suite.name, ex.cases.size(),
                  ex.cases.size() == 1 ? "" : "s");
-      // What each case can fail on before it runs (core/run/run_case.h).
+      // What each case can fail on before it runs (harness/run/run_case.h).
       for (const Case& c : ex.cases) {
         try {
           preflight_case(c, cat);
         } catch (const Error& e) {
           ++failing;
-          fmt::print("  case {} ({} / {} / {}): will fail: {}\n", c.index, c.strategy.name, c.model.name,
-                     c.hardware.name, e.what());
+          fmt::print("  case {} ({} / {} / {}): will fail: {}\n", c.index, c.strategy.name,
+                     c.model.name, c.hardware.name, e.what());
         }
       }
     }
     if (failing > 0) {
-      throw Error(fmt::format("config validate: expected every case to be able to run, found {} that cannot (above)",
-                              failing));
+      throw Error(fmt::format(
+          "config validate: expected every case to be able to run, found {} that cannot (above)",
+          failing));
     }
   });
 }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench trace record | moebench model accuracy|cloze|check: small trained MoE models
 // (workloads/model, issue 15).
 
@@ -40,8 +41,7 @@ void add_common(CLI::App* c, ModelArgs& a) {
       ->check(cli::whole(1, 1 << 20));
   c->add_option("--seq-len", a.rec.seq_len, "Tokens (bytes) per sequence")
       ->check(cli::whole(2, 1 << 20));
-  c->add_option("--offset", a.rec.offset, "First byte of the text used")
-      ->check(cli::whole(0));
+  c->add_option("--offset", a.rec.offset, "First byte of the text used")->check(cli::whole(0));
 }
 
 }  // namespace
@@ -150,8 +150,7 @@ void add_model_commands(CLI::App& app) {
       ->check(cli::whole(1, 1 << 20));
   cloze->add_option("--context", cz.context, "Prompt bytes before each word (default 96)")
       ->check(cli::whole(1, 1 << 16));
-  cloze->add_option("--offset", cz.offset, "First byte of the text searched")
-      ->check(cli::whole(0));
+  cloze->add_option("--offset", cz.offset, "First byte of the text searched")->check(cli::whole(0));
   cloze->add_flag("--verse-final", cz.verse_final,
                   "Only the last word of each verse (LAMBADA-like; about 1% right on the small "
                   "models) instead of every word");

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench predictor train|eval
 //
 // Calibration and evaluation data never overlap: a generated workload is
@@ -32,8 +33,10 @@ void add_workload_options(CLI::App* c, Workload& w, const std::string& what) {
   c->add_option("--trace", w.trace, what + " trace file instead of the synthetic workload");
   c->add_option("--seed", w.seed, "Workload seed")->check(cli::whole(0));
   c->add_option("--sequences", w.sequences, "Sequences")->check(cli::whole(1, 1 << 20));
-  c->add_option("--prompt-len", w.prompt_len, "Prompt tokens per sequence")->check(cli::whole(0, 1 << 20));
-  c->add_option("--decode-len", w.decode_len, "Decoded tokens per sequence")->check(cli::whole(1, 1 << 20));
+  c->add_option("--prompt-len", w.prompt_len, "Prompt tokens per sequence")
+      ->check(cli::whole(0, 1 << 20));
+  c->add_option("--decode-len", w.decode_len, "Decoded tokens per sequence")
+      ->check(cli::whole(1, 1 << 20));
   c->add_option("--h-trace", w.h_trace, "Gate-input width (power of two >= 32)");
 }
 
@@ -42,11 +45,13 @@ std::unique_ptr<TraceSource> open_workload(const Workload& w, const ModelSpec& m
   if (!trace.empty()) {
     auto src = open_trace_file(trace);
     const TraceInfo& in = src->info();
-    if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts || in.top_k() != m.top_k) {
-      throw Error(fmt::format("{}: expected a trace of model '{}' ({} MoE layers, {} experts, top-{}), found '{}' "
-                              "({} layers, {} experts, top-{})",
-                              trace, m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name, in.moe_layers,
-                              in.experts(), in.top_k()));
+    if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts ||
+        in.top_k() != m.top_k) {
+      throw Error(fmt::format(
+          "{}: expected a trace of model '{}' ({} MoE layers, {} experts, top-{}), found '{}' "
+          "({} layers, {} experts, top-{})",
+          trace, m.name, m.moe_layers(), m.routed_experts, m.top_k, in.model_name, in.moe_layers,
+          in.experts(), in.top_k()));
     }
     return src;
   }
@@ -74,14 +79,17 @@ void add_predictor_commands(CLI::App& app) {
   static LinearTrainOptions topt;
   static std::string out;
   static bool verbose = false;
-  auto* t = pred->add_subcommand("train", "Train SMoE's token-wise linear predictor on a calibration workload");
+  auto* t = pred->add_subcommand(
+      "train", "Train SMoE's token-wise linear predictor on a calibration workload");
   add_workload_options(t, tw, "Calibration");
   t->add_option("--out", out, "Output artefact (.safetensors)")->required();
   t->add_option("--lr", topt.lr, "Adam learning rate (SMoE: 1e-4)")->check(cli::real(0, 1, true));
   t->add_option("--batch", topt.batch, "Batch size (SMoE: 32-64)")->check(cli::whole(1, 1 << 20));
-  t->add_option("--max-samples", topt.max_samples, "(token, next token) pairs")->check(cli::whole(10, 1 << 30));
+  t->add_option("--max-samples", topt.max_samples, "(token, next token) pairs")
+      ->check(cli::whole(10, 1 << 30));
   t->add_option("--max-epochs", topt.max_epochs, "Epoch cap")->check(cli::whole(1, 1 << 20));
-  t->add_option("--patience", topt.patience, "Epochs without better validation recall before stopping")
+  t->add_option("--patience", topt.patience,
+                "Epochs without better validation recall before stopping")
       ->check(cli::whole(1, 1 << 20));
   t->add_option("--train-seed", topt.seed, "Initialisation and split seed")->check(cli::whole(0));
   t->add_flag("--verbose", verbose, "Print every layer's result");
@@ -96,24 +104,32 @@ void add_predictor_commands(CLI::App& app) {
       v += lm.val_recall[l];
       te += lm.test_recall[l];
     }
-    fmt::print("wrote {} ({} layers x {} experts x width {}; {} pairs; mean validation recall {:.3f}, held-out test "
-               "recall {:.3f})\n",
-               out, lm.layers, lm.experts, lm.h, lm.samples, v / double(lm.layers), te / double(lm.layers));
+    fmt::print(
+        "wrote {} ({} layers x {} experts x width {}; {} pairs; mean validation recall {:.3f}, "
+        "held-out test "
+        "recall {:.3f})\n",
+        out, lm.layers, lm.experts, lm.h, lm.samples, v / double(lm.layers),
+        te / double(lm.layers));
   });
 
   static Workload ew;
   static std::string calib_trace, linear_file, json_out, md_out;
   static PredictorEvalOptions eopt;
   static int64_t calib_sequences = 64, residual_tokens = 4096;
-  auto* e = pred->add_subcommand(
-      "eval", "Prediction accuracy per layer (SMoE Fig. 3, DALI Table 2 and Table 8) on an evaluation workload");
+  auto* e = pred->add_subcommand("eval",
+                                 "Prediction accuracy per layer (SMoE Fig. 3, DALI Table 2 and "
+                                 "Table 8) on an evaluation workload");
   add_workload_options(e, ew, "Evaluation");
-  e->add_option("--calibration-trace", calib_trace,
-                "Calibration trace for the residual vectors (default: the generator's calibration stream)");
-  e->add_option("--calibration-sequences", calib_sequences, "Sequences of the generated calibration workload")
+  e->add_option(
+      "--calibration-trace", calib_trace,
+      "Calibration trace for the residual vectors (default: the generator's calibration stream)");
+  e->add_option("--calibration-sequences", calib_sequences,
+                "Sequences of the generated calibration workload")
       ->check(cli::whole(1, 1 << 20));
-  e->add_option("--residual-tokens", residual_tokens, "Calibration tokens averaged into the residuals (0 = all)");
-  e->add_option("--linear", linear_file, "A trained linear predictor (moebench predictor train) to evaluate");
+  e->add_option("--residual-tokens", residual_tokens,
+                "Calibration tokens averaged into the residuals (0 = all)");
+  e->add_option("--linear", linear_file,
+                "A trained linear predictor (moebench predictor train) to evaluate");
   e->add_option("--batch", eopt.batch, "Sequences per batch for the workload accuracy (DALI: 8-64)")
       ->check(cli::whole(1, 1 << 16));
   e->add_option("--max-tokens", eopt.max_tokens, "Evaluation tokens (0 = all)");
@@ -123,13 +139,16 @@ void add_predictor_commands(CLI::App& app) {
     const auto paths = ConfigPaths::defaults();
     const ModelSpec m = load_model(ew.model, paths);
     if (same_file(ew.trace, calib_trace)) {
-      throw Error(fmt::format("predictor eval: expected a calibration trace different from the evaluation trace, "
-                              "found '{}' for both",
-                              ew.trace));
+      throw Error(fmt::format(
+          "predictor eval: expected a calibration trace different from the evaluation trace, "
+          "found '{}' for both",
+          ew.trace));
     }
     if (!ew.trace.empty() && calib_trace.empty()) {
-      throw Error("predictor eval: expected --calibration-trace with --trace (the residuals must not come from the "
-                  "evaluation data), found none");
+      throw Error(
+          "predictor eval: expected --calibration-trace with --trace (the residuals must not come "
+          "from the "
+          "evaluation data), found none");
     }
     auto eval = open_workload(ew, m, false, ew.trace);
     Workload cw = ew;

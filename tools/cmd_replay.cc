@@ -1,15 +1,16 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench replay: a simulated case's task graph (its Chrome timeline) run
-// for real on this machine's GPU and CPU (core/backend/gpu_replay.h).
+// for real on this machine's GPU and CPU (harness/backend/gpu_replay.h).
 
 #include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "core/backend/gpu_replay.h"
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "harness/backend/gpu_replay.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
@@ -55,9 +56,10 @@ std::vector<Case> cases_of(const std::string& results, const std::string& model)
     Case c{r.value("case_id", ""), r.value("strategy", ""), r.value("axes", ""), ""};
     c.timeline = (dir / "timelines" / (c.id + ".json")).string();
     if (!std::filesystem::exists(c.timeline)) {
-      throw Error(fmt::format("{}:{}: expected the case's timeline {}, found none (run the suite "
-                              "with [suite] timeline = true)",
-                              (dir / "runs.jsonl").string(), line, c.timeline));
+      throw Error(
+          fmt::format("{}:{}: expected the case's timeline {}, found none (run the suite "
+                      "with [suite] timeline = true)",
+                      (dir / "runs.jsonl").string(), line, c.timeline));
     }
     cs.push_back(c);
   }
@@ -77,9 +79,9 @@ void print_summary(const nlohmann::ordered_json& s) {
       s["table_error"].get<double>(), s["composition_error"].get<double>());
   for (const auto& k : s["per_kind"]) {
     fmt::print("  {:<26} {:>5} tasks {:<11} busy sim {:>10.1f} us real {:>10.1f} us ({:.3f})\n",
-               k["kind"].get<std::string>(), k["tasks"].get<int64_t>(),
-               k["run"].get<std::string>(), k["sim_busy_us"].get<double>(),
-               k["real_busy_us"].get<double>(), k["real_over_sim"].get<double>());
+               k["kind"].get<std::string>(), k["tasks"].get<int64_t>(), k["run"].get<std::string>(),
+               k["sim_busy_us"].get<double>(), k["real_busy_us"].get<double>(),
+               k["real_over_sim"].get<double>());
   }
 }
 
@@ -97,14 +99,16 @@ void run_replay_command(const ReplayCli& o) {
   if (!o.dtype.empty()) opt.model.expert_dtype = parse_weight_dtype(o.dtype);
   // One core left to the threads that feed the GPU (bench_gpu, section 5:
   // the CPU experts ran 3.6-4.2x slower on all 16 cores of the lent machine).
-  opt.threads = o.threads > 0 ? o.threads
-                              : std::max(1, int(std::thread::hardware_concurrency()) - 1);
+  opt.threads =
+      o.threads > 0 ? o.threads : std::max(1, int(std::thread::hardware_concurrency()) - 1);
   opt.spin_us = o.spin_us;
   opt.one_launcher = o.one_launcher;
   const int64_t first = o.steps.empty() ? -1 : o.steps[0], last = o.steps.empty() ? -1 : o.steps[1];
   std::vector<Case> cases;
-  if (!o.timeline.empty()) cases.push_back({"", "", "", o.timeline});
-  else cases = cases_of(o.results, opt.model.name);
+  if (!o.timeline.empty())
+    cases.push_back({"", "", "", o.timeline});
+  else
+    cases = cases_of(o.results, opt.model.name);
   // Every graph is read and checked before minutes of setup.
   std::vector<ReplayGraph> graphs;
   for (const Case& c : cases) {
@@ -158,8 +162,9 @@ void run_replay_command(const ReplayCli& o) {
                         replay_chrome_json(graphs[i], "replay of " + cases[i].timeline));
     }
   }
-  const std::string stem = (o.timeline.empty() ? "replay-" + opt.model.name : std::string("replay")) +
-                           (o.tag.empty() ? "" : "-" + o.tag);
+  const std::string stem =
+      (o.timeline.empty() ? "replay-" + opt.model.name : std::string("replay")) +
+      (o.tag.empty() ? "" : "-" + o.tag);
   write_file_atomic(dir / (stem + ".json"), all.dump(2) + "\n");
   write_file_atomic(dir / (stem + ".csv"), csv);
   fmt::print("wrote {} and {}\n", (dir / (stem + ".json")).string(),
@@ -184,17 +189,18 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--threads", o.threads, "CPU expert threads (0: all cores but one)")
       ->check(cli::whole(0, 1024));
   cmd->add_flag("--one-launcher", o.one_launcher,
-               "One host thread submits every GPU-side lane (default: one thread per lane)");
+                "One host thread submits every GPU-side lane (default: one thread per lane)");
   cmd->add_flag("--timelines", o.timelines,
-               "With --results: also write each case's real run as timeline-real-CASE.json");
+                "With --results: also write each case's real run as timeline-real-CASE.json");
   cmd->add_option("--tag", o.tag, "Suffix of the output files' names (one run's variant)");
   cmd->add_option("--spin-us", o.spin_us,
                   "How long idle CPU expert threads poll before sleeping, us (default 200, the "
                   "real backend's)")
       ->check(cli::whole(0, 100000));
-  cmd->add_option("--out", o.out,
-                  "Folder for replay[-MODEL][-TAG].json and .csv (and the real timelines: "
-                  "timeline-real.json for one --timeline, timeline-real-CASE.json with --timelines)")
+  cmd->add_option(
+         "--out", o.out,
+         "Folder for replay[-MODEL][-TAG].json and .csv (and the real timelines: "
+         "timeline-real.json for one --timeline, timeline-real-CASE.json with --timelines)")
       ->required();
   cmd->callback([] { run_replay_command(o); });
 }

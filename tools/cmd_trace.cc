@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench trace gen|stats|convert
 
 #include <fmt/format.h>
@@ -65,8 +66,7 @@ void add_gen_options(CLI::App* c, GenArgs& a, bool for_stats) {
   if (!for_stats) model->required();
   c->add_option("--preset", a.preset, "Synthetic-workload preset (default: the model family's)");
   c->add_option("--seed", a.seed, "Workload seed")->check(cli::whole(0));
-  c->add_option("--sequences", a.sequences, "Sequences")
-      ->check(cli::whole(1, 1 << 20));
+  c->add_option("--sequences", a.sequences, "Sequences")->check(cli::whole(1, 1 << 20));
   c->add_option("--prompt-len", a.prompt_len, "Prompt tokens per sequence")
       ->check(cli::whole(0, 1 << 20));
   c->add_option("--decode-len", a.decode_len, "Decoded tokens per sequence")
@@ -112,7 +112,8 @@ void add_trace_commands(CLI::App& app) {
       ->check(cli::whole(1, 4096));
   s->add_option("--json", json_out, "Also write all statistics as JSON to this file");
   s->add_option("--phase", sopt.phase,
-                "Tokens counted: all (default), prefill (each sequence's prompt) or decode (its generated tokens; "
+                "Tokens counted: all (default), prefill (each sequence's prompt) or decode (its "
+                "generated tokens; "
                 "what the papers report); consecutive pairs within the phase")
       ->check(CLI::IsMember({"all", "prefill", "decode"}));
   s->callback([] {
@@ -137,12 +138,15 @@ void add_trace_commands(CLI::App& app) {
   auto* c = trace->add_subcommand("convert",
                                   "Convert per-token JSON-lines routing logs into a trace file");
   c->add_option("input", copt.inputs,
-                "JSON-lines files (one object per token and layer); several convert into one trace, each file's "
+                "JSON-lines files (one object per token and layer); several convert into one "
+                "trace, each file's "
                 "sequences kept apart")
       ->required();
   c->add_option("--layout", copt.layout,
-                "positions: 'token' is the position in the sequence (0..n-1); per-forward: positions restart at 0 "
-                "in every forward pass (a raw vLLM log: prefill rows, then one row per layer per decode step), "
+                "positions: 'token' is the position in the sequence (0..n-1); per-forward: "
+                "positions restart at 0 "
+                "in every forward pass (a raw vLLM log: prefill rows, then one row per layer per "
+                "decode step), "
                 "the rows taken in file order and the first pass the prompt")
       ->check(CLI::IsMember({"positions", "per-forward"}));
   c->add_option("--out", copt.out, "Output trace file")->required();
@@ -152,16 +156,21 @@ void add_trace_commands(CLI::App& app) {
       "Prompt tokens per sequence (the rest are decode tokens); or a 'prompt' field per line");
   static std::vector<std::string> field_maps;
   c->add_option("--field", field_maps,
-                "FIELD=KEY: read canonical field FIELD from the log's key KEY; repeatable. Fields: seq (sequence "
-                "or request id), token (position), layer (MoE layer), experts (the k chosen ids, rank order), "
-                "weights (the k combine weights as the model applies them, e.g. renormalised over the k: vLLM's "
-                "topk weights), probs (router probabilities before renormalisation: k of the chosen experts or "
+                "FIELD=KEY: read canonical field FIELD from the log's key KEY; repeatable. Fields: "
+                "seq (sequence "
+                "or request id), token (position), layer (MoE layer), experts (the k chosen ids, "
+                "rank order), "
+                "weights (the k combine weights as the model applies them, e.g. renormalised over "
+                "the k: vLLM's "
+                "topk weights), probs (router probabilities before renormalisation: k of the "
+                "chosen experts or "
                 "all E), logits (all E router logits), prompt (boolean)");
-  c->add_option("--missing", copt.missing,
-                "Rows of the (seq, token, layer) grid that no line gives: error (default), hole "
-                "(kept as holes that statistics and the simulator skip and count), drop (the token), "
-                "fill (the previous token's routing of that layer); token positions count from 0 in "
-                "each sequence, and more than 4096 consecutive positions with no row are refused")
+  c->add_option(
+       "--missing", copt.missing,
+       "Rows of the (seq, token, layer) grid that no line gives: error (default), hole "
+       "(kept as holes that statistics and the simulator skip and count), drop (the token), "
+       "fill (the previous token's routing of that layer); token positions count from 0 in "
+       "each sequence, and more than 4096 consecutive positions with no row are refused")
       ->check(CLI::IsMember({"error", "drop", "fill", "hole"}));
   c->callback([] {
     for (const auto& f : field_maps) {
@@ -174,15 +183,19 @@ void add_trace_commands(CLI::App& app) {
     }
     const ConvertSummary sum = convert_jsonl(copt, ConfigPaths::defaults());
     fmt::print(
-        "wrote {} ({} sequences, {} tokens) from {} lines of {} file{}{}; router probabilities per token and "
+        "wrote {} ({} sequences, {} tokens) from {} lines of {} file{}{}; router probabilities per "
+        "token and "
         "layer: {}\n",
-        copt.out, sum.sequences, sum.tokens, sum.lines, copt.inputs.size(), copt.inputs.size() == 1 ? "" : "s",
-        copt.layout == "per-forward" ? fmt::format(", {} forward passes", sum.forward_passes) : std::string(),
+        copt.out, sum.sequences, sum.tokens, sum.lines, copt.inputs.size(),
+        copt.inputs.size() == 1 ? "" : "s",
+        copt.layout == "per-forward" ? fmt::format(", {} forward passes", sum.forward_passes)
+                                     : std::string(),
         sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
     for (const auto& n : sum.notes) fmt::print(stderr, "note: {}\n", n);
     if (sum.missing_rows > 0) {
-      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled, {} hole rows)\n", sum.missing_rows,
-                 copt.missing, sum.dropped_tokens, sum.filled_rows, sum.hole_rows);
+      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled, {} hole rows)\n",
+                 sum.missing_rows, copt.missing, sum.dropped_tokens, sum.filled_rows,
+                 sum.hole_rows);
     }
     const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
     if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {
@@ -236,10 +249,11 @@ void add_trace_commands(CLI::App& app) {
   f->add_flag("--warm-start", fopt.warm_start,
               "Start from the committed preset's knobs (not the generic start) and run only the "
               "joint phase; the written preset names the fit it started from");
-  f->add_flag("--scale-only", fopt.scale_only,
-              "Start from the committed preset's knobs and fit only the logit scale (gate_scale, skew "
-              "and skew_shallow by one factor) on the targets of the router's weights; the experts "
-              "chosen, and every other target, stay the same");
+  f->add_flag(
+      "--scale-only", fopt.scale_only,
+      "Start from the committed preset's knobs and fit only the logit scale (gate_scale, skew "
+      "and skew_shallow by one factor) on the targets of the router's weights; the experts "
+      "chosen, and every other target, stay the same");
   f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();
@@ -247,7 +261,8 @@ void add_trace_commands(CLI::App& app) {
     if (fams.empty()) throw Error("trace fit: expected --family F or --all, found neither");
     if (int(fopt.warm_start) + int(evaluate_only) + int(fopt.scale_only) > 1)
       throw Error(
-          "trace fit: expected at most one of --warm-start, --scale-only and --evaluate-only, found more");
+          "trace fit: expected at most one of --warm-start, --scale-only and --evaluate-only, "
+          "found more");
     std::vector<FamilyReport> reports;
     for (const auto& fam : fams) {
       const ModelSpec m = load_model(calibration_model(fam), paths);
@@ -261,7 +276,8 @@ void add_trace_commands(CLI::App& app) {
       // layer even with no popularity bias, against the measured "nearly
       // uniform" shallow layers). Measured: r = 32 gives ~1.35, r = 64 ~1.29.
       start.latent_dim = std::max<int64_t>(16, m.routed_experts / 8);
-      if (evaluate_only || fopt.warm_start || fopt.scale_only) start = load_generator(fam, m, paths);
+      if (evaluate_only || fopt.warm_start || fopt.scale_only)
+        start = load_generator(fam, m, paths);
       // How the committed preset was made (its Reproduce line; a warm-started
       // file also names the fit it started from).
       const std::string provenance = preset_provenance(paths, fam);

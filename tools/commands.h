@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Subcommands of build/bin/moebench. Each group registers its CLI11
 // subcommands and returns; errors the user causes are thrown as

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // build/bin/moebench: the harness's multi-tool (config, probe, trace, predictor, ...).
 
 #include <fmt/format.h>
@@ -29,8 +30,10 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Inputs are checked against the memory available before large
     // allocations; one that still runs out is reported, not shown as a crash.
-    fmt::print(stderr, "moebench: error: out of memory (std::bad_alloc): the input asks for more memory than this "
-                       "machine has free; use a smaller workload or model\n");
+    fmt::print(
+        stderr,
+        "moebench: error: out of memory (std::bad_alloc): the input asks for more memory than this "
+        "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "moebench: internal error: {}\n", e.what());

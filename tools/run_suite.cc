@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--dry-run]
 
 #include <unistd.h>
@@ -7,24 +8,31 @@
 #include <CLI/CLI.hpp>
 
 #include "baselines/register.h"
-#include "core/suite/suite_runner.h"
 #include "core/util/error.h"
+#include "harness/suite/suite_runner.h"
 #include "tools/cli_checks.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"run_suite: run an experiment file (every list-valued key is a sweep axis) and write results/"};
+  CLI::App app{
+      "run_suite: run an experiment file (every list-valued key is a sweep axis) and write "
+      "results/"};
   moebench::SuiteOptions opt;
   std::string file, out, results = "results";
   app.add_option("file", file, "Experiment TOML (suites/*.toml)")->required();
   app.add_option("--out", out, "Run directory (default results/<suite>/<UTC time>-<hash>)");
   app.add_option("--results", results, "Results root directory");
-  app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")->check(moebench::cli::whole(1, 256));
-  app.add_flag("--resume", opt.resume, "Finish the latest unfinished run of this suite (or --out DIR)");
-  app.add_option("--filter", opt.filter, "Only cases matching key=value / key~text terms, comma-separated");
+  app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")
+      ->check(moebench::cli::whole(1, 256));
+  app.add_flag("--resume", opt.resume,
+               "Finish the latest unfinished run of this suite (or --out DIR)");
+  app.add_option("--filter", opt.filter,
+                 "Only cases matching key=value / key~text terms, comma-separated");
   app.add_flag("--dry-run", opt.dry_run, "List the cases and exit");
-  app.add_flag("--timeline", opt.timeline, "Write a Chrome-trace timeline (Perfetto) for every case");
+  app.add_flag("--timeline", opt.timeline,
+               "Write a Chrome-trace timeline (Perfetto) for every case");
   app.add_flag("--quiet,-q", opt.quiet, "No progress or summary output");
-  app.add_option("--max-cases", opt.max_cases, "Refuse an experiment that expands to more cases (default 100000)")
+  app.add_option("--max-cases", opt.max_cases,
+                 "Refuse an experiment that expands to more cases (default 100000)")
       ->check(moebench::cli::whole(1));
   try {
     app.parse(argc, argv);
@@ -47,8 +55,10 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Inputs are checked against the memory available before large
     // allocations; one that still runs out is reported, not shown as a crash.
-    fmt::print(stderr, "run_suite: error: out of memory (std::bad_alloc): the input asks for more memory than this "
-                       "machine has free; use a smaller workload or model\n");
+    fmt::print(stderr,
+               "run_suite: error: out of memory (std::bad_alloc): the input asks for more memory "
+               "than this "
+               "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "run_suite: internal error: {}\n", e.what());

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Sim-vs-real validation with the calibration interleaved (docs/BACKENDS.md,
 "Validation"): for each (model, dtype) group of suites/validation/real.toml,
 `moebench calibrate` measures that group's tables and the group's real cases

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Records moebench routing traces from Hugging Face transformers MoE models
 (issue 15), for users who have the weights (and, for large models, a GPU).
 

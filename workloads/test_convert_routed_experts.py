@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """workloads/convert_routed_experts.py: vLLM- and SGLang-style routed-experts
 output to a trace, read back by the Python reader and, where the binary is
 given (MOEBENCH_BIN), by the C++ one."""

@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """workloads/record_hf.py on tiny randomly initialised transformers models
 built from configs (no weights downloaded): the trace holds exactly the
 routing each model's own router returns. Needs torch and transformers

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Classic baselines: all-CPU (naive / KTransformers routed experts), GPU-only
 // on-demand loading (mixtral-offloading, AdapMoE without adaptive gating),
@@ -8,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 
@@ -87,8 +89,9 @@ class FiddlerAssigner : public Assigner {
 class LayerwisePlacement : public Placement {
  public:
   struct Params {
-    int64_t gpu_layers = -1;     // -1: as many whole layers as the cache holds
-    std::string side = "last";   // "last" (llama.cpp: the first layers' experts stay on the CPU) | "first"
+    int64_t gpu_layers = -1;  // -1: as many whole layers as the cache holds
+    std::string side =
+        "last";  // "last" (llama.cpp: the first layers' experts stay on the CPU) | "first"
     static const cfg::Schema<Params>& schema();
   };
   explicit LayerwisePlacement(const Params& p) : p_(p) {}

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Generic components every system builds on: the "none" of each family,
 // simple placements and the classic cache policies. One .cc file per
@@ -7,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 
@@ -66,7 +68,8 @@ class LruCache : public CachePolicy {
 class LfuCache : public CachePolicy {
  public:
   struct Params {
-    std::string count = "steps";  // "steps": +1 per step the expert is activated; "tokens": + its tokens
+    std::string count =
+        "steps";  // "steps": +1 per step the expert is activated; "tokens": + its tokens
     bool reset_on_evict = false;  // forget an expert's count when it leaves the cache
     static const cfg::Schema<Params>& schema();
   };

@@ -1,11 +1,12 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The next-layer prefetcher loads the uncached ones among the predictor's
 // top `size` experts, never lower-ranked experts in their place.
 #include <gtest/gtest.h>
 
 #include "baselines/common/components.h"
+#include "baselines/testing.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/residency.h"
-#include "core/engine/testing.h"
 
 namespace moebench {
 namespace {
@@ -20,7 +21,8 @@ class FixedScores : public Predictor {
 
 TEST(NextLayerPrefetcher, LoadsOnlyTheUncachedAmongTheTopSize) {
   const ModelSpec m = testing::tiny_model(2, 6, 2);
-  const HardwareProfile hw = testing::round_hardware();  // CostModel keeps a reference: a named profile
+  const HardwareProfile hw =
+      testing::round_hardware();  // CostModel keeps a reference: a named profile
   const CostModel cost(m, hw);
   Residency res(2, 6, 3, false);
   res.place(1, 4);  // layer 1: the best-scored expert is cached

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // DALI's assignment problem, the greedy (Algorithm 1) and the exact optimum.
 #include <algorithm>
 #include <cmath>
@@ -18,8 +19,9 @@ AssignProblem assign_problem(const Context& ctx, int64_t max_gpu_loads) {
     it.cached = ctx.residency->cached(ctx.layer, a.expert);
     // Transfer time: none when resident, what is left of the copy when in
     // flight (a prefetch), a whole copy otherwise.
-    const double transfer = !it.cached ? ctx.cost->h2d_expert_ns()
-                                       : std::max(0.0, ctx.residency->ready_ns(ctx.layer, a.expert) - ctx.now_ns);
+    const double transfer =
+        !it.cached ? ctx.cost->h2d_expert_ns()
+                   : std::max(0.0, ctx.residency->ready_ns(ctx.layer, a.expert) - ctx.now_ns);
     it.gpu = std::max(transfer, ctx.cost->gpu_expert_ns(a.tokens));
     it.cpu = ctx.cost->cpu_expert_ns(a.tokens, false);
     p.items.push_back(it);
@@ -46,7 +48,8 @@ std::vector<size_t> by_difference(const AssignProblem& p) {
   std::vector<size_t> order(p.items.size());
   std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const double da = std::abs(p.items[a].gpu - p.items[a].cpu), db = std::abs(p.items[b].gpu - p.items[b].cpu);
+    const double da = std::abs(p.items[a].gpu - p.items[a].cpu),
+                 db = std::abs(p.items[b].gpu - p.items[b].cpu);
     if (da != db) return da > db;
     return p.items[a].expert < p.items[b].expert;
   });
@@ -126,21 +129,26 @@ std::vector<uint8_t> optimal_assign(const AssignProblem& p, int64_t max_nodes, b
   return best;
 }
 
-void to_layer_plan(const AssignProblem& p, const std::vector<uint8_t>& on_gpu, int32_t staging_buffers,
-                   LayerPlan& out) {
+void to_layer_plan(const AssignProblem& p, const std::vector<uint8_t>& on_gpu,
+                   int32_t staging_buffers, LayerPlan& out) {
   std::vector<size_t> gpu_res, gpu_load, cpu;
   for (size_t i = 0; i < p.items.size(); ++i) {
-    if (!on_gpu[i]) cpu.push_back(i);
-    else if (p.items[i].cached) gpu_res.push_back(i);
-    else gpu_load.push_back(i);
+    if (!on_gpu[i])
+      cpu.push_back(i);
+    else if (p.items[i].cached)
+      gpu_res.push_back(i);
+    else
+      gpu_load.push_back(i);
   }
   auto by_gpu = [&](size_t a, size_t b) {
-    return p.items[a].gpu != p.items[b].gpu ? p.items[a].gpu > p.items[b].gpu : p.items[a].expert < p.items[b].expert;
+    return p.items[a].gpu != p.items[b].gpu ? p.items[a].gpu > p.items[b].gpu
+                                            : p.items[a].expert < p.items[b].expert;
   };
   std::stable_sort(gpu_res.begin(), gpu_res.end(), by_gpu);
   std::stable_sort(gpu_load.begin(), gpu_load.end(), by_gpu);
   std::stable_sort(cpu.begin(), cpu.end(), [&](size_t a, size_t b) {
-    return p.items[a].cpu != p.items[b].cpu ? p.items[a].cpu > p.items[b].cpu : p.items[a].expert < p.items[b].expert;
+    return p.items[a].cpu != p.items[b].cpu ? p.items[a].cpu > p.items[b].cpu
+                                            : p.items[a].expert < p.items[b].expert;
   });
   for (size_t i : gpu_res) out.gpu.push_back(p.items[i].expert);
   for (size_t i : gpu_load) {

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DALI: greedy and exact workload-aware CPU/GPU assignment, residual-based
 // prefetching (predictor "residual" with the "next-layer" prefetcher) and a
@@ -8,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 
@@ -44,7 +46,8 @@ std::vector<uint8_t> optimal_assign(const AssignProblem& p, int64_t max_nodes, b
 // Turns an assignment into a LayerPlan: resident GPU experts first (by
 // t_gpu descending), then the loaded ones in the same order (their copies
 // pipeline with the compute before them); CPU experts by t_cpu descending.
-void to_layer_plan(const AssignProblem& p, const std::vector<uint8_t>& on_gpu, int32_t staging_buffers, LayerPlan& out);
+void to_layer_plan(const AssignProblem& p, const std::vector<uint8_t>& on_gpu,
+                   int32_t staging_buffers, LayerPlan& out);
 
 class DaliGreedyAssigner : public Assigner {
  public:

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // DALI: Algorithm 1 (greedy) on a hand-made layer, the exact assignment
 // against brute force, and Algorithm 2 (window cache) step by step.
 
@@ -94,7 +95,8 @@ TEST(DaliOpt, NodeLimitReturnsTheBestFoundUnproven) {
   bool proven = true;
   const auto a = optimal_assign(p, 5, &proven);
   EXPECT_FALSE(proven);
-  EXPECT_LE(assign_cost(p, a), assign_cost(p, greedy_assign(p)));  // never worse than the greedy start
+  EXPECT_LE(assign_cost(p, a),
+            assign_cost(p, greedy_assign(p)));  // never worse than the greedy start
 }
 
 // One layer of 6 experts, 2 slots holding e0 and e1, driven step by step:

@@ -1,11 +1,13 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The tutorial's example policy ("Add your own policy" in README.md): a
+// The tutorial's example policy (docs/ADDING_A_POLICY.md): a
 // first-in, first-out expert cache. Copy this directory to start your own.
 
 #include <cstdint>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 

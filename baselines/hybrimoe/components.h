@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <functional>
@@ -9,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 
@@ -50,7 +52,9 @@ struct SchedCosts {
 // few loads many times).
 struct CostModelSched : SchedCosts {
   explicit CostModelSched(const CostModel& c) : c_(c), h2d_(c.h2d_expert_ns()) {}
-  double gpu(int32_t load) const override { return memo(gpu_, load, [&] { return c_.gpu_expert_ns(load); }); }
+  double gpu(int32_t load) const override {
+    return memo(gpu_, load, [&] { return c_.gpu_expert_ns(load); });
+  }
   double cpu(int32_t load, bool first) const override {
     return memo(first ? cpu_first_ : cpu_, load, [&] { return c_.cpu_expert_ns(load, first); });
   }
@@ -102,8 +106,8 @@ double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCos
 // from the front (cost g, plus waiting for a serialized copy if the front is
 // not cached) or the CPU from the back (cost c, with the CPU's warm-up on
 // its first expert), whichever finishes earlier; ties go to the GPU.
-SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                           bool has_gpu);
+SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                           SchedTimes start, bool has_gpu);
 
 // Reorders `v` into router order: the experts of the first token's top-k
 // in rank order, then each later token's not yet listed (`ids_of(t)` gives
@@ -119,9 +123,6 @@ SchedTimes sched_start(const Context& ctx);
 // ---------------------------------------------------------------- assigners
 class HybriMoeAssigner : public Assigner {
  public:
-  struct Tag {
-    static constexpr const char* kSection = "strategy.assigner";
-  };
   struct Params {
     std::string timeline = "completion";  // which timeline acts: "completion" (the paper) or "free"
     static const cfg::Schema<Params>& schema();
@@ -136,7 +137,8 @@ class HybriMoeAssigner : public Assigner {
 class HybriMoeGreedyAssigner : public Assigner {
  public:
   struct Params {
-    std::string prefill = "gpu-ondemand";  // the code: prefill runs every expert on the GPU, misses loaded
+    std::string prefill =
+        "gpu-ondemand";  // the code: prefill runs every expert on the GPU, misses loaded
     // The code schedules only single-token steps (`generate = size(0) == 1`):
     // a decode step of several tokens takes the prefill path too.
     bool single_token_schedule = true;
@@ -157,22 +159,29 @@ class HybriMoeGreedyAssigner : public Assigner {
 // Minus Recent Score: per layer S = alpha * TopP(s) + (1 - alpha) * S after
 // each gate evaluation, TopP keeping the p largest router probabilities.
 struct MrsParams {
-  double alpha = 0.5;            // the public code's value (the paper states none)
-  int64_t p = -1;                // -1: 2k
-  std::string update = "mean";   // "mean": s = the step's tokens' TopP averaged; "first-token": the code
-  bool id_order_bug = false;     // the code: top-p values given to the chosen ids in ascending-id order
+  double alpha = 0.5;  // the public code's value (the paper states none)
+  int64_t p = -1;      // -1: 2k
+  std::string update =
+      "mean";  // "mean": s = the step's tokens' TopP averaged; "first-token": the code
+  bool id_order_bug =
+      false;  // the code: top-p values given to the chosen ids in ascending-id order
 };
 class MrsScores {
  public:
   void reset(int32_t layers, int32_t experts);
   int64_t p_of(int64_t k) const { return params_.p < 0 ? 2 * k : params_.p; }
-  void set_params(const MrsParams& p) { params_ = p; }
+  // The update rule is read here once, not per layer.
+  void set_params(const MrsParams& p) {
+    params_ = p;
+    first_token_only_ = p.update == "first-token";
+  }
   // Applies the update for ctx.layer from the step's top-p router scores.
   void update(const Context& ctx);
   float score(int32_t layer, int32_t expert) const { return S_[size_t(layer) * E_ + expert]; }
 
  private:
   MrsParams params_;
+  bool first_token_only_ = false;  // params_.update == "first-token"
   int32_t E_ = 0;
   std::vector<float> S_, step_;
   std::vector<int32_t> ids_;
@@ -212,9 +221,10 @@ class ImpactPrefetcher : public Prefetcher {
  public:
   bool predicts() const override { return true; }
   struct Params {
-    int64_t depth = 3;           // layers ahead (the paper: the next three)
-    int64_t max_prefetch = -1;   // requests per layer (-1: as many as the link fits)
-    int64_t max_candidates = 32; // predicted experts evaluated per target layer (by predicted workload)
+    int64_t depth = 3;          // layers ahead (the paper: the next three)
+    int64_t max_prefetch = -1;  // requests per layer (-1: as many as the link fits)
+    int64_t max_candidates =
+        32;  // predicted experts evaluated per target layer (by predicted workload)
     std::string timeline = "completion";  // the simulation's rule, as the assigner's
     // A prefetch into layer j never evicts an expert of j that the prediction
     // for j uses (the impact simulation assumes they stay cached).
@@ -231,7 +241,8 @@ class ImpactPrefetcher : public Prefetcher {
   std::vector<float> scores_;
   std::vector<SchedExpert> pred_;
   std::vector<SchedExpert> sorted_;  // pred_ in the simulation's order (load desc, expert id)
-  std::vector<size_t> order_, at_;   // sorted_[r] = pred_[order_[r]]; at_[i]: pred_[i]'s place in sorted_
+  std::vector<size_t> order_,
+      at_;  // sorted_[r] = pred_[order_[r]]; at_[i]: pred_[i]'s place in sorted_
   struct Cand {
     int32_t layer, expert;
     double impact;

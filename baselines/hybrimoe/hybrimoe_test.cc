@@ -1,11 +1,12 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // HybriMoE: the scheduling simulation on the paper's Fig. 5 setting, the
 // code's two-ended greedy pass, and the MRS update formula.
 
 #include <gtest/gtest.h>
 
 #include "baselines/hybrimoe/components.h"
+#include "baselines/testing.h"
 #include "core/engine/residency.h"
-#include "core/engine/testing.h"
 #include "core/trace/memory_source.h"
 #include "core/util/error.h"
 
@@ -32,8 +33,8 @@ enum { A, B, C, D, E };
 
 TEST(HybriMoeSchedule, Fig5CpuTakesCachedEWhileGpuTakesUncachedC) {
   // Cached on the GPU: A (load 4), B (2), E (1); not cached: C (5), D (1).
-  const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(B, 2, true), ex(C, 5, false), ex(D, 1, false),
-                                       ex(E, 1, true)};
+  const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(B, 2, true), ex(C, 5, false),
+                                       ex(D, 1, false), ex(E, 1, true)};
   const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
   // t=0: the GPU takes its head A [0,1]; the CPU its head D [0,1]; the link
   // the CPU queue's tail C [0,3], which joins the GPU queue first (load 5).
@@ -120,7 +121,8 @@ TEST(HybriMoeSchedule, TransferredExpertWaitsForItsCopyAndIsNeverStolen) {
   // Only uncached experts: the link copies the heaviest, the GPU waits for it.
   const std::vector<SchedExpert> xs = {ex(A, 1, false), ex(B, 9, false)};
   const SchedPlan p = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
-  // CPU takes A [0,1]; link copies B [0,3]; the CPU may not steal B while it is copied; GPU runs B [3,4].
+  // CPU takes A [0,1]; link copies B [0,3]; the CPU may not steal B while it is copied; GPU runs B
+  // [3,4].
   EXPECT_EQ(p.cpu, (std::vector<int32_t>{A}));
   EXPECT_EQ(p.gpu, (std::vector<int32_t>{B}));
   EXPECT_EQ(p.load, (std::vector<int32_t>{B}));
@@ -129,7 +131,8 @@ TEST(HybriMoeSchedule, TransferredExpertWaitsForItsCopyAndIsNeverStolen) {
 
 TEST(HybriMoeGreedy, TwoEndedPassComparesFrontOnGpuWithBackOnCpu) {
   // Q = cached by load desc (A 4, E 1) ++ uncached by load desc (C 5, D 1).
-  const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(C, 5, false), ex(D, 1, false), ex(E, 1, true)};
+  const std::vector<SchedExpert> xs = {ex(A, 4, true), ex(C, 5, false), ex(D, 1, false),
+                                       ex(E, 1, true)};
   const SchedPlan p = greedy_two_ended(xs, Fig5Costs{}, SchedTimes{}, true);
   // front A on GPU finishes 1, back D on CPU 1: tie -> GPU takes A (tg 1).
   // front E: GPU 2; back D: CPU 1 -> CPU takes D (tc 1).
@@ -161,7 +164,8 @@ struct MrsFixture {
     for (size_t s = 0; s < probs_per_token.size(); ++s) {
       TokenRecord r;
       int32_t best = 0;
-      for (int32_t e = 0; e < E; ++e) best = probs_per_token[s][e] > probs_per_token[s][best] ? e : best;
+      for (int32_t e = 0; e < E; ++e)
+        best = probs_per_token[s][e] > probs_per_token[s][best] ? e : best;
       r.ids = {best};
       r.weights = {1.0f};
       r.probs = probs_per_token[s];
@@ -191,11 +195,13 @@ struct DecodeHook {
   RunRouting run;
   StepRouting step;
   Context ctx;
-  DecodeHook(int32_t layers, int32_t k, int64_t slots, const std::vector<std::vector<int32_t>>& ids, int64_t tokens)
+  DecodeHook(int32_t layers, int32_t k, int64_t slots, const std::vector<std::vector<int32_t>>& ids,
+             int64_t tokens)
       : m(testing::tiny_model(layers, 4, k)),
         cost(m, hw),
         res(layers, 4, slots, false),
-        src(testing::routing(layers, 4, k, std::vector<std::vector<std::vector<int32_t>>>(size_t(tokens), ids))),
+        src(testing::routing(layers, 4, k,
+                             std::vector<std::vector<std::vector<int32_t>>>(size_t(tokens), ids))),
         run(src, 0),
         step(run, Phase::kDecode) {
     for (int64_t t = 0; t < tokens; ++t) step.add(0, t);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // HybriMoE's scheduling simulation and the public code's greedy variant,
 // shared by the assigners and the impact-driven prefetcher.
 #include <algorithm>
@@ -16,7 +17,8 @@ std::vector<SchedExpert> sched_experts(const Context& ctx, std::span<const Activ
     s.expert = a.expert;
     s.load = a.tokens;
     s.cached = ctx.residency->cached(ctx.layer, a.expert);
-    s.ready_ns = s.cached ? std::max(ctx.now_ns, ctx.residency->ready_ns(ctx.layer, a.expert)) : 0.0;
+    s.ready_ns =
+        s.cached ? std::max(ctx.now_ns, ctx.residency->ready_ns(ctx.layer, a.expert)) : 0.0;
     v.push_back(s);
   }
   return v;
@@ -70,22 +72,25 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
   gq.clear();
   cq.clear();
   for (const auto& e : experts) {
-    if (e.cached && has_gpu) gq.push_back(e);
-    else cq.push_back(e);
+    if (e.cached && has_gpu)
+      gq.push_back(e);
+    else
+      cq.push_back(e);
   }
   // Input already strictly in `sched_heavier` order (the impact-driven prefetcher
   // sorts its predictions once for all its candidates): both queues are then
   // in order without sorting, and the order is the one std::sort gives (with
   // no two experts equal under `sched_heavier`, the sorted order is unique).
-  const bool presorted =
-      std::adjacent_find(experts.begin(), experts.end(), [](const SchedExpert& a, const SchedExpert& b) {
-        return !sched_heavier(a, b);
-      }) == experts.end();
+  const bool presorted = std::adjacent_find(experts.begin(), experts.end(),
+                                            [](const SchedExpert& a, const SchedExpert& b) {
+                                              return !sched_heavier(a, b);
+                                            }) == experts.end();
   if (presorted) {
     std::reverse(cq.begin(), cq.end());
   } else {
     std::sort(gq.begin(), gq.end(), sched_heavier);
-    std::sort(cq.begin(), cq.end(), [](const SchedExpert& a, const SchedExpert& b) { return sched_heavier(b, a); });
+    std::sort(cq.begin(), cq.end(),
+              [](const SchedExpert& a, const SchedExpert& b) { return sched_heavier(b, a); });
   }
   size_t gh = 0, ch = 0;  // queue heads
   double tg = start.gpu, tc = start.cpu, tl = start.link;
@@ -180,8 +185,8 @@ double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCos
   return std::max(g, c);
 }
 
-SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedCosts& costs, SchedTimes start,
-                           bool has_gpu) {
+SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
+                           SchedTimes start, bool has_gpu) {
   SchedPlan p;
   std::vector<SchedExpert> q;
   for (const auto& e : experts) {

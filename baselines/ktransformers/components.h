@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // KTransformers (SOSP '25). Its placements and assigners are the classic
 // ones (all-cpu: routed experts on the CPU, shared experts and the rest on
@@ -9,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 

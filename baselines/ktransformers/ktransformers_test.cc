@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // KTransformers' Expert Deferral: which experts each rule defers, the
 // n_deferred heuristic, and the deferral equations end to end (which layer
 // receives which expert's output).
@@ -5,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/ktransformers/components.h"
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -50,7 +51,8 @@ struct BatchHook {
     step->add(1, 0);
     step->reveal(0);
     // best ranks: e0 0, e1 1, e2 0, e3 3, e4 1, e5 2
-    active = {{0, 2, 0.5f, 0}, {1, 1, 0.3f, 1}, {2, 2, 0.6f, 0}, {3, 1, 0.1f, 3}, {4, 1, 0.3f, 1}, {5, 1, 0.2f, 2}};
+    active = {{0, 2, 0.5f, 0}, {1, 1, 0.3f, 1}, {2, 2, 0.6f, 0},
+              {3, 1, 0.1f, 3}, {4, 1, 0.3f, 1}, {5, 1, 0.2f, 2}};
     ctx.phase = Phase::kDecode;
     ctx.layer = 0;
     ctx.moe_layers = 3;
@@ -93,8 +95,8 @@ TEST(ExpertDeferral, RankDefersAtMostNWhenUnionDefersMore) {
   // A third token's worth of spread: mark e1 and e4 (best rank 1) as rank-2 experts.
   h.active[1].best_rank = 2;
   h.active[4].best_rank = 3;
-  // rank with n = 2: candidates outside the top-2 band: e3 (3), e4 (3), e5 (2), e1 (2); the 2 worst: e4, e3
-  // (ties on rank broken by the smaller combine weight: e3 0.1 before e4 0.3).
+  // rank with n = 2: candidates outside the top-2 band: e3 (3), e4 (3), e5 (2), e1 (2); the 2
+  // worst: e4, e3 (ties on rank broken by the smaller combine weight: e3 0.1 before e4 0.3).
   EXPECT_EQ(choose("rank", 2, h), (std::vector<int32_t>{3, 4}));
 }
 

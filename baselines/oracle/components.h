@@ -1,8 +1,10 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Oracles: the bounds every comparison shows. They read the future through
 // FutureView, which the core gives only to components that declare it.
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SMoE: prefill with a CPU-vs-GPU rule and ping-pong pipelined loads, a
 // decode cache filled from prefill frequencies, token-wise prefetch driven by
@@ -7,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/component_util.h"
+#include "core/engine/policy.h"
+#include "core/policy/component_util.h"
 
 namespace moebench {
 
@@ -22,7 +24,7 @@ namespace moebench {
 class SmoeAssigner : public Assigner {
  public:
   struct Params {
-    std::string prefill = "cost";   // "cost" | "all-cpu" (the code)
+    std::string prefill = "cost";  // "cost" | "all-cpu" (the code)
     int64_t staging_buffers = 2;
     // The public script's gpu_compute_max_num: at most this many cached
     // experts per decode layer-step run on the GPU (-1: no cap).
@@ -73,11 +75,11 @@ class TokenWisePrefetcher : public Prefetcher {
  public:
   bool predicts() const override { return true; }
   struct Params {
-    int64_t n = 2;                    // DeepSeek-V3: 2, Qwen3: 3
-    std::string mode = "fixed-N";     // "fixed-N" | "adaptive"
+    int64_t n = 2;                 // DeepSeek-V3: 2, Qwen3: 3
+    std::string mode = "fixed-N";  // "fixed-N" | "adaptive"
     bool flex = false;
-    double flex_fraction = 0.5;       // share of layers kept with flex
-    int64_t start_layer = 0;          // the public script's prefetch_start_layer (MoE layer index)
+    double flex_fraction = 0.5;  // share of layers kept with flex
+    int64_t start_layer = 0;     // the public script's prefetch_start_layer (MoE layer index)
     static const cfg::Schema<Params>& schema();
   };
   explicit TokenWisePrefetcher(const Params& p) : p_(p) {}

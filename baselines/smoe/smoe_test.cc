@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // SMoE: fixed-N versus adaptive replacement counts, the cache filled from
 // prefill frequencies, the prefill CPU-vs-GPU rule, and the GPU waiting for
 // its layer's pending cache update.
@@ -5,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/smoe/components.h"
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -141,7 +142,8 @@ TEST(SmoeCache, FilledFromPrefillFrequenciesAfterPrefill) {
   SmoeLfuCache c(p);
   c.reset(CacheSetup{1, 8, 4, false});
   h.ctx.phase = Phase::kPrefill;
-  std::vector<ActiveExpert> act = {{0, 5, 1.0f, 0}, {1, 1, 1.0f, 0}, {3, 9, 1.0f, 0}, {4, 2, 1.0f, 0}, {7, 4, 1.0f, 0}};
+  std::vector<ActiveExpert> act = {
+      {0, 5, 1.0f, 0}, {1, 1, 1.0f, 0}, {3, 9, 1.0f, 0}, {4, 2, 1.0f, 0}, {7, 4, 1.0f, 0}};
   h.ctx.active = act;
   c.on_gate(h.ctx);
   std::vector<CachePolicy::Swap> sw;
@@ -172,8 +174,8 @@ TEST(SmoeAssigner, PrefillRuleAndDecodeByResidency) {
   h.ctx.phase = Phase::kPrefill;
   LayerPlan plan;
   a.plan(h.ctx, plan);
-  // e0: CPU 10 > GPU 2 + copy 5 -> GPU, loaded; e1 cached: 10 > 2 -> GPU; e2: 40 > 7 -> GPU, loaded.
-  // Cached first, then loaded by load (e2 before e0).
+  // e0: CPU 10 > GPU 2 + copy 5 -> GPU, loaded; e1 cached: 10 > 2 -> GPU; e2: 40 > 7 -> GPU,
+  // loaded. Cached first, then loaded by load (e2 before e0).
   EXPECT_EQ(plan.gpu, (std::vector<int32_t>{1, 2, 0}));
   EXPECT_EQ(plan.load, (std::vector<int32_t>{2, 0}));
   EXPECT_EQ(plan.staging_buffers, 2);

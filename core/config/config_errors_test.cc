@@ -1,9 +1,10 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Every class of configuration error, with the exact message a user sees:
 //   <file>:<line>:<col>: key '<key>': expected <what>, found <what>[; did you mean '<x>'?]
 
 #include <gtest/gtest.h>
 
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 #include "core/testing/temp_dir.h"
 
 namespace moebench {
@@ -104,7 +105,8 @@ TEST(ConfigErrors, EmptyCalibrationSequencesAreRefused) {
                                "[workload]\ncalibration_prompt_len = -3\n"
                                "[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(negative),
-            "exp.toml:8:26: key 'workload.calibration_prompt_len': expected an integer in [0, 1048576], found -3");
+            "exp.toml:8:26: key 'workload.calibration_prompt_len': expected an integer in [0, "
+            "1048576], found -3");
 }
 
 TEST(ConfigErrors, OutOfRangeNumberInNestedPresetOverride) {
@@ -146,10 +148,10 @@ TEST(ConfigErrors, MissingPresetFile) {
     load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_EQ(
-        std::string(e.what()),
-        "exp.toml:6:10: key 'model.preset': expected an existing preset file (a regular file), found no such file at '" +
-            (dir.path() / "models/missing.toml").string() + "'");
+    EXPECT_EQ(std::string(e.what()),
+              "exp.toml:6:10: key 'model.preset': expected an existing preset file (a regular "
+              "file), found no such file at '" +
+                  (dir.path() / "models/missing.toml").string() + "'");
   }
 }
 
@@ -160,7 +162,8 @@ TEST(ConfigErrors, MissingExperimentFile) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              (dir / "none.toml").string() + ": expected a readable TOML file (a regular file), found no such file");
+              (dir / "none.toml").string() +
+                  ": expected a readable TOML file (a regular file), found no such file");
   }
 }
 
@@ -192,10 +195,11 @@ TEST(ConfigErrors, MissingStrategies) {
 }
 
 TEST(ConfigErrors, UnknownTopLevelTable) {
-  EXPECT_EQ(load_error("[modle]\npreset = \"x\"\n"),
-            "exp.toml:1:2: key 'modle': expected a known top-level key or table (suite, model, hardware, "
-            "workload, strategies, strategy, strategy_defaults), found unknown key 'modle'; did you mean "
-            "'model'?");
+  EXPECT_EQ(
+      load_error("[modle]\npreset = \"x\"\n"),
+      "exp.toml:1:2: key 'modle': expected a known top-level key or table (suite, model, hardware, "
+      "workload, strategies, strategy, strategy_defaults), found unknown key 'modle'; did you mean "
+      "'model'?");
 }
 
 TEST(ConfigErrors, EmptySweepAxis) {
@@ -295,28 +299,31 @@ TEST(ConfigErrors, DuplicateStackName) {
       "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"x\"\n"
       "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
       "[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(load_error(text),
-            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack and measured_on, "
-            "found 'a' again (stack[0])");
+  EXPECT_EQ(
+      load_error(text),
+      "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack and measured_on, "
+      "found 'a' again (stack[0])");
 }
 
 // A fitted number describes one system's implementation as measured (issue 40).
 TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
-  const std::string text =
-      std::string(kImplHead) +
-      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = \"fitted\"\nsource = \"x\"\n"
-      "[[strategy]]\nname = \"s\"\n";
-  EXPECT_NE(load_error(text).find("key 'hardware.stack[0].measured_on': expected the system whose measured times "
-                                  "the fit describes (evidence = \"fitted\"), found none"),
+  const std::string text = std::string(kImplHead) +
+                           "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = "
+                           "\"fitted\"\nsource = \"x\"\n"
+                           "[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(text).find(
+                "key 'hardware.stack[0].measured_on': expected the system whose measured times "
+                "the fit describes (evidence = \"fitted\"), found none"),
             std::string::npos)
       << load_error(text);
   // Two entries for one stack are fine when they describe different systems.
-  const std::string two =
-      std::string(kImplHead) +
-      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = \"fitted\"\nsource = \"x\"\n"
-      "measured_on = \"p\"\n"
-      "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 20\nevidence = \"fitted\"\nsource = \"y\"\n"
-      "measured_on = \"q\"\n[[strategy]]\nname = \"s\"\n";
+  const std::string two = std::string(kImplHead) +
+                          "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = "
+                          "\"fitted\"\nsource = \"x\"\n"
+                          "measured_on = \"p\"\n"
+                          "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 20\nevidence = "
+                          "\"fitted\"\nsource = \"y\"\n"
+                          "measured_on = \"q\"\n[[strategy]]\nname = \"s\"\n";
   EXPECT_EQ(load_error(two), "<no error>");
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Storage formats of weights, shared by the model specs (core/config) and
 // the CPU expert kernels (kernels/cpu).

@@ -1,8 +1,9 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/hardware_profile.h"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 #include "core/config/validate.h"
 
@@ -149,7 +150,8 @@ const cfg::Schema<KernelTime>& kernel_time_schema() {
         .required()
         .string("kernel", &S::kernel, "Own CPU expert kernel (kernels/cpu/expert_ffn.h).")
         .required()
-        .number_list("tokens", &S::tokens, "Tokens per expert (ascending, >= 1).", non_negative(), "tokens")
+        .number_list("tokens", &S::tokens, "Tokens per expert (ascending, >= 1).", non_negative(),
+                     "tokens")
         .required()
         .number_list("time_us", &S::time_us, "Measured time per task.", non_negative(), "us")
         .required();
@@ -195,11 +197,14 @@ const cfg::Schema<CpuKernelSpec>& cpu_kernel_schema() {
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
         .required()
         .string("measured_on", &S::measured_on,
-                "The strategy system whose measured times these numbers describe (required with evidence = "
-                "\"fitted\"): in the as-published comparison they apply to that system's strategies only; \"\" = "
+                "The strategy system whose measured times these numbers describe (required with "
+                "evidence = "
+                "\"fitted\"): in the as-published comparison they apply to that system's "
+                "strategies only; \"\" = "
                 "any system.")
         .string_list("shared_with", &S::shared_with,
-                     "Further systems whose papers state they run this same kernel (cited in source): the entry "
+                     "Further systems whose papers state they run this same kernel (cited in "
+                     "source): the entry "
                      "applies to them too.");
     return s;
   }();
@@ -234,9 +239,11 @@ const cfg::Schema<StackSpec>& stack_schema() {
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
         .required()
         .string("measured_on", &S::measured_on,
-                "The strategy system whose measured times these numbers describe (as in [[cpu_kernel]]).")
+                "The strategy system whose measured times these numbers describe (as in "
+                "[[cpu_kernel]]).")
         .string_list("shared_with", &S::shared_with,
-                     "Further systems whose papers state they run this same stack (cited in source): the entry "
+                     "Further systems whose papers state they run this same stack (cited in "
+                     "source): the entry "
                      "applies to them too.");
     return s;
   }();
@@ -252,8 +259,9 @@ void testbed_target_fields(cfg::Schema<TestbedTarget>& s, bool target) {
   s.string("id", &S::id, "Row id in analysis/testbeds.py.")
       .required()
       .string("system", &S::system,
-              target ? "The baseline system the paper measured (never the proposed system)."
-                     : "The proposed system whose published number this is (a bound, never a target).")
+              target
+                  ? "The baseline system the paper measured (never the proposed system)."
+                  : "The proposed system whose published number this is (a bound, never a target).")
       .required()
       .string("model", &S::model, "Model preset.")
       .required()
@@ -264,7 +272,8 @@ void testbed_target_fields(cfg::Schema<TestbedTarget>& s, bool target) {
       .number("value", &S::value, "The paper's number.", positive())
       .required();
   if (target) {
-    s.number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.", open_closed_unit())
+    s.number("tolerance", &S::tolerance, "Relative tolerance the fitted profile must meet.",
+             open_closed_unit())
         .string_list("fits", &S::fits, "Profile keys fitted on this target.");
   }
   s.string("source", &S::source, "Publication, table or figure.")
@@ -274,10 +283,12 @@ void testbed_target_fields(cfg::Schema<TestbedTarget>& s, bool target) {
                      : "Suite part that runs the system in this setting (scripts/fit-testbed).")
       .required()
       .string("strategy", &S::strategy,
-              target ? "The baseline's strategy name in that suite." : "The system's strategy name in that suite.")
+              target ? "The baseline's strategy name in that suite."
+                     : "The system's strategy name in that suite.")
       .required()
       .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
-              target ? "Results column compared with the value (seed mean)." : "Results column compared with the value.")
+              target ? "Results column compared with the value (seed mean)."
+                     : "Results column compared with the value.")
       .required()
       .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
 }
@@ -328,9 +339,10 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
         .table_list("calibration", &S::calibration, calibration_schema(),
                     "Baseline measurements on this testbed the profile was fitted on "
                     "(analysis/testbeds.py).")
-        .table_list("feasibility", &S::feasibility, feasibility_schema(),
-                    "The proposed systems' published numbers here: bounds a fit must leave attainable "
-                    "(scripts/fit-testbed), never targets.");
+        .table_list(
+            "feasibility", &S::feasibility, feasibility_schema(),
+            "The proposed systems' published numbers here: bounds a fit must leave attainable "
+            "(scripts/fit-testbed), never targets.");
     return s;
   }();
   return s;
@@ -346,8 +358,10 @@ void check_curve(const cfg::Value& v, const std::string& where, const std::vecto
                    fmt::format("a non-empty array as long as tokens ({} items)", tokens.size()),
                    fmt::format("{} items", time_us.size()));
   for (size_t j = 0; j < tokens.size(); ++j) {
-    cfg::require_key(v, where, "tokens", j == 0 ? tokens[0] >= first_min : tokens[j] > tokens[j - 1], rule,
-                     j == 0 ? fmt::format("{} first", tokens[0]) : fmt::format("{} after {}", tokens[j], tokens[j - 1]));
+    cfg::require_key(v, where, "tokens",
+                     j == 0 ? tokens[0] >= first_min : tokens[j] > tokens[j - 1], rule,
+                     j == 0 ? fmt::format("{} first", tokens[0])
+                            : fmt::format("{} after {}", tokens[j], tokens[j - 1]));
   }
 }
 
@@ -367,12 +381,14 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   const std::string flops_rule = fmt::format("a rate of at least {} GFLOP/s", kMinGflops);
   require_key(cpu_src, cpu_prefix, "mem_bw_gbps", rate(cpu.mem_bw_gbps, kMinGbps), gbps_rule,
               cpu.mem_bw_gbps > 0 ? fmt::format("{}", cpu.mem_bw_gbps) : "no value");
-  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", rate(cpu.peak_gflops_fp32, kMinGflops), flops_rule,
+  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", rate(cpu.peak_gflops_fp32, kMinGflops),
+              flops_rule,
               cpu.peak_gflops_fp32 > 0 ? fmt::format("{}", cpu.peak_gflops_fp32) : "no value");
-  for (const auto& [key, x] : {std::pair<const char*, double>{"peak_gflops_bf16", cpu.peak_gflops_bf16},
-                               {"peak_gflops_int8", cpu.peak_gflops_int8}}) {
-    require_key(cpu_src, cpu_prefix, key, x == 0 || rate(x, kMinGflops), "0 (none) or " + flops_rule,
-                fmt::format("{}", x));
+  for (const auto& [key, x] :
+       {std::pair<const char*, double>{"peak_gflops_bf16", cpu.peak_gflops_bf16},
+        {"peak_gflops_int8", cpu.peak_gflops_int8}}) {
+    require_key(cpu_src, cpu_prefix, key, x == 0 || rate(x, kMinGflops),
+                "0 (none) or " + flops_rule, fmt::format("{}", x));
   }
   if (has_gpu()) {
     const cfg::Value* gpu_v = src.find("gpu");
@@ -380,9 +396,10 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const std::string gpu_prefix = cfg::join_key(prefix, "gpu");
     require_key(gpu_src, gpu_prefix, "mem_gib", gpu.mem_gib > 0, "a number > 0 when count = 1",
                 fmt::format("{}", gpu.mem_gib));
-    require_key(gpu_src, gpu_prefix, "hbm_gbps", rate(gpu.hbm_gbps, kMinGbps), gbps_rule + " when count = 1",
-                fmt::format("{}", gpu.hbm_gbps));
-    require_key(gpu_src, gpu_prefix, "peak_tflops_bf16", rate(gpu.peak_tflops_bf16, kMinGflops / 1e3),
+    require_key(gpu_src, gpu_prefix, "hbm_gbps", rate(gpu.hbm_gbps, kMinGbps),
+                gbps_rule + " when count = 1", fmt::format("{}", gpu.hbm_gbps));
+    require_key(gpu_src, gpu_prefix, "peak_tflops_bf16",
+                rate(gpu.peak_tflops_bf16, kMinGflops / 1e3),
                 fmt::format("a rate of at least {} TFLOP/s when count = 1", kMinGflops / 1e3),
                 fmt::format("{}", gpu.peak_tflops_bf16));
     require_key(gpu_src, gpu_prefix, "runtime_reserved_gib", gpu.runtime_reserved_gib < gpu.mem_gib,
@@ -420,7 +437,8 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     // A fit describes the implementation it was fitted on (issue 40).
     require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "measured_on",
                 k.evidence != "fitted" || !k.measured_on.empty(),
-                "the system whose measured times the fit describes (evidence = \"fitted\")", "none");
+                "the system whose measured times the fit describes (evidence = \"fitted\")",
+                "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
                   !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype &&
@@ -439,11 +457,13 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
              st.gpu_bw_efficiency > 0);
     require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "measured_on",
                 st.evidence != "fitted" || !st.measured_on.empty(),
-                "the system whose measured times the fit describes (evidence = \"fitted\")", "none");
+                "the system whose measured times the fit describes (evidence = \"fitted\")",
+                "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name",
                   !(stacks[j].name == st.name && stacks[j].measured_on == st.measured_on),
-                  "one entry per stack and measured_on", fmt::format("'{}' again (stack[{}])", st.name, j));
+                  "one entry per stack and measured_on",
+                  fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
   const cfg::Value* tables_v = src.find("table");
@@ -451,7 +471,8 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const auto& t = tables[i];
     const cfg::Value& tv = item(tables_v, i);
     const std::string tp = fmt::format("{}.table[{}]", prefix, i);
-    check_curve(tv, tp, t.tokens, t.time_us, -std::numeric_limits<double>::infinity(), "strictly ascending values");
+    check_curve(tv, tp, t.tokens, t.time_us, -std::numeric_limits<double>::infinity(),
+                "strictly ascending values");
   }
   const cfg::Value* ktimes_v = src.find("kernel_time");
   for (size_t i = 0; i < kernel_times.size(); ++i) {
@@ -463,9 +484,10 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     check_curve(tv, tp, t.tokens, t.time_us, 1.0, "strictly ascending values >= 1");
     for (size_t j = 0; j < i; ++j) {
       const auto& o = kernel_times[j];
-      require_key(tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),
-                  "one entry per model, dtype and kernel",
-                  fmt::format("'{}' for {} {} again (kernel_time[{}])", t.kernel, t.model, t.dtype, j));
+      require_key(
+          tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),
+          "one entry per model, dtype and kernel",
+          fmt::format("'{}' for {} {} again (kernel_time[{}])", t.kernel, t.model, t.dtype, j));
     }
   }
 }
@@ -477,10 +499,13 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
   const bool any = system == kAnySystem;
   std::vector<std::string> not_applied;
   // How well an entry fits this strategy: -1 = not for it; higher = more specific.
-  auto system_score = [&](const std::string& measured_on, const std::vector<std::string>& shared_with) {
-    if (measured_on.empty()) return any ? 1 : 0;  // a general entry (preferred by the mechanism comparison)
+  auto system_score = [&](const std::string& measured_on,
+                          const std::vector<std::string>& shared_with) {
+    if (measured_on.empty())
+      return any ? 1 : 0;  // a general entry (preferred by the mechanism comparison)
     if (any) return 0;
-    const bool shared = std::find(shared_with.begin(), shared_with.end(), system) != shared_with.end();
+    const bool shared =
+        std::find(shared_with.begin(), shared_with.end(), system) != shared_with.end();
     return measured_on == system || shared ? 1 : -1;
   };
   const CpuKernelSpec* k = nullptr;
@@ -490,7 +515,8 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (!(e.dtype == dtype || e.dtype == "*" || e.dtype.empty())) continue;
     const int sys = system_score(e.measured_on, e.shared_with);
     if (sys < 0) {
-      not_applied.push_back(fmt::format("cpu_kernel {} ({}) measured on {}", e.family, e.dtype, e.measured_on));
+      not_applied.push_back(
+          fmt::format("cpu_kernel {} ({}) measured on {}", e.family, e.dtype, e.measured_on));
       continue;
     }
     const int score = 2 * sys + (e.dtype == dtype ? 1 : 0);
@@ -535,11 +561,13 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     j["stack_entry"] = st ? entry_name(st->name, st->measured_on) : "profile default";
     j["stack_evidence"] = st ? st->evidence : "";
     j["cpu_kernel"] = cpu_kernel;
-    j["cpu_kernel_entry"] = k ? entry_name(fmt::format("{} ({})", k->family, k->dtype), k->measured_on)
-                              : "profile default";
+    j["cpu_kernel_entry"] =
+        k ? entry_name(fmt::format("{} ({})", k->family, k->dtype), k->measured_on)
+          : "profile default";
     j["cpu_kernel_evidence"] = k ? k->evidence : "";
     // Entries of this stack or kernel that describe another system's implementation as measured.
-    j["not_applied"] = not_applied.empty() ? std::string() : fmt::format("{}", fmt::join(not_applied, "; "));
+    j["not_applied"] =
+        not_applied.empty() ? std::string() : fmt::format("{}", fmt::join(not_applied, "; "));
     j["cpu_expert_bw_gbps"] = out.cpu.mem_bw_gbps * out.cpu.expert_bw_efficiency;
     j["cpu_expert_gflops"] = out.cpu.expert_gflops;  // -1: peak x gemm_efficiency
     j["cpu_task_overhead_us"] = out.cpu.task_overhead_us;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // HardwareProfile: what the simulated backend's cost model knows about a
 // machine. Presets in configs/hardware/<name>.toml put the source or the
@@ -67,9 +68,9 @@ struct LinkSpec {
 
 // A measured cost curve: time of one task as a function of tokens per expert.
 struct CostTable {
-  std::string lane;  // "cpu-expert" | "cpu-shared" | "gpu-expert" | "h2d-expert" | "gpu-layer"
-  std::string model;            // model preset it was measured on ("*" = any)
-  std::string dtype;            // expert dtype it was measured with ("*" = any)
+  std::string lane;   // "cpu-expert" | "cpu-shared" | "gpu-expert" | "h2d-expert" | "gpu-layer"
+  std::string model;  // model preset it was measured on ("*" = any)
+  std::string dtype;  // expert dtype it was measured with ("*" = any)
   std::vector<double> tokens;   // ascending
   std::vector<double> time_us;  // same length
 };
@@ -79,9 +80,9 @@ struct CostTable {
 // the candidate with the least time for the model and dtype
 // (kernels/cpu/kernel_choice.h). Read by the real backend only.
 struct KernelTime {
-  std::string model;   // model preset whose routed expert shape was timed
-  std::string dtype;   // expert dtype
-  std::string kernel;  // expert kernel name (kernels/cpu/expert_ffn.h)
+  std::string model;            // model preset whose routed expert shape was timed
+  std::string dtype;            // expert dtype
+  std::string kernel;           // expert kernel name (kernels/cpu/expert_ffn.h)
   std::vector<double> tokens;   // ascending
   std::vector<double> time_us;  // same length
 };

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/model_spec.h"
 
 #include "core/config/validate.h"
@@ -7,32 +8,44 @@ namespace moebench {
 
 const char* to_string(RoutingFunction r) {
   switch (r) {
-    case RoutingFunction::kSoftmaxTopK: return "softmax-topk";
-    case RoutingFunction::kSoftmaxGroupLimited: return "softmax-group-limited";
-    case RoutingFunction::kSigmoidGroupedBias: return "sigmoid-grouped-bias";
+    case RoutingFunction::kSoftmaxTopK:
+      return "softmax-topk";
+    case RoutingFunction::kSoftmaxGroupLimited:
+      return "softmax-group-limited";
+    case RoutingFunction::kSigmoidGroupedBias:
+      return "sigmoid-grouped-bias";
   }
   return "?";
 }
 
 const char* to_string(WeightDtype d) {
   switch (d) {
-    case WeightDtype::kBf16: return "bf16";
-    case WeightDtype::kFp16: return "fp16";
-    case WeightDtype::kInt8: return "int8";
-    case WeightDtype::kInt4: return "int4";
+    case WeightDtype::kBf16:
+      return "bf16";
+    case WeightDtype::kFp16:
+      return "fp16";
+    case WeightDtype::kInt8:
+      return "int8";
+    case WeightDtype::kInt4:
+      return "int4";
   }
   return "?";
 }
 
-const char* to_string(AttentionKind a) { return a == AttentionKind::kGqa ? "gqa" : "mla"; }
+const char* to_string(AttentionKind a) {
+  return a == AttentionKind::kGqa ? "gqa" : "mla";
+}
 
 int64_t ModelSpec::matrix_bytes(int64_t elems, WeightDtype dtype) const {
   const int64_t groups = (elems + quant_group_size - 1) / quant_group_size;
   switch (dtype) {
     case WeightDtype::kBf16:
-    case WeightDtype::kFp16: return 2 * elems;
-    case WeightDtype::kInt8: return elems + groups * quant_scale_bytes;
-    case WeightDtype::kInt4: return (elems + 1) / 2 + groups * quant_scale_bytes;
+    case WeightDtype::kFp16:
+      return 2 * elems;
+    case WeightDtype::kInt8:
+      return elems + groups * quant_scale_bytes;
+    case WeightDtype::kInt4:
+      return (elems + 1) / 2 + groups * quant_scale_bytes;
   }
   return 0;
 }
@@ -48,13 +61,13 @@ int64_t ModelSpec::shared_bytes() const {
 int64_t ModelSpec::attention_params() const {
   const int64_t h = hidden_size;
   if (attention == AttentionKind::kGqa) {
-    return h * num_heads * head_dim            // q
-           + 2 * h * num_kv_heads * head_dim   // k, v
-           + num_heads * head_dim * h;         // o
+    return h * num_heads * head_dim           // q
+           + 2 * h * num_kv_heads * head_dim  // k, v
+           + num_heads * head_dim * h;        // o
   }
   const int64_t qk = qk_nope_head_dim + qk_rope_head_dim;
-  const int64_t q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank * num_heads * qk
-                                    : h * num_heads * qk;
+  const int64_t q =
+      q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank * num_heads * qk : h * num_heads * qk;
   const int64_t kv_a = h * (kv_lora_rank + qk_rope_head_dim);
   const int64_t kv_b = kv_lora_rank * num_heads * (qk_nope_head_dim + v_head_dim);
   const int64_t o = num_heads * v_head_dim * h;
@@ -80,7 +93,8 @@ int64_t ModelSpec::kv_bytes_per_token() const {
 
 int64_t ModelSpec::non_expert_params() const {
   const int64_t norms = 2 * hidden_size;
-  return num_layers * (attention_params() + norms) + moe_layers() * (gate_params() + shared_params()) +
+  return num_layers * (attention_params() + norms) +
+         moe_layers() * (gate_params() + shared_params()) +
          first_dense_layers * dense_ffn_params() + 2 * vocab_size * hidden_size + hidden_size;
 }
 
@@ -104,12 +118,15 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
         .integer("num_layers", &S::num_layers, "Transformer blocks.", between(1, 1024))
         .integer("first_dense_layers", &S::first_dense_layers,
                  "Leading blocks with a dense FFN instead of an MoE layer.", between(0, 1023))
-        .integer("hidden_size", &S::hidden_size,
-                 "Hidden (model) dimension; at least 16 (the smallest model here, tiny-*, has 128).",
-                 between(16, 1 << 20), "elements")
-        .integer("vocab_size", &S::vocab_size, "Vocabulary size (embedding and lm head); at least 2.",
-                 between(2, 1 << 24), "tokens")
-        .integer("routed_experts", &S::routed_experts, "Routed experts per MoE layer.", between(1, 65536))
+        .integer(
+            "hidden_size", &S::hidden_size,
+            "Hidden (model) dimension; at least 16 (the smallest model here, tiny-*, has 128).",
+            between(16, 1 << 20), "elements")
+        .integer("vocab_size", &S::vocab_size,
+                 "Vocabulary size (embedding and lm head); at least 2.", between(2, 1 << 24),
+                 "tokens")
+        .integer("routed_experts", &S::routed_experts, "Routed experts per MoE layer.",
+                 between(1, 65536))
         .integer("top_k", &S::top_k, "Routed experts activated per token.", between(1, 64))
         .enumeration<RoutingFunction>(
             "routing", &S::routing,
@@ -118,13 +135,15 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
              {"sigmoid-grouped-bias", RoutingFunction::kSigmoidGroupedBias}},
             "Routing function.")
         .integer("n_group", &S::n_group, "Expert groups (grouped routing).", between(1, 1024))
-        .integer("topk_group", &S::topk_group, "Groups kept per token (grouped routing).", between(1, 1024))
+        .integer("topk_group", &S::topk_group, "Groups kept per token (grouped routing).",
+                 between(1, 1024))
         .boolean("norm_topk_prob", &S::norm_topk_prob, "Renormalise the top-k weights to sum to 1.")
         .number("routed_scaling_factor", &S::routed_scaling_factor,
                 "Scale applied to routed expert outputs.", positive())
         .integer("expert_intermediate", &S::expert_intermediate, "Routed expert FFN width.",
                  between(1, 1 << 20), "elements")
-        .integer("shared_experts", &S::shared_experts, "Shared experts per MoE layer.", between(0, 64))
+        .integer("shared_experts", &S::shared_experts, "Shared experts per MoE layer.",
+                 between(0, 64))
         .integer("shared_intermediate", &S::shared_intermediate, "FFN width of each shared expert.",
                  between(0, 1 << 20), "elements")
         .boolean("shared_expert_gated", &S::shared_expert_gated,
@@ -145,7 +164,8 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
                  between(0, 4096), "elements")
         .integer("qk_rope_head_dim", &S::qk_rope_head_dim, "MLA rotary q/k head dimension.",
                  between(0, 4096), "elements")
-        .integer("v_head_dim", &S::v_head_dim, "MLA value head dimension.", between(0, 4096), "elements")
+        .integer("v_head_dim", &S::v_head_dim, "MLA value head dimension.", between(0, 4096),
+                 "elements")
         .enumeration<WeightDtype>("expert_dtype", &S::expert_dtype,
                                   {{"bf16", WeightDtype::kBf16},
                                    {"fp16", WeightDtype::kFp16},
@@ -153,14 +173,17 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
                                    {"int4", WeightDtype::kInt4}},
                                   "Storage format of expert weights (same on CPU and GPU).")
         .integer("quant_group_size", &S::quant_group_size,
-                 "Elements sharing one scale in int8/int4 formats.", between(1, 1 << 20), "elements")
-        .integer("quant_scale_bytes", &S::quant_scale_bytes, "Bytes per group scale.", between(0, 16), "bytes")
-        .enumeration<WeightDtype>("dense_dtype", &S::dense_dtype,
-                                  {{"bf16", WeightDtype::kBf16},
-                                   {"fp16", WeightDtype::kFp16},
-                                   {"int8", WeightDtype::kInt8},
-                                   {"int4", WeightDtype::kInt4}},
-                                  "Storage format of non-expert weights (attention, gate, lm head).")
+                 "Elements sharing one scale in int8/int4 formats.", between(1, 1 << 20),
+                 "elements")
+        .integer("quant_scale_bytes", &S::quant_scale_bytes, "Bytes per group scale.",
+                 between(0, 16), "bytes")
+        .enumeration<WeightDtype>(
+            "dense_dtype", &S::dense_dtype,
+            {{"bf16", WeightDtype::kBf16},
+             {"fp16", WeightDtype::kFp16},
+             {"int8", WeightDtype::kInt8},
+             {"int4", WeightDtype::kInt4}},
+            "Storage format of non-expert weights (attention, gate, lm head).")
         .integer("kv_cache_elem_bytes", &S::kv_cache_elem_bytes, "Bytes per KV-cache element.",
                  between(1, 8), "bytes");
     return s;
@@ -171,7 +194,8 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
 void ModelSpec::validate(const cfg::Value& src, const std::string& prefix) const {
   using cfg::require_key;
   require_key(src, prefix, "num_layers", num_layers > 0, "an integer >= 1", "no value");
-  require_key(src, prefix, "hidden_size", hidden_size > 0, "an integer in [16, 1048576]", "no value");
+  require_key(src, prefix, "hidden_size", hidden_size > 0, "an integer in [16, 1048576]",
+              "no value");
   require_key(src, prefix, "vocab_size", vocab_size > 0, "an integer in [2, 16777216]", "no value");
   require_key(src, prefix, "routed_experts", routed_experts > 0, "an integer >= 1", "no value");
   require_key(src, prefix, "expert_intermediate", expert_intermediate > 0, "an integer >= 1",
@@ -187,7 +211,8 @@ void ModelSpec::validate(const cfg::Value& src, const std::string& prefix) const
                 fmt::format("a divisor of routed_experts ({})", routed_experts),
                 std::to_string(n_group));
     require_key(src, prefix, "topk_group", topk_group <= n_group,
-                fmt::format("an integer in [1, n_group = {}]", n_group), std::to_string(topk_group));
+                fmt::format("an integer in [1, n_group = {}]", n_group),
+                std::to_string(topk_group));
     const int64_t reachable = topk_group * (routed_experts / n_group);
     require_key(src, prefix, "top_k", top_k <= reachable,
                 fmt::format("at most topk_group * routed_experts / n_group = {}", reachable),
@@ -217,6 +242,8 @@ void ModelSpec::validate(const cfg::Value& src, const std::string& prefix) const
   }
 }
 
-std::string ModelSpec::hash() const { return sha256_hex(to_json().dump()); }
+std::string ModelSpec::hash() const {
+  return sha256_hex(to_json().dump());
+}
 
 }  // namespace moebench

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ModelSpec: the shape of an MoE model, everything a cost model or a trace
 // generator needs and nothing about weights' values. Presets live in
@@ -29,10 +30,10 @@ const char* to_string(AttentionKind a);
 
 struct ModelSpec {
   // Identity
-  std::string name;         // preset name, e.g. "deepseek-v3"
+  std::string name;               // preset name, e.g. "deepseek-v3"
   std::string family = "custom";  // selects the synthetic-workload preset
   std::string description;
-  std::string source;       // where the shape comes from
+  std::string source;  // where the shape comes from
 
   // Depth and width
   int64_t num_layers = 0;          // transformer blocks
@@ -52,9 +53,9 @@ struct ModelSpec {
 
   // Shared experts and dense FFN
   int64_t shared_experts = 0;
-  int64_t shared_intermediate = 0;  // width of each shared expert
-  bool shared_expert_gated = false; // Qwen2-MoE: sigmoid gate on the shared expert
-  int64_t dense_intermediate = 0;   // FFN width of the first_dense_layers
+  int64_t shared_intermediate = 0;   // width of each shared expert
+  bool shared_expert_gated = false;  // Qwen2-MoE: sigmoid gate on the shared expert
+  int64_t dense_intermediate = 0;    // FFN width of the first_dense_layers
 
   // Attention (the non-MoE per-layer work)
   AttentionKind attention = AttentionKind::kGqa;
@@ -69,8 +70,8 @@ struct ModelSpec {
 
   // Storage formats
   WeightDtype expert_dtype = WeightDtype::kBf16;  // routed and shared experts
-  int64_t quant_group_size = 128;  // elements sharing one scale (int8/int4)
-  int64_t quant_scale_bytes = 2;   // bytes per group scale (fp16)
+  int64_t quant_group_size = 128;                 // elements sharing one scale (int8/int4)
+  int64_t quant_scale_bytes = 2;                  // bytes per group scale (fp16)
   WeightDtype dense_dtype = WeightDtype::kBf16;   // attention, gate, dense FFN, lm head
   int64_t kv_cache_elem_bytes = 2;
 
@@ -98,8 +99,12 @@ struct ModelSpec {
   // rest in dense_dtype.
   int64_t non_expert_params() const;
   int64_t non_expert_bytes() const;
-  int64_t total_params() const { return non_expert_params() + moe_layers() * routed_experts * expert_params(); }
-  int64_t total_routed_expert_bytes() const { return moe_layers() * routed_experts * expert_bytes(); }
+  int64_t total_params() const {
+    return non_expert_params() + moe_layers() * routed_experts * expert_params();
+  }
+  int64_t total_routed_expert_bytes() const {
+    return moe_layers() * routed_experts * expert_bytes();
+  }
 
   // Cross-field checks (top_k <= routed_experts, groups divide experts,
   // attention fields present, ...). `src` is the table the spec was parsed

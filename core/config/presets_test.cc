@@ -1,8 +1,9 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Every shipped preset loads, validates, and has the shape its sources say.
 
 #include <gtest/gtest.h>
 
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 
 namespace moebench {
 namespace {
@@ -70,8 +71,8 @@ TEST(Presets, ParameterSplitMatchesKTransformersTable1) {
     const char* name;
     double gpu_b, cpu_b;
   };
-  for (const Row& r : {Row{"deepseek-v3", 17, 654}, Row{"deepseek-v2.5", 13, 223},
-                       Row{"qwen2-57b-a14b", 8, 49}}) {
+  for (const Row& r :
+       {Row{"deepseek-v3", 17, 654}, Row{"deepseek-v2.5", 13, 223}, Row{"qwen2-57b-a14b", 8, 49}}) {
     const ModelSpec m = load_model(r.name, paths);
     const double gpu = double(m.non_expert_params()) / 1e9;
     const double cpu = double(m.moe_layers() * m.routed_experts * m.expert_params()) / 1e9;

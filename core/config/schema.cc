@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/schema.h"
 
 namespace moebench::cfg {
@@ -30,9 +31,9 @@ std::string NumRange::describe() const {
 void throw_unknown_key(const Value::Entry& entry, const std::string& prefix,
                        const std::vector<std::string>& known) {
   // At the top level there is no table to name: list the known keys instead.
-  const std::string expected = prefix.empty()
-                                   ? fmt::format("a known top-level key or table ({})", join(known, ", "))
-                                   : fmt::format("a known key of [{}]", prefix);
+  const std::string expected =
+      prefix.empty() ? fmt::format("a known top-level key or table ({})", join(known, ", "))
+                     : fmt::format("a known key of [{}]", prefix);
   throw ConfigError(entry.key_where, join_key(prefix, entry.key), expected,
                     fmt::format("unknown key '{}'", entry.key), closest_name(entry.key, known));
 }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Typed field tables for configuration structs.
 //
@@ -48,12 +49,24 @@ struct NumRange {
 };
 
 // Convenience ranges.
-inline IntRange at_least(int64_t lo) { return IntRange{lo}; }
-inline IntRange between(int64_t lo, int64_t hi) { return IntRange{lo, hi}; }
-inline NumRange non_negative() { return NumRange{0.0}; }
-inline NumRange positive() { return NumRange{0.0, std::numeric_limits<double>::infinity(), true}; }
-inline NumRange fraction() { return NumRange{0.0, 1.0}; }
-inline NumRange open_closed_unit() { return NumRange{0.0, 1.0, true, false}; }
+inline IntRange at_least(int64_t lo) {
+  return IntRange{lo};
+}
+inline IntRange between(int64_t lo, int64_t hi) {
+  return IntRange{lo, hi};
+}
+inline NumRange non_negative() {
+  return NumRange{0.0};
+}
+inline NumRange positive() {
+  return NumRange{0.0, std::numeric_limits<double>::infinity(), true};
+}
+inline NumRange fraction() {
+  return NumRange{0.0, 1.0};
+}
+inline NumRange open_closed_unit() {
+  return NumRange{0.0, 1.0, true, false};
+}
 
 // One documented field, as `moebench config describe` prints it.
 struct FieldDoc {
@@ -95,7 +108,8 @@ class Schema : public SchemaInfo {
     Field f = base(std::move(name), std::move(doc), std::move(unit), r.describe());
     f.parse = [m, r, type = f.type](T& out, const Value& v, const std::string& key) {
       if (!v.is_int()) throw ConfigError(v.where(), key, type, v.describe());
-      if (!r.contains(v.as_int())) throw ConfigError(v.where(), key, type, std::to_string(v.as_int()));
+      if (!r.contains(v.as_int()))
+        throw ConfigError(v.where(), key, type, std::to_string(v.as_int()));
       out.*m = v.as_int();
     };
     f.to_json = [m](const T& t) { return nlohmann::ordered_json(t.*m); };
@@ -181,8 +195,8 @@ class Schema : public SchemaInfo {
     return add(std::move(f));
   }
 
-  Schema& int_list(std::string name, std::vector<int64_t> T::*m, std::string doc,
-                   IntRange r = {}, std::string unit = "") {
+  Schema& int_list(std::string name, std::vector<int64_t> T::*m, std::string doc, IntRange r = {},
+                   std::string unit = "") {
     Field f = base(std::move(name), std::move(doc), std::move(unit),
                    "an array of " + plural(r.describe()));
     f.is_list = true;
@@ -193,7 +207,8 @@ class Schema : public SchemaInfo {
         const Value& x = v.items()[i];
         const std::string k = fmt::format("{}[{}]", key, i);
         if (!x.is_int()) throw ConfigError(x.where(), k, r.describe(), x.describe());
-        if (!r.contains(x.as_int())) throw ConfigError(x.where(), k, r.describe(), std::to_string(x.as_int()));
+        if (!r.contains(x.as_int()))
+          throw ConfigError(x.where(), k, r.describe(), std::to_string(x.as_int()));
         xs.push_back(x.as_int());
       }
       out.*m = std::move(xs);
@@ -202,8 +217,8 @@ class Schema : public SchemaInfo {
     return add(std::move(f));
   }
 
-  Schema& number_list(std::string name, std::vector<double> T::*m, std::string doc,
-                      NumRange r = {}, std::string unit = "") {
+  Schema& number_list(std::string name, std::vector<double> T::*m, std::string doc, NumRange r = {},
+                      std::string unit = "") {
     Field f = base(std::move(name), std::move(doc), std::move(unit),
                    "an array of " + plural(r.describe()));
     f.is_list = true;
@@ -214,7 +229,8 @@ class Schema : public SchemaInfo {
         const Value& x = v.items()[i];
         const std::string k = fmt::format("{}[{}]", key, i);
         if (!x.is_number()) throw ConfigError(x.where(), k, r.describe(), x.describe());
-        if (!r.contains(x.as_number())) throw ConfigError(x.where(), k, r.describe(), fmt::format("{}", x.as_number()));
+        if (!r.contains(x.as_number()))
+          throw ConfigError(x.where(), k, r.describe(), fmt::format("{}", x.as_number()));
         xs.push_back(x.as_number());
       }
       out.*m = std::move(xs);
@@ -231,7 +247,8 @@ class Schema : public SchemaInfo {
       std::vector<std::string> xs;
       for (size_t i = 0; i < v.items().size(); ++i) {
         const Value& x = v.items()[i];
-        if (!x.is_string()) throw ConfigError(x.where(), fmt::format("{}[{}]", key, i), "a string", x.describe());
+        if (!x.is_string())
+          throw ConfigError(x.where(), fmt::format("{}[{}]", key, i), "a string", x.describe());
         xs.push_back(x.as_string());
       }
       out.*m = std::move(xs);
@@ -306,8 +323,8 @@ class Schema : public SchemaInfo {
     }
     for (const auto& f : fields_) {
       if (f.required && !v.find(f.name)) {
-        throw ConfigError(v.where(), join_key(prefix, f.name),
-                          fmt::format("{} (required)", f.type), "no value");
+        throw ConfigError(v.where(), join_key(prefix, f.name), fmt::format("{} (required)", f.type),
+                          "no value");
       }
     }
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/strategy_spec.h"
 
 #include <cmath>
@@ -8,7 +9,8 @@ namespace moebench {
 
 int64_t ResidencySpec::slots(int64_t experts) const {
   if (slots_per_layer >= 0) return std::min(slots_per_layer, experts);
-  return std::min<int64_t>(experts, static_cast<int64_t>(std::floor(cache_ratio * double(experts) + 1e-9)));
+  return std::min<int64_t>(experts,
+                           static_cast<int64_t>(std::floor(cache_ratio * double(experts) + 1e-9)));
 }
 
 const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
@@ -20,36 +22,49 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
              "Fraction of each layer's routed experts the GPU may hold (floor(ratio * E) slots).",
              fraction())
         .integer("slots_per_layer", &S::slots_per_layer,
-                 "GPU expert slots per MoE layer; >= 0 overrides cache_ratio.", at_least(-1), "experts")
+                 "GPU expert slots per MoE layer; >= 0 overrides cache_ratio.", at_least(-1),
+                 "experts")
         .choice("pool", &S::pool, {"per-layer", "global"},
                 "Capacity per layer, or one pool of layers x slots shared by all layers.")
-        .boolean("pin_active_token", &S::pin_active_token,
-                 "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
+        .boolean(
+            "pin_active_token", &S::pin_active_token,
+            "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
         .boolean("admit_on_demand", &S::admit_on_demand,
                  "Experts loaded on demand are admitted to the cache (else used once and dropped).")
-        .choice("admission", &S::admission, {"at-gate", "one-at-a-time"},
-                "When an activated expert counts as a hit. at-gate: every expert the layer activates is judged "
-                "at the layer's gate, before any load, and a load never evicts an activated expert before it "
-                "has run. one-at-a-time: the layer's experts are taken in routing order (tokens in order, "
-                "each token's experts by rank), each judged when its turn comes and, if it runs on the GPU, "
-                "loaded if absent and computed before the next; a load may evict any unpinned expert, "
-                "including one the same token needs later, which then misses and is loaded again. Needs "
-                "pin_active_token = false.")
-        .boolean("prefetch_buffer", &S::prefetch_buffer,
-                 "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
-                 "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
-                 "the cache share; a prefetched expert leaves once its layer is done (a copy not started is "
-                 "cancelled). Prefetchers "
-                 "that state no maximum (all but next-layer) get no buffer.")
+        .choice(
+            "admission", &S::admission, {"at-gate", "one-at-a-time"},
+            "When an activated expert counts as a hit. at-gate: every expert the layer activates "
+            "is judged "
+            "at the layer's gate, before any load, and a load never evicts an activated expert "
+            "before it "
+            "has run. one-at-a-time: the layer's experts are taken in routing order (tokens in "
+            "order, "
+            "each token's experts by rank), each judged when its turn comes and, if it runs on the "
+            "GPU, "
+            "loaded if absent and computed before the next; a load may evict any unpinned expert, "
+            "including one the same token needs later, which then misses and is loaded again. "
+            "Needs "
+            "pin_active_token = false.")
+        .boolean(
+            "prefetch_buffer", &S::prefetch_buffer,
+            "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
+            "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
+            "the cache share; a prefetched expert leaves once its layer is done (a copy not "
+            "started is "
+            "cancelled). Prefetchers "
+            "that state no maximum (all but next-layer) get no buffer.")
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
         .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,
                  "Queued prefetches whose target layer has already started are dropped.")
-        .choice("late_prefetch", &S::late_prefetch, {"before-demand", "before-gate", "issue"},
-                "When a prefetch request is dropped before it evicts anything: its copy, queued behind the "
-                "link's work, would land after a demand load issued at its target layer's gate would "
-                "(before-demand), or after that gate (before-gate); gates are estimated from the previous "
-                "step's gate-to-gate time. issue: every request is issued.");
+        .choice(
+            "late_prefetch", &S::late_prefetch, {"before-demand", "before-gate", "issue"},
+            "When a prefetch request is dropped before it evicts anything: its copy, queued behind "
+            "the "
+            "link's work, would land after a demand load issued at its target layer's gate would "
+            "(before-demand), or after that gate (before-gate); gates are estimated from the "
+            "previous "
+            "step's gate-to-gate time. issue: every request is issued.");
     return s;
   }();
   return s;
@@ -60,10 +75,12 @@ const cfg::Schema<ImplementationSpec>& ImplementationSpec::schema() {
   static const cfg::Schema<S> s = [] {
     cfg::Schema<S> s("strategy.implementation");
     s.string("stack", &S::stack,
-             "Software stack around the experts (launches, host time per layer); the hardware profile's "
+             "Software stack around the experts (launches, host time per layer); the hardware "
+             "profile's "
              "[[stack]] entry of this name says what it costs there.")
         .string("cpu_kernel", &S::cpu_kernel,
-                "CPU expert-kernel family; the hardware profile's [[cpu_kernel]] entry of this name (and the "
+                "CPU expert-kernel family; the hardware profile's [[cpu_kernel]] entry of this "
+                "name (and the "
                 "expert dtype) says what it achieves there.")
         .string("source", &S::source, "Why the strategy runs on this stack and kernel.");
     return s;
@@ -72,8 +89,8 @@ const cfg::Schema<ImplementationSpec>& ImplementationSpec::schema() {
 }
 
 const std::vector<std::string>& StrategySpec::top_level_keys() {
-  static const std::vector<std::string> k = {"preset", "name", "description", "system",
-                                             "variant", "source", "residency", "implementation"};
+  static const std::vector<std::string> k = {"preset",  "name",   "description", "system",
+                                             "variant", "source", "residency",   "implementation"};
   return k;
 }
 
@@ -148,17 +165,31 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
   for (const auto& e : v.entries()) {
     const std::string key = cfg::join_key(prefix, e.key);
     auto str = [&](std::string& out) {
-      if (!e.value.is_string()) throw ConfigError(e.value.where(), key, "a string", e.value.describe());
+      if (!e.value.is_string())
+        throw ConfigError(e.value.where(), key, "a string", e.value.describe());
       out = e.value.as_string();
     };
     if (e.key == "preset") continue;
-    if (e.key == "name") { str(s.name); continue; }
-    if (e.key == "description") { str(s.description); continue; }
-    if (e.key == "system") { str(s.system); continue; }
-    if (e.key == "source") { str(s.source); continue; }
+    if (e.key == "name") {
+      str(s.name);
+      continue;
+    }
+    if (e.key == "description") {
+      str(s.description);
+      continue;
+    }
+    if (e.key == "system") {
+      str(s.system);
+      continue;
+    }
+    if (e.key == "source") {
+      str(s.source);
+      continue;
+    }
     if (e.key == "variant") {
       str(s.variant);
-      const std::vector<std::string> allowed = {"paper", "code", "ablation", "oracle", "baseline", "user"};
+      const std::vector<std::string> allowed = {"paper",  "code",     "ablation",
+                                                "oracle", "baseline", "user"};
       if (std::find(allowed.begin(), allowed.end(), s.variant) == allowed.end()) {
         throw ConfigError(e.value.where(), key, "one of " + join(allowed, ", ", true),
                           "'" + s.variant + "'", closest_name(s.variant, allowed));
@@ -199,8 +230,8 @@ nlohmann::ordered_json StrategySpec::to_json(const ComponentCatalog* catalog) co
     const ComponentSpec& c = component(f);
     nlohmann::ordered_json cj;
     cj["kind"] = c.kind;
-    cj["params"] = catalog ? catalog->resolve(f, c.kind, c.params, "strategy." + f)
-                           : c.params.to_json();
+    cj["params"] =
+        catalog ? catalog->resolve(f, c.kind, c.params, "strategy." + f) : c.params.to_json();
     j[f] = cj;
   }
   return j;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StrategySpec: a named composition of policy components (docs/STRATEGIES.md)
 // plus the residency settings the core enforces for it.
@@ -20,7 +21,7 @@ namespace moebench {
 
 // The six plug-in points, in the order the engine consults them.
 inline const std::vector<std::string>& component_families() {
-  static const std::vector<std::string> f = {"placement", "assigner",  "cache",
+  static const std::vector<std::string> f = {"placement",  "assigner",  "cache",
                                              "prefetcher", "predictor", "deferral"};
   return f;
 }
@@ -34,18 +35,20 @@ struct ComponentSpec {
 // Core-owned residency settings ("things no paper specifies" are parameters
 // here, and each preset says which it uses; see analysis/METRICS.md).
 struct ResidencySpec {
-  double cache_ratio = 0.0;        // fraction of each layer's routed experts the GPU may hold
-  int64_t slots_per_layer = -1;    // >= 0 overrides cache_ratio
-  std::string pool = "per-layer";  // "per-layer": C slots per layer; "global": one pool of L*C slots
-  bool pin_active_token = false;   // experts of the token in flight cannot be evicted
-  bool admit_on_demand = true;     // experts loaded on demand enter the cache
+  double cache_ratio = 0.0;      // fraction of each layer's routed experts the GPU may hold
+  int64_t slots_per_layer = -1;  // >= 0 overrides cache_ratio
+  std::string pool =
+      "per-layer";                // "per-layer": C slots per layer; "global": one pool of L*C slots
+  bool pin_active_token = false;  // experts of the token in flight cannot be evicted
+  bool admit_on_demand = true;    // experts loaded on demand enter the cache
   // When an activated expert's hit is judged (docs/STRATEGIES.md, "How each
   // system's code counts a hit"): "at-gate", every activated expert of the
   // layer at its gate, before any load; "one-at-a-time", the layer's experts
   // in routing order, each when its turn comes, after the loads before it
   // (which may have evicted it).
   std::string admission = "at-gate";
-  bool prefetch_buffer = false;    // + the prefetcher's per-layer maximum in slots, beside the cache share
+  bool prefetch_buffer =
+      false;  // + the prefetcher's per-layer maximum in slots, beside the cache share
   std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
   bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed
   // The prefetch rule (docs/STRATEGIES.md): "before-demand" drops a request
@@ -91,9 +94,9 @@ class ComponentCatalog {
 struct StrategySpec {
   std::string name;
   std::string description;
-  std::string system;            // "ktransformers", "hybrimoe", "smoe", "dali", "classic", "oracle", "user"
-  std::string variant = "paper"; // "paper" | "code" | "ablation" | "oracle" | "baseline"
-  std::string source;            // paper section / code reference
+  std::string system;  // "ktransformers", "hybrimoe", "smoe", "dali", "classic", "oracle", "user"
+  std::string variant = "paper";  // "paper" | "code" | "ablation" | "oracle" | "baseline"
+  std::string source;             // paper section / code reference
   ResidencySpec residency;
   ImplementationSpec implementation;
   ComponentSpec placement, assigner, cache, prefetcher, predictor, deferral;

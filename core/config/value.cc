@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/value.h"
 
 #include <fmt/format.h>
@@ -106,35 +107,50 @@ bool Value::erase(std::string_view key) {
 
 std::string Value::type_name() const {
   switch (kind_) {
-    case Kind::kBool: return "boolean";
-    case Kind::kInt: return "integer";
-    case Kind::kFloat: return "floating-point number";
-    case Kind::kString: return "string";
-    case Kind::kArray: return "array";
-    case Kind::kTable: return "table";
+    case Kind::kBool:
+      return "boolean";
+    case Kind::kInt:
+      return "integer";
+    case Kind::kFloat:
+      return "floating-point number";
+    case Kind::kString:
+      return "string";
+    case Kind::kArray:
+      return "array";
+    case Kind::kTable:
+      return "table";
   }
   return "?";
 }
 
 std::string Value::describe() const {
   switch (kind_) {
-    case Kind::kBool: return fmt::format("boolean {}", as_bool() ? "true" : "false");
-    case Kind::kInt: return fmt::format("integer {}", as_int());
-    case Kind::kFloat: return fmt::format("number {}", std::get<double>(scalar_));
-    case Kind::kString: return fmt::format("string \"{}\"", as_string());
+    case Kind::kBool:
+      return fmt::format("boolean {}", as_bool() ? "true" : "false");
+    case Kind::kInt:
+      return fmt::format("integer {}", as_int());
+    case Kind::kFloat:
+      return fmt::format("number {}", std::get<double>(scalar_));
+    case Kind::kString:
+      return fmt::format("string \"{}\"", as_string());
     case Kind::kArray:
       return fmt::format("array of {} item{}", items_.size(), items_.size() == 1 ? "" : "s");
-    case Kind::kTable: return "table";
+    case Kind::kTable:
+      return "table";
   }
   return "?";
 }
 
 nlohmann::ordered_json Value::to_json() const {
   switch (kind_) {
-    case Kind::kBool: return as_bool();
-    case Kind::kInt: return as_int();
-    case Kind::kFloat: return std::get<double>(scalar_);
-    case Kind::kString: return as_string();
+    case Kind::kBool:
+      return as_bool();
+    case Kind::kInt:
+      return as_int();
+    case Kind::kFloat:
+      return std::get<double>(scalar_);
+    case Kind::kString:
+      return as_string();
     case Kind::kArray: {
       auto j = nlohmann::ordered_json::array();
       for (const auto& v : items_) j.push_back(v.to_json());
@@ -161,7 +177,8 @@ Value Value::from_json(const nlohmann::json& j, const Where& where) {
   }
   Value t = table(where);
   if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) t.set(it.key(), from_json(it.value(), where), where);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      t.set(it.key(), from_json(it.value(), where), where);
   }
   return t;
 }
@@ -177,14 +194,19 @@ Value convert(const toml::node& n, const std::string& file, const std::string& k
   // Every later pass over a Value recurses. check_nesting_before_parse's
   // bound is conservative, so this exact check is a second line of defence.
   if (depth > kMaxNesting) {
-    throw ConfigError(w, key, fmt::format("at most {} levels of nested tables and arrays", kMaxNesting),
+    throw ConfigError(w, key,
+                      fmt::format("at most {} levels of nested tables and arrays", kMaxNesting),
                       "deeper nesting");
   }
   switch (n.type()) {
-    case toml::node_type::boolean: return Value::boolean(*n.value<bool>(), w);
-    case toml::node_type::integer: return Value::integer(*n.value<int64_t>(), w);
-    case toml::node_type::floating_point: return Value::number(*n.value<double>(), w);
-    case toml::node_type::string: return Value::string(*n.value<std::string>(), w);
+    case toml::node_type::boolean:
+      return Value::boolean(*n.value<bool>(), w);
+    case toml::node_type::integer:
+      return Value::integer(*n.value<int64_t>(), w);
+    case toml::node_type::floating_point:
+      return Value::number(*n.value<double>(), w);
+    case toml::node_type::string:
+      return Value::string(*n.value<std::string>(), w);
     case toml::node_type::array: {
       std::vector<Value> items;
       for (const auto& x : *n.as_array()) items.push_back(convert(x, file, key, depth + 1));
@@ -225,7 +247,8 @@ void check_nesting_before_parse(std::string_view text, const std::string& source
   size_t line_start = 0;
   auto depth = [&] {
     int d = header;
-    for (size_t i = 0; i < level.size(); ++i) d += (i ? 1 : 0) + std::max(level[i], chain * (i + 1 == level.size()));
+    for (size_t i = 0; i < level.size(); ++i)
+      d += (i ? 1 : 0) + std::max(level[i], chain * (i + 1 == level.size()));
     return d;
   };
   auto fail = [&](size_t pos) {
@@ -279,7 +302,9 @@ void check_nesting_before_parse(std::string_view text, const std::string& source
       if (depth() > kMaxNesting) fail(i);
       continue;
     }
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '\t') continue;
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' ||
+        c == '\t')
+      continue;
     end_chain();
     if (c == '[' || c == '{') {
       // A '[' that opens a line is a table header: its dots replace the last header's.

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/config/value.h"
 
 #include <gtest/gtest.h>
@@ -71,7 +72,8 @@ TEST(Value, NestingDeeperThanTheLimitIsAConfigErrorNotAStackOverflow) {
   // Deep enough to overflow the stack inside toml++ itself: refused before parsing.
   std::string deeper = "x";
   for (int i = 0; i < 300000; ++i) deeper += ".x";
-  for (const std::string& text : {"a = 1\n[" + deeper + "]\ny = 1\n", "t = { " + deeper + " = 1 }\n"}) {
+  for (const std::string& text :
+       {"a = 1\n[" + deeper + "]\ny = 1\n", "t = { " + deeper + " = 1 }\n"}) {
     try {
       parse_toml(text, "deeper.toml");
       FAIL() << "expected a ConfigError";
@@ -83,7 +85,8 @@ TEST(Value, NestingDeeperThanTheLimitIsAConfigErrorNotAStackOverflow) {
   // Dots in strings, comments and floats are not nesting.
   const std::string dots(100000, '.');
   EXPECT_NO_THROW(parse_toml("a = \"" + dots + "\"\nb = '" + dots + "'\nc = \"\"\"\n" + dots +
-                                 "\"\"\"\n# " + dots + "\nd = [1.5, 2.5, 3.5, 4.5, 5.5]\n[e.f]\ng.h = 1.25\n",
+                                 "\"\"\"\n# " + dots +
+                                 "\nd = [1.5, 2.5, 3.5, 4.5, 5.5]\n[e.f]\ng.h = 1.25\n",
                              "dots.toml"));
   // At the limit it parses.
   std::string ok = "x";

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // WorkloadSpec: which tokens flow through the model. Either a routing trace
 // file or the seeded synthetic generator; plus the sequence lengths and the
@@ -17,19 +18,21 @@ struct WorkloadSpec {
   std::string kind = "synthetic";  // "synthetic" | "trace"
   std::string generator = "auto";  // synthetic preset; "auto" = the model family's
   std::string trace;               // trace file (kind = "trace"), relative to the experiment file
-  std::string calibration_trace;   // kind = "trace": calibration workload for components that need one
+  std::string
+      calibration_trace;  // kind = "trace": calibration workload for components that need one
   int64_t seed = 1;
-  int64_t sequences = 1;           // sequences in the run
-  int64_t prompt_len = 64;         // prefill tokens per sequence
-  int64_t decode_len = 64;         // generated tokens per sequence
-  int64_t batch_size = 1;          // sequences decoded together
-  int64_t h_trace = 256;           // gate-input width of generated traces
+  int64_t sequences = 1;              // sequences in the run
+  int64_t prompt_len = 64;            // prefill tokens per sequence
+  int64_t decode_len = 64;            // generated tokens per sequence
+  int64_t batch_size = 1;             // sequences decoded together
+  int64_t h_trace = 256;              // gate-input width of generated traces
   int64_t calibration_sequences = 8;  // for predictors/profiles; drawn with a different seed
   // The calibration sequences' shape; -1 (unset) = the run's prompt_len / decode_len. A suite that
-  // sweeps the prompt length pins it, so a predictor trained offline is trained once, not per length.
+  // sweeps the prompt length pins it, so a predictor trained offline is trained once, not per
+  // length.
   int64_t calibration_prompt_len = -1;
   int64_t calibration_decode_len = -1;
-  std::string dataset;             // label only (e.g. the paper's dataset name)
+  std::string dataset;  // label only (e.g. the paper's dataset name)
 
   void validate(const cfg::Value& src, const std::string& prefix) const;
   static const cfg::Schema<WorkloadSpec>& schema();

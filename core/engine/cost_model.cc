@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/cost_model.h"
 
 #include <algorithm>
@@ -19,7 +20,8 @@ constexpr double kNsPerUs = 1e3;
 double ns_for_bytes(double bytes, double gbps, const char* what) {
   if (bytes <= 0) return 0.0;
   if (!(gbps > 0)) {
-    throw Error(fmt::format("hardware {}: expected a bandwidth > 0 GB/s to move {} bytes, found {}", what, bytes, gbps));
+    throw Error(fmt::format("hardware {}: expected a bandwidth > 0 GB/s to move {} bytes, found {}",
+                            what, bytes, gbps));
   }
   return bytes / gbps;
 }
@@ -96,7 +98,8 @@ double CostModel::cpu_roofline_ns(double bytes, double flops, WeightDtype d) con
 double CostModel::gpu_roofline_ns(double bytes, double flops, WeightDtype d,
                                   double launches) const {
   if (!hw_.has_gpu()) return cpu_roofline_ns(bytes, flops, d);
-  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps * hw_.gpu.hbm_efficiency, "gpu.hbm_gbps x gpu.hbm_efficiency");
+  const double mem = ns_for_bytes(bytes, hw_.gpu.hbm_gbps * hw_.gpu.hbm_efficiency,
+                                  "gpu.hbm_gbps x gpu.hbm_efficiency");
   const double comp = flops / (gpu_peak_tflops(d) * 1e3 * hw_.gpu.gemm_efficiency);
   return launches * hw_.gpu.kernel_launch_us * kNsPerUs + std::max(mem, comp);
 }
@@ -129,7 +132,8 @@ double CostModel::gpu_expert_ns(int64_t tokens) const {
 
 double CostModel::h2d_expert_ns() const {
   if (h2d_table_) return lookup_ns(*h2d_table_, 1.0);
-  return hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps");
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps");
 }
 
 double CostModel::gpu_shared_ns(int64_t tokens) const {

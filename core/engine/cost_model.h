@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The simulated backend's cost model: how long each task takes on the
 // hardware profile's lanes, in nanoseconds.

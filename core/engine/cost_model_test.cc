@@ -1,8 +1,9 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/cost_model.h"
 
 #include <gtest/gtest.h>
 
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -120,7 +121,8 @@ TEST(Implementation, KernelEntryForTheDtypeBeforeTheWildcard) {
   EXPECT_DOUBLE_EQ(q.cpu.task_overhead_us, 7);
   EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
   // A family the profile does not list keeps the profile's values.
-  const HardwareProfile other = with_implementation(h, "generic", "pytorch", "int4", kAnySystem, &used);
+  const HardwareProfile other =
+      with_implementation(h, "generic", "pytorch", "int4", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(other.cpu.expert_bw_efficiency, 1.0);
   EXPECT_EQ(used["cpu_kernel_entry"], "profile default");
 }
@@ -166,7 +168,8 @@ TEST(Implementation, StackGpuBandwidthEfficiencySlowsMemoryBoundGpuWork) {
   HardwareProfile base = implementation_hw();
   base.stacks[0].gpu_bw_efficiency = 0.25;
   nlohmann::ordered_json used;
-  const HardwareProfile eager = with_implementation(base, "pytorch", "generic", "bf16", kAnySystem, &used);
+  const HardwareProfile eager =
+      with_implementation(base, "pytorch", "generic", "bf16", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(eager.gpu.hbm_efficiency, 0.25);
   EXPECT_DOUBLE_EQ(used["gpu_bw_gbps"].get<double>(), 250.0);
   const HardwareProfile graph =
@@ -201,14 +204,16 @@ TEST(Implementation, MeasuredOnEntriesApplyOnlyToTheirSystems) {
 
   nlohmann::ordered_json used;
   // The system it was measured on: the fitted entries win over the general ones.
-  const HardwareProfile kt = with_implementation(h, "ktransformers", "ggml", "int4", "ktransformers", &used);
+  const HardwareProfile kt =
+      with_implementation(h, "ktransformers", "ggml", "int4", "ktransformers", &used);
   EXPECT_DOUBLE_EQ(kt.gpu.layer_overhead_us, 6000);
   EXPECT_DOUBLE_EQ(kt.cpu.task_overhead_us, 7);  // the kernel fit is HybriMoE's, not KTransformers'
   EXPECT_EQ(used["stack_entry"], "ktransformers (measured on ktransformers)");
   EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
   EXPECT_EQ(used["not_applied"], "cpu_kernel ggml (int4) measured on hybrimoe");
   // A system the stack entry is shared with gets it; its own kernel fit too.
-  const HardwareProfile hy = with_implementation(h, "ktransformers", "ggml", "int4", "hybrimoe", &used);
+  const HardwareProfile hy =
+      with_implementation(h, "ktransformers", "ggml", "int4", "hybrimoe", &used);
   EXPECT_DOUBLE_EQ(hy.gpu.layer_overhead_us, 6000);
   EXPECT_DOUBLE_EQ(hy.cpu.task_overhead_us, 500);
   EXPECT_EQ(used["not_applied"], "");
@@ -217,10 +222,12 @@ TEST(Implementation, MeasuredOnEntriesApplyOnlyToTheirSystems) {
   EXPECT_DOUBLE_EQ(da.gpu.layer_overhead_us, 0);  // the general ktransformers entry sets none
   EXPECT_DOUBLE_EQ(da.cpu.task_overhead_us, 7);
   EXPECT_EQ(used["stack_entry"], "ktransformers");
-  EXPECT_EQ(used["not_applied"],
-            "cpu_kernel ggml (int4) measured on hybrimoe; stack ktransformers measured on ktransformers");
+  EXPECT_EQ(
+      used["not_applied"],
+      "cpu_kernel ggml (int4) measured on hybrimoe; stack ktransformers measured on ktransformers");
   // Any system (the mechanism comparison without a named system): general entries first.
-  const HardwareProfile any = with_implementation(h, "ktransformers", "ggml", "int4", kAnySystem, &used);
+  const HardwareProfile any =
+      with_implementation(h, "ktransformers", "ggml", "int4", kAnySystem, &used);
   EXPECT_DOUBLE_EQ(any.gpu.layer_overhead_us, 0);
   EXPECT_DOUBLE_EQ(any.cpu.task_overhead_us, 7);
 }

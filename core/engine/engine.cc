@@ -1,10 +1,11 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -28,17 +29,21 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
   s.predictor = registry.make<Predictor>("predictor", spec.predictor, "strategy.predictor");
   s.deferral = registry.make<Deferral>("deferral", spec.deferral, "strategy.deferral");
   if (spec.residency.admission == "one-at-a-time" && spec.residency.pin_active_token) {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.residency.admission = \"one-at-a-time\" lets a load evict an expert the same "
-        "token needs later; expected pin_active_token = false, found true (pinned, the token's experts are "
-        "judged as at the gate: use admission = \"at-gate\")",
-        spec.name));
+    throw Error(
+        fmt::format("strategy '{}': strategy.residency.admission = \"one-at-a-time\" lets a load "
+                    "evict an expert the same "
+                    "token needs later; expected pin_active_token = false, found true (pinned, the "
+                    "token's experts are "
+                    "judged as at the gate: use admission = \"at-gate\")",
+                    spec.name));
   }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.prefetcher = \"{}\" loads the experts strategy.predictor scores; expected a "
-        "predictor, found \"none\" (it would prefetch nothing; for no prefetching set prefetcher = \"none\")",
-        spec.name, spec.prefetcher.kind));
+    throw Error(
+        fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "
+                    "strategy.predictor scores; expected a "
+                    "predictor, found \"none\" (it would prefetch nothing; for no prefetching set "
+                    "prefetcher = \"none\")",
+                    spec.name, spec.prefetcher.kind));
   }
   return s;
 }
@@ -46,7 +51,8 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
 Needs StrategyInstance::needs(const ModelSpec& m) const {
   Needs n;
   for (const PolicyComponent* c : std::initializer_list<const PolicyComponent*>{
-           placement.get(), assigner.get(), cache.get(), prefetcher.get(), predictor.get(), deferral.get()}) {
+           placement.get(), assigner.get(), cache.get(), prefetcher.get(), predictor.get(),
+           deferral.get()}) {
     const Needs x = c->needs(m);
     n.top_p = std::max(n.top_p, x.top_p);
     n.gate_inputs = n.gate_inputs || x.gate_inputs;
@@ -60,8 +66,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kFamPlacement = 0, kFamAssigner = 1, kFamCache = 2, kFamPrefetcher = 3, kFamPredictor = 4,
-              kFamDeferral = 5;
+constexpr int kFamPlacement = 0, kFamAssigner = 1, kFamCache = 2, kFamPrefetcher = 3,
+              kFamPredictor = 4, kFamDeferral = 5;
 
 // Handed to the prefetcher in place of the strategy's predictor: times each
 // prediction separately. Predictions stand for GPU work of the simulated
@@ -74,7 +80,8 @@ class TimedPredictor final : public Predictor {
       : inner_(inner), sample_(sample), fam_ns_(fam_ns), nested_ns_(nested_ns) {
     set_name(inner->name());
   }
-  void predict(const Context& ctx, int32_t target, int64_t offset, std::span<float> scores) override {
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override {
     if (!*sample_) {
       inner_->predict(ctx, target, offset, scores);
       return;
@@ -86,7 +93,9 @@ class TimedPredictor final : public Predictor {
     *nested_ns_ += dt;
   }
   std::vector<double> layer_quality() const override { return inner_->layer_quality(); }
-  double gpu_ns(const CostModel& c, int64_t tokens) const override { return inner_->gpu_ns(c, tokens); }
+  double gpu_ns(const CostModel& c, int64_t tokens) const override {
+    return inner_->gpu_ns(c, tokens);
+  }
 
  private:
   Predictor* inner_;
@@ -98,19 +107,21 @@ class TimedPredictor final : public Predictor {
 struct StepPlan {
   Phase phase;
   int64_t batch;
-  int64_t decode_step;  // -1 for prefill
+  int64_t decode_step;                              // -1 for prefill
   std::vector<std::pair<int64_t, int64_t>> tokens;  // (sequence, position)
 };
 
 // Slots per layer of the prefetch buffer (residency.prefetch_buffer).
 int64_t buffer_slots(const StrategyInstance& st) {
-  return st.residency.prefetch_buffer && st.prefetcher ? std::max<int64_t>(0, st.prefetcher->max_per_layer()) : 0;
+  return st.residency.prefetch_buffer && st.prefetcher
+             ? std::max<int64_t>(0, st.prefetcher->max_per_layer())
+             : 0;
 }
 
 }  // namespace
 
-CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, const StrategyInstance& st,
-                             const RunShape& shape) {
+CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
+                             const StrategyInstance& st, const RunShape& shape) {
   CaseFootprint f;
   const int64_t L = model.moe_layers(), E = model.routed_experts, k = model.top_k;
   const int64_t cache = std::min<int64_t>(E, st.residency.slots(E));
@@ -124,7 +135,8 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, 
   const double gib = 1024.0 * 1024.0 * 1024.0;
   f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
   f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
-  f.gpu_kv_gib = double(B) * double(shape.max_tokens) * double(model.num_layers) * double(model.kv_bytes_per_token()) / gib;
+  f.gpu_kv_gib = double(B) * double(shape.max_tokens) * double(model.num_layers) *
+                 double(model.kv_bytes_per_token()) / gib;
   f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
   f.gpu_total_gib = f.gpu_weights_gib + f.gpu_cache_gib + f.gpu_kv_gib + f.gpu_runtime_gib;
 
@@ -135,14 +147,14 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, 
   const double routing = T * double(L) * double(k) * 8.0 * (n.future ? 2.0 : 1.0) +
                          T * double(L) * double(std::min<int64_t>(n.top_p, E)) * 8.0;
   const double experts = LE * 64.0;
-  const double generator =
-      shape.synthetic ? LE * 40.0 + double(E) * double(shape.h_trace) * 4.0 +
-                            (n.gate_inputs ? LE * double(shape.h_trace) * 4.0 : 0.0)
-                      : 0.0;
+  const double generator = shape.synthetic
+                               ? LE * 40.0 + double(E) * double(shape.h_trace) * 4.0 +
+                                     (n.gate_inputs ? LE * double(shape.h_trace) * 4.0 : 0.0)
+                               : 0.0;
   f.host_gib = (routing + experts + generator) / gib;
   f.host_breakdown = fmt::format(
-      "routing of {} tokens x {} MoE layers {:.2f} + per-expert state of {} x {} experts {:.2f}{}", shape.total_tokens,
-      L, routing / gib, L, E, experts / gib,
+      "routing of {} tokens x {} MoE layers {:.2f} + per-expert state of {} x {} experts {:.2f}{}",
+      shape.total_tokens, L, routing / gib, L, E, experts / gib,
       shape.synthetic ? fmt::format(" + synthetic generator {:.2f}{}", generator / gib,
                                     n.gate_inputs ? " (with gate weights)" : "")
                       : std::string());
@@ -153,26 +165,32 @@ void check_footprint(const CaseFootprint& f, const ModelSpec& model, const Hardw
                      const StrategyInstance& st, bool host) {
   if (!hw.has_gpu()) {
     if (f.gpu_cache_slots > 0) {
-      throw Error(fmt::format("strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
-                              "found {} slots per layer",
-                              st.name, hw.name, f.slots_per_layer));
+      throw Error(fmt::format(
+          "strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
+          "found {} slots per layer",
+          st.name, hw.name, f.slots_per_layer));
     }
   } else if (f.gpu_total_gib > hw.gpu.mem_gib) {
-    throw Error(fmt::format(
-        "case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found {:.1f} GiB needed: "
-        "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, {}) + KV cache {:.1f} "
-        "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller dense_dtype/expert_dtype",
-        hw.gpu.mem_gib, hw.gpu.model, f.gpu_total_gib, f.gpu_weights_gib, to_string(model.dense_dtype),
-        f.gpu_cache_gib, f.gpu_cache_slots, double(model.expert_bytes()) / (1024.0 * 1024.0),
-        to_string(model.expert_dtype), f.gpu_kv_gib, f.gpu_runtime_gib));
+    throw Error(
+        fmt::format("case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found "
+                    "{:.1f} GiB needed: "
+                    "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, "
+                    "{}) + KV cache {:.1f} "
+                    "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller "
+                    "dense_dtype/expert_dtype",
+                    hw.gpu.mem_gib, hw.gpu.model, f.gpu_total_gib, f.gpu_weights_gib,
+                    to_string(model.dense_dtype), f.gpu_cache_gib, f.gpu_cache_slots,
+                    double(model.expert_bytes()) / (1024.0 * 1024.0), to_string(model.expert_dtype),
+                    f.gpu_kv_gib, f.gpu_runtime_gib));
   }
   if (!host) return;
   const double avail = double(available_memory_bytes()) / (1024.0 * 1024.0 * 1024.0);
   if (f.host_gib > avail) {
-    throw Error(fmt::format("case does not fit in host memory: expected at most {:.2f} GiB (the memory available "
-                            "now), found about {:.2f} GiB needed by the simulation itself: {} GiB; use fewer or "
-                            "shorter sequences, or a model with fewer layers or experts",
-                            avail, f.host_gib, f.host_breakdown));
+    throw Error(fmt::format(
+        "case does not fit in host memory: expected at most {:.2f} GiB (the memory available "
+        "now), found about {:.2f} GiB needed by the simulation itself: {} GiB; use fewer or "
+        "shorter sequences, or a model with fewer layers or experts",
+        avail, f.host_gib, f.host_breakdown));
   }
 }
 
@@ -181,8 +199,8 @@ namespace {
 class Engine : public FutureView {
  public:
   Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
-            StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
-            const EngineOptions& opt)
+         StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
+         const EngineOptions& opt)
       : model_(model),
         hw_(hw),
         workload_(workload),
@@ -196,23 +214,27 @@ class Engine : public FutureView {
         run_(source, needs_.top_p),
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
-        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()), buffer_slots(st),
-             st.residency.pool == "global") {
+        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
+             buffer_slots(st), st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
     one_at_a_time_ = st.residency.admission == "one-at-a-time";
+    late_before_demand_ = st.residency.late_prefetch == "before-demand";
+    real_backend_ = exec_->backend() == "real";
     k_ = int32_t(run_.top_k());
     if (L_ != model.moe_layers() || E_ != model.routed_experts || k_ != model.top_k) {
-      throw Error(fmt::format(
-          "workload: expected routing of {} ({} MoE layers, {} experts, top-{}), found a workload with {} "
-          "layers, {} experts, top-{} (model '{}')",
-          model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
-          source.info().model_name));
+      throw Error(
+          fmt::format("workload: expected routing of {} ({} MoE layers, {} experts, top-{}), found "
+                      "a workload with {} "
+                      "layers, {} experts, top-{} (model '{}')",
+                      model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
+                      source.info().model_name));
     }
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
-      throw Error(fmt::format("strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
-                              "\"global\"",
-                              st.name));
+      throw Error(fmt::format(
+          "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
+          "\"global\"",
+          st.name));
     }
   }
 
@@ -234,17 +256,19 @@ class Engine : public FutureView {
   // A MoE layer's small state, passed from stage to stage.
   struct LayerRun {
     bool decode = false;
-    int ph = 0;              // 0 prefill, 1 decode (metric index)
-    int64_t n = 0;           // tokens of the step
-    double t_gate = 0;       // when the router's output is known
-    double predict = 0;      // the prefetcher's GPU prediction time
-    double barrier = 0;      // SMoE: the GPU experts start after this layer's copies in flight at the gate
-    double gpu_end = 0;      // the GPU lane's last task of the layer
-    double gpu_compute = 0;  // GPU expert time of the layer
-    double wait = 0;         // GPU time waiting for copies
-    double done = 0;         // when the layer's outputs are combined
+    int ph = 0;          // 0 prefill, 1 decode (metric index)
+    int64_t n = 0;       // tokens of the step
+    double t_gate = 0;   // when the router's output is known
+    double predict = 0;  // the prefetcher's GPU prediction time
+    double barrier =
+        0;  // SMoE: the GPU experts start after this layer's copies in flight at the gate
+    double gpu_end = 0;                        // the GPU lane's last task of the layer
+    double gpu_compute = 0;                    // GPU expert time of the layer
+    double wait = 0;                           // GPU time waiting for copies
+    double done = 0;                           // when the layer's outputs are combined
     int64_t att_task = -1, gpu_end_task = -1;  // task ids: the attention, the GPU lane's last task
-    double barrier_copies_end = -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
+    double barrier_copies_end =
+        -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
   };
   LayerRun gate_stage(int32_t l);
   void count_hits(int32_t l, const LayerRun& r);
@@ -300,13 +324,14 @@ class Engine : public FutureView {
   // A slot for (layer, expert) in the share its load goes to: the prefetch
   // buffer (into_buffer, prefetches of a strategy with one) or the cache
   // share; a victim, if needed, from that share only.
-  SlotRef make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned,
-                    bool into_buffer = false);
+  SlotRef make_room(int32_t layer, int32_t expert, double now,
+                    const std::vector<int32_t>& extra_pinned, bool into_buffer = false);
   // Issues a transfer of (layer, expert); returns its id.
-  int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
-               int64_t target_step, int32_t target_layer);
+  int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
+               bool staging, int64_t target_step, int32_t target_layer);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
-  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook);
+  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now,
+                   const std::string& hook);
   [[noreturn]] void bad_decision(const std::string& family, const std::string& what) const;
 
   const ModelSpec& model_;
@@ -339,7 +364,7 @@ class Engine : public FutureView {
   std::vector<double> gate_cur_, gate_prev_;
   double layer_interval_ns() const;
   bool lands_too_late(const PrefetchRequest& r, double now) const;
-  double layer_ready_ns_ = 0;   // when the next layer's attention may start
+  double layer_ready_ns_ = 0;     // when the next layer's attention may start
   double deferred_done_ns_ = -1;  // deferred CPU work of the previous layer (-1: none)
   std::vector<std::vector<ActiveExpert>> active_;  // this step, per MoE layer
   std::vector<int32_t> workload_scratch_, rank_scratch_, touched_;
@@ -349,8 +374,11 @@ class Engine : public FutureView {
   std::vector<int64_t> xfer_of_;
   std::vector<double> compute_end_of_;
   std::vector<int32_t> pins_, keep_, computed_this_layer_;
-  std::vector<int32_t> route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
-  bool one_at_a_time_ = false;        // residency.admission, parsed once
+  std::vector<int32_t>
+      route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
+  bool one_at_a_time_ = false;       // residency.admission, parsed once
+  bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
+  bool real_backend_ = false;        // the executor is the real backend's
   std::vector<ActiveExpert> immediate_;
   std::vector<PrefetchRequest> gate_prefetches_;
   std::vector<double> staging_ring_;
@@ -383,9 +411,10 @@ class Engine : public FutureView {
     Waits waits;
   };
   std::vector<GraphTask> graph_;
-  int64_t last_task_ = -1;          // id of the task submitted last
-  Waits ready_waits_;               // what the next layer's attention waits for (layer_ready_ns_)
-  int64_t deferred_task_ = -1;      // the previous layer's deferred outputs' copy back (deferred_done_ns_)
+  int64_t last_task_ = -1;  // id of the task submitted last
+  Waits ready_waits_;       // what the next layer's attention waits for (layer_ready_ns_)
+  int64_t deferred_task_ =
+      -1;  // the previous layer's deferred outputs' copy back (deferred_done_ns_)
   int64_t task_seq_ = 0;
   int64_t decision_counter_ = 0;
   bool sample_ = false;
@@ -398,7 +427,7 @@ class Engine : public FutureView {
   std::vector<CachePolicy::Swap> swaps_;
   std::vector<int32_t> pinned_now_;
   std::vector<int64_t> completed_;
-  std::vector<uint8_t> mark_;  // [E] scratch
+  std::vector<uint8_t> mark_;         // [E] scratch
   std::vector<uint32_t> keep_stamp_;  // [E] make_room's kept experts, stamped with keep_epoch_
   uint32_t keep_epoch_ = 0;
 };
@@ -421,7 +450,8 @@ void Engine::plan_steps() {
     for (int64_t d = 0; d < max_decode; ++d) {
       StepPlan dec{Phase::kDecode, batch, d, {}};
       for (int64_t s = b0; s < b1; ++s) {
-        if (d < run_.sequence(s).decode_len) dec.tokens.push_back({s, run_.sequence(s).prompt_len + d});
+        if (d < run_.sequence(s).decode_len)
+          dec.tokens.push_back({s, run_.sequence(s).prompt_len + d});
       }
       steps_.push_back(std::move(dec));
     }
@@ -471,23 +501,28 @@ void Engine::place() {
   std::vector<SlotRef> out;
   const auto t0 = Clock::now();
   st_.placement->place(pc, out);
-  m_.decision_ns[kFamPlacement] = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  m_.decision_ns[kFamPlacement] =
+      std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   for (const auto& s : out) {
     if (s.layer < 0 || s.layer >= L_ || s.expert < 0 || s.expert >= E_) {
-      bad_decision("placement", fmt::format("placed expert {} of layer {} (model has {} layers of {} experts)",
-                                            s.expert, s.layer, L_, E_));
+      bad_decision("placement",
+                   fmt::format("placed expert {} of layer {} (model has {} layers of {} experts)",
+                               s.expert, s.layer, L_, E_));
     }
     if (res_.cached(s.layer, s.expert)) {
-      bad_decision("placement", fmt::format("placed expert {} of layer {} twice", s.expert, s.layer));
+      bad_decision("placement",
+                   fmt::format("placed expert {} of layer {} twice", s.expert, s.layer));
     }
     if (!res_.has_room_in(s.layer, false)) {
-      bad_decision("placement", fmt::format("placed more experts than the cache holds ({} slots{})",
-                                            res_.global_pool() ? res_.capacity(s.layer) : res_.cache_slots(),
-                                            res_.global_pool() ? " in the global pool" : " per layer"));
+      bad_decision("placement",
+                   fmt::format("placed more experts than the cache holds ({} slots{})",
+                               res_.global_pool() ? res_.capacity(s.layer) : res_.cache_slots(),
+                               res_.global_pool() ? " in the global pool" : " per layer"));
     }
     res_.place(s.layer, s.expert);
   }
-  CacheSetup cs{L_, E_, res_.cache_slots(), res_.global_pool()};  // the cache share, not the prefetch buffer
+  CacheSetup cs{L_, E_, res_.cache_slots(),
+                res_.global_pool()};  // the cache share, not the prefetch buffer
   st_.cache->reset(cs);
   Context ctx = context(0, 0);
   hook_ctx_ = ctx;
@@ -497,9 +532,10 @@ void Engine::place() {
 void Engine::setup_gate_stream() {
   if (!needs_.gate_inputs) return;
   if (source_.info().h_trace <= 0 || !source_.gate_weights()) {
-    throw Error(fmt::format("strategy '{}': expected a workload with gate inputs and gate weights (a "
-                            "predictor uses them), found a trace without them",
-                            st_.name));
+    throw Error(
+        fmt::format("strategy '{}': expected a workload with gate inputs and gate weights (a "
+                    "predictor uses them), found a trace without them",
+                    st_.name));
   }
   gate_readers_.resize(run_.sequences());
   gate_pos_.assign(run_.sequences(), 0);
@@ -508,16 +544,14 @@ void Engine::setup_gate_stream() {
 // ---------------------------------------------------------------- helpers
 
 [[noreturn]] void Engine::bad_decision(const std::string& family, const std::string& what) const {
-  const ComponentSpec* spec = nullptr;
   std::string kind;
   if (family == "placement") kind = st_.placement->name();
   if (family == "assigner") kind = st_.assigner->name();
   if (family == "cache") kind = st_.cache->name();
   if (family == "prefetcher") kind = st_.prefetcher->name();
   if (family == "deferral") kind = st_.deferral->name();
-  (void)spec;
-  throw InternalError(fmt::format("strategy '{}': {} '{}' made an invalid decision at step {}: {}", st_.name,
-                                  family, kind, cur_step_, what));
+  throw InternalError(fmt::format("strategy '{}': {} '{}' made an invalid decision at step {}: {}",
+                                  st_.name, family, kind, cur_step_, what));
 }
 
 Context Engine::context(int32_t layer, double now) const {
@@ -550,14 +584,16 @@ void Engine::check_graph() const {
     double expect = lane_end[t.on];
     for (int64_t d : t.waits.task) {
       if (d < 0) continue;
-      if (d >= int64_t(i)) throw InternalError(fmt::format("task graph: task {} waits for a later task {}", i, d));
+      if (d >= int64_t(i))
+        throw InternalError(fmt::format("task graph: task {} waits for a later task {}", i, d));
       expect = std::max(expect, graph_[size_t(d)].end);
     }
     expect = std::max(expect, t.waits.copies_end);
     if (t.start != expect) {
-      throw InternalError(fmt::format("task graph: task {} ({} on lane {}) starts at {} ns, but its lane and what it "
-                                      "waits for give {} ns",
-                                      i, to_string(t.kind), to_string(t.lane), t.start, expect));
+      throw InternalError(fmt::format(
+          "task graph: task {} ({} on lane {}) starts at {} ns, but its lane and what it "
+          "waits for give {} ns",
+          i, to_string(t.kind), to_string(t.lane), t.start, expect));
     }
     lane_end[t.on] = t.end;
   }
@@ -577,7 +613,8 @@ void Engine::timed(int fam, F&& f) {
 }
 
 double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
-                         int32_t layer, int32_t expert, const Waits& waits, int64_t tokens, double* start) {
+                      int32_t layer, int32_t expert, const Waits& waits, int64_t tokens,
+                      double* start) {
   double end;
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
@@ -586,8 +623,18 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
-    timeline_.push_back({id, kind, s, end, task_seq_++, cur_step_, layer, expert, tokens, last_task_,
-                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]}, waits.copy});
+    timeline_.push_back({id,
+                         kind,
+                         s,
+                         end,
+                         task_seq_++,
+                         cur_step_,
+                         layer,
+                         expert,
+                         tokens,
+                         last_task_,
+                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]},
+                         waits.copy});
   }
   return end;
 }
@@ -601,14 +648,24 @@ void Engine::advance_link(double now) {
       res_.complete(t.layer, t.expert);
     }
     if (opt_.timeline) {
-      timeline_.push_back(
-          {Lane::kH2D, t.kind, t.start_ns, t.end_ns, task_seq_++, t.step, t.layer, t.expert, -1, -1, {-1, -1, -1, -1}, id});
+      timeline_.push_back({Lane::kH2D,
+                           t.kind,
+                           t.start_ns,
+                           t.end_ns,
+                           task_seq_++,
+                           t.step,
+                           t.layer,
+                           t.expert,
+                           -1,
+                           -1,
+                           {-1, -1, -1, -1},
+                           id});
     }
   }
 }
 
-SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::vector<int32_t>& extra_pinned,
-                          bool into_buffer) {
+SlotRef Engine::make_room(int32_t layer, int32_t expert, double now,
+                          const std::vector<int32_t>& extra_pinned, bool into_buffer) {
   if (res_.has_room_in(layer, into_buffer)) return SlotRef{-2, -2};  // free slot, nothing evicted
   res_.candidates(layer, &cand_);
   // In a walk over the layer's GPU order, an expert already computed in this
@@ -619,7 +676,8 @@ SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::
   }
   if (res_.buffer_slots() > 0) {
     // A share's load evicts from that share only.
-    std::erase_if(cand_, [&](const SlotRef& c) { return res_.buffered(c.layer, c.expert) != into_buffer; });
+    std::erase_if(
+        cand_, [&](const SlotRef& c) { return res_.buffered(c.layer, c.expert) != into_buffer; });
   }
   // Experts of `layer` the caller keeps are not offered (a stamp per expert
   // instead of pinning and unpinning each one).
@@ -650,8 +708,8 @@ SlotRef Engine::make_room(int32_t layer, int32_t expert, double now, const std::
   return out;
 }
 
-int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest, bool staging,
-                        int64_t target_step, int32_t target_layer) {
+int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
+                     bool staging, int64_t target_step, int32_t target_layer) {
   Transfer t;
   t.layer = layer;
   t.expert = expert;
@@ -674,7 +732,9 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   }
   m_.h2d_bytes += cost_.expert_bytes();
   switch (kind) {
-    case TaskKind::kDemandLoad: ++m_.demand_loads; break;
+    case TaskKind::kDemandLoad:
+      ++m_.demand_loads;
+      break;
     case TaskKind::kPrefetchLoad:
       ++m_.prefetch_loads;
       ++m_.prefetch_layer_loads[layer];
@@ -682,7 +742,9 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
     case TaskKind::kBufferCopy:
       ++m_.buffer_copies;
       break;
-    default: ++m_.swap_loads; break;
+    default:
+      ++m_.swap_loads;
+      break;
   }
   if (staging && kind != TaskKind::kBufferCopy) ++m_.staging_loads;
   return id;
@@ -714,11 +776,11 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
   const bool step_end = cur_layer_ >= L_;
   const double ref = step_end ? now : gate_cur_[size_t(cur_layer_)];
   if (!(ref >= 0)) return false;
-  const double layers_ahead =
-      double(r.target_step_offset) * double(L_) + double(r.layer - cur_layer_) + (step_end ? 1.0 : 0.0);
+  const double layers_ahead = double(r.target_step_offset) * double(L_) +
+                              double(r.layer - cur_layer_) + (step_end ? 1.0 : 0.0);
   double deadline = ref + layers_ahead * dt;
   // "before-demand": it must land before a demand load issued at that gate would.
-  if (st_.residency.late_prefetch == "before-demand") deadline += cost_.h2d_expert_ns();
+  if (late_before_demand_) deadline += cost_.h2d_expert_ns();
   const double lands = std::max(now, link_.free_ns()) + cost_.h2d_expert_ns();
   return lands > deadline;
 }
@@ -726,9 +788,10 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
 void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
   const bool drop_late = st_.residency.late_prefetch != "issue";
   for (const auto& r : reqs) {
-    if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ || r.target_step_offset < 0) {
-      bad_decision("prefetcher", fmt::format("requested expert {} of layer {} (step offset {})", r.expert, r.layer,
-                                             r.target_step_offset));
+    if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ ||
+        r.target_step_offset < 0) {
+      bad_decision("prefetcher", fmt::format("requested expert {} of layer {} (step offset {})",
+                                             r.expert, r.layer, r.target_step_offset));
     }
     if (res_.cached(r.layer, r.expert)) continue;  // already there or on its way
     // The prefetch rule (docs/STRATEGIES.md): a copy that cannot land before
@@ -744,39 +807,50 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     }
     const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_, res_.buffer_slots() > 0);
     if (freed.layer == -1) continue;  // nothing may be evicted: drop the request
-    load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false, cur_step_ + r.target_step_offset, r.layer);
+    load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
+         cur_step_ + r.target_step_offset, r.layer);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
   }
 }
 
-void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook) {
+void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now,
+                         const std::string& hook) {
   for (const auto& s : swaps) {
     const SlotRef in = s.incoming, out = s.outgoing;
     if (in.layer < 0 || in.layer >= L_ || in.expert < 0 || in.expert >= E_) {
-      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {}", hook, in.expert, in.layer));
+      bad_decision("cache",
+                   fmt::format("{} swap loads expert {} of layer {}", hook, in.expert, in.layer));
     }
     if (res_.cached(in.layer, in.expert)) continue;
     if (out.layer >= 0) {
       if (!res_.resident(out.layer, out.expert) || res_.pinned(out.layer, out.expert)) {
-        bad_decision("cache", fmt::format("{} swap evicts expert {} of layer {}, which is not resident and unpinned",
-                                          hook, out.expert, out.layer));
+        bad_decision(
+            "cache",
+            fmt::format("{} swap evicts expert {} of layer {}, which is not resident and unpinned",
+                        hook, out.expert, out.layer));
       }
       if (!res_.global_pool() && out.layer != in.layer) {
-        bad_decision("cache", fmt::format("{} swap moves a slot from layer {} to layer {} in a per-layer pool", hook,
-                                          out.layer, in.layer));
+        bad_decision(
+            "cache",
+            fmt::format("{} swap moves a slot from layer {} to layer {} in a per-layer pool", hook,
+                        out.layer, in.layer));
       }
       if (res_.buffered(out.layer, out.expert)) {
-        bad_decision("cache", fmt::format("{} swap evicts expert {} of layer {} from the prefetch buffer (a swap "
-                                          "exchanges experts of the cache share)",
-                                          hook, out.expert, out.layer));
+        bad_decision(
+            "cache",
+            fmt::format("{} swap evicts expert {} of layer {} from the prefetch buffer (a swap "
+                        "exchanges experts of the cache share)",
+                        hook, out.expert, out.layer));
       }
       Context ctx = context(out.layer, now);
       res_.evict(out.layer, out.expert);
       st_.cache->on_evict(out.layer, out.expert, ctx);
       prefetch_of_[size_t(out.layer) * E_ + out.expert] = -1;
     } else if (!res_.has_room_in(in.layer, false)) {
-      bad_decision("cache", fmt::format("{} swap loads expert {} of layer {} without evicting, but the {} is full",
-                                        hook, in.expert, in.layer, res_.buffer_slots() > 0 ? "cache share" : "pool"));
+      bad_decision(
+          "cache",
+          fmt::format("{} swap loads expert {} of layer {} without evicting, but the {} is full",
+                      hook, in.expert, in.layer, res_.buffer_slots() > 0 ? "cache share" : "pool"));
     }
     load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1);
   }
@@ -877,8 +951,8 @@ SimulationResult Engine::run() {
   place();
   if (st_.predictor) st_.predictor->prepare(model_, calib_, source_.gate_weights());
   if (st_.predictor) {
-    timed_predictor_ = std::make_unique<TimedPredictor>(st_.predictor.get(), &sample_,
-                                                        &m_.decision_ns[kFamPredictor], &nested_ns_);
+    timed_predictor_ = std::make_unique<TimedPredictor>(
+        st_.predictor.get(), &sample_, &m_.decision_ns[kFamPredictor], &nested_ns_);
   }
   st_.prefetcher->set_predictor(timed_predictor_.get());
   setup_gate_stream();
@@ -888,7 +962,7 @@ SimulationResult Engine::run() {
   // The real backend's headline times are the steps' measured wall clock;
   // the lanes' composition of the measured task durations is kept beside
   // them (composed_*): their difference is the composition error.
-  const bool real = exec_->backend() == "real";
+  const bool real = real_backend_;
   const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     cur_step_ = s;
@@ -901,8 +975,8 @@ SimulationResult Engine::run() {
     const double dt = gpu_lane().free_ns() - t0;
     const double shown = real ? wall : dt;
     const StepPlan& sp = steps_[s];
-    const bool first_token =
-        sp.phase == Phase::kPrefill || (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch));
+    const bool first_token = sp.phase == Phase::kPrefill ||
+                             (sp.decode_step == 0 && (s == 0 || steps_[s - 1].batch != sp.batch));
     if (sp.phase == Phase::kPrefill) {
       prefill_ns += shown;
       m_.prefill_tokens += int64_t(sp.tokens.size());
@@ -929,12 +1003,14 @@ SimulationResult Engine::run() {
   // A rate so small that a task outlasts what a double holds (a bandwidth of
   // 1e-308 GB/s) makes the clocks infinite: the case has no result.
   for (const auto& [what, x] : {std::pair<const char*, double>{"prefill time", prefill_ns},
-                                {"decode time", decode_ns}, {"makespan", m_.makespan_ns}}) {
+                                {"decode time", decode_ns},
+                                {"makespan", m_.makespan_ns}}) {
     if (!std::isfinite(x)) {
-      throw Error(fmt::format("the simulated {} is not a finite number ({}): a rate or bandwidth of hardware '{}' "
-                              "is too small for a task to end (check cpu.*, gpu.* and link.* against the "
-                              "machine's specifications)",
-                              what, x, hw_.name));
+      throw Error(fmt::format(
+          "the simulated {} is not a finite number ({}): a rate or bandwidth of hardware '{}' "
+          "is too small for a task to end (check cpu.*, gpu.* and link.* against the "
+          "machine's specifications)",
+          what, x, hw_.name));
     }
   }
   m_.busy_ns[0] = link_.busy_ns();
@@ -947,15 +1023,17 @@ SimulationResult Engine::run() {
   r.metrics = std::move(m_);
   for (const std::string& n : exec_->notes()) r.warnings.push_back(n);
   if (run_.short_of_top_p() > 0) {
-    r.warnings.push_back(fmt::format(
-        "a component asked for the top-{} router probabilities per token and layer, the trace holds {}; it ran "
-        "with {}",
-        run_.short_of_top_p(), run_.top_p(), run_.top_p()));
+    r.warnings.push_back(
+        fmt::format("a component asked for the top-{} router probabilities per token and layer, "
+                    "the trace holds {}; it ran "
+                    "with {}",
+                    run_.short_of_top_p(), run_.top_p(), run_.top_p()));
   }
   if (opt_.timeline) {
-    std::stable_sort(timeline_.begin(), timeline_.end(), [](const TaskRecord& a, const TaskRecord& b) {
-      return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);
-    });
+    std::stable_sort(timeline_.begin(), timeline_.end(),
+                     [](const TaskRecord& a, const TaskRecord& b) {
+                       return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);
+                     });
     r.timeline = std::move(timeline_);
     r.measured = exec_->measured();
   }
@@ -991,7 +1069,8 @@ void Engine::run_step(int64_t s) {
       const int64_t seq = step_.seq(t), pos = step_.pos(t);
       if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput);
       while (gate_pos_[seq] <= pos) {
-        if (!gate_readers_[seq]->next(gate_rec_)) throw InternalError("gate input stream ended early");
+        if (!gate_readers_[seq]->next(gate_rec_))
+          throw InternalError("gate input stream ended early");
         ++gate_pos_[seq];
       }
       std::copy(gate_rec_.gate_input.begin(), gate_rec_.gate_input.end(), g.begin() + t * L_ * H);
@@ -1039,11 +1118,12 @@ void Engine::run_step(int64_t s) {
   for (int64_t li = 0; li < model_.num_layers; ++li) {
     if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
     if (li < model_.first_dense_layers) {
-      const double a = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
-                              exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
+      const double a =
+          submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
+                 exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
       layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
-                               exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1, after(last_task_),
-                               n);
+                               exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1,
+                               after(last_task_), n);
       ready_waits_ = after(last_task_);
       continue;
     }
@@ -1056,8 +1136,8 @@ void Engine::run_step(int64_t s) {
     layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
     head.task[3] = deferred_task_;
   }
-  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_, exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1,
-         -1, head, n);
+  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_,
+         exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1, -1, head, n);
   const double end = gpu_lane().free_ns();
   advance_link(end);
   cur_layer_ = L_;
@@ -1082,7 +1162,8 @@ void Engine::run_moe_layer(int32_t l) {
   count_hits(l, r);
   decide(l, r);
   validate_plan(l);
-  for (const auto& a : active_[l]) tokens_of_[a.expert] = a.tokens;  // workload of each expert in this layer
+  for (const auto& a : active_[l])
+    tokens_of_[a.expert] = a.tokens;  // workload of each expert in this layer
   gpu_side(l, r);
   cpu_side(l, r);
   after_layer(l, r);
@@ -1096,13 +1177,15 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
   r.decode = sp.phase == Phase::kDecode;
   r.ph = r.decode ? 1 : 0;
   r.n = step_.tokens();
-  sample_ = opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
+  sample_ =
+      opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
   if (sample_) ++m_.decision_samples;
   ++m_.moe_layer_steps;
   double att_start;
-  const double att = exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
-  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1, ready_waits_, r.n,
-                    &att_start);
+  const double att =
+      exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
+  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
+                    ready_waits_, r.n, &att_start);
   r.att_task = r.gpu_end_task = last_task_;
   gate_cur_[size_t(l)] = r.t_gate;
   if (r.decode) m_.bd_attention_ns += att;
@@ -1144,7 +1227,8 @@ void Engine::record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hi
   if (r.decode) {
     m_.decode_layer_accesses[l] += tokens;
     if (hit) m_.decode_layer_hits[l] += tokens;
-    const size_t at = size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
+    const size_t at =
+        size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
     if (m_.decode_group_accesses.size() <= at) {
       m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
       m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
@@ -1184,7 +1268,9 @@ void Engine::decide(int32_t l, LayerRun& r) {
   for (const auto& a : active) mark_[a.expert] = 1;
   for (int32_t e : deferred_) {
     if (e < 0 || e >= E_ || mark_[e] != 1) {
-      bad_decision("deferral", fmt::format("deferred expert {} of layer {}, which is not activated (or twice)", e, l));
+      bad_decision(
+          "deferral",
+          fmt::format("deferred expert {} of layer {}, which is not activated (or twice)", e, l));
     }
     mark_[e] = 2;
   }
@@ -1207,42 +1293,56 @@ void Engine::decide(int32_t l, LayerRun& r) {
 void Engine::validate_plan(int32_t l) {
   for (int32_t e : plan_.gpu) {
     if (e < 0 || e >= E_ || mark_[e] != 1) {
-      bad_decision("assigner", fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
-                                           "is planned twice",
-                                           l, e));
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
+                      "is planned twice",
+                      l, e));
     }
     mark_[e] = 3;
   }
   for (int32_t e : plan_.cpu) {
     if (e < 0 || e >= E_ || mark_[e] != 1) {
-      bad_decision("assigner", fmt::format("layer {}: CPU expert {} is not an activated, non-deferred expert or "
-                                           "is planned twice",
-                                           l, e));
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: CPU expert {} is not an activated, non-deferred expert or "
+                      "is planned twice",
+                      l, e));
     }
     mark_[e] = 4;
   }
   for (const auto& a : active_[l]) {
     if (mark_[a.expert] == 1) {
-      bad_decision("assigner", fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU", l, a.expert));
+      bad_decision("assigner",
+                   fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU",
+                               l, a.expert));
     }
   }
   if (!plan_.gpu.empty() && !hw_.has_gpu()) {
-    throw Error(fmt::format("strategy '{}': expected a hardware profile with a GPU (its assigner '{}' runs experts "
-                            "on the GPU), found '{}' with none",
-                            st_.name, st_.assigner->name(), hw_.name));
+    throw Error(fmt::format(
+        "strategy '{}': expected a hardware profile with a GPU (its assigner '{}' runs experts "
+        "on the GPU), found '{}' with none",
+        st_.name, st_.assigner->name(), hw_.name));
   }
   for (int32_t e : plan_.load) {
     if (e < 0 || e >= E_ || mark_[e] != 3) {
-      bad_decision("assigner", fmt::format("layer {}: loads expert {} which is not a GPU expert (or loads it twice)", l, e));
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: loads expert {} which is not a GPU expert (or loads it twice)", l,
+                      e));
     }
     if (res_.cached(l, e)) {
-      bad_decision("assigner", fmt::format("layer {}: loads expert {} which is already cached", l, e));
+      bad_decision("assigner",
+                   fmt::format("layer {}: loads expert {} which is already cached", l, e));
     }
     mark_[e] = 5;
   }
   for (int32_t e : plan_.gpu) {
     if (mark_[e] == 3 && !res_.cached(l, e)) {
-      bad_decision("assigner", fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it", l, e));
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it",
+                      l, e));
     }
   }
 }
@@ -1266,10 +1366,13 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
   }
   double earliest = t_gate;
   if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
-    earliest = std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
+    earliest =
+        std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
   }
-  if (staging && plan_.staging_buffers > 0 && int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
-    earliest = std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
+  if (staging && plan_.staging_buffers > 0 &&
+      int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
+    earliest =
+        std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
   }
   xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l);
   return staging;
@@ -1278,7 +1381,8 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
 // GPU expert e of layer l, once its copy (if any) and the layer's barrier allow.
 void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   double ready = r.barrier;
-  Waits w = after(r.att_task);  // the barrier: the gate, then the copies behind it (barrier_copies_end)
+  Waits w =
+      after(r.att_task);  // the barrier: the gate, then the copies behind it (barrier_copies_end)
   w.copies_end = r.barrier_copies_end;
   int64_t xid = xfer_of_[e];
   if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
@@ -1291,7 +1395,8 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   const double free = gpu_lane().free_ns();
   if (ready > free) r.wait += ready - std::max(free, r.t_gate);
   const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
-  r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
+  r.gpu_end =
+      submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
   r.gpu_end_task = last_task_;
   compute_end_of_[e] = r.gpu_end;
   computed_this_layer_.push_back(e);
@@ -1306,14 +1411,15 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   const auto& active = active_[l];
   r.gpu_end = r.t_gate;
   if (r.predict > 0) {
-    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1, after(r.att_task));
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1,
+                       after(r.att_task));
     r.gpu_end_task = last_task_;
     if (r.decode) m_.bd_predict_ns += r.predict;
   }
   const double shared = exec_->shared_experts_ns(cost_, l, r.n);
   if (shared > 0) {
-    r.gpu_end =
-        submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1, after(r.att_task), r.n);
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1,
+                       after(r.att_task), r.n);
     r.gpu_end_task = last_task_;
     if (r.decode) m_.bd_shared_ns += shared;
   }
@@ -1429,7 +1535,8 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
   const int64_t n = r.n;
   if (!plan_.cpu.empty() || !deferred_.empty()) {
     const double to_cpu = cost_.d2h_activations_ns(n);
-    double ready = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
+    double ready =
+        submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
     const Waits cpu_waits = after(last_task_, plan_.serialize ? r.gpu_end_task : -1);
     m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     if (plan_.serialize) ready = std::max(ready, r.gpu_end);
@@ -1437,40 +1544,45 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
     double cpu_end = ready;
     for (int32_t e : plan_.cpu) {
       cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits, tokens_of_[e]);
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
+                       tokens_of_[e]);
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
     }
     if (!plan_.cpu.empty()) {
-      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1,
-                        after(last_task_));
+      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+                        cost_.h2d_activations_ns(n), l, -1, after(last_task_));
       imm_task = last_task_;
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
       cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits, tokens_of_[e]);
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
+                       tokens_of_[e]);
       last_cpu = last_task_;
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];
     }
     if (!deferred_.empty()) {
-      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end, cost_.h2d_activations_ns(n), l, -1,
-                        after(last_cpu));
+      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+                        cost_.h2d_activations_ns(n), l, -1, after(last_cpu));
       def_task = last_task_;
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
   }
   r.done = r.gpu_end;
   if (imm_done >= 0) r.done = std::max(r.done, imm_done);
-  if (deferred_done_ns_ >= 0) r.done = std::max(r.done, deferred_done_ns_);  // previous layer's deferred outputs
+  if (deferred_done_ns_ >= 0)
+    r.done = std::max(r.done, deferred_done_ns_);  // previous layer's deferred outputs
   if (imm_done > r.gpu_end) {
-    (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) += imm_done - std::max(r.gpu_end, r.t_gate);
+    (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) +=
+        imm_done - std::max(r.gpu_end, r.t_gate);
   }
   // What the next layer waits for: this layer's GPU side, its CPU outputs
   // back, the previous layer's deferred outputs.
-  ready_waits_ = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1, deferred_done_ns_ >= 0 ? deferred_task_ : -1);
+  ready_waits_ = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1,
+                       deferred_done_ns_ >= 0 ? deferred_task_ : -1);
   deferred_done_ns_ = def_done;
   deferred_task_ = def_task;
   layer_ready_ns_ = r.done;
@@ -1519,11 +1631,12 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
   advance_link(gpu_end);  // copies that landed while the layer computed are resident now
   Context c = context(l, gpu_end);
   for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
-    if (!res_.buffered(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0) continue;
+    if (!res_.buffered(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0)
+      continue;
     if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
       ++m_.prefetch_cancelled;
       m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
-      refresh_transfer_ends(0);  // the transfers behind it moved earlier
+      refresh_transfer_ends(0);              // the transfers behind it moved earlier
     }
     res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);
@@ -1535,7 +1648,8 @@ void Engine::cancel_stale_prefetches(int32_t l, double t_gate) {
   if (!st_.residency.cancel_stale_prefetch) return;
   for (int64_t q : std::vector<int64_t>(link_.queue().begin(), link_.queue().end())) {
     const Transfer& t = link_.get(q);
-    if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l) continue;
+    if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l)
+      continue;
     if (link_.cancel(q, t_gate)) {
       ++m_.prefetch_cancelled;
       m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
@@ -1550,9 +1664,10 @@ void Engine::cancel_stale_prefetches(int32_t l, double t_gate) {
 
 }  // namespace
 
-SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
-                          StrategyInstance& strategy, const TraceSource& source,
-                          const CalibrationData* calibration, const EngineOptions& opt) {
+SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw,
+                          const WorkloadSpec& workload, StrategyInstance& strategy,
+                          const TraceSource& source, const CalibrationData* calibration,
+                          const EngineOptions& opt) {
   Engine sim(model, hw, workload, strategy, source, calibration, opt);
   return sim.run();
 }
@@ -1563,14 +1678,22 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
   const int processes = measured.empty() ? 1 : 2;
   for (int pid = 0; pid < processes; ++pid) {
     for (int i = 0; i < kNumLanes; ++i) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", i},
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", pid},
+                        {"tid", i},
                         {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
     }
   }
   if (!measured.empty()) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "composed lanes"}}}});
-    events.push_back(
-        {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "measured (host clock)"}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"args", {{"name", "composed lanes"}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"args", {{"name", "measured (host clock)"}}}});
   }
   // Each dependency between two recorded lane tasks as a flow arrow (from
   // the end of the task waited for to the start of the one waiting).
@@ -1593,10 +1716,21 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     for (const TaskRecord* w : waited) {
       if (!w) continue;
       const TaskRecord& from = *w;
-      events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "s"}, {"id", flow}, {"pid", 0},
-                        {"tid", static_cast<int>(from.lane)}, {"ts", from.end_ns / 1e3}});
-      events.push_back({{"name", "waits for"}, {"cat", "dependency"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},
-                        {"pid", 0}, {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3}});
+      events.push_back({{"name", "waits for"},
+                        {"cat", "dependency"},
+                        {"ph", "s"},
+                        {"id", flow},
+                        {"pid", 0},
+                        {"tid", static_cast<int>(from.lane)},
+                        {"ts", from.end_ns / 1e3}});
+      events.push_back({{"name", "waits for"},
+                        {"cat", "dependency"},
+                        {"ph", "f"},
+                        {"bp", "e"},
+                        {"id", flow},
+                        {"pid", 0},
+                        {"tid", static_cast<int>(t.lane)},
+                        {"ts", t.start_ns / 1e3}});
       ++flow;
     }
   }
@@ -1617,21 +1751,29 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     if (!waits.empty()) args["waits"] = waits;
     if (t.copy >= 0) args["copy"] = t.copy;
     std::string name = to_string(t.kind);
-    if (t.expert >= 0) name += fmt::format(" L{} E{}", t.layer, t.expert);
-    else if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
-    events.push_back({{"name", name}, {"cat", to_string(t.kind)}, {"ph", "X"}, {"pid", pid},
-                      {"tid", static_cast<int>(t.lane)}, {"ts", t.start_ns / 1e3},
-                      {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", args}});
+    if (t.expert >= 0)
+      name += fmt::format(" L{} E{}", t.layer, t.expert);
+    else if (t.layer >= 0)
+      name += fmt::format(" L{}", t.layer);
+    events.push_back({{"name", name},
+                      {"cat", to_string(t.kind)},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", static_cast<int>(t.lane)},
+                      {"ts", t.start_ns / 1e3},
+                      {"dur", (t.end_ns - t.start_ns) / 1e3},
+                      {"args", args}});
   };
   for (const auto& t : timeline) task_event(t, 0);
   for (const auto& t : measured) task_event(t, 1);
   nlohmann::ordered_json j;
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ns";
-  j["otherData"] = {{"title", title},
-                    {"time_unit", measured.empty() ? "microseconds (simulated clock)"
-                                                   : "microseconds (process 0: the lanes' composition of the "
-                                                     "measured durations; process 1: the host clock)"}};
+  j["otherData"] = {
+      {"title", title},
+      {"time_unit", measured.empty() ? "microseconds (simulated clock)"
+                                     : "microseconds (process 0: the lanes' composition of the "
+                                       "measured durations; process 1: the host clock)"}};
   return j.dump();
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The execution core: runs one strategy over one workload on the simulated
 // clock (docs/COST_MODEL.md).
@@ -63,12 +64,13 @@ struct RunShape {
 struct CaseFootprint {
   int64_t slots_per_layer = 0;  // the cache share plus the prefetch buffer
   int64_t gpu_cache_slots = 0;
-  double gpu_weights_gib = 0, gpu_cache_gib = 0, gpu_kv_gib = 0, gpu_runtime_gib = 0, gpu_total_gib = 0;
-  double host_gib = 0;       // an estimate from the sizes of the largest arrays
+  double gpu_weights_gib = 0, gpu_cache_gib = 0, gpu_kv_gib = 0, gpu_runtime_gib = 0,
+         gpu_total_gib = 0;
+  double host_gib = 0;  // an estimate from the sizes of the largest arrays
   std::string host_breakdown;
 };
-CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw, const StrategyInstance& strategy,
-                             const RunShape& shape);
+CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
+                             const StrategyInstance& strategy, const RunShape& shape);
 // Throws moebench::Error when the footprint exceeds the GPU's memory or,
 // with `host`, the host memory available now (core/util/memory.h), naming
 // every part. The host check belongs before the workload is built: once
@@ -106,9 +108,10 @@ struct SimulationResult {
 // moebench::Error for problems the user can fix (a GPU strategy on a
 // machine without one, a configuration that does not fit in GPU memory)
 // and InternalError (naming the component) for invalid decisions.
-SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
-                          StrategyInstance& strategy, const TraceSource& source,
-                          const CalibrationData* calibration, const EngineOptions& opt);
+SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw,
+                          const WorkloadSpec& workload, StrategyInstance& strategy,
+                          const TraceSource& source, const CalibrationData* calibration,
+                          const EngineOptions& opt);
 
 // Chrome trace (Perfetto-compatible) JSON of a timeline: one thread per lane
 // (process 0); a real run's `measured` tasks as a second process, "measured

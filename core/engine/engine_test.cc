@@ -1,12 +1,13 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Hand-computed timelines of the execution core on small cases (2 layers,
 // 4 experts): attention 1 us, CPU expert 10 us, GPU expert 2 us, transfer
-// 5 us (see core/engine/testing.h).
+// 5 us (see baselines/testing.h).
 
 #include <map>
 
 #include <gtest/gtest.h>
 
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -26,7 +27,8 @@ TEST(EngineTimeline, AllCpuRunsExpertsOneAfterAnother) {
   const auto r = run(tiny_model(), round_hardware(), strategy("all-cpu"), src);
   const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
   ASSERT_EQ(cpu.size(), 4u);
-  // attention [0,1]; CPU experts [1,11], [11,21]; layer 1 attention [21,22]; experts [22,32], [32,42].
+  // attention [0,1]; CPU experts [1,11], [11,21]; layer 1 attention [21,22]; experts [22,32],
+  // [32,42].
   EXPECT_DOUBLE_EQ(cpu[0].start_ns, 1 * us);
   EXPECT_DOUBLE_EQ(cpu[1].end_ns, 21 * us);
   EXPECT_DOUBLE_EQ(cpu[2].start_ns, 22 * us);
@@ -43,7 +45,8 @@ TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
   // in layer 0: expert 0 hits, expert 2 is loaded into expert 1's slot (the
   // LRU victim; 0 is in use). Layer 1 uses {0, 1}: both hit.
   const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
-  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto r =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
   const auto h2d = tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
   ASSERT_EQ(h2d.size(), 1u);
@@ -51,9 +54,9 @@ TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
   EXPECT_DOUBLE_EQ(h2d[0].start_ns, 1 * us);  // issued at the gate
   EXPECT_DOUBLE_EQ(h2d[0].end_ns, 6 * us);
   ASSERT_EQ(gpu.size(), 4u);
-  EXPECT_EQ(gpu[0].expert, 0);                 // cached expert first: [1, 3]
+  EXPECT_EQ(gpu[0].expert, 0);  // cached expert first: [1, 3]
   EXPECT_DOUBLE_EQ(gpu[0].end_ns, 3 * us);
-  EXPECT_EQ(gpu[1].expert, 2);                 // waits for its copy: [6, 8]
+  EXPECT_EQ(gpu[1].expert, 2);  // waits for its copy: [6, 8]
   EXPECT_DOUBLE_EQ(gpu[1].start_ns, 6 * us);
   EXPECT_DOUBLE_EQ(gpu[1].end_ns, 8 * us);
   // Layer 1: attention [8, 9], experts 0 and 1 [9, 11], [11, 13].
@@ -69,7 +72,8 @@ TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {
   // Prefill: layer 0 waits 3 us for expert 2's copy (PCIe) and computes two
   // GPU experts (4 us); layer 1 computes two (4 us); nothing on the CPU.
   const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}, {{0, 2}, {0, 1}}}, 1);
-  const auto g = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto g =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   EXPECT_DOUBLE_EQ(g.metrics.pbd_wait_pcie_ns, 3 * us);
   EXPECT_DOUBLE_EQ(g.metrics.pbd_gpu_compute_ns, 8 * us);
   EXPECT_DOUBLE_EQ(g.metrics.pbd_wait_cpu_ns, 0.0);
@@ -91,7 +95,8 @@ TEST(EngineMetrics, HitRateByGroupsOfEightDecodeSteps) {
   // at step 0, hits after), layer 1 uses {0, 1} (cached from the start).
   std::vector<std::vector<std::vector<int32_t>>> ids(9, {{2, 3}, {0, 1}});
   const auto src = routing(2, 4, 2, ids);
-  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto r =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   const auto j = r.metrics.to_json()["decode_hit_rate_by_step_group_frac"];
   ASSERT_EQ(j.size(), 2u);  // steps 0-7 and step 8
   EXPECT_DOUBLE_EQ(j[0][0].get<double>(), 14.0 / 16.0);
@@ -165,9 +170,11 @@ TEST(EngineResidency, APrefetchBufferThatPrefetchesNothingChangesNothing) {
   spec.residency.prefetch_buffer = true;
   const auto buffered = run(tiny_model(), round_hardware(), spec, src, true, &reg);
   EXPECT_EQ(buffered.metrics.prefetch_loads, 0);
-  EXPECT_EQ(buffered.metrics.gpu_cache_slots, plain.metrics.gpu_cache_slots + 2 * 2);  // counted in memory
+  EXPECT_EQ(buffered.metrics.gpu_cache_slots,
+            plain.metrics.gpu_cache_slots + 2 * 2);  // counted in memory
   for (int32_t l = 0; l < 2; ++l) {
-    EXPECT_EQ(buffered.metrics.decode_layer_hits[l], plain.metrics.decode_layer_hits[l]) << "layer " << l;
+    EXPECT_EQ(buffered.metrics.decode_layer_hits[l], plain.metrics.decode_layer_hits[l])
+        << "layer " << l;
   }
   EXPECT_EQ(buffered.metrics.demand_loads, plain.metrics.demand_loads);
   EXPECT_DOUBLE_EQ(buffered.metrics.makespan_ns, plain.metrics.makespan_ns);
@@ -254,7 +261,8 @@ TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
     StrategyInstance::create(spec, builtin_registry());
     ADD_FAILURE() << "one-at-a-time with pinned tokens was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected pin_active_token = false, found true"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("expected pin_active_token = false, found true"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -268,9 +276,10 @@ TEST(EngineResidency, APrefetcherThatPredictsNeedsAPredictor) {
       StrategyInstance::create(spec, builtin_registry());
       ADD_FAILURE() << kind << " with predictor none was accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(fmt::format("strategy.prefetcher = \"{}\" loads the experts "
-                                                       "strategy.predictor scores; expected a predictor, found \"none\"",
-                                                       kind)),
+      EXPECT_NE(std::string(e.what()).find(
+                    fmt::format("strategy.prefetcher = \"{}\" loads the experts "
+                                "strategy.predictor scores; expected a predictor, found \"none\"",
+                                kind)),
                 std::string::npos)
           << e.what();
     }
@@ -325,7 +334,8 @@ TEST(EngineResidency, HybriMoeCodePrefetchSkipsATopExpertAlreadyResident) {
   // and is prefetched.
   auto spec = strategy("gpu-ondemand", "mrs", "uniform", 3);
   spec.prefetcher = testing::component("mrs-next");
-  spec.prefetcher.params.set("prefetch_size", cfg::Value::integer(1, Where{"<test>"}), Where{"<test>"});
+  spec.prefetcher.params.set("prefetch_size", cfg::Value::integer(1, Where{"<test>"}),
+                             Where{"<test>"});
   spec.residency.late_prefetch = "issue";
   std::vector<std::vector<std::vector<int32_t>>> resident_top(6, {{0, 1}, {0, 1}});
   const auto a = run(tiny_model(), round_hardware(), spec, routing(2, 4, 2, resident_top, 1));
@@ -367,7 +377,8 @@ TEST(EngineTimeline, DeferredExpertFinishesDuringTheNextLayer) {
   ASSERT_EQ(att.size(), 3u);
   ASSERT_EQ(def.size(), 2u);
   // Layer 0: attention [0,1]; expert 0 [1,11] immediate; expert 1 deferred [11,21].
-  // Layer 1 starts when the immediate output is back: attention [11,12], overlapping the deferred expert.
+  // Layer 1 starts when the immediate output is back: attention [11,12], overlapping the deferred
+  // expert.
   EXPECT_DOUBLE_EQ(att[1].start_ns, 11 * us);
   EXPECT_EQ(def[0].expert, 1);
   EXPECT_DOUBLE_EQ(def[0].start_ns, 11 * us);
@@ -420,7 +431,8 @@ TEST(EngineValidation, StrategyNeedingAGpuIsRejectedOnCpuOnlyHardware) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "strategy 'test-gpu-ondemand': expected a hardware profile with a GPU (its assigner 'gpu-ondemand' "
+              "strategy 'test-gpu-ondemand': expected a hardware profile with a GPU (its assigner "
+              "'gpu-ondemand' "
               "runs experts on the GPU), found 'round' with none");
   }
   // all-cpu runs there, with attention on the CPU as well.
@@ -452,7 +464,8 @@ TEST(EngineValidation, InvalidPlanNamesTheComponent) {
     FAIL();
   } catch (const InternalError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "strategy 'test-bad': assigner 'bad' made an invalid decision at step 0: layer 0: CPU expert 0 is "
+              "strategy 'test-bad': assigner 'bad' made an invalid decision at step 0: layer 0: "
+              "CPU expert 0 is "
               "not an activated, non-deferred expert or is planned twice");
   }
 }
@@ -521,7 +534,9 @@ class StepExecutor final : public Executor {
   double cpu_expert_ns(const CostModel& c, int32_t, int32_t, int64_t tokens, bool first) override {
     return c.cpu_expert_ns(tokens, first);
   }
-  double shared_experts_ns(const CostModel& c, int32_t, int64_t tokens) override { return c.gpu_shared_ns(tokens); }
+  double shared_experts_ns(const CostModel& c, int32_t, int64_t tokens) override {
+    return c.gpu_shared_ns(tokens);
+  }
   double attention_ns(int32_t block, const StepTokens& st, double predicted) override {
     blocks.push_back(block);
     steps.push_back(st);
@@ -549,8 +564,10 @@ TEST(EngineExecutor, AttentionAndLmHeadDurationsComeFromTheExecutor) {
   EngineOptions opt;
   opt.executor = &ex;
   opt.timeline = true;
-  const auto r = simulate(tiny_model(), round_hardware(false), testing::workload_of(src), st, src, nullptr, opt);
-  EXPECT_EQ(ex.prepared, (std::vector<int64_t>{1, 2, 1}));  // sequences per step, positions, tokens per step
+  const auto r = simulate(tiny_model(), round_hardware(false), testing::workload_of(src), st, src,
+                          nullptr, opt);
+  EXPECT_EQ(ex.prepared,
+            (std::vector<int64_t>{1, 2, 1}));  // sequences per step, positions, tokens per step
   EXPECT_TRUE(ex.recorded);
   ASSERT_EQ(ex.blocks, (std::vector<int32_t>{0, 1, 0, 1}));  // two steps, two blocks
   EXPECT_EQ(ex.heads, (std::vector<int64_t>{1, 1}));
@@ -650,16 +667,20 @@ TEST(EngineExecutor, TheSimulatedExecutorIsTheDefault) {
 
 TEST(Engine, DeterministicAcrossRuns) {
   std::vector<std::vector<std::vector<int32_t>>> ids;
-  for (int t = 0; t < 20; ++t) ids.push_back({{t % 4, (t + 1) % 4}, {(t * 3) % 4, (t * 3 + 1) % 4}});
+  for (int t = 0; t < 20; ++t)
+    ids.push_back({{t % 4, (t + 1) % 4}, {(t * 3) % 4, (t * 3 + 1) % 4}});
   const auto src = routing(2, 4, 2, ids);
-  const auto a = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
-  const auto b = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto a =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto b =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   auto strip = [](nlohmann::ordered_json j) {
     for (auto it = j.begin(); it != j.end();) {
       // measured host times differ
       if (it.key().rfind("decision_", 0) == 0 || it.key() == "host_wall_s")
         it = j.erase(it);
-      else ++it;
+      else
+        ++it;
     }
     return j.dump();
   };
@@ -673,7 +694,8 @@ TEST(Engine, DeterministicAcrossRuns) {
 
 TEST(Engine, ChromeTraceLooksLikeAChromeTrace) {
   const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
-  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto r =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   const auto j = nlohmann::json::parse(chrome_trace_json(r.timeline, "t"));
   ASSERT_TRUE(j["traceEvents"].is_array());
   int complete = 0;
@@ -690,7 +712,8 @@ TEST(Engine, ChromeTraceLooksLikeAChromeTrace) {
 // finishes where the waiting task starts, never backwards in time.
 TEST(Engine, ChromeTraceShowsWhatEachTaskWaitsFor) {
   const auto src = routing(2, 4, 2, {{{0, 2}, {0, 1}}});
-  const auto r = run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
+  const auto r =
+      run(tiny_model(), round_hardware(), strategy("gpu-ondemand", "lru", "uniform", 2), src);
   const auto j = nlohmann::json::parse(chrome_trace_json(r.timeline, "t"));
   std::map<int64_t, double> from, to;
   for (const auto& e : j["traceEvents"]) {
@@ -761,7 +784,8 @@ TEST(EngineHostileInput, AnInfiniteSimulatedTimeIsAnError) {
     testing::run(testing::tiny_model(), h, testing::strategy("all-cpu"), src);
     FAIL() << "an infinite time was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is not a finite number (inf): a rate or bandwidth of hardware 'round'"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "is not a finite number (inf): a rate or bandwidth of hardware 'round'"),
               std::string::npos)
         << e.what();
   }
@@ -777,7 +801,8 @@ TEST(EngineHostileInput, AZeroBandwidthIsRefusedNotInfinitelyFast) {
     testing::run(testing::tiny_model(), h, testing::strategy("all-cpu"), src);
     FAIL() << "a zero bandwidth was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("hardware link.d2h_gbps: expected a bandwidth > 0 GB/s"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("hardware link.d2h_gbps: expected a bandwidth > 0 GB/s"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -828,12 +853,15 @@ TEST(EngineHostileInput, TheFootprintIsKnownFromShapesAlone) {
     check_footprint(f, m, h, st);
     FAIL() << "a case far beyond the GPU was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("case does not fit: expected at most 48.0 GiB of GPU memory", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "case does not fit: expected at most 48.0 GiB of GPU memory", 0),
+              0u)
         << e.what();
   }
   // Host memory: a million tokens of this model's routing is far beyond any machine.
   HardwareProfile cpu_only = testing::round_hardware(false);
-  const StrategyInstance all_cpu = StrategyInstance::create(testing::strategy("all-cpu"), builtin_registry());
+  const StrategyInstance all_cpu =
+      StrategyInstance::create(testing::strategy("all-cpu"), builtin_registry());
   shape.sequences = 100000;
   shape.max_tokens = 200000;
   shape.total_tokens = shape.sequences * shape.max_tokens;
@@ -843,8 +871,10 @@ TEST(EngineHostileInput, TheFootprintIsKnownFromShapesAlone) {
     check_footprint(g, m, cpu_only, all_cpu);
     FAIL() << "a workload beyond the host's memory was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("case does not fit in host memory"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("routing of 20000000000 tokens x 1024 MoE layers"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("case does not fit in host memory"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("routing of 20000000000 tokens x 1024 MoE layers"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One core, two executors (docs/ARCHITECTURE.md, "Backends"). The step
 // loop, the component hooks, residency and the validation of every
@@ -7,7 +8,7 @@
 //              default, deterministic, any model on any hardware profile
 //   real       the task is run on this machine when it is submitted and its
 //              measured wall-clock time is its duration
-//              (core/backend/real_cpu_executor.h)
+//              (harness/backend/real_cpu_executor.h)
 //
 // The engine hands the executor every compute task of a CPU-only step:
 // attention with norms and router, dense FFN, shared and routed experts,
@@ -47,8 +48,8 @@ class Executor {
   // Before the first step: the most sequences in one step, the most
   // positions of a sequence, the most tokens in one step; `record`: keep
   // every executed task's measured span (measured()).
-  virtual void begin_run(int64_t /*max_sequences*/, int64_t /*max_positions*/, int64_t /*max_step_tokens*/,
-                         bool /*record*/) {}
+  virtual void begin_run(int64_t /*max_sequences*/, int64_t /*max_positions*/,
+                         int64_t /*max_step_tokens*/, bool /*record*/) {}
   virtual void begin_step(int64_t /*step*/) {}
   // A routed expert of MoE layer `layer` on the CPU lane with `tokens`
   // tokens (>= 1); `first_in_layer` is the layer's first CPU expert task.
@@ -59,11 +60,14 @@ class Executor {
   virtual double shared_experts_ns(const CostModel& c, int32_t layer, int64_t tokens) = 0;
   // Attention, norms and router of transformer block `block` (0-based over
   // every block, dense ones included) for the step's tokens.
-  virtual double attention_ns(int32_t /*block*/, const StepTokens& /*tokens*/, double predicted_ns) {
+  virtual double attention_ns(int32_t /*block*/, const StepTokens& /*tokens*/,
+                              double predicted_ns) {
     return predicted_ns;
   }
   // The FFN of dense block `block`.
-  virtual double dense_ffn_ns(int32_t /*block*/, int64_t /*tokens*/, double predicted_ns) { return predicted_ns; }
+  virtual double dense_ffn_ns(int32_t /*block*/, int64_t /*tokens*/, double predicted_ns) {
+    return predicted_ns;
+  }
   // The lm head and sampling.
   virtual double lm_head_ns(int64_t /*tokens*/, double predicted_ns) { return predicted_ns; }
   // Every task it executed since begin_run with `record`, on the host clock

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/lanes.h"
 
 #include <algorithm>
@@ -8,31 +9,50 @@ namespace moebench {
 
 const char* to_string(Lane l) {
   switch (l) {
-    case Lane::kH2D: return "h2d";
-    case Lane::kGpu: return "gpu";
-    case Lane::kCpu: return "cpu";
-    case Lane::kD2H: return "d2h";
-    case Lane::kActH2D: return "h2d-act";
+    case Lane::kH2D:
+      return "h2d";
+    case Lane::kGpu:
+      return "gpu";
+    case Lane::kCpu:
+      return "cpu";
+    case Lane::kD2H:
+      return "d2h";
+    case Lane::kActH2D:
+      return "h2d-act";
   }
   return "?";
 }
 
 const char* to_string(TaskKind k) {
   switch (k) {
-    case TaskKind::kAttention: return "attention";
-    case TaskKind::kDenseFfn: return "dense-ffn";
-    case TaskKind::kSharedExperts: return "shared-experts";
-    case TaskKind::kGpuExpert: return "gpu-expert";
-    case TaskKind::kCpuExpert: return "cpu-expert";
-    case TaskKind::kDeferredExpert: return "deferred-expert";
-    case TaskKind::kLmHead: return "lm-head";
-    case TaskKind::kPredict: return "predict";
-    case TaskKind::kActToCpu: return "act-to-cpu";
-    case TaskKind::kActToGpu: return "act-to-gpu";
-    case TaskKind::kDemandLoad: return "demand-load";
-    case TaskKind::kPrefetchLoad: return "prefetch";
-    case TaskKind::kSwapLoad: return "swap-load";
-    case TaskKind::kBufferCopy: return "buffer-copy";
+    case TaskKind::kAttention:
+      return "attention";
+    case TaskKind::kDenseFfn:
+      return "dense-ffn";
+    case TaskKind::kSharedExperts:
+      return "shared-experts";
+    case TaskKind::kGpuExpert:
+      return "gpu-expert";
+    case TaskKind::kCpuExpert:
+      return "cpu-expert";
+    case TaskKind::kDeferredExpert:
+      return "deferred-expert";
+    case TaskKind::kLmHead:
+      return "lm-head";
+    case TaskKind::kPredict:
+      return "predict";
+    case TaskKind::kActToCpu:
+      return "act-to-cpu";
+    case TaskKind::kActToGpu:
+      return "act-to-gpu";
+    case TaskKind::kDemandLoad:
+      return "demand-load";
+    case TaskKind::kPrefetchLoad:
+      return "prefetch";
+    case TaskKind::kSwapLoad:
+      return "swap-load";
+    case TaskKind::kBufferCopy:
+      return "buffer-copy";
   }
   return "?";
 }
@@ -123,6 +143,8 @@ bool Link::cancel(int64_t id, double now_ns) {
   return false;
 }
 
-double Link::free_ns() const { return queue_.empty() ? committed_free_ : get(queue_.back()).end_ns; }
+double Link::free_ns() const {
+  return queue_.empty() ? committed_free_ : get(queue_.back()).end_ns;
+}
 
 }  // namespace moebench

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Lanes of the simulated machine and the H2D link.
 //
@@ -26,23 +27,25 @@ enum class Lane : int { kH2D = 0, kGpu = 1, kCpu = 2, kD2H = 3, kActH2D = 4 };
 inline constexpr int kNumLanes = 5;
 const char* to_string(Lane l);
 // Lower runs first at equal times.
-inline int lane_priority(Lane l) { return static_cast<int>(l); }
+inline int lane_priority(Lane l) {
+  return static_cast<int>(l);
+}
 
 enum class TaskKind {
-  kAttention,      // non-MoE work of a layer (attention, norms, router)
-  kDenseFfn,       // FFN of a dense layer
+  kAttention,  // non-MoE work of a layer (attention, norms, router)
+  kDenseFfn,   // FFN of a dense layer
   kSharedExperts,
   kGpuExpert,
   kCpuExpert,
-  kDeferredExpert, // CPU expert whose output is consumed one layer later
+  kDeferredExpert,  // CPU expert whose output is consumed one layer later
   kLmHead,
-  kPredict,        // a predictor's extra GPU work
-  kActToCpu,       // hidden states to the CPU
-  kActToGpu,       // CPU expert outputs back to the GPU
-  kDemandLoad,     // weights copied because the expert runs on the GPU now
-  kPrefetchLoad,   // weights copied ahead of need
-  kSwapLoad,       // weights copied by a cache policy's swap (window, prefill-end fill)
-  kBufferCopy,     // weights copied into a buffer no expert reads (LayerPlan::unread_buffer_layer)
+  kPredict,       // a predictor's extra GPU work
+  kActToCpu,      // hidden states to the CPU
+  kActToGpu,      // CPU expert outputs back to the GPU
+  kDemandLoad,    // weights copied because the expert runs on the GPU now
+  kPrefetchLoad,  // weights copied ahead of need
+  kSwapLoad,      // weights copied by a cache policy's swap (window, prefill-end fill)
+  kBufferCopy,    // weights copied into a buffer no expert reads (LayerPlan::unread_buffer_layer)
 };
 const char* to_string(TaskKind k);
 
@@ -50,14 +53,16 @@ struct TaskRecord {
   Lane lane;
   TaskKind kind;
   double start_ns = 0, end_ns = 0;
-  int64_t seq = 0;       // submission order (ties)
+  int64_t seq = 0;  // submission order (ties)
   int64_t step = -1;
-  int32_t layer = -1;    // MoE layer (-1: none)
-  int32_t expert = -1;   // -1: none
-  int64_t tokens = -1;   // tokens the task processes (expert and attention tasks; -1: none)
-  int64_t task = -1;     // lane tasks: the task's id in the layer's task graph (-1: a copy on the link)
+  int32_t layer = -1;   // MoE layer (-1: none)
+  int32_t expert = -1;  // -1: none
+  int64_t tokens = -1;  // tokens the task processes (expert and attention tasks; -1: none)
+  int64_t task =
+      -1;  // lane tasks: the task's id in the layer's task graph (-1: a copy on the link)
   int64_t waits[4] = {-1, -1, -1, -1};  // lane tasks: the ids of the earlier tasks it waits for
-  int64_t copy = -1;     // a copy on the link: its transfer id; a GPU expert: the id of its own copy (-1: none)
+  int64_t copy =
+      -1;  // a copy on the link: its transfer id; a GPU expert: the id of its own copy (-1: none)
 };
 
 // Event order: (time, lane priority, sequence number).
@@ -91,15 +96,16 @@ struct Transfer {
   int64_t id = 0;
   int32_t layer = -1, expert = -1;
   TaskKind kind = TaskKind::kDemandLoad;
-  double issue_ns = 0;     // when the host asked for it
-  double earliest_ns = 0;  // cannot start before (e.g. its slot's previous occupant is still computing)
+  double issue_ns = 0;  // when the host asked for it
+  double earliest_ns =
+      0;  // cannot start before (e.g. its slot's previous occupant is still computing)
   double duration_ns = 0;
   double start_ns = 0, end_ns = 0;
-  bool fixed = false;      // cannot be moved any more
-  bool done = false;       // completion applied
-  bool staging = false;    // goes to a use-once buffer, not into the cache
-  int64_t step = -1;       // step it was issued in
-  int64_t target_step = -1;   // prefetch: the step it is meant for
+  bool fixed = false;        // cannot be moved any more
+  bool done = false;         // completion applied
+  bool staging = false;      // goes to a use-once buffer, not into the cache
+  int64_t step = -1;         // step it was issued in
+  int64_t target_step = -1;  // prefetch: the step it is meant for
   int32_t target_layer = -1;
 };
 
@@ -135,7 +141,7 @@ class Link {
   void reschedule(size_t from);
 
   LinkOrder order_;
-  std::deque<Transfer> all_;   // transfers with id >= base_
+  std::deque<Transfer> all_;  // transfers with id >= base_
   int64_t base_ = 0;
   std::deque<int64_t> queue_;  // not yet completed, in link order
   double committed_free_ = 0;  // end of the last completed transfer

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/lanes.h"
 #include "core/engine/residency.h"
 
@@ -69,9 +70,14 @@ TEST(EventOrder, TimeThenLanePriorityThenSequence) {
     Lane lane;
     int64_t seq;
   };
-  std::vector<E> ev = {{5, Lane::kGpu, 0}, {5, Lane::kH2D, 3}, {4, Lane::kCpu, 9},
-                       {5, Lane::kH2D, 1}, {5, Lane::kCpu, 2}};
-  std::sort(ev.begin(), ev.end(), [](const E& a, const E& b) { return event_before(a.t, a.lane, a.seq, b.t, b.lane, b.seq); });
+  std::vector<E> ev = {{5, Lane::kGpu, 0},
+                       {5, Lane::kH2D, 3},
+                       {4, Lane::kCpu, 9},
+                       {5, Lane::kH2D, 1},
+                       {5, Lane::kCpu, 2}};
+  std::sort(ev.begin(), ev.end(), [](const E& a, const E& b) {
+    return event_before(a.t, a.lane, a.seq, b.t, b.lane, b.seq);
+  });
   std::vector<int64_t> order;
   for (const auto& e : ev) order.push_back(e.seq);
   // time 4 first; at time 5: H2D (seq 1, then 3), then GPU, then CPU.

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Metrics of one run. Definitions (with formulas) are in analysis/METRICS.md;
 // the field table below is the single list that result rows, the summary
@@ -16,8 +17,8 @@ namespace moebench {
 
 struct RunMetrics {
   // Timing (simulated or measured clock, milliseconds unless stated).
-  std::vector<double> ttft_ms;     // per batch: prefill start to first token
-  std::vector<double> tbt_ms;      // per decode step
+  std::vector<double> ttft_ms;  // per batch: prefill start to first token
+  std::vector<double> tbt_ms;   // per decode step
   // Real backend: ttft_ms and tbt_ms are the steps' measured wall clock;
   // these are the same steps as the lanes compose the measured task
   // durations (empty on the simulated backend).
@@ -28,7 +29,7 @@ struct RunMetrics {
   // Expert residency at each layer's gate, per phase [0 = prefill, 1 = decode].
   int64_t expert_accesses[2] = {0, 0};  // activated (layer, expert) pairs per step
   int64_t expert_hits[2] = {0, 0};
-  int64_t token_accesses[2] = {0, 0};   // (token, layer, expert) activations
+  int64_t token_accesses[2] = {0, 0};  // (token, layer, expert) activations
   int64_t token_hits[2] = {0, 0};
   std::vector<int64_t> decode_layer_accesses, decode_layer_hits;  // token-weighted, per MoE layer
   // The same per group of kStepGroup decode steps (counted from each batch's
@@ -45,7 +46,8 @@ struct RunMetrics {
   int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
   int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer
-  int64_t prefetch_covered = 0;  // activations cached at the gate thanks to a prefetch for that step
+  int64_t prefetch_covered =
+      0;  // activations cached at the gate thanks to a prefetch for that step
   int64_t h2d_bytes = 0, d2h_bytes = 0, act_h2d_bytes = 0;
 
   // Where expert work ran (token-weighted).
@@ -69,7 +71,8 @@ struct RunMetrics {
 
   // Host time spent in components (measured on the machine running the
   // simulation), per family, and how many layer calls were timed.
-  double decision_ns[6] = {0, 0, 0, 0, 0, 0};  // placement, assigner, cache, prefetcher, predictor, deferral
+  double decision_ns[6] = {0, 0, 0,
+                           0, 0, 0};  // placement, assigner, cache, prefetcher, predictor, deferral
   int64_t decision_samples = 0;
 
   int64_t gpu_cache_slots = 0;      // expert slots of the cache

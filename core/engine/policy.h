@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The plug-in points of a strategy (docs/STRATEGIES.md, "Registered components"). Components
 // only decide: they read one Context and return decisions (plans, victims,
@@ -19,16 +20,25 @@
 //   Prefetcher::after_gpu_experts   after the layer's GPU experts are scheduled
 //   CachePolicy::after_layer   window-based swaps
 // and after each step: Prefetcher::after_step, CachePolicy::after_step.
+//
+// Threading: a component instance belongs to one run (one case on one
+// workload) and is called from that run's thread only, in the order above;
+// it needs no locks and may keep any state between calls. `run_suite
+// --jobs N` runs N cases at once, each with its own instances made from the
+// one shared, immutable Registry (core/policy/registry.h). State shared
+// between runs (a trained predictor's weights) goes through
+// core/util/artefact_cache.h, which serialises writers across threads and
+// processes.
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "core/config/experiment.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/residency.h"
 #include "core/engine/routing_data.h"
+#include "core/experiment/experiment.h"
 #include "core/policy/registry.h"
 
 namespace moebench {
@@ -36,9 +46,9 @@ namespace moebench {
 // One activated expert of a layer in the current step.
 struct ActiveExpert {
   int32_t expert = 0;
-  int32_t tokens = 0;      // tokens routed to it in this step: its workload w_e
-  float weight_sum = 0;    // sum of its combine weights over those tokens
-  int32_t best_rank = 0;   // its best rank (0 = top score) in any token's top-k
+  int32_t tokens = 0;     // tokens routed to it in this step: its workload w_e
+  float weight_sum = 0;   // sum of its combine weights over those tokens
+  int32_t best_rank = 0;  // its best rank (0 = top score) in any token's top-k
 };
 
 // Activation counts of a calibration workload (disjoint from the
@@ -70,14 +80,15 @@ struct Context {
   int64_t decode_step = -1;  // index of the decode iteration within its batch (-1 in prefill)
   int32_t layer = 0;         // MoE layer of the hook (0-based)
   int32_t moe_layers = 0, experts = 0, top_k = 0;
-  double now_ns = 0;         // simulated time of the hook
-  const StepRouting* routing = nullptr;       // this step's tokens; layers <= `layer` revealed
-  std::span<const ActiveExpert> active;       // `layer`'s activated experts, by expert id
+  double now_ns = 0;                     // simulated time of the hook
+  const StepRouting* routing = nullptr;  // this step's tokens; layers <= `layer` revealed
+  std::span<const ActiveExpert> active;  // `layer`'s activated experts, by expert id
   const ResidencyView* residency = nullptr;
   const CostModel* cost = nullptr;
   LaneTimes lanes;
-  double layer_nonmoe_ns = 0;  // this step's attention/norm/router time per layer (the GPU's non-MoE work)
-  const GateWeights* gates = nullptr;         // the trace's routers (nullptr if none)
+  double layer_nonmoe_ns =
+      0;  // this step's attention/norm/router time per layer (the GPU's non-MoE work)
+  const GateWeights* gates = nullptr;  // the trace's routers (nullptr if none)
   const CalibrationData* calibration = nullptr;
   // Oracle access: routing of any (step, token) of the run. Non-null only
   // for components that declared needs_future().
@@ -98,10 +109,10 @@ class FutureView {
 
 // What a component may ask of the core before the run.
 struct Needs {
-  int64_t top_p = 0;          // router scores of the top-p experts per token and layer
-  bool gate_inputs = false;   // gate input vectors (and gate weights)
-  bool calibration = false;   // a calibration workload profile / trace
-  bool future = false;        // oracle look-ahead
+  int64_t top_p = 0;         // router scores of the top-p experts per token and layer
+  bool gate_inputs = false;  // gate input vectors (and gate weights)
+  bool calibration = false;  // a calibration workload profile / trace
+  bool future = false;       // oracle look-ahead
 };
 
 class PolicyComponent : public Component {
@@ -114,7 +125,7 @@ class PolicyComponent : public Component {
 struct PlacementContext {
   const ModelSpec* model = nullptr;
   const CostModel* cost = nullptr;
-  int64_t slots_per_layer = 0;   // cache capacity (per layer; global pools hold layers x this)
+  int64_t slots_per_layer = 0;  // cache capacity (per layer; global pools hold layers x this)
   bool global_pool = false;
   const CalibrationData* calibration = nullptr;
   const FutureView* future = nullptr;
@@ -197,7 +208,8 @@ class CachePolicy : public PolicyComponent {
   // Chooses which of `candidates` (resident, unpinned, never empty) to evict
   // so that `incoming` of layer ctx.layer... fits. Returns an index into
   // candidates. Ties must be broken deterministically.
-  virtual size_t victim(std::span<const SlotRef> candidates, SlotRef incoming, const Context& ctx) = 0;
+  virtual size_t victim(std::span<const SlotRef> candidates, SlotRef incoming,
+                        const Context& ctx) = 0;
   // Optional swaps proposed after a layer (window-based policies): load
   // `incoming`, evicting `outgoing` (which must be resident and unpinned).
   struct Swap {
@@ -211,7 +223,7 @@ class CachePolicy : public PolicyComponent {
 // ---------------------------------------------------------------- Prefetcher
 
 struct PrefetchRequest {
-  int32_t layer = 0;     // MoE layer whose expert to load
+  int32_t layer = 0;  // MoE layer whose expert to load
   int32_t expert = 0;
   int64_t target_step_offset = 0;  // 0 = this step, 1 = the next step (token-wise)
 };

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/residency.h"
 
 #include <algorithm>
@@ -8,7 +9,8 @@
 
 namespace moebench {
 
-Residency::Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots, bool global_pool)
+Residency::Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots,
+                     bool global_pool)
     : layers_(layers),
       experts_(experts),
       slots_(std::min<int64_t>(experts, cache_slots + buffer_slots)),
@@ -27,14 +29,19 @@ Residency::Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64
 
 double Residency::ready_ns(int32_t l, int32_t e) const {
   switch (state(l, e)) {
-    case kResident: return -std::numeric_limits<double>::infinity();
-    case kInFlight: return end_[idx(l, e)];
-    case kAbsent: return std::numeric_limits<double>::infinity();
+    case kResident:
+      return -std::numeric_limits<double>::infinity();
+    case kInFlight:
+      return end_[idx(l, e)];
+    case kAbsent:
+      return std::numeric_limits<double>::infinity();
   }
   return 0;
 }
 
-int64_t Residency::capacity(int32_t) const { return global_ ? int64_t(layers_) * slots_ : slots_; }
+int64_t Residency::capacity(int32_t) const {
+  return global_ ? int64_t(layers_) * slots_ : slots_;
+}
 
 int64_t Residency::used(int32_t l) const {
   return global_ ? used_total_ : int64_t(holders_[l].size());
@@ -42,8 +49,9 @@ int64_t Residency::used(int32_t l) const {
 
 void Residency::add_holder(int32_t l, int32_t e) {
   if (!has_room(l)) {
-    throw InternalError(fmt::format("residency: no free slot in layer {} for expert {} ({} of {} used)", l, e,
-                                    used(l), capacity(l)));
+    throw InternalError(
+        fmt::format("residency: no free slot in layer {} for expert {} ({} of {} used)", l, e,
+                    used(l), capacity(l)));
   }
   pos_[idx(l, e)] = int32_t(holders_[l].size());
   holders_[l].push_back(e);
@@ -69,7 +77,8 @@ void Residency::place(int32_t l, int32_t e) {
 
 void Residency::begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns) {
   if (state(l, e) != kAbsent) {
-    throw InternalError(fmt::format("residency: transfer of expert {} of layer {} which is already cached", e, l));
+    throw InternalError(
+        fmt::format("residency: transfer of expert {} of layer {} which is already cached", e, l));
   }
   add_holder(l, e);
   state_[idx(l, e)] = kInFlight;
@@ -77,7 +86,9 @@ void Residency::begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns
   end_[idx(l, e)] = end_ns;
 }
 
-void Residency::update_transfer_end(int32_t l, int32_t e, double end_ns) { end_[idx(l, e)] = end_ns; }
+void Residency::update_transfer_end(int32_t l, int32_t e, double end_ns) {
+  end_[idx(l, e)] = end_ns;
+}
 
 void Residency::complete(int32_t l, int32_t e) {
   if (state(l, e) == kInFlight) state_[idx(l, e)] = kResident;
@@ -85,7 +96,8 @@ void Residency::complete(int32_t l, int32_t e) {
 
 void Residency::evict(int32_t l, int32_t e) {
   if (state(l, e) == kAbsent) return;
-  if (pinned(l, e)) throw InternalError(fmt::format("residency: eviction of pinned expert {} of layer {}", e, l));
+  if (pinned(l, e))
+    throw InternalError(fmt::format("residency: eviction of pinned expert {} of layer {}", e, l));
   remove_holder(l, e);
   state_[idx(l, e)] = kAbsent;
   xfer_[idx(l, e)] = -1;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which experts' weights are in GPU memory. Owned by the core; components
 // read it through ResidencyView and change it only by returning decisions.
@@ -35,8 +36,9 @@ class ResidencyView {
   virtual double ready_ns(int32_t layer, int32_t expert) const = 0;
   // Experts holding a slot in `layer` (resident or in flight), any order.
   virtual std::span<const int32_t> holders(int32_t layer) const = 0;
-  virtual int64_t capacity(int32_t layer) const = 0;  // per-layer pool: its slots; global: the pool's
-  virtual int64_t used(int32_t layer) const = 0;      // per-layer: that layer's; global: all
+  virtual int64_t capacity(
+      int32_t layer) const = 0;                   // per-layer pool: its slots; global: the pool's
+  virtual int64_t used(int32_t layer) const = 0;  // per-layer: that layer's; global: all
   virtual bool global_pool() const = 0;
   virtual bool pinned(int32_t layer, int32_t expert) const = 0;
 };
@@ -48,7 +50,8 @@ class Residency final : public ResidencyView {
  public:
   // `cache_slots` per layer (the cache share) and `buffer_slots` beside them;
   // together at most `experts` per layer. A global pool has no buffer.
-  Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots, bool global_pool);
+  Residency(int32_t layers, int32_t experts, int64_t cache_slots, int64_t buffer_slots,
+            bool global_pool);
   Residency(int32_t layers, int32_t experts, int64_t slots_per_layer, bool global_pool)
       : Residency(layers, experts, slots_per_layer, 0, global_pool) {}
 
@@ -63,7 +66,9 @@ class Residency final : public ResidencyView {
   bool pinned(int32_t l, int32_t e) const override { return pin_[idx(l, e)] > 0; }
 
   bool has_room(int32_t l) const { return used(l) < capacity(l); }
-  int64_t total_slots() const { return global_ ? int64_t(layers_) * slots_ : int64_t(layers_) * slots_; }
+  int64_t total_slots() const {
+    return global_ ? int64_t(layers_) * slots_ : int64_t(layers_) * slots_;
+  }
   int64_t slots_per_layer() const { return slots_; }
   // The prefetch buffer's slots per layer (0: none) and the cache share's.
   int64_t buffer_slots() const { return buffer_; }
@@ -88,10 +93,10 @@ class Residency final : public ResidencyView {
   }
 
   // --- mutations (engine only) ---
-  void place(int32_t l, int32_t e);                       // resident now (initial placement)
+  void place(int32_t l, int32_t e);  // resident now (initial placement)
   void begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns);
   void update_transfer_end(int32_t l, int32_t e, double end_ns);
-  void complete(int32_t l, int32_t e);                    // in flight -> resident
+  void complete(int32_t l, int32_t e);  // in flight -> resident
   void evict(int32_t l, int32_t e);
   int64_t transfer(int32_t l, int32_t e) const { return xfer_[idx(l, e)]; }
   void pin(int32_t l, int32_t e) { ++pin_[idx(l, e)]; }

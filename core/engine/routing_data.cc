@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/routing_data.h"
 
 #include <algorithm>
@@ -18,9 +19,10 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
   k_ = in.top_k();
   p_ = std::min(top_p, E_);
   if (p_ > 0 && in.probs == ProbsStorage::kNone) {
-    throw Error(fmt::format("workload: expected router probabilities (a component needs the top-{} "
-                            "scores), found a trace without them",
-                            p_));
+    throw Error(
+        fmt::format("workload: expected router probabilities (a component needs the top-{} "
+                    "scores), found a trace without them",
+                    p_));
   }
   if (p_ > 0 && in.probs == ProbsStorage::kTopP && in.top_p < p_) {
     // Beyond the stored top-p the dense probabilities are zeros, not the
@@ -66,9 +68,10 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
 
 void StepRouting::check(int64_t l) const {
   if (l <= revealed_ || oracle_) return;
-  throw InternalError(fmt::format("component '{}' read the routing of MoE layer {} before its gate ran "
-                                  "(revealed up to layer {}); only oracle components may look ahead",
-                                  reader_ ? *reader_ : std::string("?"), l, revealed_));
+  throw InternalError(
+      fmt::format("component '{}' read the routing of MoE layer {} before its gate ran "
+                  "(revealed up to layer {}); only oracle components may look ahead",
+                  reader_ ? *reader_ : std::string("?"), l, revealed_));
 }
 
 }  // namespace moebench

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The workload of one run, materialised: every token's routing (ids,
 // weights, top-p scores) for the whole run, so oracle components can look
@@ -18,7 +19,9 @@
 namespace moebench {
 
 enum class Phase { kPrefill, kDecode };
-inline const char* to_string(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+inline const char* to_string(Phase p) {
+  return p == Phase::kPrefill ? "prefill" : "decode";
+}
 
 // Routing of every token of a run.
 class RunRouting {
@@ -38,10 +41,18 @@ class RunRouting {
   const SequenceInfo& sequence(int64_t s) const { return info_[s]; }
   // Global token index of (sequence, position).
   int64_t token(int64_t seq, int64_t pos) const { return seq_first_[seq] + pos; }
-  const int32_t* ids(int64_t token, int64_t layer) const { return &ids_[(token * L_ + layer) * k_]; }
-  const float* weights(int64_t token, int64_t layer) const { return &weights_[(token * L_ + layer) * k_]; }
-  const int32_t* topp_ids(int64_t token, int64_t layer) const { return &topp_ids_[(token * L_ + layer) * p_]; }
-  const float* topp_probs(int64_t token, int64_t layer) const { return &topp_probs_[(token * L_ + layer) * p_]; }
+  const int32_t* ids(int64_t token, int64_t layer) const {
+    return &ids_[(token * L_ + layer) * k_];
+  }
+  const float* weights(int64_t token, int64_t layer) const {
+    return &weights_[(token * L_ + layer) * k_];
+  }
+  const int32_t* topp_ids(int64_t token, int64_t layer) const {
+    return &topp_ids_[(token * L_ + layer) * p_];
+  }
+  const float* topp_probs(int64_t token, int64_t layer) const {
+    return &topp_probs_[(token * L_ + layer) * p_];
+  }
 
  private:
   int64_t L_ = 0, E_ = 0, k_ = 0, p_ = 0, short_of_top_p_ = 0;

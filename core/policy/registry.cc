@@ -1,10 +1,12 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/policy/registry.h"
 
 namespace moebench {
 
 void Registry::insert(Entry e) {
   auto key = std::make_pair(e.family, e.kind);
-  if (entries_.count(key)) throw InternalError("component registered twice: " + e.family + "/" + e.kind);
+  if (entries_.count(key))
+    throw InternalError("component registered twice: " + e.family + "/" + e.kind);
   entries_.emplace(std::move(key), std::move(e));
 }
 
@@ -29,7 +31,8 @@ const Registry::Entry& Registry::entry(const std::string& family, const std::str
 }
 
 nlohmann::ordered_json Registry::resolve(const std::string& family, const std::string& kind,
-                                         const cfg::Value& params, const std::string& prefix) const {
+                                         const cfg::Value& params,
+                                         const std::string& prefix) const {
   return entry(family, kind, params.where()).resolve(params, prefix);
 }
 

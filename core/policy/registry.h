@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The component registry: every policy component (placement, assigner,
 // cache, prefetcher, predictor, deferral) is registered here under a string
@@ -10,6 +11,12 @@
 //   C(const C::Params&);
 //   registry.add<Base, C>("cache", "lru", "Least recently used.");
 // and is created with registry.make<Base>("cache", "lru", params_table).
+//
+// Threading: a Registry is filled once, before any run (builtin_registry()
+// builds it on first use, which C++ makes thread-safe), and is immutable
+// afterwards: make() and the lookups are const and may be called from every
+// `--jobs` worker at once. What make() returns belongs to the caller's run
+// and thread (core/engine/policy.h).
 
 #include <functional>
 #include <map>
@@ -73,7 +80,8 @@ class Registry : public ComponentCatalog {
     const Entry& e = entry(family, spec.kind, spec.where);
     std::unique_ptr<Component> c = e.make(spec.params, prefix);
     T* t = dynamic_cast<T*>(c.get());
-    if (!t) throw InternalError("component " + family + "/" + spec.kind + " has the wrong base class");
+    if (!t)
+      throw InternalError("component " + family + "/" + spec.kind + " has the wrong base class");
     c.release();
     return std::unique_ptr<T>(t);
   }
@@ -81,11 +89,13 @@ class Registry : public ComponentCatalog {
   // ComponentCatalog
   std::vector<std::string> kinds(const std::string& family) const override;
   nlohmann::ordered_json resolve(const std::string& family, const std::string& kind,
-                                 const cfg::Value& params, const std::string& prefix) const override;
+                                 const cfg::Value& params,
+                                 const std::string& prefix) const override;
   bool is_list_param(const std::string& family, const std::string& kind,
                      const std::string& key) const override;
 
-  const Entry& entry(const std::string& family, const std::string& kind, const Where& where = {}) const;
+  const Entry& entry(const std::string& family, const std::string& kind,
+                     const Where& where = {}) const;
   std::vector<const Entry*> entries() const;
 
  private:

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/results/provenance.h"
 
 #include <unistd.h>
@@ -8,11 +9,9 @@
 #include <ctime>
 
 #include <fmt/format.h>
-#include <oneapi/dnnl/dnnl.h>
 
 #include "core/util/cpu_info.h"
 #include "core/util/strings.h"
-#include "kernels/cuda/gpu_query.h"
 
 #ifndef MOEBENCH_SOURCE_DIR
 #define MOEBENCH_SOURCE_DIR "."
@@ -43,11 +42,6 @@ std::string run_capture(const std::string& cmd, bool* ok = nullptr) {
   return trim(out);
 }
 
-std::string format_cuda_version(int v) {
-  if (v <= 0) return "";
-  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-}
-
 std::string format_time(const char* f) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -59,10 +53,15 @@ std::string format_time(const char* f) {
 
 }  // namespace
 
-std::string utc_now_iso() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
-std::string utc_now_stamp() { return format_time("%Y%m%dT%H%M%SZ"); }
+std::string utc_now_iso() {
+  return format_time("%Y-%m-%dT%H:%M:%SZ");
+}
+std::string utc_now_stamp() {
+  return format_time("%Y%m%dT%H%M%SZ");
+}
 
-Provenance collect_provenance(const std::vector<std::string>& argv) {
+Provenance collect_provenance(const std::vector<std::string>& argv,
+                              const std::vector<ProvenanceProbe>& probes) {
   Provenance p;
   p.moebench_version = build_info::kVersion;
   p.build_commit = build_info::kGitCommit;
@@ -80,29 +79,12 @@ Provenance collect_provenance(const std::vector<std::string>& argv) {
   if (!ok || p.git_commit.empty()) {
     p.git_commit = "unknown";
   } else {
-    const std::string status =
-        run_capture(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", src));
+    const std::string status = run_capture(
+        fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", src));
     p.git_dirty = !status.empty();
   }
-  const dnnl_version_t* v = dnnl_version();
-  p.onednn_version = fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
-
-  const GpuQuery q = query_gpus();
-  p.cuda_compiled = q.cuda_compiled;
-  p.cuda_compiled_version = format_cuda_version(q.cuda_compiled_version);
-  p.cuda_runtime_version = format_cuda_version(q.cuda_runtime_version);
-  p.cuda_driver_version = format_cuda_version(q.cuda_driver_version);
   p.gpus = nlohmann::ordered_json::array();
-  for (const auto& g : q.gpus) {
-    nlohmann::ordered_json j;
-    j["index"] = g.index;
-    j["name"] = g.name;
-    j["sm"] = fmt::format("{}.{}", g.sm_major, g.sm_minor);
-    j["mem_bytes"] = g.mem_bytes;
-    j["sm_count"] = g.sm_count;
-    p.gpus.push_back(j);
-  }
-  p.gpu_note = q.note;
+  p.gpu_note = "not queried (no platform probe)";
 
   const CpuInfo& c = cpu_info();
   p.cpu_model = c.model;
@@ -112,6 +94,7 @@ Provenance collect_provenance(const std::vector<std::string>& argv) {
   if (::gethostname(host, sizeof host - 1) == 0) p.hostname = host;
   p.utc_time = utc_now_iso();
   p.command_line = join(argv, " ");
+  for (const auto& probe : probes) probe(p);
   return p;
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/results/records.h"
 
 #include <unordered_set>
@@ -13,19 +14,22 @@ const std::vector<Column>& identity_columns() {
       {"repetition", "Repetition number (warm-up repetitions are not recorded)."},
       {"status", "\"ok\", or \"error\" with the message in `error`."},
       {"error", "Error message of a failed case."},
-      {"warnings", "Conditions a case ran under that change what it measures (e.g. a trace with fewer router "
-                   "probabilities than a component asked for), '; '-separated; empty when none."},
+      {"warnings",
+       "Conditions a case ran under that change what it measures (e.g. a trace with fewer router "
+       "probabilities than a component asked for), '; '-separated; empty when none."},
       {"backend", "\"sim\" (simulated clock) or \"real\" (measured)."},
       {"model", "Model preset name."},
       {"hardware", "Hardware profile name."},
       {"strategy", "Strategy name."},
       {"axes", "Sweep coordinates of this case, \"key=value; ...\"."},
-      {"parts", "Experiment files (suite names) that define this case, ';'-separated (composite suites)."},
+      {"parts",
+       "Experiment files (suite names) that define this case, ';'-separated (composite suites)."},
       {"utc_time", "When the repetition finished (ISO 8601, UTC)."},
       {"wall_time_s", "Host wall-clock time the repetition took to run."},
-      {"result_of", "Empty when this case was simulated; otherwise the id of the case of this run whose "
-                    "simulation is identical (the same model, workload, strategy and effective hardware; "
-                    "simulation_key) and whose numbers, host times included, the row copies."},
+      {"result_of",
+       "Empty when this case was simulated; otherwise the id of the case of this run whose "
+       "simulation is identical (the same model, workload, strategy and effective hardware; "
+       "simulation_key) and whose numbers, host times included, the row copies."},
   };
   return c;
 }

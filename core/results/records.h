@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Result rows and the two writers (runs.jsonl, runs.csv) that share one
 // column list, so the files can never disagree about what a row holds.
@@ -20,7 +21,8 @@ struct Column {
 };
 
 struct RunRecord {
-  nlohmann::ordered_json fields = nlohmann::ordered_json::object();  // column -> value (null allowed)
+  nlohmann::ordered_json fields =
+      nlohmann::ordered_json::object();  // column -> value (null allowed)
 };
 
 // The identity columns every row starts with.

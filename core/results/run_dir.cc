@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/results/run_dir.h"
 
 #include <fcntl.h>
@@ -26,14 +27,14 @@ void RunDirectory::lock(const std::string& holder) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) {
-    throw Error(fmt::format("{}: expected to be able to create the run directory, found: {}", dir_.string(),
-                            ec.message()));
+    throw Error(fmt::format("{}: expected to be able to create the run directory, found: {}",
+                            dir_.string(), ec.message()));
   }
   const fs::path file = dir_ / ".run_suite.lock";
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    throw Error(fmt::format("{}: expected to be able to create the run folder's lock, found: {}", file.string(),
-                            std::strerror(errno)));
+    throw Error(fmt::format("{}: expected to be able to create the run folder's lock, found: {}",
+                            file.string(), std::strerror(errno)));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -44,12 +45,13 @@ void RunDirectory::lock(const std::string& holder) {
     ::close(fd);
     while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
     if (err == EWOULDBLOCK) {
-      throw Error(fmt::format("{}: expected a run folder no other process is writing, found it in use by {}; wait "
-                              "for that run to end (or stop it), then --resume",
-                              dir_.string(), who.empty() ? "another run_suite" : who));
+      throw Error(fmt::format(
+          "{}: expected a run folder no other process is writing, found it in use by {}; wait "
+          "for that run to end (or stop it), then --resume",
+          dir_.string(), who.empty() ? "another run_suite" : who));
     }
-    throw Error(fmt::format("{}: expected to be able to lock the run folder, found: {}", file.string(),
-                            std::strerror(err)));
+    throw Error(fmt::format("{}: expected to be able to lock the run folder, found: {}",
+                            file.string(), std::strerror(err)));
   }
   // Who holds it, for the message a second process prints.
   if (::ftruncate(fd, 0) == 0) {
@@ -85,8 +87,8 @@ nlohmann::ordered_json parse_json_file(const fs::path& p) {
   try {
     return nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: expected a JSON document, found invalid JSON ({})", p.string(),
-                            e.what()));
+    throw Error(
+        fmt::format("{}: expected a JSON document, found invalid JSON ({})", p.string(), e.what()));
   }
 }
 }  // namespace

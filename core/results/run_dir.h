@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A run directory: results/<suite>/<run-id>/ with
 //   manifest.json   provenance, suite, every case's resolved config, status

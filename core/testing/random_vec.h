@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // n values uniform in [-1, 1) from a seeded generator: the inputs and
 // weights the kernel tests feed to every implementation and its reference.

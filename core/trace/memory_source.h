@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A TraceSource over tokens held in memory: converters build one and write
 // it out; tests build small hand-made workloads with it.
@@ -26,7 +27,9 @@ class MemoryTraceSource : public TraceSource {
   TraceInfo& mutable_info() { return info_; }
 
   const TraceInfo& info() const override { return info_; }
-  const GateWeights* gate_weights() const override { return info_.has_gate_weights ? &gates_ : nullptr; }
+  const GateWeights* gate_weights() const override {
+    return info_.has_gate_weights ? &gates_ : nullptr;
+  }
   std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const override {
     class Reader : public SequenceReader {
      public:

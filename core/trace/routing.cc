@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/trace/routing.h"
 
 #include <algorithm>
@@ -5,8 +6,8 @@
 #include <limits>
 
 #include "core/util/detmath.h"
-#include "core/util/lanes16.h"
 #include "core/util/error.h"
+#include "core/util/lanes16.h"
 
 namespace moebench {
 
@@ -27,7 +28,9 @@ namespace {
 // (value, id) order: higher value first, equal values by lower id. Because
 // it is a total order on distinct ids, the top-k set does not depend on the
 // order candidates are offered in.
-inline bool better(float v, int32_t id, float w, int32_t jd) { return v > w || (v == w && id < jd); }
+inline bool better(float v, int32_t id, float w, int32_t jd) {
+  return v > w || (v == w && id < jd);
+}
 
 // Running top-k: values kept sorted next to their ids (no indirect loads).
 struct TopK {
@@ -93,7 +96,8 @@ MOEBENCH_CLONES void lane_best(const float* x, int64_t n, float* best, int32_t* 
 
 // The set lanes of a comparison mask as bits (lane b -> bit b).
 __attribute__((always_inline)) inline uint32_t lane_bits(lanes::i16v m) {
-  const lanes::i16v bit = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+  const lanes::i16v bit = {1,   2,   4,    8,    16,   32,   64,    128,
+                           256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
   const lanes::i16v x = m & bit;
   uint64_t w[8];
   std::memcpy(w, &x, 64);
@@ -170,7 +174,8 @@ MOEBENCH_CLONES void softmax(const float* logits, int64_t n, float* out) {
   for (int j = 0; j < 16; ++j) lane_max[j] = -3.0e38f;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    for (int j = 0; j < 16; ++j) lane_max[j] = logits[i + j] > lane_max[j] ? logits[i + j] : lane_max[j];
+    for (int j = 0; j < 16; ++j)
+      lane_max[j] = logits[i + j] > lane_max[j] ? logits[i + j] : lane_max[j];
   }
   for (; i < n; ++i) lane_max[i & 15] = logits[i] > lane_max[i & 15] ? logits[i] : lane_max[i & 15];
   float mx = lane_max[0];
@@ -221,7 +226,8 @@ MOEBENCH_CLONES void sigmoid_all(const float* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = det::sigmoid(x[i]);
 }
 
-void finish_weights(const RoutingConfig& cfg, const float* scores, const int32_t* ids, float* weights) {
+void finish_weights(const RoutingConfig& cfg, const float* scores, const int32_t* ids,
+                    float* weights) {
   float sum = 0;
   for (int64_t j = 0; j < cfg.top_k; ++j) {
     weights[j] = scores[ids[j]];
@@ -237,8 +243,8 @@ void finish_weights(const RoutingConfig& cfg, const float* scores, const int32_t
 
 }  // namespace
 
-void route(const RoutingConfig& cfg, const float* logits, const float* selection_bias,
-           int32_t* ids, float* weights, float* probs, RoutingScratch& s) {
+void route(const RoutingConfig& cfg, const float* logits, const float* selection_bias, int32_t* ids,
+           float* weights, float* probs, RoutingScratch& s) {
   const int64_t E = cfg.experts;
   float* scores = probs;
   switch (cfg.function) {
@@ -291,7 +297,6 @@ void route(const RoutingConfig& cfg, const float* logits, const float* selection
   finish_weights(cfg, scores, ids, weights);
 }
 
-
 // ---------------------------------------------------------------- blocks of 16 tokens
 
 namespace {
@@ -330,7 +335,8 @@ __attribute__((always_inline)) inline v16 exp16(v16 x) {
 // Scores of 16 tokens: softmax over experts (per lane) or sigmoid.
 MOEBENCH_CLONES void block_scores(const float* logits, int64_t E, bool sigmoid, float* scores) {
   if (sigmoid) {
-    for (int64_t e = 0; e < E; ++e) store16(scores + e * 16, 1.0f / (1.0f + exp16(-load16(logits + e * 16))));
+    for (int64_t e = 0; e < E; ++e)
+      store16(scores + e * 16, 1.0f / (1.0f + exp16(-load16(logits + e * 16))));
     return;
   }
   v16 mx = load16(logits);
@@ -349,8 +355,8 @@ MOEBENCH_CLONES void block_scores(const float* logits, int64_t E, bool sigmoid, 
 }
 
 // Per group and lane: best score (or sum of the best two) and the best two ids.
-MOEBENCH_CLONES void block_group_scores(const float* x, int64_t G, int64_t per, bool top2, float* gscore,
-                                        int32_t* gid) {
+MOEBENCH_CLONES void block_group_scores(const float* x, int64_t G, int64_t per, bool top2,
+                                        float* gscore, int32_t* gid) {
   for (int64_t g = 0; g < G; ++g) {
     const float* v = x + g * per * 16;
     v16 b1 = load16(v), b2 = v16{} - 3.4e38f;
@@ -374,7 +380,8 @@ MOEBENCH_CLONES void block_group_scores(const float* x, int64_t G, int64_t per, 
 // ties, as top_k_indices): a group is chosen when fewer than topk_group
 // groups rank above it. pen[g][b] = 0 where lane b may pick from group g,
 // +inf where it may not.
-MOEBENCH_CLONES void block_choose_groups(const float* gscore, int64_t G, int64_t topk_group, float* pen) {
+MOEBENCH_CLONES void block_choose_groups(const float* gscore, int64_t G, int64_t topk_group,
+                                         float* pen) {
   const v16 inf = v16{} + kInf, zero = {};
   for (int64_t g = 0; g < G; ++g) {
     const v16 x = load16(gscore + g * 16);
@@ -413,7 +420,8 @@ MOEBENCH_CLONES void block_lane_best(const float* x, int64_t E, float* best, int
 // four at a time with vector compares and only qualifying lanes of
 // qualifying rows are visited. Entries already offered (seeds) must have been
 // hidden as -inf by the caller.
-MOEBENCH_CLONES void scan_rows(TopK* t, const float* x, int64_t E, int64_t per, const float* pen, int valid) {
+MOEBENCH_CLONES void scan_rows(TopK* t, const float* x, int64_t E, int64_t per, const float* pen,
+                               int valid) {
   float kth[16];
   for (int b = 0; b < 16; ++b) {
     kth[b] = b >= valid ? kInf : t[b].have == t[b].k ? t[b].vals[t[b].k - 1] : kLowest;

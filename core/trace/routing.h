@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Router functions: logits of one token in one layer -> top-k ids, combine
 // weights and the scores of all experts. Deterministic (det:: math); equal
@@ -26,8 +27,8 @@ struct RoutingScratch {
 
 // logits[E] (+ selection_bias[E] or nullptr) -> ids[k], weights[k], probs[E]
 // (softmax probabilities, or sigmoid scores for sigmoid routing).
-void route(const RoutingConfig& cfg, const float* logits, const float* selection_bias,
-           int32_t* ids, float* weights, float* probs, RoutingScratch& scratch);
+void route(const RoutingConfig& cfg, const float* logits, const float* selection_bias, int32_t* ids,
+           float* weights, float* probs, RoutingScratch& scratch);
 
 // Routes 16 tokens at once. logits is [E][16] (token in the lane); lanes
 // [0, valid) are routed, ids/weights go to ids[b] / weights[b] (k each) and,

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // route_block (16 tokens at once, vector code) against a brute-force
 // reference of the same router on its own scores, and against route()
 // (one token at a time).
@@ -16,8 +17,8 @@
 namespace moebench {
 namespace {
 
-RoutingConfig config(RoutingFunction f, int64_t E, int64_t k, int64_t G = 1, int64_t tg = 1, bool norm = false,
-                     double scale = 1.0) {
+RoutingConfig config(RoutingFunction f, int64_t E, int64_t k, int64_t G = 1, int64_t tg = 1,
+                     bool norm = false, double scale = 1.0) {
   RoutingConfig c;
   c.function = f;
   c.experts = E;
@@ -32,7 +33,8 @@ RoutingConfig config(RoutingFunction f, int64_t E, int64_t k, int64_t G = 1, int
 // Higher score first, lower id on ties.
 std::vector<int32_t> ranked(const std::vector<float>& x, const std::vector<int32_t>& among) {
   std::vector<int32_t> v = among;
-  std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+  std::sort(v.begin(), v.end(),
+            [&](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
   return v;
 }
 
@@ -50,8 +52,9 @@ std::vector<int32_t> reference_ids(const RoutingConfig& c, const std::vector<flo
     std::vector<int32_t> members(per);
     std::iota(members.begin(), members.end(), int32_t(g * per));
     auto r = ranked(scores, members);
-    gs[g] = c.function == RoutingFunction::kSigmoidGroupedBias && per > 1 ? scores[r[0]] + scores[r[1]]
-                                                                           : scores[r[0]];
+    gs[g] = c.function == RoutingFunction::kSigmoidGroupedBias && per > 1
+                ? scores[r[0]] + scores[r[1]]
+                : scores[r[0]];
   }
   std::vector<int32_t> groups(G);
   std::iota(groups.begin(), groups.end(), 0);
@@ -87,8 +90,8 @@ void check_block(const RoutingConfig& c, int valid, uint32_t seed, float step) {
   }
   RoutingScratch s;
   route_block(c, logits.data(), valid, idp, wp, pp, s);
-  const std::string what = ::testing::PrintToString(std::make_tuple(int(c.function), E, k, c.n_group,
-                                                                    c.topk_group, valid, seed, step));
+  const std::string what = ::testing::PrintToString(
+      std::make_tuple(int(c.function), E, k, c.n_group, c.topk_group, valid, seed, step));
   for (int b = 0; b < valid; ++b) {
     EXPECT_EQ(ids[b], reference_ids(c, probs[b])) << what << " lane " << b;
     // Weights: the selected scores, normalised and scaled in rank order.
@@ -111,28 +114,29 @@ void check_block(const RoutingConfig& c, int valid, uint32_t seed, float step) {
       EXPECT_EQ(i1, ids[b]) << what << " lane " << b;
     }
   }
-  for (int b = valid; b < 16; ++b) EXPECT_EQ(ids[b][0], -7) << "lane past `valid` written: " << what;
+  for (int b = valid; b < 16; ++b)
+    EXPECT_EQ(ids[b][0], -7) << "lane past `valid` written: " << what;
 }
 
 TEST(RouteBlock, MatchesBruteForceReferenceWithManyTies) {
   using F = RoutingFunction;
   const std::vector<RoutingConfig> configs = {
-      config(F::kSoftmaxTopK, 8, 2),                      // Mixtral
-      config(F::kSoftmaxTopK, 60, 4),                     // E not a multiple of 16
-      config(F::kSoftmaxTopK, 64, 6, 1, 1, true),         // DeepSeek-V2-Lite-like, normalised
-      config(F::kSoftmaxTopK, 128, 8, 1, 1, true),        // Qwen3
+      config(F::kSoftmaxTopK, 8, 2),                // Mixtral
+      config(F::kSoftmaxTopK, 60, 4),               // E not a multiple of 16
+      config(F::kSoftmaxTopK, 64, 6, 1, 1, true),   // DeepSeek-V2-Lite-like, normalised
+      config(F::kSoftmaxTopK, 128, 8, 1, 1, true),  // Qwen3
       config(F::kSoftmaxGroupLimited, 160, 6, 8, 3, false, 16.0),  // DeepSeek-V2
       config(F::kSigmoidGroupedBias, 256, 8, 8, 4, true, 2.5),     // DeepSeek-V3
-      config(F::kSigmoidGroupedBias, 64, 8, 8, 2, true),  // fewer group seeds (4) than k
-      config(F::kSoftmaxGroupLimited, 64, 4, 4, 1),       // one group of 16 per token
-      config(F::kSigmoidGroupedBias, 48, 3, 16, 2),       // 3 experts per group
+      config(F::kSigmoidGroupedBias, 64, 8, 8, 2, true),           // fewer group seeds (4) than k
+      config(F::kSoftmaxGroupLimited, 64, 4, 4, 1),                // one group of 16 per token
+      config(F::kSigmoidGroupedBias, 48, 3, 16, 2),                // 3 experts per group
   };
   for (const auto& c : configs) {
     for (int valid : {16, 5, 1}) {
       for (uint32_t seed : {1u, 2u, 3u}) {
-        check_block(c, valid, seed, 0.0f);   // continuous: ties are rare
-        check_block(c, valid, seed, 0.5f);   // grid: ties everywhere
-        check_block(c, valid, seed, 100.0f); // almost all logits 0: nearly all tied
+        check_block(c, valid, seed, 0.0f);    // continuous: ties are rare
+        check_block(c, valid, seed, 0.5f);    // grid: ties everywhere
+        check_block(c, valid, seed, 100.0f);  // almost all logits 0: nearly all tied
       }
     }
   }
@@ -150,7 +154,8 @@ TEST(Lanes, UnpackTransposesTilesAndTail) {
       for (int b = 0; b < 16; ++b) {
         for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(dst[b][i], -1.0f);
         for (int64_t i = 0; i < n; ++i) {
-          EXPECT_EQ(dst[b][3 + i], b < valid ? src[i * 16 + b] : -1.0f) << "n=" << n << " b=" << b << " i=" << i;
+          EXPECT_EQ(dst[b][3 + i], b < valid ? src[i * 16 + b] : -1.0f)
+              << "n=" << n << " b=" << b << " i=" << i;
         }
       }
     }
@@ -179,7 +184,8 @@ TEST(Lanes, GemvHasDotsOrderOnEveryRowBlockAndTail) {
   // Magnitudes spread over many binades, so a different summation order gives different bits.
   std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
   std::uniform_int_distribution<int> expo(-12, 12);
-  int sensitive = 0;  // rows where a plain left-to-right sum differs: the test can tell orders apart
+  int sensitive =
+      0;  // rows where a plain left-to-right sum differs: the test can tell orders apart
   for (int64_t rows : {1, 15, 16, 17, 33, 128}) {
     for (int64_t n : {1, 15, 16, 17, 256, 300}) {
       std::vector<float> W(rows * n), x(n), bias(rows), out(rows), out_nb(rows);
@@ -245,7 +251,8 @@ TEST(TopK, MatchesAFullSortWithTiesAndRemainders) {
           const auto r = ranked(x, all);
           std::vector<int32_t> got(k, -1);
           top_k_indices(x.data(), n, k, nullptr, got.data());
-          EXPECT_EQ(got, std::vector<int32_t>(r.begin(), r.begin() + k)) << "n=" << n << " k=" << k << " step=" << step;
+          EXPECT_EQ(got, std::vector<int32_t>(r.begin(), r.begin() + k))
+              << "n=" << n << " k=" << k << " step=" << step;
         }
       }
     }

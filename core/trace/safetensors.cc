@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/trace/safetensors.h"
 
 #include <fcntl.h>
@@ -29,20 +30,22 @@ struct DTypeName {
   size_t size;
 };
 constexpr DTypeName kDTypes[] = {
-    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},     {DType::kI8, "I8", 1},
-    {DType::kI16, "I16", 2},   {DType::kU16, "U16", 2},   {DType::kF16, "F16", 2},
-    {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4},   {DType::kU32, "U32", 4},
-    {DType::kF32, "F32", 4},   {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},
+    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},   {DType::kI8, "I8", 1},
+    {DType::kI16, "I16", 2},   {DType::kU16, "U16", 2}, {DType::kF16, "F16", 2},
+    {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4}, {DType::kU32, "U32", 4},
+    {DType::kF32, "F32", 4},   {DType::kF64, "F64", 8}, {DType::kI64, "I64", 8},
     {DType::kU64, "U64", 8},
 };
 
-[[noreturn]] void bad(const std::string& file, const std::string& where, const std::string& expected,
-                      const std::string& found) {
+[[noreturn]] void bad(const std::string& file, const std::string& where,
+                      const std::string& expected, const std::string& found) {
   throw Error(fmt::format("{}: {}expected {}, found {}", file, where.empty() ? "" : where + ": ",
                           expected, found));
 }
 
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
 }  // namespace
 
 const char* to_string(DType d) {
@@ -110,7 +113,8 @@ void parse_header(const std::string& json_text, uint64_t data_size, const std::s
     const std::string& name = it.key();
     const nlohmann::json& v = it.value();
     if (name == "__metadata__") {
-      if (!v.is_object()) bad(file, "__metadata__", "an object of strings", std::string(v.type_name()));
+      if (!v.is_object())
+        bad(file, "__metadata__", "an object of strings", std::string(v.type_name()));
       for (auto m = v.begin(); m != v.end(); ++m) {
         if (!m.value().is_string()) {
           bad(file, "__metadata__." + m.key(), "a string", std::string(m.value().type_name()));
@@ -120,13 +124,15 @@ void parse_header(const std::string& json_text, uint64_t data_size, const std::s
       continue;
     }
     const std::string where = "tensor '" + name + "'";
-    if (!v.is_object()) bad(file, where, "an object with dtype, shape, data_offsets", std::string(v.type_name()));
+    if (!v.is_object())
+      bad(file, where, "an object with dtype, shape, data_offsets", std::string(v.type_name()));
     TensorInfo t;
     t.name = name;
     const auto dt = v.find("dtype");
     if (dt == v.end() || !dt->is_string()) bad(file, where, "a string 'dtype'", "none");
     if (!parse_dtype(dt->get<std::string>(), &t.dtype)) {
-      bad(file, where, "a safetensors dtype (F32, F16, I32, ...)", "'" + dt->get<std::string>() + "'");
+      bad(file, where, "a safetensors dtype (F32, F16, I32, ...)",
+          "'" + dt->get<std::string>() + "'");
     }
     const auto sh = v.find("shape");
     if (sh == v.end() || !sh->is_array()) bad(file, where, "an array 'shape'", "none");
@@ -212,8 +218,9 @@ std::unique_ptr<File> File::open(const std::filesystem::path& path) {
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | f->base_[i];
   if (n > kMaxHeader || n > size - 8) {
-    bad(p, "header size", fmt::format("at most {} bytes (file has {} after the size field)",
-                                      std::min<uint64_t>(kMaxHeader, size - 8), size - 8),
+    bad(p, "header size",
+        fmt::format("at most {} bytes (file has {} after the size field)",
+                    std::min<uint64_t>(kMaxHeader, size - 8), size - 8),
         fmt::format("{} bytes", n));
   }
   const std::string header(reinterpret_cast<const char*>(f->base_ + 8), n);
@@ -246,7 +253,8 @@ Writer::Writer(const std::filesystem::path& path, const std::vector<Spec>& tenso
     t.begin = pos;
     t.end = pos + uint64_t(t.numel()) * dtype_size(t.dtype);
     pos = t.end;
-    h[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
+    h[t.name] = {
+        {"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
     tensors_.push_back(t);
   }
   if (!metadata.empty()) {

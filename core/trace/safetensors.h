@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The safetensors container (https://github.com/huggingface/safetensors):
 //   8 bytes   little-endian u64 N, the header size

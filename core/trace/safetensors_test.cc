@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/trace/safetensors.h"
 
 #include <cstring>
@@ -64,14 +65,16 @@ TEST(Half, BulkEncodingGivesTheScalarBits) {
   for (uint32_t h = 0; h < 0x7c00; ++h) {
     const float lo = half_to_float(uint16_t(h)), hi = half_to_float(uint16_t(h + 1));
     const float mid = lo + (hi - lo) / 2;  // exact: halves have 11 significant bits
-    for (float f : {lo, mid, bits_to_float(float_bits(mid) - 1), bits_to_float(float_bits(mid) + 1)}) {
+    for (float f :
+         {lo, mid, bits_to_float(float_bits(mid) - 1), bits_to_float(float_bits(mid) + 1)}) {
       in.push_back(f);
       in.push_back(-f);
     }
   }
   for (uint64_t u = 0; u < (1ull << 32); u += 65521) in.push_back(bits_to_float(uint32_t(u)));
-  for (float f : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e30f, std::numeric_limits<float>::infinity(),
-                  std::nanf(""), std::numeric_limits<float>::denorm_min(), 0.0f}) {
+  for (float f :
+       {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e30f, std::numeric_limits<float>::infinity(),
+        std::nanf(""), std::numeric_limits<float>::denorm_min(), 0.0f}) {
     in.push_back(f);
     in.push_back(-f);
   }
@@ -109,7 +112,8 @@ std::string header_error(const std::string& json, uint64_t data_size) {
 }
 
 TEST(Header, ValidatesEverySize) {
-  const std::string ok = R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"I16","shape":[4],"data_offsets":[24,32]},"__metadata__":{"k":"v"}})";
+  const std::string ok =
+      R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"I16","shape":[4],"data_offsets":[24,32]},"__metadata__":{"k":"v"}})";
   EXPECT_EQ(header_error(ok, 32), "<ok>");
   EXPECT_EQ(header_error("[1]", 0), "f.st: header: expected a JSON object, found array");
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4),
@@ -117,29 +121,43 @@ TEST(Header, ValidatesEverySize) {
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4),
             "f.st: tensor 'a': expected data_offsets spanning 8 bytes (2 x F32), found [0, 4]");
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
-            "f.st: tensor 'a': expected data inside the file's 4 data bytes, found data_offsets ending at 8 "
+            "f.st: tensor 'a': expected data inside the file's 4 data bytes, found data_offsets "
+            "ending at 8 "
             "(truncated file?)");
-  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
-            "f.st: tensor 'a': expected data starting at byte 0 (tensors must be contiguous), found "
-            "data_offsets starting at 4");
-  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
-            "f.st: tensor 'b': expected data starting at byte 8 (tensors must be contiguous), found "
-            "data_offsets starting at 4");
+  EXPECT_EQ(
+      header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+      "f.st: tensor 'a': expected data starting at byte 0 (tensors must be contiguous), found "
+      "data_offsets starting at 4");
+  EXPECT_EQ(
+      header_error(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          8),
+      "f.st: tensor 'b': expected data starting at byte 8 (tensors must be contiguous), found "
+      "data_offsets starting at 4");
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 12),
             "f.st: data section: expected 4 bytes as the header describes, found 12 bytes");
   EXPECT_EQ(header_error(R"({"__metadata__":{"k":1}})", 0),
             "f.st: __metadata__.k: expected a string, found number");
   EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4),
             "f.st: tensor 'a' shape: expected non-negative integers, found -1");
-  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0),
-            "f.st: tensor 'a' shape: expected a size that fits in 64 bits, found [4611686018427387904,4]");
+  EXPECT_EQ(header_error(
+                R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0),
+            "f.st: tensor 'a' shape: expected a size that fits in 64 bits, found "
+            "[4611686018427387904,4]");
   // A repeated key would silently replace the first (issue 16); at any depth.
   EXPECT_EQ(header_error(R"({"__metadata__":{"k":"v","k":"w"}})", 0),
             "f.st: header: expected each key once per JSON object, found key 'k' twice");
-  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4),
-            "f.st: header: expected each key once per JSON object, found key 'a' twice");
+  EXPECT_EQ(
+      header_error(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+          4),
+      "f.st: header: expected each key once per JSON object, found key 'a' twice");
   // The same key in two different objects is fine.
-  EXPECT_EQ(header_error(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{"a":"x","dtype":"y"}})", 4), "<ok>");
+  EXPECT_EQ(
+      header_error(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{"a":"x","dtype":"y"}})",
+          4),
+      "<ok>");
 }
 
 TEST(File, WriterReaderRoundTripAndTruncation) {
@@ -189,10 +207,18 @@ TEST(HeaderFuzz, MutatedHeadersNeverCrash) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       const size_t pos = rng() % s.size();
       switch (rng() % 4) {
-        case 0: s[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 1: s.erase(pos, 1 + rng() % 8); break;
-        case 2: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 3: s.insert(pos, std::to_string(rng())); break;
+        case 0:
+          s[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 8);
+          break;
+        case 2:
+          s.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 3:
+          s.insert(pos, std::to_string(rng()));
+          break;
       }
     }
     std::vector<TensorInfo> t;
@@ -222,7 +248,8 @@ TEST(HeaderFuzz, MutatedFilesNeverCrash) {
     std::string s = good;
     if (rng() % 2) s.resize(rng() % s.size());
     const int flips = int(rng() % 3);
-    for (int f = 0; f < flips && !s.empty(); ++f) s[rng() % std::min<size_t>(s.size(), 80)] = char(rng());
+    for (int f = 0; f < flips && !s.empty(); ++f)
+      s[rng() % std::min<size_t>(s.size(), 80)] = char(rng());
     const auto q = dir / "m.safetensors";
     write_file_atomic(q, s);
     try {

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Routing traces: which experts each token activates in each MoE layer.
 //
@@ -71,10 +72,10 @@ struct TraceInfo {
   int64_t h_trace = 0;  // 0 = no gate inputs
   RoutingConfig routing;
   ProbsStorage probs = ProbsStorage::kNone;
-  int64_t top_p = 0;    // with kTopP
+  int64_t top_p = 0;  // with kTopP
   bool has_gate_weights = false;
   std::vector<SequenceInfo> sequences;
-  std::string source;   // JSON text: generator and parameters, or converter and input
+  std::string source;  // JSON text: generator and parameters, or converter and input
   // (token, layer) rows whose routing is unknown ("holes": a logger dropped
   // them; `trace convert --missing hole`): every id kHoleId and every weight
   // 0. Statistics and the simulator skip them and say how many
@@ -103,11 +104,11 @@ struct GateWeights {
 // One token through every MoE layer. Buffers are reused between calls.
 struct TokenRecord {
   int64_t seq = 0;
-  int64_t pos = 0;                 // position in its sequence (prompt first)
-  std::vector<int32_t> ids;        // [L][k], rank order
-  std::vector<float> weights;      // [L][k]
-  std::vector<float> probs;        // [L][E] dense (zeros outside top-p); empty if not requested/available
-  std::vector<float> gate_input;   // [L][H]; empty if not requested/available
+  int64_t pos = 0;             // position in its sequence (prompt first)
+  std::vector<int32_t> ids;    // [L][k], rank order
+  std::vector<float> weights;  // [L][k]
+  std::vector<float> probs;  // [L][E] dense (zeros outside top-p); empty if not requested/available
+  std::vector<float> gate_input;  // [L][H]; empty if not requested/available
 };
 
 enum TraceFields : unsigned { kIdsWeights = 0, kProbs = 1, kGateInput = 2, kAllFields = 3 };
@@ -132,8 +133,8 @@ class TraceSource {
 
 struct TraceWriteOptions {
   ProbsStorage probs = ProbsStorage::kFull;
-  int64_t top_p = 0;         // with kTopP
-  bool gate_inputs = true;   // also stores gate weights when the source has them
+  int64_t top_p = 0;        // with kTopP
+  bool gate_inputs = true;  // also stores gate weights when the source has them
 };
 
 // Writes every sequence of `src` to a trace file (atomically).

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Trace files: writer (from any TraceSource) and memory-mapped reader.
 
 #include <algorithm>
@@ -29,7 +30,9 @@ int64_t TraceInfo::first_token(int64_t s) const {
 
 namespace {
 
-std::string routing_name(RoutingFunction r) { return to_string(r); }
+std::string routing_name(RoutingFunction r) {
+  return to_string(r);
+}
 
 bool routing_from_name(const std::string& s, RoutingFunction* out) {
   for (RoutingFunction r : {RoutingFunction::kSoftmaxTopK, RoutingFunction::kSoftmaxGroupLimited,
@@ -65,9 +68,10 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
   const int64_t S = static_cast<int64_t>(in.sequences.size());
   const bool want_probs = opt.probs != ProbsStorage::kNone;
   if (want_probs && in.probs == ProbsStorage::kNone) {
-    throw Error(fmt::format("{}: expected a source with router probabilities to write them, found "
-                            "none (write without probabilities)",
-                            out.string()));
+    throw Error(
+        fmt::format("{}: expected a source with router probabilities to write them, found "
+                    "none (write without probabilities)",
+                    out.string()));
   }
   const int64_t P = opt.probs == ProbsStorage::kTopP ? std::min(opt.top_p, E) : 0;
   if (opt.probs == ProbsStorage::kTopP && P <= 0) {
@@ -82,14 +86,17 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
   specs.push_back({"topk_weights", st::DType::kF32, {T, L, k}});
   specs.push_back({"seq_prompt_len", st::DType::kI32, {S}});
   specs.push_back({"seq_decode_len", st::DType::kI32, {S}});
-  if (opt.probs == ProbsStorage::kTopP) specs.push_back({"router_topp_ids", st::DType::kI32, {T, L, P}});
+  if (opt.probs == ProbsStorage::kTopP)
+    specs.push_back({"router_topp_ids", st::DType::kI32, {T, L, P}});
   if (gw) {
     specs.push_back({"gate_weight", st::DType::kF32, {L, E, H}});
     specs.push_back({"gate_bias", st::DType::kF32, {L, E}});
     specs.push_back({"selection_bias", st::DType::kF32, {L, E}});
   }
-  if (opt.probs == ProbsStorage::kFull) specs.push_back({"router_probs", st::DType::kF16, {T, L, E}});
-  if (opt.probs == ProbsStorage::kTopP) specs.push_back({"router_topp_probs", st::DType::kF16, {T, L, P}});
+  if (opt.probs == ProbsStorage::kFull)
+    specs.push_back({"router_probs", st::DType::kF16, {T, L, E}});
+  if (opt.probs == ProbsStorage::kTopP)
+    specs.push_back({"router_topp_probs", st::DType::kF16, {T, L, P}});
   if (gates) specs.push_back({"gate_input", st::DType::kF16, {T, L, H}});
 
   std::map<std::string, std::string> meta;
@@ -109,9 +116,10 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
   meta["source"] = in.source;
   if (in.hole_rows > 0) {
     if (H > 0) {
-      throw Error(fmt::format("{}: expected no gate inputs in a trace with holes (their rows have none), found "
-                              "h_trace {} and {} hole rows (write without gate inputs)",
-                              out.string(), H, in.hole_rows));
+      throw Error(fmt::format(
+          "{}: expected no gate inputs in a trace with holes (their rows have none), found "
+          "h_trace {} and {} hole rows (write without gate inputs)",
+          out.string(), H, in.hole_rows));
     }
     meta["holes"] = std::to_string(in.hole_rows);
   }
@@ -143,7 +151,8 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
     }
     if (opt.probs == ProbsStorage::kTopP) {
       w.write_at("router_topp_ids", b.first * L * P * 4, b.topp_ids.data(), b.topp_ids.size() * 4);
-      w.write_at("router_topp_probs", b.first * L * P * 2, b.topp_probs.data(), b.topp_probs.size() * 2);
+      w.write_at("router_topp_probs", b.first * L * P * 2, b.topp_probs.data(),
+                 b.topp_probs.size() * 2);
     }
     if (gates) w.write_at("gate_input", b.first * L * H * 2, b.gate.data(), b.gate.size() * 2);
     b.first += b.count;
@@ -174,7 +183,8 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
         for (int64_t l = 0; l < L; ++l) {
           const float* p = rec.probs.data() + l * E;
           std::iota(order.begin(), order.end(), 0);
-          std::stable_sort(order.begin(), order.end(), [p](int32_t a, int32_t c) { return p[a] > p[c]; });
+          std::stable_sort(order.begin(), order.end(),
+                           [p](int32_t a, int32_t c) { return p[a] > p[c]; });
           for (int64_t j = 0; j < P; ++j) {
             b.topp_ids.push_back(order[j]);
             b.topp_probs.push_back(st::float_to_half(p[order[j]]));
@@ -184,13 +194,14 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
       if (gates) {
         const size_t at = b.gate.size();
         b.gate.resize(at + rec.gate_input.size());
-        st::float_to_half_n(rec.gate_input.data(), int64_t(rec.gate_input.size()), b.gate.data() + at);
+        st::float_to_half_n(rec.gate_input.data(), int64_t(rec.gate_input.size()),
+                            b.gate.data() + at);
       }
       if (++b.count == kChunkTokens) flush();
     }
     if (n != in.sequences[s].tokens()) {
-      throw InternalError(fmt::format("trace source yielded {} tokens for sequence {}, expected {}", n, s,
-                                      in.sequences[s].tokens()));
+      throw InternalError(fmt::format("trace source yielded {} tokens for sequence {}, expected {}",
+                                      n, s, in.sequences[s].tokens()));
     }
   }
   flush();
@@ -225,7 +236,9 @@ class FileTraceSource : public TraceSource {
     }
     return std::make_unique<FileSequenceReader>(this, seq, fields);
   }
-  const GateWeights* gate_weights() const override { return info_.has_gate_weights ? &gates_ : nullptr; }
+  const GateWeights* gate_weights() const override {
+    return info_.has_gate_weights ? &gates_ : nullptr;
+  }
 
   const st::File& file() const { return *file_; }
   const st::TensorInfo* ids_ = nullptr;
@@ -236,7 +249,8 @@ class FileTraceSource : public TraceSource {
   const st::TensorInfo* gate_ = nullptr;
 
  private:
-  [[noreturn]] void bad(const std::string& what, const std::string& expected, const std::string& found) const {
+  [[noreturn]] void bad(const std::string& what, const std::string& expected,
+                        const std::string& found) const {
     throw Error(fmt::format("{}: {}: expected {}, found {}", file_->path(), what, expected, found));
   }
   std::string meta(const std::string& key) const {
@@ -257,15 +271,16 @@ class FileTraceSource : public TraceSource {
     }
     return x;
   }
-  const st::TensorInfo* tensor(const std::string& name, st::DType dt, const std::vector<int64_t>& shape,
-                               bool required) const {
+  const st::TensorInfo* tensor(const std::string& name, st::DType dt,
+                               const std::vector<int64_t>& shape, bool required) const {
     const st::TensorInfo* t = file_->find(name);
     if (!t) {
       if (required) bad("tensor '" + name + "'", "present", "none");
       return nullptr;
     }
-    if (t->dtype != dt) bad("tensor '" + name + "'", std::string("dtype ") + st::to_string(dt),
-                            std::string("dtype ") + st::to_string(t->dtype));
+    if (t->dtype != dt)
+      bad("tensor '" + name + "'", std::string("dtype ") + st::to_string(dt),
+          std::string("dtype ") + st::to_string(t->dtype));
     if (t->shape != shape) {
       bad("tensor '" + name + "'", fmt::format("shape [{}]", fmt::join(shape, ", ")),
           fmt::format("shape [{}]", fmt::join(t->shape, ", ")));
@@ -274,9 +289,11 @@ class FileTraceSource : public TraceSource {
   }
 
   void load() {
-    if (meta("format") != kTraceFormat) bad("__metadata__.format", std::string("'") + kTraceFormat + "'", "'" + meta("format") + "'");
+    if (meta("format") != kTraceFormat)
+      bad("__metadata__.format", std::string("'") + kTraceFormat + "'", "'" + meta("format") + "'");
     if (meta("format_version") != std::to_string(kTraceFormatVersion)) {
-      bad("__metadata__.format_version", fmt::format("'{}'", kTraceFormatVersion), "'" + meta("format_version") + "'");
+      bad("__metadata__.format_version", fmt::format("'{}'", kTraceFormatVersion),
+          "'" + meta("format_version") + "'");
     }
     info_.model_name = meta("model");
     info_.model_hash = meta("model_hash");
@@ -284,7 +301,8 @@ class FileTraceSource : public TraceSource {
     const int64_t L = info_.moe_layers = meta_int("moe_layers", 1, kMaxTraceLayers);
     const int64_t E = info_.routing.experts = meta_int("routed_experts", 1, kMaxTraceExperts);
     const int64_t k = info_.routing.top_k = meta_int("top_k", 1, kMaxTraceExperts);
-    if (k > E) bad("__metadata__.top_k", fmt::format("at most routed_experts ({})", E), std::to_string(k));
+    if (k > E)
+      bad("__metadata__.top_k", fmt::format("at most routed_experts ({})", E), std::to_string(k));
     info_.h_trace = meta_int("h_trace", 0, kMaxTraceHidden);
     if (!routing_from_name(meta("routing"), &info_.routing.function)) {
       bad("__metadata__.routing", "a routing function name", "'" + meta("routing") + "'");
@@ -292,11 +310,14 @@ class FileTraceSource : public TraceSource {
     info_.routing.n_group = meta_int("n_group", 1, kMaxTraceExperts);
     info_.routing.topk_group = meta_int("topk_group", 1, kMaxTraceExperts);
     info_.routing.norm_topk_prob = meta("norm_topk_prob") == "true";
-    info_.routing.routed_scaling_factor = std::strtod(meta("routed_scaling_factor").c_str(), nullptr);
+    info_.routing.routed_scaling_factor =
+        std::strtod(meta("routed_scaling_factor").c_str(), nullptr);
 
     const st::TensorInfo* pl = file_->find("seq_prompt_len");
     if (!pl) bad("tensor 'seq_prompt_len'", "present", "none");
-    if (pl->shape.size() != 1) bad("tensor 'seq_prompt_len'", "a 1-D tensor", fmt::format("{} dimensions", pl->shape.size()));
+    if (pl->shape.size() != 1)
+      bad("tensor 'seq_prompt_len'", "a 1-D tensor",
+          fmt::format("{} dimensions", pl->shape.size()));
     const int64_t S = pl->shape[0];
     tensor("seq_prompt_len", st::DType::kI32, {S}, true);
     const st::TensorInfo* dl = tensor("seq_decode_len", st::DType::kI32, {S}, true);
@@ -305,7 +326,9 @@ class FileTraceSource : public TraceSource {
       int32_t p, d;
       std::memcpy(&p, file_->data(*pl) + 4 * s, 4);
       std::memcpy(&d, file_->data(*dl) + 4 * s, 4);
-      if (p < 0 || d < 0) bad(fmt::format("sequence {}", s), "non-negative lengths", fmt::format("prompt {} decode {}", p, d));
+      if (p < 0 || d < 0)
+        bad(fmt::format("sequence {}", s), "non-negative lengths",
+            fmt::format("prompt {} decode {}", p, d));
       info_.sequences.push_back({p, d});
       T += int64_t(p) + int64_t(d);  // in 64 bits: two int32 lengths can sum past 2^31
     }
@@ -319,10 +342,14 @@ class FileTraceSource : public TraceSource {
       topp_ids_ = tensor("router_topp_ids", st::DType::kI32, {T, L, info_.top_p}, true);
       topp_probs_ = tensor("router_topp_probs", st::DType::kF16, {T, L, info_.top_p}, true);
     }
-    info_.probs = probs_ ? ProbsStorage::kFull : topp_ids_ ? ProbsStorage::kTopP : ProbsStorage::kNone;
+    info_.probs = probs_      ? ProbsStorage::kFull
+                  : topp_ids_ ? ProbsStorage::kTopP
+                              : ProbsStorage::kNone;
     const int64_t H = info_.h_trace;
-    if (H > 0) gate_ = tensor("gate_input", st::DType::kF16, {T, L, H}, true);
-    else if (file_->find("gate_input")) bad("tensor 'gate_input'", "absent when h_trace = 0", "present");
+    if (H > 0)
+      gate_ = tensor("gate_input", st::DType::kF16, {T, L, H}, true);
+    else if (file_->find("gate_input"))
+      bad("tensor 'gate_input'", "absent when h_trace = 0", "present");
     if (const st::TensorInfo* gw = file_->find("gate_weight")) {
       if (H == 0) bad("tensor 'gate_weight'", "gate_input as well (h_trace > 0)", "h_trace = 0");
       tensor("gate_weight", st::DType::kF32, {L, E, H}, true);
@@ -343,7 +370,8 @@ class FileTraceSource : public TraceSource {
         for (size_t i = 0; i < v.size(); ++i) {
           if (std::isfinite(v[i])) continue;
           const int64_t at = int64_t(i);
-          bad(fmt::format("tensor '{}'[layer {}, expert {}{}]", name, at / (E * inner), (at / inner) % E,
+          bad(fmt::format("tensor '{}'[layer {}, expert {}{}]", name, at / (E * inner),
+                          (at / inner) % E,
                           inner > 1 ? fmt::format(", {}", at % inner) : std::string()),
               "finite values", fmt::format("{}", v[i]));
         }
@@ -355,12 +383,14 @@ class FileTraceSource : public TraceSource {
     }
     if (info_.routing.function != RoutingFunction::kSoftmaxTopK &&
         (info_.routing.n_group < 1 || E % info_.routing.n_group != 0)) {
-      bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E), std::to_string(info_.routing.n_group));
+      bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E),
+          std::to_string(info_.routing.n_group));
     }
     // Half-precision tensors, scanned once as integers (fast enough for any
     // trace that fits in memory): gate inputs must be finite (routing is
     // recomputed from them), probabilities in [0, 1].
-    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner, bool probability) {
+    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner,
+                         bool probability) {
       if (!t) return;
       const uint8_t* p = file_->data(*t);
       const int64_t n = T * L * inner;
@@ -368,9 +398,11 @@ class FileTraceSource : public TraceSource {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
         const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
-        const bool outside = probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
+        const bool outside =
+            probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
         if (!nonfinite && !outside) continue;
-        bad(fmt::format("tensor '{}'[token {}, layer {}, {}]", name, i / (L * inner), (i / inner) % L, i % inner),
+        bad(fmt::format("tensor '{}'[token {}, layer {}, {}]", name, i / (L * inner),
+                        (i / inner) % L, i % inner),
             probability ? "finite probabilities in [0, 1]" : "finite values",
             fmt::format("{}", st::half_to_float(h)));
       }
@@ -402,7 +434,8 @@ class FileTraceSource : public TraceSource {
             std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
             if (row[j] != kHoleId || w != 0.0f) {
               bad(fmt::format("topk_ids[token {}, layer {}]", t, l),
-                  fmt::format("a hole (every id {} and every weight 0) or expert ids in [0, {})", kHoleId, E),
+                  fmt::format("a hole (every id {} and every weight 0) or expert ids in [0, {})",
+                              kHoleId, E),
                   fmt::format("id {} weight {} at rank {}", row[j], w, j));
             }
           }
@@ -412,18 +445,19 @@ class FileTraceSource : public TraceSource {
         bool any_weight = false;
         for (int64_t j = 0; j < k; ++j) {
           if (row[j] < 0 || row[j] >= E) {
-            bad(fmt::format("topk_ids[token {}, layer {}]", t, l), fmt::format("expert ids in [0, {})", E),
-                std::to_string(row[j]));
+            bad(fmt::format("topk_ids[token {}, layer {}]", t, l),
+                fmt::format("expert ids in [0, {})", E), std::to_string(row[j]));
           }
           for (int64_t i = 0; i < j; ++i) {
-            if (row[i] == row[j]) bad(fmt::format("topk_ids[token {}, layer {}]", t, l), "distinct expert ids",
-                                      fmt::format("expert {} twice", row[j]));
+            if (row[i] == row[j])
+              bad(fmt::format("topk_ids[token {}, layer {}]", t, l), "distinct expert ids",
+                  fmt::format("expert {} twice", row[j]));
           }
           float w;
           std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
           if (!std::isfinite(w) || w < 0) {
-            bad(fmt::format("topk_weights[token {}, layer {}]", t, l), "finite non-negative weights",
-                fmt::format("{}", w));
+            bad(fmt::format("topk_weights[token {}, layer {}]", t, l),
+                "finite non-negative weights", fmt::format("{}", w));
           }
           any_weight = any_weight || w > 0;
         }
@@ -436,7 +470,8 @@ class FileTraceSource : public TraceSource {
       }
     }
     if (holes != holes_stated) {
-      bad("__metadata__.holes", fmt::format("the number of hole rows ({})", holes), std::to_string(holes_stated));
+      bad("__metadata__.holes", fmt::format("the number of hole rows ({})", holes),
+          std::to_string(holes_stated));
     }
     info_.hole_rows = holes;
   }
@@ -467,8 +502,8 @@ bool FileSequenceReader::next(TokenRecord& out) {
   auto nan_check = [&](const std::vector<float>& v, const char* what) {
     for (size_t i = 0; i < v.size(); ++i) {
       if (std::isnan(v[i])) {
-        throw Error(fmt::format("{}: {}[token {}, layer {}]: expected numbers, found NaN", f.path(), what, t,
-                                int64_t(i) / (int64_t(v.size()) / L)));
+        throw Error(fmt::format("{}: {}[token {}, layer {}]: expected numbers, found NaN", f.path(),
+                                what, t, int64_t(i) / (int64_t(v.size()) / L)));
       }
     }
   };
@@ -491,8 +526,9 @@ bool FileSequenceReader::next(TokenRecord& out) {
           std::memcpy(&h, pp + (l * P + j) * 2, 2);
           if (id == kHoleId && out.ids[l * k] == kHoleId) continue;  // a hole row: no probabilities
           if (id < 0 || id >= E) {
-            throw Error(fmt::format("{}: router_topp_ids[token {}, layer {}]: expected expert ids in [0, {}), found {}",
-                                    f.path(), t, l, E, id));
+            throw Error(fmt::format(
+                "{}: router_topp_ids[token {}, layer {}]: expected expert ids in [0, {}), found {}",
+                f.path(), t, l, E, id));
           }
           out.probs[l * E + id] = st::half_to_float(h);
         }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include <cmath>
 #include <cstring>
 
@@ -37,8 +38,10 @@ MemoryTraceSource small_source() {
         r.ids.push_back((n + l + 1) % 4);
         r.weights.push_back(0.75f);
         r.weights.push_back(0.25f);
-        for (int e = 0; e < 4; ++e) r.probs.push_back(e == (n + l) % 4 ? 0.5f : e == (n + l + 1) % 4 ? 0.25f : 0.125f);
-        for (int i = 0; i < 4; ++i) r.gate_input.push_back(0.5f * float(n) - float(i) + 0.25f * float(l));
+        for (int e = 0; e < 4; ++e)
+          r.probs.push_back(e == (n + l) % 4 ? 0.5f : e == (n + l + 1) % 4 ? 0.25f : 0.125f);
+        for (int i = 0; i < 4; ++i)
+          r.gate_input.push_back(0.5f * float(n) - float(i) + 0.25f * float(l));
       }
       m.add(s, r);
     }
@@ -119,11 +122,20 @@ std::string open_error(const std::filesystem::path& p) {
 void write_variant(const std::filesystem::path& p, const std::string& replace, st::DType dt,
                    std::vector<int64_t> shape, const std::vector<uint8_t>& bytes,
                    std::map<std::string, std::string> meta_overrides = {}) {
-  std::map<std::string, std::string> meta = {
-      {"format", "moebench-trace"}, {"format_version", "1"}, {"model", "tiny"}, {"model_hash", "h"},
-      {"moe_layers", "1"},          {"routed_experts", "4"}, {"top_k", "2"},    {"h_trace", "0"},
-      {"routing", "softmax-topk"},  {"n_group", "1"},        {"topk_group", "1"},
-      {"norm_topk_prob", "false"},  {"routed_scaling_factor", "1"}, {"source", "{}"}};
+  std::map<std::string, std::string> meta = {{"format", "moebench-trace"},
+                                             {"format_version", "1"},
+                                             {"model", "tiny"},
+                                             {"model_hash", "h"},
+                                             {"moe_layers", "1"},
+                                             {"routed_experts", "4"},
+                                             {"top_k", "2"},
+                                             {"h_trace", "0"},
+                                             {"routing", "softmax-topk"},
+                                             {"n_group", "1"},
+                                             {"topk_group", "1"},
+                                             {"norm_topk_prob", "false"},
+                                             {"routed_scaling_factor", "1"},
+                                             {"source", "{}"}};
   for (const auto& [k, v] : meta_overrides) meta[k] = v;
   std::vector<st::Writer::Spec> specs = {{"topk_ids", st::DType::kI32, {1, 1, 2}},
                                          {"topk_weights", st::DType::kF32, {1, 1, 2}},
@@ -165,15 +177,19 @@ TEST(TraceFile, RejectsBadFilesWithClearMessages) {
 
   const int32_t out_of_range[2] = {1, 4};
   write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 2}, bytes_of(out_of_range, 8));
-  EXPECT_EQ(open_error(p), f + ": topk_ids[token 0, layer 0]: expected expert ids in [0, 4), found 4");
+  EXPECT_EQ(open_error(p),
+            f + ": topk_ids[token 0, layer 0]: expected expert ids in [0, 4), found 4");
 
   const int32_t dup[2] = {2, 2};
   write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 2}, bytes_of(dup, 8));
-  EXPECT_EQ(open_error(p), f + ": topk_ids[token 0, layer 0]: expected distinct expert ids, found expert 2 twice");
+  EXPECT_EQ(open_error(p),
+            f + ": topk_ids[token 0, layer 0]: expected distinct expert ids, found expert 2 twice");
 
   const float nan_w[2] = {0.5f, std::nanf("")};
   write_variant(p, "topk_weights", st::DType::kF32, {1, 1, 2}, bytes_of(nan_w, 8));
-  EXPECT_EQ(open_error(p), f + ": topk_weights[token 0, layer 0]: expected finite non-negative weights, found nan");
+  EXPECT_EQ(
+      open_error(p),
+      f + ": topk_weights[token 0, layer 0]: expected finite non-negative weights, found nan");
 
   const float as_float[2] = {1, 3};
   write_variant(p, "topk_ids", st::DType::kF32, {1, 1, 2}, bytes_of(as_float, 8));
@@ -181,39 +197,48 @@ TEST(TraceFile, RejectsBadFilesWithClearMessages) {
 
   const int32_t three[3] = {1, 2, 3};
   write_variant(p, "topk_ids", st::DType::kI32, {1, 1, 3}, bytes_of(three, 12));
-  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [1, 1, 2], found shape [1, 1, 3]");
+  EXPECT_EQ(open_error(p),
+            f + ": tensor 'topk_ids': expected shape [1, 1, 2], found shape [1, 1, 3]");
 
   const int32_t two = 2;
   write_variant(p, "seq_decode_len", st::DType::kI32, {1}, bytes_of(&two, 4));
-  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [2, 1, 2], found shape [1, 1, 2]");
+  EXPECT_EQ(open_error(p),
+            f + ": tensor 'topk_ids': expected shape [2, 1, 2], found shape [1, 1, 2]");
 
   write_variant(p, "", st::DType::kF32, {}, {}, {{"format", "something-else"}});
-  EXPECT_EQ(open_error(p), f + ": __metadata__.format: expected 'moebench-trace', found 'something-else'");
+  EXPECT_EQ(open_error(p),
+            f + ": __metadata__.format: expected 'moebench-trace', found 'something-else'");
 
   write_variant(p, "", st::DType::kF32, {}, {}, {{"top_k", "five"}});
-  EXPECT_EQ(open_error(p), f + ": __metadata__.top_k: expected an integer in [1, 4096], found 'five'");
+  EXPECT_EQ(open_error(p),
+            f + ": __metadata__.top_k: expected an integer in [1, 4096], found 'five'");
 
   // Sizes are bounded: routed_experts = 1e9 once made trace stats allocate past 13 GB.
   write_variant(p, "", st::DType::kF32, {}, {}, {{"routed_experts", "1000000000"}});
-  EXPECT_EQ(open_error(p), f + ": __metadata__.routed_experts: expected an integer in [1, 4096], found '1000000000'");
+  EXPECT_EQ(
+      open_error(p),
+      f + ": __metadata__.routed_experts: expected an integer in [1, 4096], found '1000000000'");
   write_variant(p, "", st::DType::kF32, {}, {}, {{"moe_layers", "99999999999999999999"}});
-  EXPECT_EQ(open_error(p),
-            f + ": __metadata__.moe_layers: expected an integer in [1, 1024], found '99999999999999999999'");
+  EXPECT_EQ(open_error(p), f + ": __metadata__.moe_layers: expected an integer in [1, 1024], found "
+                               "'99999999999999999999'");
 
   // Sequence lengths are summed in 64 bits: INT32_MAX + 1 once wrapped negative
   // and led to an out-of-bounds read (fuzz/regressions/trace/seq-length-int32-overflow).
   const int32_t big = 2147483647;
   write_variant(p, "seq_prompt_len", st::DType::kI32, {1}, bytes_of(&big, 4));
-  EXPECT_EQ(open_error(p), f + ": tensor 'topk_ids': expected shape [2147483648, 1, 2], found shape [1, 1, 2]");
+  EXPECT_EQ(open_error(p),
+            f + ": tensor 'topk_ids': expected shape [2147483648, 1, 2], found shape [1, 1, 2]");
 
   EXPECT_EQ(open_error(dir / "missing.safetensors"),
             (dir / "missing.safetensors").string() +
                 ": expected a readable safetensors file (a regular file), found no such file");
   // Not a regular file: refused without opening (a FIFO would block, /dev/zero never end).
-  EXPECT_EQ(open_error(dir.path()), dir.path().string() + ": expected a readable safetensors file (a regular file), "
-                                                           "found a directory");
-  EXPECT_EQ(open_error("/dev/zero"),
-            "/dev/zero: expected a readable safetensors file (a regular file), found a character device");
+  EXPECT_EQ(open_error(dir.path()), dir.path().string() +
+                                        ": expected a readable safetensors file (a regular file), "
+                                        "found a directory");
+  EXPECT_EQ(
+      open_error("/dev/zero"),
+      "/dev/zero: expected a readable safetensors file (a regular file), found a character device");
 }
 
 // small_source() written with one change per token record and to the gate
@@ -246,36 +271,46 @@ TEST(TraceFile, ValuesNoRouterProducesAreRefusedAtLoadWithTheirIndex) {
   auto p = write_changed(dir, "p5.safetensors", [](int64_t s, TokenRecord& r) {
     if (s == 0 && r.pos == 1) r.probs[4 + 3] = 5.0f;  // layer 1, expert 3
   });
-  EXPECT_EQ(open_error(p), p.string() + ": tensor 'router_probs'[token 1, layer 1, 3]: expected finite "
-                                        "probabilities in [0, 1], found 5");
+  EXPECT_EQ(open_error(p), p.string() +
+                               ": tensor 'router_probs'[token 1, layer 1, 3]: expected finite "
+                               "probabilities in [0, 1], found 5");
   p = write_changed(dir, "pneg.safetensors", [](int64_t s, TokenRecord& r) {
     if (s == 1 && r.pos == 0) r.probs[0] = -0.5f;
   });
-  EXPECT_EQ(open_error(p), p.string() + ": tensor 'router_probs'[token 3, layer 0, 0]: expected finite "
-                                        "probabilities in [0, 1], found -0.5");
+  EXPECT_EQ(open_error(p), p.string() +
+                               ": tensor 'router_probs'[token 3, layer 0, 0]: expected finite "
+                               "probabilities in [0, 1], found -0.5");
   // Every chosen expert of a layer with weight 0 (its output would be 0).
   p = write_changed(dir, "w0.safetensors", [](int64_t s, TokenRecord& r) {
     if (s == 0 && r.pos == 2) r.weights[2] = r.weights[3] = 0.0f;  // layer 1
   });
-  EXPECT_EQ(open_error(p), p.string() + ": topk_weights[token 2, layer 1]: expected at least one positive combine "
-                                        "weight among the top-k, found all zero");
+  EXPECT_EQ(open_error(p),
+            p.string() +
+                ": topk_weights[token 2, layer 1]: expected at least one positive combine "
+                "weight among the top-k, found all zero");
   // Non-finite gate biases (routing recomputed from them is undefined).
-  p = write_changed(dir, "bias.safetensors", same, [](GateWeights& g) {
-    g.bias[6] = std::numeric_limits<float>::infinity();
-  });
-  EXPECT_EQ(open_error(p), p.string() + ": tensor 'gate_bias'[layer 1, expert 2]: expected finite values, found inf");
-  p = write_changed(dir, "sel.safetensors", same, [](GateWeights& g) { g.selection_bias[1] = std::nanf(""); });
+  p = write_changed(dir, "bias.safetensors", same,
+                    [](GateWeights& g) { g.bias[6] = std::numeric_limits<float>::infinity(); });
+  EXPECT_EQ(
+      open_error(p),
+      p.string() + ": tensor 'gate_bias'[layer 1, expert 2]: expected finite values, found inf");
+  p = write_changed(dir, "sel.safetensors", same,
+                    [](GateWeights& g) { g.selection_bias[1] = std::nanf(""); });
   EXPECT_EQ(open_error(p),
-            p.string() + ": tensor 'selection_bias'[layer 0, expert 1]: expected finite values, found nan");
-  p = write_changed(dir, "gw.safetensors", same, [](GateWeights& g) { g.weight[21] = std::nanf(""); });
+            p.string() +
+                ": tensor 'selection_bias'[layer 0, expert 1]: expected finite values, found nan");
+  p = write_changed(dir, "gw.safetensors", same,
+                    [](GateWeights& g) { g.weight[21] = std::nanf(""); });
   EXPECT_EQ(open_error(p),
-            p.string() + ": tensor 'gate_weight'[layer 1, expert 1, 1]: expected finite values, found nan");
+            p.string() +
+                ": tensor 'gate_weight'[layer 1, expert 1, 1]: expected finite values, found nan");
   // An infinite gate input too, not only a NaN.
   p = write_changed(dir, "ginf.safetensors", [](int64_t s, TokenRecord& r) {
     if (s == 0 && r.pos == 0) r.gate_input[2] = -std::numeric_limits<float>::infinity();
   });
   EXPECT_EQ(open_error(p),
-            p.string() + ": tensor 'gate_input'[token 0, layer 0, 2]: expected finite values, found -inf");
+            p.string() +
+                ": tensor 'gate_input'[token 0, layer 0, 2]: expected finite values, found -inf");
 }
 
 TEST(TraceFile, NonFiniteGateInputRefusedAtLoadWithItsIndex) {
@@ -300,8 +335,9 @@ TEST(TraceFile, NonFiniteGateInputRefusedAtLoadWithItsIndex) {
   // was undefined behaviour in det::exp; found by make fuzz), naming the
   // tensor and the index: token 4 (sequence 1 starts at token 3), layer 1, 5 - 4 = element 1.
   EXPECT_EQ(open_error(dir / "n.safetensors"),
-            (dir / "n.safetensors").string() + ": tensor 'gate_input'[token 4, layer 1, 1]: expected finite values, "
-                                               "found nan");
+            (dir / "n.safetensors").string() +
+                ": tensor 'gate_input'[token 4, layer 1, 1]: expected finite values, "
+                "found nan");
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a trace file becomes a suite's workload.
 //
@@ -48,10 +49,10 @@ struct TraceSelection {
 
 // Throws Error (naming `where`) when the trace's shape differs from the model's;
 // `warn_name` prints the other-model warning (experiment expansion does, once per file).
-void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::string& where, bool warn_name = true);
+void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::string& where,
+                       bool warn_name = true);
 
-
-std::unique_ptr<TraceSource> select_trace(std::unique_ptr<TraceSource> base, const TraceSelection& sel,
-                                          const std::string& where);
+std::unique_ptr<TraceSource> select_trace(std::unique_ptr<TraceSource> base,
+                                          const TraceSelection& sel, const std::string& where);
 
 }  // namespace moebench

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // A trace file as a suite's workload: sequences / prompt_len / decode_len
 // select and cap, batch_size is checked against what is selected, the
 // synthetic generator's keys are refused, the recorded values are the ones
@@ -6,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 #include "core/testing/temp_dir.h"
 #include "core/trace/memory_source.h"
 #include "core/util/error.h"
@@ -16,7 +17,8 @@ namespace {
 
 // A Mixtral-shaped trace: sequences with the given (prompt, decode) lengths.
 std::filesystem::path write_mixtral_trace(const testing::TempDir& dir, const std::string& name,
-                                          std::vector<SequenceInfo> seqs, const std::string& model_name = "") {
+                                          std::vector<SequenceInfo> seqs,
+                                          const std::string& model_name = "") {
   const ModelSpec m = load_model("mixtral-8x7b", ConfigPaths::defaults());
   TraceInfo info;
   info.model_name = model_name.empty() ? m.name : model_name;
@@ -52,7 +54,8 @@ std::filesystem::path write_mixtral_trace(const testing::TempDir& dir, const std
 
 Experiment load(const std::string& workload, const testing::TempDir& dir) {
   return load_experiment_text(
-      "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = "
+      "\"hybrimoe-a6000\"\n"
       "[workload]\nkind = \"trace\"\ntrace = \"t.safetensors\"\n" +
           workload + "\n[[strategy]]\npreset = \"all-cpu\"\n",
       "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
@@ -152,13 +155,16 @@ TEST(TraceWorkload, BrokenOrMismatchedTraceIsReportedAtLoad) {
   testing::TempDir d2;
   write_mixtral_trace(d2, "t.safetensors", {{4, 4}});
   const std::string other =
-      "[suite]\nname = \"t\"\n[model]\npreset = \"deepseek-v2-lite\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n"
-      "[workload]\nkind = \"trace\"\ntrace = \"t.safetensors\"\n[[strategy]]\npreset = \"all-cpu\"\n";
+      "[suite]\nname = \"t\"\n[model]\npreset = \"deepseek-v2-lite\"\n[hardware]\npreset = "
+      "\"hybrimoe-a6000\"\n"
+      "[workload]\nkind = \"trace\"\ntrace = \"t.safetensors\"\n[[strategy]]\npreset = "
+      "\"all-cpu\"\n";
   try {
     load_experiment_text(other, "exp.toml", d2.path(), ConfigPaths::defaults(), nullptr);
     ADD_FAILURE() << "a Mixtral trace was accepted for DeepSeek-V2-Lite";
   } catch (const Error& ex) {
-    EXPECT_NE(std::string(ex.what()).find("expected a trace of model 'deepseek-v2-lite'"), std::string::npos)
+    EXPECT_NE(std::string(ex.what()).find("expected a trace of model 'deepseek-v2-lite'"),
+              std::string::npos)
         << ex.what();
   }
 }
@@ -177,15 +183,18 @@ TEST(TraceWorkload, AnotherModelHashIsAcceptedWithAWarning) {
   ::testing::internal::CaptureStderr();
   check_trace_model(src->info(), m, "t.safetensors");
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("the trace's model_hash (" + src->info().model_hash.substr(0, 12) + ") is not model "
-                     "'mixtral-8x7b' as this case configures it (" + m.hash().substr(0, 12) + ")"),
+  EXPECT_NE(err.find("the trace's model_hash (" + src->info().model_hash.substr(0, 12) +
+                     ") is not model "
+                     "'mixtral-8x7b' as this case configures it (" +
+                     m.hash().substr(0, 12) + ")"),
             std::string::npos)
       << err;
   m.norm_topk_prob = !m.norm_topk_prob;  // another router
   ::testing::internal::CaptureStderr();
   check_trace_model(src->info(), m, "t.safetensors");
   const std::string err2 = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err2.find("the trace's router differs from model 'mixtral-8x7b': norm_topk_prob"), std::string::npos)
+  EXPECT_NE(err2.find("the trace's router differs from model 'mixtral-8x7b': norm_topk_prob"),
+            std::string::npos)
       << err2;
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where trained artefacts (SMoE's linear predictor, trained on a case's
 // calibration workload) are kept between cases and runs. Training is

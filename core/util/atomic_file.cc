@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/atomic_file.h"
 
 #include <fcntl.h>
@@ -99,7 +100,8 @@ void AtomicFileWriter::pwrite(uint64_t offset, const void* data, size_t n) {
 }
 
 void AtomicFileWriter::commit() {
-  if (committed_) throw InternalError("AtomicFileWriter::commit called twice for " + path_.string());
+  if (committed_)
+    throw InternalError("AtomicFileWriter::commit called twice for " + path_.string());
   if (::fsync(fd_) != 0) fail(tmp_, "flush to disk");
   if (::close(fd_) != 0) {
     fd_ = -1;
@@ -142,15 +144,18 @@ int remove_stale_temporaries(const fs::path& dir) {
 std::string read_file(const fs::path& path) {
   // A FIFO would block and /dev/zero never end: only regular files are read.
   const std::string kind = file_kind(path);
-  if (kind != "a regular file") throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
+  if (kind != "a regular file")
+    throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(), std::strerror(errno)));
+    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                            std::strerror(errno)));
   }
   struct stat sb {};
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     ::close(fd);
-    throw Error(fmt::format("{}: expected a readable file, found something that is not a regular file", path.string()));
+    throw Error(fmt::format(
+        "{}: expected a readable file, found something that is not a regular file", path.string()));
   }
   try {
     check_allocation(uint64_t(sb.st_size), path.string() + " (read whole)");
@@ -168,7 +173,8 @@ std::string read_file(const fs::path& path) {
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(), std::strerror(err)));
+      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                              std::strerror(err)));
     }
     if (n == 0) break;
     have += size_t(n);

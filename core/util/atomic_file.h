@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Crash-safe file output. Every result file moebench writes goes through
 // here, so a run killed at any instant (kill -9, power loss after fsync)

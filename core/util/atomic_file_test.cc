@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/atomic_file.h"
 
 #include <signal.h>
@@ -82,7 +83,8 @@ TEST(AtomicFile, ReadMissingFileIsUserError) {
     read_file(dir / "nope.txt");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "nope.txt").string() + ": expected a readable file, found no such file");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "nope.txt").string() + ": expected a readable file, found no such file");
   }
 }
 

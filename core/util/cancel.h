@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Cooperative cancellation: run_suite's SIGINT/SIGTERM handler asks for it,
 // and long loops (the step loop, the real backend's weight allocation and

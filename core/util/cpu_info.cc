@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/cpu_info.h"
 
 #include <cpuid.h>
@@ -35,8 +36,7 @@ std::string brand_string() {
   unsigned int max_ext = __get_cpuid_max(0x80000000, nullptr);
   if (max_ext < 0x80000004) return "unknown";
   for (unsigned int i = 0; i < 3; ++i) {
-    __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2],
-                &regs[4 * i + 3]);
+    __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
   }
   char buf[49];
   std::memcpy(buf, regs, 48);
@@ -60,8 +60,9 @@ CpuInfo detect() {
   if (c.model.empty()) c.model = brand_string();
   cpu_set_t set;
   CPU_ZERO(&set);
-  c.logical_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-                                                                 : int(sysconf(_SC_NPROCESSORS_ONLN));
+  c.logical_cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                       ? CPU_COUNT(&set)
+                       : int(sysconf(_SC_NPROCESSORS_ONLN));
 
   unsigned int eax, ebx, ecx, edx;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return c;
@@ -97,12 +98,16 @@ CpuInfo detect() {
 
 std::vector<std::string> CpuInfo::flag_names() const {
   std::vector<std::string> out;
-  const std::pair<bool, const char*> flags[] = {
-      {avx2, "avx2"},           {fma, "fma"},
-      {avx512f, "avx512f"},     {avx512bw, "avx512bw"},
-      {avx512vl, "avx512vl"},   {avx512_vnni, "avx512_vnni"},
-      {avx512_bf16, "avx512_bf16"}, {amx_tile, "amx_tile"},
-      {amx_bf16, "amx_bf16"},   {amx_int8, "amx_int8"}};
+  const std::pair<bool, const char*> flags[] = {{avx2, "avx2"},
+                                                {fma, "fma"},
+                                                {avx512f, "avx512f"},
+                                                {avx512bw, "avx512bw"},
+                                                {avx512vl, "avx512vl"},
+                                                {avx512_vnni, "avx512_vnni"},
+                                                {avx512_bf16, "avx512_bf16"},
+                                                {amx_tile, "amx_tile"},
+                                                {amx_bf16, "amx_bf16"},
+                                                {amx_int8, "amx_int8"}};
   for (const auto& [on, name] : flags) {
     if (on) out.emplace_back(name);
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What this CPU can do, read at run time (cpuid + OS state), never assumed
 // from the build flags. Used by the manifest and by kernel dispatch.
@@ -8,8 +9,8 @@
 namespace moebench {
 
 struct CpuInfo {
-  std::string model;      // e.g. "AMD EPYC 9B45" (from /proc/cpuinfo or cpuid brand string)
-  int logical_cpus = 0;   // CPUs this process may run on (sched affinity)
+  std::string model;     // e.g. "AMD EPYC 9B45" (from /proc/cpuinfo or cpuid brand string)
+  int logical_cpus = 0;  // CPUs this process may run on (sched affinity)
   bool avx2 = false;
   bool fma = false;
   bool avx512f = false;

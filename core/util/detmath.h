@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Deterministic float math: the same inputs give bit-identical outputs on
 // every x86-64 machine, compiler and vector width. Used wherever results
@@ -17,7 +18,8 @@
 // picked at load time. Results are identical across the clones: only
 // elementwise IEEE operations, no fused multiply-add (-ffp-contract=off).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(MOEBENCH_NO_CLONES)
-#define MOEBENCH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define MOEBENCH_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define MOEBENCH_CLONES
 #endif
@@ -56,7 +58,9 @@ inline float exp(float x) {
   return is_nan ? input : y * scale;
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + det::exp(-x)); }
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + det::exp(-x));
+}
 
 // cos/sin in double by Taylor series after reduction to [-pi, pi]; used for
 // setup-time constants only (rotation angles).
@@ -93,7 +97,9 @@ inline uint64_t mix(uint64_t a, uint64_t b) {
   return splitmix64(s);
 }
 // Uniform double in [0, 1) with 53 random bits.
-inline double uniform01(uint64_t& state) { return double(splitmix64(state) >> 11) * 0x1.0p-53; }
+inline double uniform01(uint64_t& state) {
+  return double(splitmix64(state) >> 11) * 0x1.0p-53;
+}
 // Approximately standard normal (Irwin-Hall sum of 12 uniforms - 6): exact
 // arithmetic in double, so deterministic; tails beyond +-6 are cut.
 inline double normal(uint64_t& state) {

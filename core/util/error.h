@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // User-facing errors. Anything the user can get wrong (a config file, a trace
 // file, a command line) is reported as a moebench::Error: one line that says
@@ -39,9 +40,8 @@ class ConfigError : public Error {
   const std::string& found() const { return found_; }
   const std::string& hint() const { return hint_; }
 
-  static std::string format(const Where& where, const std::string& key,
-                            const std::string& expected, const std::string& found,
-                            const std::string& hint);
+  static std::string format(const Where& where, const std::string& key, const std::string& expected,
+                            const std::string& found, const std::string& hint);
 
  private:
   Where where_;

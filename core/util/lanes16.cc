@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Compiled in the routing libraries (-O3, per-ISA clones; see core/CMakeLists.txt).
 
 #include "core/util/lanes16.h"
@@ -13,7 +14,8 @@ namespace {
 // transpose a 16 x 16 tile.
 __attribute__((always_inline)) inline void transpose16(v16* rows) {
 #if defined(__clang__)  // clang's form of the same two shuffles (the sanitizer and fuzz builds)
-#define MOEBENCH_SHUFFLE_LO(a, b) __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
+#define MOEBENCH_SHUFFLE_LO(a, b) \
+  __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
 #define MOEBENCH_SHUFFLE_HI(a, b) \
   __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
 #else
@@ -36,7 +38,8 @@ __attribute__((always_inline)) inline void transpose16(v16* rows) {
 
 }  // namespace
 
-MOEBENCH_CLONES void unpack_at(const float* src, int64_t n, int valid, float* const* dst, int64_t offset) {
+MOEBENCH_CLONES void unpack_at(const float* src, int64_t n, int valid, float* const* dst,
+                               int64_t offset) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     v16 rows[16];
@@ -49,7 +52,9 @@ MOEBENCH_CLONES void unpack_at(const float* src, int64_t n, int valid, float* co
   }
 }
 
-void unpack(const float* src, int64_t n, int valid, float* const* dst) { unpack_at(src, n, valid, dst, 0); }
+void unpack(const float* src, int64_t n, int valid, float* const* dst) {
+  unpack_at(src, n, valid, dst, 0);
+}
 
 namespace {
 __attribute__((always_inline)) inline float dot_impl(const float* a, const float* b, int64_t n) {
@@ -67,7 +72,9 @@ __attribute__((always_inline)) inline float dot_impl(const float* a, const float
 }
 }  // namespace
 
-MOEBENCH_CLONES float dot(const float* a, const float* b, int64_t n) { return dot_impl(a, b, n); }
+MOEBENCH_CLONES float dot(const float* a, const float* b, int64_t n) {
+  return dot_impl(a, b, n);
+}
 
 namespace {
 
@@ -79,8 +86,9 @@ namespace {
 // done on the transposed accumulators (acc[b] = lane b of all 16 products);
 // the remainder n % 16 last, in order; the bias added to the sum.
 template <int R, int Q>
-__attribute__((always_inline)) inline void tile(const float* W, const float* bias, const float* const* x, int64_t r0,
-                                                int64_t rows, int64_t n, float* out_j0) {
+__attribute__((always_inline)) inline void tile(const float* W, const float* bias,
+                                                const float* const* x, int64_t r0, int64_t rows,
+                                                int64_t n, float* out_j0) {
   static_assert(R * Q == 16);
   const int64_t n16 = n / 16 * 16;
   const float* w = W + r0 * n;
@@ -110,8 +118,9 @@ __attribute__((always_inline)) inline void tile(const float* W, const float* bia
 
 // Inputs x[0..Q) against every row; rows past the last whole tile one dot at a time.
 template <int R, int Q>
-__attribute__((always_inline)) inline void rows_of(const float* W, const float* bias, const float* const* x,
-                                                   int64_t rows, int64_t n, float* out_j0) {
+__attribute__((always_inline)) inline void rows_of(const float* W, const float* bias,
+                                                   const float* const* x, int64_t rows, int64_t n,
+                                                   float* out_j0) {
   int64_t r0 = 0;
   for (; r0 + R <= rows; r0 += R) tile<R, Q>(W, bias, x, r0, rows, n, out_j0);
   for (int q = 0; q < Q; ++q) {
@@ -123,12 +132,13 @@ __attribute__((always_inline)) inline void rows_of(const float* W, const float* 
 
 }  // namespace
 
-MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64_t n, float* out) {
+MOEBENCH_CLONES void gemv(const float* W, const float* bias, const float* x, int64_t rows,
+                          int64_t n, float* out) {
   rows_of<16, 1>(W, bias, &x, rows, n, out);
 }
 
-MOEBENCH_CLONES void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows,
-                                int64_t n, float* out) {
+MOEBENCH_CLONES void gemv_batch(const float* W, const float* bias, const float* const* xs,
+                                int64_t nx, int64_t rows, int64_t n, float* out) {
   // Four inputs at a time (4 rows x 4 inputs per tile), then two, then one:
   // no tile computes an input that is not asked for.
   int64_t j0 = 0;

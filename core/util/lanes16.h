@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Sixteen-lane float vectors (GCC vector extensions), shared by the hot
 // loops of trace generation and routing. Blocks of 16 tokens are processed
@@ -26,7 +27,9 @@ __attribute__((always_inline)) inline v16 load16(const float* p) {
   std::memcpy(&v, p, 64);
   return v;
 }
-__attribute__((always_inline)) inline void store16(float* p, v16 v) { std::memcpy(p, &v, 64); }
+__attribute__((always_inline)) inline void store16(float* p, v16 v) {
+  std::memcpy(p, &v, 64);
+}
 
 // Writes the lanes of src ([n][16]) out per token: dst[b][i] = src[i * 16 + b]
 // for i < n and b < valid. Transposes 16 x 16 tiles in registers.
@@ -44,8 +47,8 @@ void gemv(const float* W, const float* bias, const float* x, int64_t rows, int64
 // gemv for nx inputs at once: out[j * rows + r] = bias[r] + W[r] . xs[j], the
 // same bits as gemv on each (the same partial sums, tree and remainder): a
 // row of W is read once per 4 inputs, and 16 products are reduced together.
-void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows, int64_t n,
-                float* out);
+void gemv_batch(const float* W, const float* bias, const float* const* xs, int64_t nx, int64_t rows,
+                int64_t n, float* out);
 
 }  // namespace moebench::lanes
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/memory.h"
 
 #include <unistd.h>
@@ -46,8 +47,9 @@ uint64_t available_memory_bytes() {
 void check_allocation(uint64_t bytes, const std::string& what) {
   const uint64_t avail = available_memory_bytes();
   if (bytes > avail) {
-    throw Error(fmt::format("{}: expected at most {:.2f} GiB (the memory available), found {:.2f} GiB needed", what,
-                            double(avail) / (1ull << 30), double(bytes) / (1ull << 30)));
+    throw Error(fmt::format(
+        "{}: expected at most {:.2f} GiB (the memory available), found {:.2f} GiB needed", what,
+        double(avail) / (1ull << 30), double(bytes) / (1ull << 30)));
   }
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Memory checks before large allocations: a size computed from user input
 // (a trace's metadata, a sweep) is compared with the memory this machine has

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/memory.h"
 
 #include <cstdlib>
@@ -18,7 +19,9 @@ TEST(Memory, AllocationAboveTheAvailableMemoryIsAClearError) {
   } catch (const Error& e) {
     const std::string msg = e.what();
     EXPECT_EQ(msg.rfind("a huge table: expected at most ", 0), 0u) << msg;
-    EXPECT_NE(msg.find("GiB (the memory available), found 4294967296.00 GiB needed"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("GiB (the memory available), found 4294967296.00 GiB needed"),
+              std::string::npos)
+        << msg;
   }
 }
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/paths.h"
 
 #include <sys/stat.h>
@@ -14,9 +15,10 @@ namespace moebench {
 namespace fs = std::filesystem;
 
 std::string name_rule() {
-  return fmt::format("a name of 1 to {} letters, digits, '-', '_' or '.', not starting with '.' (a name, not a "
-                     "path)",
-                     kMaxNameChars);
+  return fmt::format(
+      "a name of 1 to {} letters, digits, '-', '_' or '.', not starting with '.' (a name, not a "
+      "path)",
+      kMaxNameChars);
 }
 
 std::string name_problem(std::string_view name) {
@@ -27,9 +29,11 @@ std::string name_problem(std::string_view name) {
   for (char c : name) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '/' || c == '\\') return "it holds a path separator ('" + std::string(1, c) + "')";
-    if (u < 0x20 || u == 0x7f) return fmt::format("it holds a control character (0x{:02x})", unsigned(u));
+    if (u < 0x20 || u == 0x7f)
+      return fmt::format("it holds a control character (0x{:02x})", unsigned(u));
     if (!(std::isalnum(u) || c == '-' || c == '_' || c == '.')) {
-      return u < 0x80 ? fmt::format("it holds the character '{}'", c) : "it holds a non-ASCII character";
+      return u < 0x80 ? fmt::format("it holds the character '{}'", c)
+                      : "it holds a non-ASCII character";
     }
   }
   return "";
@@ -48,7 +52,8 @@ std::string shown_name(std::string_view name) {
 fs::path child_path(const fs::path& root, std::string_view name, const std::string& what) {
   const std::string problem = name_problem(name);
   if (!problem.empty()) {
-    throw Error(fmt::format("{}: expected {}, found {}: {}", what, name_rule(), shown_name(name), problem));
+    throw Error(
+        fmt::format("{}: expected {}, found {}: {}", what, name_rule(), shown_name(name), problem));
   }
   return root / fs::path(std::string(name));
 }
@@ -59,7 +64,8 @@ std::string file_kind(const fs::path& path) {
     const int err = errno;
     if (err == ENOENT) {
       struct stat lb {};
-      if (::lstat(path.c_str(), &lb) == 0 && S_ISLNK(lb.st_mode)) return "a symbolic link to nothing";
+      if (::lstat(path.c_str(), &lb) == 0 && S_ISLNK(lb.st_mode))
+        return "a symbolic link to nothing";
       return "no such file";
     }
     return fmt::format("an unreadable path ({})", std::strerror(err));
@@ -75,7 +81,8 @@ std::string file_kind(const fs::path& path) {
 
 void require_regular_file(const fs::path& path, const std::string& expected) {
   const std::string kind = file_kind(path);
-  if (kind != "a regular file") throw Error(fmt::format("{}: expected {}, found {}", path.string(), expected, kind));
+  if (kind != "a regular file")
+    throw Error(fmt::format("{}: expected {}, found {}", path.string(), expected, kind));
 }
 
 }  // namespace moebench

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Names that become paths, and files that are read. Every writer that turns
 // a user-chosen name into a path (a suite name -> results/<name>/) goes

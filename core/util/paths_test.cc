@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/paths.h"
 
 #include <sys/stat.h>
@@ -30,17 +31,24 @@ std::string child_error(const std::string& name) {
 // issue 39: `[suite] name = ".."` wrote into the results root's parent, and a
 // composite suite's "../../../../root/X" and "/tmp/X" wrote there.
 TEST(Paths, ANameThatWouldLeaveItsFolderIsRefused) {
-  for (const std::string& bad : std::vector<std::string>{"..", ".", "../../../../root/X", "/tmp/X", "a/b", "a\\b", ".hidden", "",
-                                std::string("a\x01" "b"), std::string(200, 'a'), "tab\there", "spa ce", "caf\xc3\xa9"}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "..", ".", "../../../../root/X", "/tmp/X", "a/b", "a\\b", ".hidden", "",
+           std::string("a\x01"
+                       "b"),
+           std::string(200, 'a'), "tab\there", "spa ce", "caf\xc3\xa9"}) {
     EXPECT_FALSE(name_problem(bad).empty()) << bad;
     const std::string e = child_error(bad);
     EXPECT_EQ(e.rfind("suite.name: expected a name of 1 to 128 letters, digits", 0), 0u) << e;
   }
-  EXPECT_NE(child_error("..").find("found '..': it names the folder itself or its parent"), std::string::npos);
-  EXPECT_NE(child_error("/tmp/X").find("found '/tmp/X': it holds a path separator ('/')"), std::string::npos);
+  EXPECT_NE(child_error("..").find("found '..': it names the folder itself or its parent"),
+            std::string::npos);
+  EXPECT_NE(child_error("/tmp/X").find("found '/tmp/X': it holds a path separator ('/')"),
+            std::string::npos);
   // A control character is shown escaped, not sent to the terminal.
-  EXPECT_NE(child_error(std::string("a\x1b[2Jb")).find("'a\\x1b[2Jb'"), std::string::npos) << child_error("a\x1b[2Jb");
-  for (const std::string& good : std::vector<std::string>{"smoke", "dali-table4", "hybrimoe_fig7.8", "a", std::string(128, 'z')}) {
+  EXPECT_NE(child_error(std::string("a\x1b[2Jb")).find("'a\\x1b[2Jb'"), std::string::npos)
+      << child_error("a\x1b[2Jb");
+  for (const std::string& good : std::vector<std::string>{"smoke", "dali-table4", "hybrimoe_fig7.8",
+                                                          "a", std::string(128, 'z')}) {
     EXPECT_EQ(name_problem(good), "") << good;
     EXPECT_EQ(child_path("results", good, "suite.name"), std::filesystem::path("results") / good);
   }
@@ -65,7 +73,8 @@ TEST(Paths, WhatIsNotARegularFileIsNamedAndNeverOpened) {
     read_file(fifo);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), fifo.string() + ": expected a readable file, found a FIFO (named pipe)");
+    EXPECT_EQ(std::string(e.what()),
+              fifo.string() + ": expected a readable file, found a FIFO (named pipe)");
   }
   EXPECT_THROW(read_file("/dev/zero"), Error);
   EXPECT_THROW(require_regular_file(dir.path()), Error);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SHA-256, used for content identity: a model spec's hash in trace metadata,
 // a case's identity in a suite (hash of its resolved config), file checksums.

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // An expert's FFN on AMX bf16 tiles (amx_ffn.h).
 #include "kernels/cpu/amx_ffn.h"
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An expert's FFN on AMX bf16 tiles, shared by amx-bf16 (weights packed in
 // bf16 at load) and amx-quant (int8 / int4 weights dequantised to the same

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The AMX tile configuration the tile kernels and the probe share: palette
 // 1, tiles 0-7 each 16 rows of 64 bytes. Callers run only where

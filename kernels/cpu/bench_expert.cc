@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Expert FFN time by tokens per expert (1 to 1024), for each kernel this
 // CPU can run and each weight dtype it supports (the context names the one
 // the real backend's "auto" picks), on a DeepSeek-V3 expert shape (hidden 7168,
@@ -38,10 +39,10 @@
 
 #include <fmt/format.h>
 
-#include "core/backend/real_cpu_executor.h"
 #include "core/util/cpu_info.h"
 #include "kernels/cpu/expert_ffn.h"
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/kernel_registry.h"
 #include "kernels/cpu/probe.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -175,7 +176,8 @@ int register_all() {
   benchmark::AddCustomContext("probe_int8_avx2_gops", fmt::format("{:.1f}", p.int8_avx2_gops));
   benchmark::AddCustomContext("probe_amx_bf16_gflops", fmt::format("{:.1f}", p.amx_bf16_gflops));
   benchmark::AddCustomContext("probe_amx_int8_gops", fmt::format("{:.1f}", p.amx_int8_gops));
-  benchmark::AddCustomContext("amx", p.amx_bf16_gflops > 0 ? "yes" : "no (no usable AMX on this CPU)");
+  benchmark::AddCustomContext("amx",
+                              p.amx_bf16_gflops > 0 ? "yes" : "no (no usable AMX on this CPU)");
   auto add = [](const std::string& label, const std::string& name, WeightDtype dt) {
     benchmark::RegisterBenchmark(("BM_ExpertFfn/" + label + "/" + dtype_name(dt)).c_str(),
                                  BM_ExpertFfn, name, dt)
@@ -185,11 +187,12 @@ int register_all() {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   };
-  for (const auto& name : expert_kernels_available()) {
-    if (name == "reference") continue;  // fp64 loops: far too slow at this shape
-    if (name == "hybrid" || name == "avx512-amx-bf16" || name == "avx512-amx-quant" ||
-        name == "avx512-amx-int8")
-      continue;  // one kernel below its switch, another above: both timed already
+  for (const auto& info : expert_kernel_registry()) {
+    // Not the reference (fp64 loops: far too slow at this shape) nor the
+    // switching kernels (one kernel below its switch, another above: both
+    // timed already).
+    if (!info.benchmarked || info.composite || !info.supported(cpu_info())) continue;
+    const std::string& name = info.name;
     const auto k = make_expert_kernel(name);
     for (WeightDtype dt : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
       if (k->supports(dt)) add(name, name, dt);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The non-expert kernels of the real backend's step (kernels/cpu/dense_ops.h).
 #include "kernels/cpu/dense_ops.h"
 
@@ -53,8 +54,8 @@ namespace {
 constexpr int kTile = 12;  // tokens per register tile
 
 template <int NT>
-MB_DENSE512 void linear_tile512(const uint16_t* pw, int64_t kp, const uint32_t* x, int64_t t0, int64_t rb,
-                                int64_t rows, float* y) {
+MB_DENSE512 void linear_tile512(const uint16_t* pw, int64_t kp, const uint32_t* x, int64_t t0,
+                                int64_t rb, int64_t rows, float* y) {
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   const uint16_t* w = pw + rb * kp * 32;
@@ -70,8 +71,8 @@ MB_DENSE512 void linear_tile512(const uint16_t* pw, int64_t kp, const uint32_t* 
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * rows + r0, m, acc[t]);
 }
 
-MB_DENSE512 void linear512(const uint16_t* pw, int64_t rows, int64_t cols, const float* x, int64_t tokens,
-                           float* y, ThreadPool* pool) {
+MB_DENSE512 void linear512(const uint16_t* pw, int64_t rows, int64_t cols, const float* x,
+                           int64_t tokens, float* y, ThreadPool* pool) {
   const int64_t kp = packed_pairs(cols);
   thread_local std::vector<uint32_t> xp;
   xp.assign(size_t(tokens * kp), 0);
@@ -96,14 +97,15 @@ MB_DENSE256 inline float hsum8(__m256 v) {
 }
 
 template <int NT>
-MB_DENSE256 void linear_row256(const uint16_t* w, int64_t cols, const float* x, int64_t t0, float* y,
-                               int64_t rows, int64_t r) {
+MB_DENSE256 void linear_row256(const uint16_t* w, int64_t cols, const float* x, int64_t t0,
+                               float* y, int64_t rows, int64_t r) {
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   int64_t c = 0;
   for (; c + 8 <= cols; c += 8) {
     const __m256 wv = widen8(w + c);
-    for (int t = 0; t < NT; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (t0 + t) * cols + c), acc[t]);
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (t0 + t) * cols + c), acc[t]);
   }
   for (int t = 0; t < NT; ++t) {
     float s = hsum8(acc[t]);
@@ -112,13 +114,14 @@ MB_DENSE256 void linear_row256(const uint16_t* w, int64_t cols, const float* x, 
   }
 }
 
-void linear256(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int64_t tokens, float* y,
-               ThreadPool* pool) {
+void linear256(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int64_t tokens,
+               float* y, ThreadPool* pool) {
   parallel_ranges(pool, (rows + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t r = b0 * 16; r < std::min(rows, b1 * 16); ++r) {
       for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
-        vec::with_tile<4>(std::min<int64_t>(4, tokens - t0),
-                          [&]<int NT>() { linear_row256<NT>(w + r * cols, cols, x, t0, y, rows, r); });
+        vec::with_tile<4>(std::min<int64_t>(4, tokens - t0), [&]<int NT>() {
+          linear_row256<NT>(w + r * cols, cols, x, t0, y, rows, r);
+        });
       }
     }
   });
@@ -130,7 +133,8 @@ void linear256(const uint16_t* w, int64_t rows, int64_t cols, const float* x, in
 // ones pass GCC 12 an undefined merge source that -Wuninitialized reports).
 MB_DENSE512 inline __m512 widen16(__m256i h) {
   constexpr __mmask16 kAll = 0xffff;
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
 }
 
 // The sum of 16 lanes, stored first (GCC 12's _mm512_reduce_add_ps trips
@@ -202,7 +206,8 @@ MB_DENSE256 float dot256(const float* q, const uint16_t* k, int64_t n) {
 MB_DENSE256 void axpy256(float a, const uint16_t* v, int64_t n, float* o) {
   const __m256 av = _mm256_set1_ps(a);
   int64_t c = 0;
-  for (; c + 8 <= n; c += 8) _mm256_storeu_ps(o + c, _mm256_fmadd_ps(av, widen8(v + c), _mm256_loadu_ps(o + c)));
+  for (; c + 8 <= n; c += 8)
+    _mm256_storeu_ps(o + c, _mm256_fmadd_ps(av, widen8(v + c), _mm256_loadu_ps(o + c)));
   for (; c < n; ++c) o[c] += a * from_bf16(v[c]);
 }
 
@@ -216,8 +221,8 @@ void axpy_ref(float a, const uint16_t* v, int64_t n, float* o) {
   for (int64_t c = 0; c < n; ++c) o[c] += a * from_bf16(v[c]);
 }
 
-void attend_one(const AttentionShape& s, const float* q, int64_t ctx, int64_t row0, int64_t g, const uint16_t* k,
-                const uint16_t* v, float* out, DenseIsa isa) {
+void attend_one(const AttentionShape& s, const float* q, int64_t ctx, int64_t row0, int64_t g,
+                const uint16_t* k, const uint16_t* v, float* out, DenseIsa isa) {
   thread_local std::vector<float> sc;
   sc.resize(size_t(ctx));
   float mx = -std::numeric_limits<float>::infinity();
@@ -257,7 +262,8 @@ void attend_one(const AttentionShape& s, const float* q, int64_t ctx, int64_t ro
 
 Linear Linear::random(int64_t rows, int64_t cols, uint64_t seed, DenseIsa isa) {
   if (rows <= 0 || cols <= 0) {
-    throw InternalError(fmt::format("Linear::random: expected a positive shape, found {} x {}", rows, cols));
+    throw InternalError(
+        fmt::format("Linear::random: expected a positive shape, found {} x {}", rows, cols));
   }
   Linear l;
   l.rows_ = rows;
@@ -292,7 +298,8 @@ void Linear::apply(const float* x, int64_t tokens, float* y, ThreadPool* pool) c
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t r = r0; r < r1; ++r) {
             double s = 0;
-            for (int64_t c = 0; c < cols_; ++c) s += double(from_bf16(w_[size_t(r * cols_ + c)])) * x[t * cols_ + c];
+            for (int64_t c = 0; c < cols_; ++c)
+              s += double(from_bf16(w_[size_t(r * cols_ + c)])) * x[t * cols_ + c];
             y[t * rows_ + r] = float(s);
           }
         }
@@ -328,11 +335,13 @@ void softmax_top_k(const float* logits, int64_t tokens, int64_t experts, int64_t
   }
 }
 
-void attention(const AttentionShape& s, const float* q, int64_t tokens, const int64_t* pos, const int64_t* cache_row0,
-               const uint16_t* k, const uint16_t* v, float* out, ThreadPool* pool, DenseIsa isa) {
+void attention(const AttentionShape& s, const float* q, int64_t tokens, const int64_t* pos,
+               const int64_t* cache_row0, const uint16_t* k, const uint16_t* v, float* out,
+               ThreadPool* pool, DenseIsa isa) {
   if (s.heads <= 0 || s.kv_heads <= 0 || s.heads % s.kv_heads != 0) {
-    throw InternalError(fmt::format("attention: expected heads a positive multiple of kv_heads, found {} and {}",
-                                    s.heads, s.kv_heads));
+    throw InternalError(
+        fmt::format("attention: expected heads a positive multiple of kv_heads, found {} and {}",
+                    s.heads, s.kv_heads));
   }
   const int64_t group = s.heads / s.kv_heads;
   parallel_ranges(pool, tokens * s.heads, 1, [&](int64_t a, int64_t b) {

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The non-expert work of a transformer block on the CPU, for the real
 // backend's whole-step execution (issue 41): a bf16 linear layer, RMSNorm,
@@ -84,8 +85,8 @@ struct AttentionShape {
   float scale = 1;
 };
 void attention(const AttentionShape& s, const float* q, int64_t tokens, const int64_t* pos,
-               const int64_t* cache_row0, const uint16_t* k, const uint16_t* v, float* out, ThreadPool* pool,
-               DenseIsa isa);
+               const int64_t* cache_row0, const uint16_t* k, const uint16_t* v, float* out,
+               ThreadPool* pool, DenseIsa isa);
 
 // fp32 to bf16 (round to nearest even), n values.
 void to_bf16_row(const float* x, int64_t n, uint16_t* out);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The non-expert kernels (kernels/cpu/dense_ops.h): every implementation
 // this CPU can run against plain double-precision loops over the same bf16
 // values, on odd shapes (partial row blocks, token tiles, vector tails),
@@ -103,7 +104,8 @@ TEST(Attention, GroupedAndLatentShapesMatchTheDefinition) {
       {{4, 2, 24, 24, 2 * 24, 2 * 24, 0.2f}, false},
       {{3, 1, 40, 33, 40, 40, 0.15f}, true},
   };
-  const std::vector<int64_t> pos{4, 5, 0}, row0{0, 0, 10};  // tokens 0, 1: sequence A; 2: sequence B
+  const std::vector<int64_t> pos{4, 5, 0},
+      row0{0, 0, 10};  // tokens 0, 1: sequence A; 2: sequence B
   const int64_t T = 3, rows = 16;
   for (const Case& c : cases) {
     const AttentionShape& s = c.s;
@@ -133,7 +135,9 @@ TEST(Attention, GroupedAndLatentShapesMatchTheDefinition) {
         for (size_t j = 0; j < p.size(); ++j) {
           for (int64_t i = 0; i < s.value_dim; ++i) {
             want[size_t((t * s.heads + h) * s.value_dim + i)] +=
-                p[j] / sum * from_bf16(vp[size_t((row0[size_t(t)] + int64_t(j)) * s.v_stride + g * s.value_dim + i)]);
+                p[j] / sum *
+                from_bf16(
+                    vp[size_t((row0[size_t(t)] + int64_t(j)) * s.v_stride + g * s.value_dim + i)]);
           }
         }
       }
@@ -142,7 +146,8 @@ TEST(Attention, GroupedAndLatentShapesMatchTheDefinition) {
       std::vector<float> got(want.size(), NAN), alone(want.size(), NAN);
       attention(s, q.data(), T, pos.data(), row0.data(), k.data(), vp, got.data(), &pool, isa);
       attention(s, q.data(), T, pos.data(), row0.data(), k.data(), vp, alone.data(), nullptr, isa);
-      EXPECT_LT(normalised_error(got, want), 1e-5) << to_string(isa) << (c.latent ? " latent" : " grouped");
+      EXPECT_LT(normalised_error(got, want), 1e-5)
+          << to_string(isa) << (c.latent ? " latent" : " grouped");
       EXPECT_EQ(got, alone) << to_string(isa);
     }
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Quantised packed weights back to packed bf16 (dequant.h).
 //
 // A quad of the packed codes is 16 rows x 4 columns, [row][column]; its

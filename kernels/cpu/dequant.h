@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Quantised weights (int8 or int4, packed by QuantMatrix::pack) turned back
 // into bf16 in the packed bf16 layout the AMX tile loops read (amx_ffn.h):

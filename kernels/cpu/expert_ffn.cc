@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The expert FFN interface, the reference kernel and the registry by name.
 #include "kernels/cpu/expert_ffn.h"
 
@@ -271,57 +272,8 @@ class ReferenceKernel final : public ExpertKernel {
 
 }  // namespace
 
-std::vector<std::string> expert_kernels_available() {
-  std::vector<std::string> v = {"reference"};
-  const CpuInfo& c = cpu_info();
-  if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("avx512-bf16");
-  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16) v.push_back("avx512-bf16-gemm");
-  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16 && c.amx_tile && c.amx_bf16) {
-    v.push_back("amx-bf16");
-    v.push_back("avx512-amx-bf16");
-  }
-  if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni");
-  if (c.avx512f && c.avx512bw && c.avx512_vnni) v.push_back("avx512-vnni-gemm");
-  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_bf16 && c.avx512_vnni && c.amx_tile &&
-      c.amx_bf16) {
-    v.push_back("amx-quant");
-    v.push_back("avx512-amx-quant");
-  }
-  if (c.avx512f && c.avx512bw && c.avx512vl && c.avx512_vnni && c.amx_tile && c.amx_int8) {
-    v.push_back("amx-int8");
-    v.push_back("avx512-amx-int8");
-  }
-  if (c.avx2 && c.fma) v.push_back("avx2-gemm");
-  if (onednn_bf16_available()) v.push_back("onednn");
-  if (c.avx512f && c.avx512bw && c.avx512_bf16) v.push_back("hybrid");
-  return v;
-}
-
-std::unique_ptr<ExpertKernel> make_expert_kernel(const std::string& name) {
-  const auto avail = expert_kernels_available();
-  bool ok = false;
-  for (const auto& a : avail)
-    ok = ok || a == name ||
-         ((a == "hybrid" || a == "avx512-amx-bf16" || a == "avx512-amx-quant" || a == "avx512-amx-int8") &&
-          name.rfind(a + ":", 0) == 0);
-  if (!ok) {
-    std::string list;
-    for (const auto& a : avail) list += (list.empty() ? "" : ", ") + a;
-    throw Error(fmt::format("expert kernel: expected one of {} (what this CPU can run), found '{}'",
-                            list, name));
-  }
-  if (name == "reference") return std::make_unique<ReferenceKernel>();
-  if (name == "avx512-bf16") return make_avx512_bf16_kernel();
-  if (name == "avx512-bf16-gemm") return make_avx512_bf16_gemm_kernel();
-  if (name == "amx-bf16") return make_amx_bf16_kernel();
-  if (name == "amx-quant") return make_amx_quant_kernel();
-  if (name == "amx-int8") return make_amx_int8_kernel();
-  if (name.rfind("avx512-amx-", 0) == 0) return make_switch_kernel(name);
-  if (name == "avx512-vnni") return make_avx512_vnni_kernel();
-  if (name == "avx512-vnni-gemm") return make_avx512_vnni_gemm_kernel();
-  if (name == "avx2-gemm") return make_avx2_gemm_kernel();
-  if (name.rfind("hybrid", 0) == 0) return make_hybrid_kernel(name);
-  return make_onednn_kernel();
+std::unique_ptr<ExpertKernel> make_reference_kernel() {
+  return std::make_unique<ReferenceKernel>();
 }
 
 }  // namespace moebench

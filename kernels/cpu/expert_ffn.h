@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One routed expert's feed-forward on the CPU (issue 14, first part): for
 // each token t of a step,

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "amx-bf16": bf16 weights packed at load (the layout
 // avx512-bf16-gemm reads: blocks of 16 rows, columns in pairs, padded to
 // whole 32-column blocks), multiplied on AMX tiles for many tokens per

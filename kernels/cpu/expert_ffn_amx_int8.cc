@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "amx-int8": int8 and int4 weights packed at load (the
 // layout avx512-vnni-gemm reads), multiplied natively on AMX int8 tiles
 // (issue 43). A group of 64 columns of a 16-row block is 16 quads of 64
@@ -46,8 +47,8 @@ namespace {
 
 #define MOEBENCH_AMX8 __attribute__((target("avx512f,avx512bw,avx512vl,amx-tile,amx-int8")))
 
-constexpr int64_t kGateUpGroup = 2;  // row blocks per task
-constexpr int64_t kDownGroup = 4;    // pairs of row blocks per task
+constexpr int64_t kGateUpGroup = 2;   // row blocks per task
+constexpr int64_t kDownGroup = 4;     // pairs of row blocks per task
 constexpr int64_t kTileBytes = 1024;  // one group of one row block: 16 quads x [16 rows][4]
 
 // Tokens quantised as QTokens, their rows copied to a stride 64 bytes
@@ -62,7 +63,8 @@ struct TileTokens {
     const int64_t w = q.groups * kQuantGroup;
     stride = w + 64;
     a.assign(size_t((tokens + 15) / 16 * 16 * stride), 0);
-    for (int64_t t = 0; t < tokens; ++t) std::memcpy(&a[size_t(t * stride)], &q.q[size_t(t * w)], size_t(w));
+    for (int64_t t = 0; t < tokens; ++t)
+      std::memcpy(&a[size_t(t * stride)], &q.q[size_t(t * w)], size_t(w));
   }
 };
 
@@ -80,7 +82,8 @@ MOEBENCH_AMX8 void unit_sums(const TileTokens& x, int64_t t0, int64_t valid, con
   const int64_t ng = x.q.groups;
   const int8_t* a = x.a.data() + t0 * x.stride;
   std::fill(acc, acc + NB * 512, 0.0f);
-  const int rows[2] = {int(std::min<int64_t>(16, valid)), int(std::clamp<int64_t>(valid - 16, 0, 16))};
+  const int rows[2] = {int(std::min<int64_t>(16, valid)),
+                       int(std::clamp<int64_t>(valid - 16, 0, 16))};
   // The group g's stored sums into the accumulators.
   auto scale = [&](int64_t g) MOEBENCH_AMX8 {
     const int32_t* c = cbuf + (g & 1) * 1024;

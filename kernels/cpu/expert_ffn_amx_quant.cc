@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "amx-quant": int8 and int4 weights packed at load (the
 // layout avx512-vnni-gemm reads), multiplied on AMX bf16 tiles for many
 // tokens per expert. Each task first turns its row blocks back into bf16

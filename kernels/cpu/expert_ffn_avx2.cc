@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "avx2-gemm": bf16, int8 and int4 weights, packed at load
 // exactly as for avx512-bf16-gemm and avx512-vnni-gemm (ExpertWeights::pack),
 // for a CPU with AVX2 and FMA but no AVX-512 (AMD Zen 2 and 3, most Intel

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "avx512-bf16": bf16 dot products (vdpbf16ps, 32 products
 // into 16 fp32 lanes per instruction), compiled for AVX-512 with target
 // attributes and constructed only when cpu_info() reports avx512_bf16.

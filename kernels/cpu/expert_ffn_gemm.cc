@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "avx512-bf16-gemm": bf16 weights packed at load
 // (ExpertWeights::pack: blocks of 16 rows, columns in pairs), for many
 // tokens per expert. Where avx512-bf16 keeps one accumulator per (row,

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Two kernels behind one name, switching at a token count per expert, as
 // KTransformers switches between its AVX-512 and AMX kernels (section 3.2:
 // AVX-512 wins at four or fewer tokens per expert on their Xeon):
@@ -40,8 +41,8 @@ int64_t switch_tokens(const std::string& name, const std::string& base, int64_t 
 }  // namespace
 
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name) {
-  return make_switch_kernel(name, switch_tokens(name, "hybrid", kHybridSwitchTokens), make_avx512_bf16_kernel(),
-                            make_onednn_kernel());
+  return make_switch_kernel(name, switch_tokens(name, "hybrid", kHybridSwitchTokens),
+                            make_avx512_bf16_kernel(), make_onednn_kernel());
 }
 
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name) {

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Constructors of the expert kernels, one file each (kernels/cpu/expert_ffn.h).
 
@@ -35,6 +36,8 @@ float quantise_activations_avx512(const float* x, int64_t n, int8_t* q);
 // REQUIRES: the CPU has avx2.
 float quantise_activations_avx2(const float* x, int64_t n, int8_t* q);
 
+// The fp64 reference (every CPU).
+std::unique_ptr<ExpertKernel> make_reference_kernel();
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_kernel();  // REQUIRES: avx512f, avx512bw, avx512_bf16
 std::unique_ptr<ExpertKernel>
@@ -47,7 +50,7 @@ std::unique_ptr<ExpertKernel> make_avx2_gemm_kernel();  // REQUIRES: avx2, fma
 std::unique_ptr<ExpertKernel>
 make_avx512_bf16_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx512_bf16
 std::unique_ptr<ExpertKernel>
-make_avx512_vnni_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512_vnni
+make_avx512_vnni_gemm_kernel();                        // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_amx_bf16_kernel();  // REQUIRES: the above and amx_tile, amx_bf16
 // "hybrid" or "hybrid:N".  REQUIRES: avx512-bf16 available
 std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name);

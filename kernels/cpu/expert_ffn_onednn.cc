@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "onednn": the expert FFN as oneDNN matmuls. Gate and up
 // are two matmuls of the same primitive ([tokens x hidden] bf16 times the
 // weights read in place as [hidden x inter], fp32 out), then

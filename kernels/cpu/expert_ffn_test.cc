@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Every expert kernel this CPU can run against the reference, by normalised
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
@@ -251,14 +252,16 @@ TEST(ExpertKernel, EveryKernelMatchesTheReferenceAtTheModelsShapes) {
           std::vector<float> got(want.size(), 0.0f);
           k->run(k->needs_packed() ? packed : e, x.data(), T, w.data(), got.data());
           const double err = normalised_error(got.data(), want.data(), T * s.hidden);
-          // Integer activations where the kernel's dot products are int8 (VNNI, vpmaddubsw); bf16 where
-          // the kernel rounds to bf16 (the bf16 kernels, and amx-quant's tiles above its switch).
-          const bool tiles = name == "amx-quant" || (name.rfind("avx512-amx-quant", 0) == 0 && T > kAmxQuantSwitchTokens);
+          // Integer activations where the kernel's dot products are int8 (VNNI, vpmaddubsw); bf16
+          // where the kernel rounds to bf16 (the bf16 kernels, and amx-quant's tiles above its
+          // switch).
+          const bool tiles = name == "amx-quant" ||
+                             (name.rfind("avx512-amx-quant", 0) == 0 && T > kAmxQuantSwitchTokens);
           const bool int8_acts = dt != WeightDtype::kBf16 && !tiles;
           const double bound = int8_acts ? 2 * (14 + std::sqrt(3.0)) / (127 * std::sqrt(12.0))
                                          : 4 * std::sqrt(2.0) * std::ldexp(1.0, -9);
-          EXPECT_LT(err, bound) << name << " " << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T
-                                << " tokens";
+          EXPECT_LT(err, bound) << name << " " << dtype_name(dt) << " " << s.hidden << " x "
+                                << s.inter << ", " << T << " tokens";
           RecordProperty(fmt::format("{}_{}_{}x{}_{}", name, dtype_name(dt), s.hidden, s.inter, T),
                          fmt::format("{:.2e}", err));
         }
@@ -595,7 +598,8 @@ TEST(ExpertKernel, AmxInt8EqualsTheVnniGemmKernelBitForBit) {
       ExpertWeights e = ExpertWeights::random(s, dt, uint64_t(s.hidden + s.inter));
       e.pack();
       const bool big = s.hidden > 1000;
-      for (int64_t T : big ? std::vector<int64_t>{1, 17, 40} : std::vector<int64_t>{1, 5, 16, 17, 31, 32, 33, 70}) {
+      for (int64_t T : big ? std::vector<int64_t>{1, 17, 40}
+                           : std::vector<int64_t>{1, 5, 16, 17, 31, 32, 33, 70}) {
         const auto x = random_vec(T * s.hidden, uint64_t(T) + 11);
         const auto w = random_vec(T, uint64_t(T) + 12);
         const auto init = random_vec(T * s.hidden, uint64_t(T) + 13);
@@ -608,9 +612,10 @@ TEST(ExpertKernel, AmxInt8EqualsTheVnniGemmKernelBitForBit) {
           differ += std::memcmp(&want[i], &got[i], sizeof(float)) != 0;
           differ_pool += std::memcmp(&want[i], &got_pool[i], sizeof(float)) != 0;
         }
-        EXPECT_EQ(differ, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T << " tokens";
-        EXPECT_EQ(differ_pool, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T
-                                  << " tokens, 3 threads";
+        EXPECT_EQ(differ, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", " << T
+                             << " tokens";
+        EXPECT_EQ(differ_pool, 0) << dtype_name(dt) << " " << s.hidden << " x " << s.inter << ", "
+                                  << T << " tokens, 3 threads";
       }
     }
   }

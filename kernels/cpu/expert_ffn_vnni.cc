@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "avx512-vnni": int8 and int4 weights (group-wise scales,
 // kernels/cpu/expert_ffn.h) with u8 x s8 dot products (vpdpbusd: 64
 // products into 16 int32 lanes per instruction), compiled for AVX-512 with

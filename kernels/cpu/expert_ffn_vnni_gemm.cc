@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "avx512-vnni-gemm": int8 and int4 weights packed at load
 // (QuantMatrix::pack: blocks of 16 rows, each group of 64 columns as 16
 // quads of 4 codes). The same idea as avx512-bf16-gemm for quantised
@@ -135,8 +136,7 @@ MOEBENCH_VNNI_GEMM void down_tile(const QuantMatrix& D, const QTokens& h, int64_
     }
     for (int m = 0; m < MR; ++m) {
       const __m512 s = _mm512_loadu_ps(D.pscale.data() + ((rb + m) * ng + g) * 16);
-      for (int t = 0; t < NT; ++t)
-        f[m][t] = _mm512_fmadd_ps(vec::to_ps16(acc[m][t]), s, f[m][t]);
+      for (int t = 0; t < NT; ++t) f[m][t] = _mm512_fmadd_ps(vec::to_ps16(acc[m][t]), s, f[m][t]);
     }
   }
   for (int m = 0; m < MR; ++m) {

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "kernels/cpu/kernel_choice.h"
 
 #include <algorithm>
@@ -10,27 +11,6 @@
 #include "core/util/error.h"
 
 namespace moebench {
-
-std::vector<std::string> auto_candidates(WeightDtype dtype) {
-  std::vector<std::string> want;
-  switch (dtype) {
-    case WeightDtype::kBf16:
-      want = {"avx512-bf16-gemm", "amx-bf16", "avx2-gemm"};
-      break;
-    case WeightDtype::kInt8:
-    case WeightDtype::kInt4:
-      want = {"avx512-vnni-gemm", "amx-quant", "amx-int8", "avx2-gemm"};
-      break;
-    case WeightDtype::kFp16:
-      break;
-  }
-  const auto avail = expert_kernels_available();
-  std::vector<std::string> out;
-  for (const auto& k : want) {
-    if (std::find(avail.begin(), avail.end(), k) != avail.end()) out.push_back(k);
-  }
-  return out;
-}
 
 namespace {
 
@@ -48,8 +28,9 @@ void check_timing(const KernelTiming& t) {
           t.kernel, t.tokens[i], i));
     }
     if (!(t.time_us[i] >= 0) || !std::isfinite(t.time_us[i])) {
-      throw Error(fmt::format("kernel timing '{}': expected a finite time >= 0 us, found {} at {} tokens",
-                              t.kernel, t.time_us[i], t.tokens[i]));
+      throw Error(
+          fmt::format("kernel timing '{}': expected a finite time >= 0 us, found {} at {} tokens",
+                      t.kernel, t.time_us[i], t.tokens[i]));
     }
   }
 }
@@ -67,7 +48,8 @@ double timing_at(const KernelTiming& t, double tokens) {
 }
 
 std::vector<KernelSegment> fastest_kernels(const std::vector<KernelTiming>& timings) {
-  if (timings.empty()) throw Error("kernel choice: expected at least one kernel's timing, found none");
+  if (timings.empty())
+    throw Error("kernel choice: expected at least one kernel's timing, found none");
   double last = 1;
   for (const auto& t : timings) {
     check_timing(t);
@@ -110,33 +92,38 @@ namespace {
 class SegmentedKernel final : public ExpertKernel {
  public:
   // kernels[i] runs segs[i] (made by the caller; segs[i].kernel names it).
-  SegmentedKernel(std::string name, std::vector<KernelSegment> segs, std::vector<std::unique_ptr<ExpertKernel>> kernels)
+  SegmentedKernel(std::string name, std::vector<KernelSegment> segs,
+                  std::vector<std::unique_ptr<ExpertKernel>> kernels)
       : name_(std::move(name)), segs_(std::move(segs)), kernels_(std::move(kernels)) {
     if (segs_.empty() || segs_.front().first_tokens != 1) {
-      throw Error(fmt::format("segmented kernel '{}': expected segments from 1 token per expert on, found {}",
-                              name_, segs_.empty() ? std::string("none") : describe(segs_)));
+      throw Error(fmt::format(
+          "segmented kernel '{}': expected segments from 1 token per expert on, found {}", name_,
+          segs_.empty() ? std::string("none") : describe(segs_)));
     }
     if (kernels_.size() != segs_.size()) {
-      throw InternalError(fmt::format("segmented kernel '{}': {} kernels for {} segments", name_, kernels_.size(),
-                                      segs_.size()));
+      throw InternalError(fmt::format("segmented kernel '{}': {} kernels for {} segments", name_,
+                                      kernels_.size(), segs_.size()));
     }
     for (size_t i = 0; i < segs_.size(); ++i) {
       if (i > 0 && segs_[i].first_tokens <= segs_[i - 1].first_tokens) {
-        throw Error(fmt::format("segmented kernel '{}': expected ascending first token counts, found {}", name_,
-                                describe(segs_)));
+        throw Error(
+            fmt::format("segmented kernel '{}': expected ascending first token counts, found {}",
+                        name_, describe(segs_)));
       }
       if (kernels_[i]->needs_packed() != kernels_.front()->needs_packed()) {
-        throw Error(fmt::format(
-            "segmented kernel '{}': expected kernels that all read the packed weights or none, found {} "
-            "({}) beside {} ({})",
-            name_, segs_[i].kernel, kernels_[i]->needs_packed() ? "packed" : "unpacked", segs_[0].kernel,
-            kernels_.front()->needs_packed() ? "packed" : "unpacked"));
+        throw Error(
+            fmt::format("segmented kernel '{}': expected kernels that all read the packed weights "
+                        "or none, found {} "
+                        "({}) beside {} ({})",
+                        name_, segs_[i].kernel, kernels_[i]->needs_packed() ? "packed" : "unpacked",
+                        segs_[0].kernel, kernels_.front()->needs_packed() ? "packed" : "unpacked"));
       }
     }
   }
   std::string name() const override { return name_; }
   bool supports(WeightDtype d) const override {
-    return std::all_of(kernels_.begin(), kernels_.end(), [&](const auto& k) { return k->supports(d); });
+    return std::all_of(kernels_.begin(), kernels_.end(),
+                       [&](const auto& k) { return k->supports(d); });
   }
   bool needs_packed() const override { return kernels_.front()->needs_packed(); }
   size_t index(int64_t tokens) const {
@@ -164,7 +151,8 @@ std::unique_ptr<ExpertKernel> make_segmented_kernel(const std::string& name,
                                                     const std::vector<KernelSegment>& segments) {
   std::vector<std::unique_ptr<ExpertKernel>> kernels;
   if (segments.empty() || segments.front().first_tokens != 1)
-    return std::make_unique<SegmentedKernel>(name, segments, std::move(kernels));  // refused, naming the segments
+    return std::make_unique<SegmentedKernel>(name, segments,
+                                             std::move(kernels));  // refused, naming the segments
   for (const auto& s : segments) kernels.push_back(make_expert_kernel(s.kernel));
   return std::make_unique<SegmentedKernel>(name, segments, std::move(kernels));
 }
@@ -178,7 +166,8 @@ std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name, int64_
     segs.push_back({1, few->name()});
     kernels.push_back(std::move(few));
   }
-  if (last_few < std::numeric_limits<int64_t>::max()) {  // else every count is the few-token kernel's
+  if (last_few <
+      std::numeric_limits<int64_t>::max()) {  // else every count is the few-token kernel's
     segs.push_back({last_few + 1, many->name()});
     kernels.push_back(std::move(many));
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What "auto" runs, from measurements on this machine (issue 43): each
 // candidate kernel's time per expert task by tokens per expert, measured by
@@ -8,11 +9,12 @@
 // avx512-vnni-gemm up to about 512 tokens on a 2-vCPU Xeon, faster from 16
 // on a 16-core one).
 //
-// The candidates for a dtype are the own kernels that read the packed
-// layout (ExpertWeights::pack, one layout for all of them, so one set of
-// buffers serves every choice): bf16 avx512-bf16-gemm, amx-bf16, avx2-gemm;
-// int8 and int4 avx512-vnni-gemm, amx-quant, amx-int8, avx2-gemm; those this
-// CPU runs.
+// The candidates for a dtype are the kernels marked auto_candidate in the
+// table of kernels (kernel_registry.cc): the own kernels that read the
+// packed layout (ExpertWeights::pack, one layout for all of them, so one set
+// of buffers serves every choice): bf16 avx512-bf16-gemm, amx-bf16,
+// avx2-gemm; int8 and int4 avx512-vnni-gemm, amx-quant, amx-int8,
+// avx2-gemm; those this CPU runs.
 // Not oneDNN (its OpenMP threads keep spinning after a call and slow the
 // next task on a small machine: timed alone it would win where a layer of
 // tasks loses) nor the unpacked kernels (a second copy of every weight).
@@ -44,8 +46,8 @@ struct KernelSegment {
   }
 };
 
-// The own packed kernels this CPU runs for `dtype`, in a fixed order (the
-// first is the one preferred on a tie).
+// The own packed kernels this CPU runs for `dtype`, in the table's order
+// (the first is the one preferred on a tie); kernel_registry.cc.
 std::vector<std::string> auto_candidates(WeightDtype dtype);
 
 // The time of `t` at `tokens`: linear between measured counts, the first

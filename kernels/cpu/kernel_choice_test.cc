@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "kernels/cpu/kernel_choice.h"
 
 #include <gtest/gtest.h>
@@ -67,8 +68,8 @@ TEST(KernelChoice, NeverPicksAKernelMeasuredSlower) {
         for (const auto& c : ts)
           if (c.kernel == chosen) chosen_us = timing_at(c, T);
         for (const auto& c : ts) {
-          EXPECT_LE(chosen_us, timing_at(c, T))
-              << "trial " << trial << ": at " << T << " tokens " << chosen << " picked over " << c.kernel;
+          EXPECT_LE(chosen_us, timing_at(c, T)) << "trial " << trial << ": at " << T << " tokens "
+                                                << chosen << " picked over " << c.kernel;
         }
       }
     }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "kernels/cpu/probe.h"
 
 #include <immintrin.h>
@@ -64,21 +65,23 @@ __attribute__((noinline)) double sum_floats(const float* p, size_t n) {
 // the write-allocate read not counted) and a read of four streams per
 // thread (eight independent accumulators, vector loads), each compiled for
 // the widest ISA the kernels use and run where the CPU has it.
-__attribute__((target("avx512f"), noinline)) void triad_avx512(double* a, const double* b, const double* c,
-                                                                size_t n, double s) {
+__attribute__((target("avx512f"), noinline)) void triad_avx512(double* a, const double* b,
+                                                               const double* c, size_t n,
+                                                               double s) {
   const __m512d sv = _mm512_set1_pd(s);
   for (size_t i = 0; i + 8 <= n; i += 8) {
     _mm512_storeu_pd(a + i, _mm512_fmadd_pd(sv, _mm512_loadu_pd(c + i), _mm512_loadu_pd(b + i)));
   }
 }
-__attribute__((target("avx2,fma"), noinline)) void triad_avx2(double* a, const double* b, const double* c, size_t n,
-                                                              double s) {
+__attribute__((target("avx2,fma"), noinline)) void triad_avx2(double* a, const double* b,
+                                                              const double* c, size_t n, double s) {
   const __m256d sv = _mm256_set1_pd(s);
   for (size_t i = 0; i + 4 <= n; i += 4) {
     _mm256_storeu_pd(a + i, _mm256_fmadd_pd(sv, _mm256_loadu_pd(c + i), _mm256_loadu_pd(b + i)));
   }
 }
-__attribute__((noinline)) void triad_scalar(double* a, const double* b, const double* c, size_t n, double s) {
+__attribute__((noinline)) void triad_scalar(double* a, const double* b, const double* c, size_t n,
+                                            double s) {
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }
 
@@ -295,7 +298,8 @@ ProbeResult run_probe(const ProbeOptions& opt) {
       const double t = run_parallel(r.threads, [&](int i) {
         sink.store(cpu.avx512f ? read4_avx512(bufs[i], per4) : read4_avx2(bufs[i], per4));
       });
-      r.read4_bw_gbps = std::max(r.read4_bw_gbps, double(per4 * sizeof(float)) * r.threads / t / 1e9);
+      r.read4_bw_gbps =
+          std::max(r.read4_bw_gbps, double(per4 * sizeof(float)) * r.threads / t / 1e9);
     }
   }
   for (float* b : bufs) std::free(b);
@@ -323,7 +327,8 @@ ProbeResult run_probe(const ProbeOptions& opt) {
           triad_scalar(a, b, c, n, 3.0);
         }
       });
-      r.triad_bw_gbps = std::max(r.triad_bw_gbps, 3.0 * double(n * sizeof(double)) * r.threads / t / 1e9);
+      r.triad_bw_gbps =
+          std::max(r.triad_bw_gbps, 3.0 * double(n * sizeof(double)) * r.threads / t / 1e9);
     }
     for (double* d : abc) std::free(d);
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Activation quantisation for the int8/int4 kernels with AVX-512 (16 values
 // per instruction) or AVX2 (8): the same int8 values and scale as the
 // scalar quantise_activations (expert_ffn_impl.h), bit for bit. The scalar

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tokens' activations quantised to int8 for the packed int8/int4 kernels
 // (avx512-vnni-gemm, avx2-gemm): one scale per token (quantise_activations),

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The blocking shared by the own expert kernels: rows of NS row sets (gate
 // and up: NS = 2; down: NS = 1) are taken RB at a time from each set, and

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fixed set of worker threads and a dynamic task queue across them
 // (issue 14): parallel_for(n, f) runs f(task) for task = 0 .. n-1, each

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers shared by the packed expert kernels: vector math (AVX-512,
 // compiled with target attributes; callers need avx512f) and their loop
@@ -25,7 +26,8 @@ inline constexpr float kExpPoly[7] = {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 
 // merge source, which -Wuninitialized reported ~190 times once inlined.
 __attribute__((target("avx512f"))) inline __m512 exp16(__m512 x) {
   constexpr __mmask16 kAll = 0xffff;
-  x = _mm512_maskz_max_ps(kAll, _mm512_maskz_min_ps(kAll, x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-88.0f));
+  x = _mm512_maskz_max_ps(kAll, _mm512_maskz_min_ps(kAll, x, _mm512_set1_ps(88.0f)),
+                          _mm512_set1_ps(-88.0f));
   const __m512 n = _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2), x);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every CUDA runtime and cuBLAS call goes through these: a failure throws
 // moebench::Error naming the call as written, the file and line, and the
@@ -20,17 +21,18 @@ namespace moebench::gpu {
 
 }  // namespace moebench::gpu
 
-#define MB_CUDA(call)                                                                  \
-  do {                                                                                 \
-    const cudaError_t mb_cuda_e_ = (call);                                             \
-    if (mb_cuda_e_ != cudaSuccess) ::moebench::gpu::throw_cuda(mb_cuda_e_, #call, __FILE__, __LINE__); \
+#define MB_CUDA(call)                                                     \
+  do {                                                                    \
+    const cudaError_t mb_cuda_e_ = (call);                                \
+    if (mb_cuda_e_ != cudaSuccess)                                        \
+      ::moebench::gpu::throw_cuda(mb_cuda_e_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define MB_CUBLAS(call)                                                                \
-  do {                                                                                 \
-    const cublasStatus_t mb_cublas_s_ = (call);                                        \
-    if (mb_cublas_s_ != CUBLAS_STATUS_SUCCESS)                                         \
-      ::moebench::gpu::throw_cublas(mb_cublas_s_, #call, __FILE__, __LINE__);          \
+#define MB_CUBLAS(call)                                                       \
+  do {                                                                        \
+    const cublasStatus_t mb_cublas_s_ = (call);                               \
+    if (mb_cublas_s_ != CUBLAS_STATUS_SUCCESS)                                \
+      ::moebench::gpu::throw_cublas(mb_cublas_s_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: the launch's own error (bad configuration).

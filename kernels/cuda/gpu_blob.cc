@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // ExpertBlob: one expert's weights as one contiguous blob (kernels/cuda/gpu_experts.h).
 // Plain C++: built with and without CUDA.
 
@@ -5,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/cuda/gpu_experts.h"
 #include "core/util/error.h"
+#include "kernels/cuda/gpu_experts.h"
 
 namespace moebench::gpu {
 
@@ -31,8 +32,8 @@ ExpertBlob ExpertBlob::of(ExpertShape s, WeightDtype d) {
     return b;
   }
   if (d != WeightDtype::kInt8 && d != WeightDtype::kInt4) {
-    throw Error(fmt::format("GPU experts: expected dtype bf16, int8 or int4, found {}",
-                            to_string(d)));
+    throw Error(
+        fmt::format("GPU experts: expected dtype bf16, int8 or int4, found {}", to_string(d)));
   }
   const int64_t gh = (s.hidden + kQuantGroup - 1) / kQuantGroup;
   const int64_t gi = (s.inter + kQuantGroup - 1) / kQuantGroup;
@@ -54,14 +55,16 @@ void ExpertBlob::write(const ExpertWeights& e, uint8_t* dst) const {
     if (n > 0) std::memcpy(dst + off, src, n);
   };
   if (dtype == WeightDtype::kBf16) {
-    if (e.gate.empty()) throw InternalError("ExpertBlob::write: the row-major weights were released");
+    if (e.gate.empty())
+      throw InternalError("ExpertBlob::write: the row-major weights were released");
     const size_t m = e.gate.size() * 2;
     put(gate_up, e.gate.data(), m);
     put(gate_up + int64_t(m), e.up.data(), m);
     put(down, e.down.data(), e.down.size() * 2);
     return;
   }
-  if (e.qgate.codes.empty()) throw InternalError("ExpertBlob::write: the row-major codes were released");
+  if (e.qgate.codes.empty())
+    throw InternalError("ExpertBlob::write: the row-major codes were released");
   put(gate_up, e.qgate.codes.data(), e.qgate.codes.size());
   put(gate_up + int64_t(e.qgate.codes.size()), e.qup.codes.data(), e.qup.codes.size());
   put(down, e.qdown.codes.data(), e.qdown.codes.size());

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // ExpertBlob's layout and, on every machine, the GPU entry points' errors
 // where no GPU can be used (the GPU paths: gpu_experts_test.cc, label gpu).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Routed experts on the GPU: slot pool, loads, cuBLAS GEMMs and our own
 // small kernels (kernels/cuda/gpu_experts.h).
 
@@ -7,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -55,9 +56,8 @@ __global__ void to_bf16_kernel(const float* x, __nv_bfloat16* y, int64_t n) {
 // codes [rows x row_bytes] (offset binary), scale [rows x groups] ->
 // bf16 [rows x cols]. int4: a group's 64 nibbles in 32 bytes, byte j
 // holding weight j (low nibble) and weight j + 32 (high nibble).
-__global__ void dequant_kernel(const uint8_t* codes, const float* scale, int64_t rows,
-                               int64_t cols, int64_t row_bytes, int64_t groups, bool int4,
-                               __nv_bfloat16* out) {
+__global__ void dequant_kernel(const uint8_t* codes, const float* scale, int64_t rows, int64_t cols,
+                               int64_t row_bytes, int64_t groups, bool int4, __nv_bfloat16* out) {
   const int64_t n = rows * cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -74,8 +74,7 @@ __global__ void dequant_kernel(const uint8_t* codes, const float* scale, int64_t
 }
 
 // gu [tokens x 2 inter] (gate columns, then up) -> h = bf16(silu(g) * u).
-__global__ void silu_mul_kernel(const float* gu, int64_t tokens, int64_t inter,
-                                __nv_bfloat16* h) {
+__global__ void silu_mul_kernel(const float* gu, int64_t tokens, int64_t inter, __nv_bfloat16* h) {
   const int64_t n = tokens * inter;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -205,7 +204,8 @@ __global__ void gate_up_silu_kernel(const uint8_t* gu, const float* scale, const
   const int64_t k = int64_t(blockIdx.x) * kDecodeWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (k >= I) return;
-  const int64_t rb = bytes_per_row<kDtype>(H), nc = chunks_per_row<kDtype>(H), groups = H / kQuantGroup;
+  const int64_t rb = bytes_per_row<kDtype>(H), nc = chunks_per_row<kDtype>(H),
+                groups = H / kQuantGroup;
   const uint8_t* grow = gu + k * rb;
   const uint8_t* urow = gu + (I + k) * rb;
   const float* gs = kDtype == 0 ? nullptr : scale + k * groups;
@@ -224,13 +224,13 @@ __global__ void gate_up_silu_kernel(const uint8_t* gu, const float* scale, const
 }
 
 template <int kDtype>
-__global__ void down_combine_kernel(const uint8_t* down, const float* scale,
-                                    const __nv_bfloat16* h, const float* w, int64_t T, int64_t H,
-                                    int64_t I, float* out) {
+__global__ void down_combine_kernel(const uint8_t* down, const float* scale, const __nv_bfloat16* h,
+                                    const float* w, int64_t T, int64_t H, int64_t I, float* out) {
   const int64_t i = int64_t(blockIdx.x) * kDecodeWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (i >= H) return;
-  const int64_t rb = bytes_per_row<kDtype>(I), nc = chunks_per_row<kDtype>(I), groups = I / kQuantGroup;
+  const int64_t rb = bytes_per_row<kDtype>(I), nc = chunks_per_row<kDtype>(I),
+                groups = I / kQuantGroup;
   const uint8_t* row = down + i * rb;
   const float* rs = kDtype == 0 ? nullptr : scale + i * groups;
   float a[kDecodeMaxTokens] = {};
@@ -249,11 +249,13 @@ void launch_decode(const uint8_t* base, const ExpertBlob& b, const float* x, con
   const int64_t H = b.shape.hidden, I = b.shape.inter;
   const float* gus = kDtype == 0 ? nullptr : reinterpret_cast<const float*>(base + b.gate_up_scale);
   const float* ds = kDtype == 0 ? nullptr : reinterpret_cast<const float*>(base + b.down_scale);
-  gate_up_silu_kernel<kDtype><<<unsigned((I + kDecodeWarps - 1) / kDecodeWarps), 32 * kDecodeWarps, 0, s>>>(
-      base + b.gate_up, gus, x, T, H, I, h);
+  gate_up_silu_kernel<kDtype>
+      <<<unsigned((I + kDecodeWarps - 1) / kDecodeWarps), 32 * kDecodeWarps, 0, s>>>(
+          base + b.gate_up, gus, x, T, H, I, h);
   MB_CUDA_LAUNCHED("gate_up_silu");
-  down_combine_kernel<kDtype><<<unsigned((H + kDecodeWarps - 1) / kDecodeWarps), 32 * kDecodeWarps, 0, s>>>(
-      base + b.down, ds, h, w, T, H, I, out);
+  down_combine_kernel<kDtype>
+      <<<unsigned((H + kDecodeWarps - 1) / kDecodeWarps), 32 * kDecodeWarps, 0, s>>>(
+          base + b.down, ds, h, w, T, H, I, out);
   MB_CUDA_LAUNCHED("down_combine");
 }
 
@@ -307,17 +309,17 @@ struct GpuExperts::Impl {
   uint8_t* dev_scratch = nullptr;
   int64_t scratch_bytes = 0;
   cublasHandle_t cublas = nullptr;
-  uint8_t* pool = nullptr;               // slots x blob.bytes
-  std::vector<cudaEvent_t> loaded;       // per slot: its last load done
-  std::vector<cudaEvent_t> used;         // per slot: its last compute done
-  cudaEvent_t acts_in = nullptr;         // activations copied in
-  cudaEvent_t computed = nullptr;        // the last compute done
-  __nv_bfloat16* wq = nullptr;           // dequantised weights (int8 / int4)
+  uint8_t* pool = nullptr;          // slots x blob.bytes
+  std::vector<cudaEvent_t> loaded;  // per slot: its last load done
+  std::vector<cudaEvent_t> used;    // per slot: its last compute done
+  cudaEvent_t acts_in = nullptr;    // activations copied in
+  cudaEvent_t computed = nullptr;   // the last compute done
+  __nv_bfloat16* wq = nullptr;      // dequantised weights (int8 / int4)
   float *x = nullptr, *w = nullptr, *out = nullptr, *gu = nullptr, *y = nullptr;
   __nv_bfloat16 *xb = nullptr, *h = nullptr;
-  size_t marks_used = 0;                 // marks[0 .. marks_used) recorded since clear_events
-  std::vector<cudaEvent_t> marks;        // record(); guarded by marks_mu (lanes may be fed
-  std::mutex marks_mu;                   // from one host thread each)
+  size_t marks_used = 0;           // marks[0 .. marks_used) recorded since clear_events
+  std::vector<cudaEvent_t> marks;  // record(); guarded by marks_mu (lanes may be fed
+  std::mutex marks_mu;             // from one host thread each)
   int64_t device_bytes = 0;
 
   // Frees what was made, also after a constructor that threw half way.
@@ -421,8 +423,7 @@ void GpuExperts::load(int slot, const uint8_t* host_blob) {
   MB_CUDA(cudaEventRecord(m.loaded[size_t(slot)], m.h2d));
 }
 
-void GpuExperts::put_activations(const float* x, const float* w, const float* out,
-                                 int64_t tokens) {
+void GpuExperts::put_activations(const float* x, const float* w, const float* out, int64_t tokens) {
   Impl& m = *impl_;
   m.check_tokens(tokens, "put_activations");
   const int64_t H = m.o.shape.hidden;
@@ -460,7 +461,8 @@ void GpuExperts::compute(int slot, int64_t tokens, bool wait_for_load) {
   } else {
     const bool int4 = m.o.dtype == WeightDtype::kInt4;
     const int64_t per_group = int4 ? kQuantGroup / 2 : kQuantGroup;
-    const int64_t gh = (H + kQuantGroup - 1) / kQuantGroup, gi = (I + kQuantGroup - 1) / kQuantGroup;
+    const int64_t gh = (H + kQuantGroup - 1) / kQuantGroup,
+                  gi = (I + kQuantGroup - 1) / kQuantGroup;
     dequant_kernel<<<grid_for(2 * I * H), 256, 0, m.compute>>>(
         base + m.blob.gate_up, reinterpret_cast<const float*>(base + m.blob.gate_up_scale), 2 * I,
         H, gh * per_group, gh, int4, m.wq);
@@ -495,8 +497,8 @@ void GpuExperts::get_output(float* out, int64_t tokens) {
   Impl& m = *impl_;
   m.check_tokens(tokens, "get_output");
   MB_CUDA(cudaStreamWaitEvent(m.d2h, m.computed, 0));
-  MB_CUDA(cudaMemcpyAsync(out, m.out, size_t(tokens * m.o.shape.hidden) * 4,
-                          cudaMemcpyDeviceToHost, m.d2h));
+  MB_CUDA(cudaMemcpyAsync(out, m.out, size_t(tokens * m.o.shape.hidden) * 4, cudaMemcpyDeviceToHost,
+                          m.d2h));
   MB_CUDA(cudaStreamSynchronize(m.d2h));
 }
 
@@ -595,7 +597,6 @@ void GpuExperts::copy(Lane lane, int64_t bytes) {
   }
 }
 
-
 // ---- device-wide probes ----
 
 namespace {
@@ -639,7 +640,8 @@ struct DeviceBuf {
 }  // namespace
 
 std::vector<CopyPoint> measure_copies(const std::vector<int64_t>& sizes, int reps) {
-  if (!available()) throw Error("GPU copy probe: expected a CUDA device, found " + describe_device());
+  if (!available())
+    throw Error("GPU copy probe: expected a CUDA device, found " + describe_device());
   const int64_t most = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
   auto host = pinned_bytes(most);
   std::memset(host.get(), 1, size_t(most));
@@ -670,7 +672,8 @@ std::vector<CopyPoint> measure_copies(const std::vector<int64_t>& sizes, int rep
 }
 
 LaunchCost measure_launch(int reps) {
-  if (!available()) throw Error("GPU launch probe: expected a CUDA device, found " + describe_device());
+  if (!available())
+    throw Error("GPU launch probe: expected a CUDA device, found " + describe_device());
   Stream s;
   Events ev;
   LaunchCost c;
@@ -697,7 +700,8 @@ LaunchCost measure_launch(int reps) {
 }
 
 double measure_hbm_read_gbps(int64_t bytes, int reps) {
-  if (!available()) throw Error("GPU bandwidth probe: expected a CUDA device, found " + describe_device());
+  if (!available())
+    throw Error("GPU bandwidth probe: expected a CUDA device, found " + describe_device());
   const int64_t n4 = bytes / 16;
   DeviceBuf<float4> buf(n4);
   DeviceBuf<float> sink(1);
@@ -719,7 +723,8 @@ double measure_hbm_read_gbps(int64_t bytes, int reps) {
 }
 
 double measure_gemm_tflops(int64_t n, int reps) {
-  if (!available()) throw Error("GPU GEMM probe: expected a CUDA device, found " + describe_device());
+  if (!available())
+    throw Error("GPU GEMM probe: expected a CUDA device, found " + describe_device());
   DeviceBuf<__nv_bfloat16> a(n * n), b(n * n), c(n * n);
   MB_CUDA(cudaMemset(a.p, 0x3c, size_t(n * n) * 2));  // small non-zero values
   MB_CUDA(cudaMemset(b.p, 0x3c, size_t(n * n) * 2));
@@ -734,8 +739,8 @@ double measure_gemm_tflops(int64_t n, int reps) {
     for (int r = 0; r < reps + 3; ++r) {
       MB_CUDA(cudaEventRecord(ev.a, s.s));
       MB_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, a.p,
-                             CUDA_R_16BF, int(n), b.p, CUDA_R_16BF, int(n), &zero, c.p,
-                             CUDA_R_16BF, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                             CUDA_R_16BF, int(n), b.p, CUDA_R_16BF, int(n), &zero, c.p, CUDA_R_16BF,
+                             int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       MB_CUDA(cudaEventRecord(ev.b, s.s));
       const double ms = ev.ms();
       if (r >= 3) tf.push_back(2.0 * double(n) * double(n) * double(n) / (ms * 1e9));

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Routed experts on the GPU (issue 42): a slot pool in device memory that
 // expert weights are copied into from pinned host memory, and the expert
@@ -7,12 +8,11 @@
 //
 // on four CUDA streams, the lanes of the real executor:
 //   compute  a few tokens: two fused matrix-vector kernels of our own (the
-//            decode path, below); more: activations to bf16, the gate|up GEMM (cuBLAS, bf16 in, fp32
-//            accumulate and out), SiLU-multiply rounded to bf16 (as the CPU
-//            kernels round their activations), the down GEMM, the weighted
-//            combine into `out` (kernels of our own, gpu_experts.cu);
-//            int8 / int4 weights are first dequantised to bf16 by a kernel
-//            of our own (one scale per kQuantGroup weights, as on the CPU)
+//            decode path, below); more: activations to bf16, the gate|up GEMM (cuBLAS, bf16 in,
+//            fp32 accumulate and out), SiLU-multiply rounded to bf16 (as the CPU kernels round
+//            their activations), the down GEMM, the weighted combine into `out` (kernels of our
+//            own, gpu_experts.cu); int8 / int4 weights are first dequantised to bf16 by a kernel of
+//            our own (one scale per kQuantGroup weights, as on the CPU)
 //   h2d      expert loads into slots, in the order they are asked for
 //   d2h      activations to the host (the CPU experts' inputs)
 //   act-h2d  activations back from the host (the CPU experts' outputs)
@@ -100,7 +100,7 @@ class GpuExperts {
   // into the same slot).
   void compute(int slot, int64_t tokens, bool wait_for_load = true);
   void get_output(float* out, int64_t tokens);  // d2h lane, after the compute so far
-  void synchronize();                        // waits for every lane
+  void synchronize();                           // waits for every lane
 
   // Timing and dependencies: an event recorded on a lane now (a "mark");
   // ms between two marks (waits for the later one). kActH2D is a fourth

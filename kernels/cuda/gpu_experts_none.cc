@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Build without CUDA (or without cuBLAS): no GPU can be used; every entry point that needs one
 // throws moebench::Error saying so (kernels/cuda/gpu_experts.h).
 #include "kernels/cuda/gpu_experts.h"

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The GPU expert path (label gpu; skipped where no GPU is visible): its
 // output against the CPU reference, and the same output whichever way the
 // weights reached their slot (resident, loaded on demand right before the
@@ -26,8 +27,9 @@ std::shared_ptr<uint8_t> blob_of(const ExpertBlob& b, const ExpertWeights& e) {
 }
 
 // One expert on the GPU from slot `slot` after loading it there.
-std::vector<float> run_gpu(GpuExperts& g, int slot, const uint8_t* blob, const std::vector<float>& x,
-                           const std::vector<float>& w, std::vector<float> out, int64_t T) {
+std::vector<float> run_gpu(GpuExperts& g, int slot, const uint8_t* blob,
+                           const std::vector<float>& x, const std::vector<float>& w,
+                           std::vector<float> out, int64_t T) {
   g.load(slot, blob);
   g.put_activations(x.data(), w.data(), out.data(), T);
   g.compute(slot, T);
@@ -69,55 +71,55 @@ TEST(GpuExperts, OutputDoesNotDependOnHowTheWeightsArrived) {
   REQUIRE_GPU();
   // 3 tokens take the decode path, 12 the GEMM path.
   for (int64_t T : {3, 12})
-  for (WeightDtype d : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
-    const ExpertShape s{512, 384};
-    const ExpertWeights a = ExpertWeights::random(s, d, 1), b = ExpertWeights::random(s, d, 2);
-    GpuExperts g({s, d, 3, T});
-    const auto ba = blob_of(g.blob(), a), bb = blob_of(g.blob(), b);
-    const auto x = random_vec(T * s.hidden, 3), w = random_vec(T, 4);
-    const std::vector<float> zero(size_t(T * s.hidden), 0.0f);
-    // Resident: loaded, synchronised, computed later.
-    g.load(0, ba.get());
-    g.synchronize();
-    std::vector<float> resident(zero.size());
-    g.put_activations(x.data(), w.data(), zero.data(), T);
-    g.compute(0, T);
-    g.get_output(resident.data(), T);
-    // On demand: loaded and computed with no synchronisation between.
-    const auto on_demand = run_gpu(g, 1, ba.get(), x, w, zero, T);
-    EXPECT_EQ(on_demand, resident) << dtype_name(d) << " on demand, " << T << " tokens";
-    // Prefetched: loaded into slot 2 while b computes from slot 1.
-    g.load(1, bb.get());
-    g.put_activations(x.data(), w.data(), zero.data(), T);
-    g.compute(1, T);
-    g.load(2, ba.get());
-    std::vector<float> of_b(zero.size()), prefetched(zero.size());
-    g.get_output(of_b.data(), T);
-    g.put_activations(x.data(), w.data(), zero.data(), T);
-    g.compute(2, T);
-    g.get_output(prefetched.data(), T);
-    EXPECT_EQ(prefetched, resident) << dtype_name(d) << " prefetched";
-    // A slot reused: b computed from slot 0, then a loaded over it at once
-    // (before b's output is read); the load must wait for b's compute (the
-    // slot's previous user), or b would read a's weights in part.
-    g.load(0, bb.get());
-    g.synchronize();
-    g.put_activations(x.data(), w.data(), zero.data(), T);
-    g.compute(0, T);
-    g.load(0, ba.get());
-    std::vector<float> b_again(zero.size()), reused(zero.size());
-    g.get_output(b_again.data(), T);
-    g.put_activations(x.data(), w.data(), zero.data(), T);
-    g.compute(0, T);
-    g.get_output(reused.data(), T);
-    EXPECT_EQ(b_again, of_b) << dtype_name(d) << " b from a reused slot";
-    EXPECT_EQ(reused, resident) << dtype_name(d) << " a over b in one slot";
-    EXPECT_NE(of_b, resident);  // the two experts differ, so the checks above can fail
-    // And the CPU path agrees within the bound.
-    std::vector<float> cpu = zero;
-    make_expert_kernel("reference")->run(a, x.data(), T, w.data(), cpu.data());
-    EXPECT_LT(normalised_error(resident.data(), cpu.data(), T * s.hidden), kBound);
-  }
+    for (WeightDtype d : {WeightDtype::kBf16, WeightDtype::kInt8, WeightDtype::kInt4}) {
+      const ExpertShape s{512, 384};
+      const ExpertWeights a = ExpertWeights::random(s, d, 1), b = ExpertWeights::random(s, d, 2);
+      GpuExperts g({s, d, 3, T});
+      const auto ba = blob_of(g.blob(), a), bb = blob_of(g.blob(), b);
+      const auto x = random_vec(T * s.hidden, 3), w = random_vec(T, 4);
+      const std::vector<float> zero(size_t(T * s.hidden), 0.0f);
+      // Resident: loaded, synchronised, computed later.
+      g.load(0, ba.get());
+      g.synchronize();
+      std::vector<float> resident(zero.size());
+      g.put_activations(x.data(), w.data(), zero.data(), T);
+      g.compute(0, T);
+      g.get_output(resident.data(), T);
+      // On demand: loaded and computed with no synchronisation between.
+      const auto on_demand = run_gpu(g, 1, ba.get(), x, w, zero, T);
+      EXPECT_EQ(on_demand, resident) << dtype_name(d) << " on demand, " << T << " tokens";
+      // Prefetched: loaded into slot 2 while b computes from slot 1.
+      g.load(1, bb.get());
+      g.put_activations(x.data(), w.data(), zero.data(), T);
+      g.compute(1, T);
+      g.load(2, ba.get());
+      std::vector<float> of_b(zero.size()), prefetched(zero.size());
+      g.get_output(of_b.data(), T);
+      g.put_activations(x.data(), w.data(), zero.data(), T);
+      g.compute(2, T);
+      g.get_output(prefetched.data(), T);
+      EXPECT_EQ(prefetched, resident) << dtype_name(d) << " prefetched";
+      // A slot reused: b computed from slot 0, then a loaded over it at once
+      // (before b's output is read); the load must wait for b's compute (the
+      // slot's previous user), or b would read a's weights in part.
+      g.load(0, bb.get());
+      g.synchronize();
+      g.put_activations(x.data(), w.data(), zero.data(), T);
+      g.compute(0, T);
+      g.load(0, ba.get());
+      std::vector<float> b_again(zero.size()), reused(zero.size());
+      g.get_output(b_again.data(), T);
+      g.put_activations(x.data(), w.data(), zero.data(), T);
+      g.compute(0, T);
+      g.get_output(reused.data(), T);
+      EXPECT_EQ(b_again, of_b) << dtype_name(d) << " b from a reused slot";
+      EXPECT_EQ(reused, resident) << dtype_name(d) << " a over b in one slot";
+      EXPECT_NE(of_b, resident);  // the two experts differ, so the checks above can fail
+      // And the CPU path agrees within the bound.
+      std::vector<float> cpu = zero;
+      make_expert_kernel("reference")->run(a, x.data(), T, w.data(), cpu.data());
+      EXPECT_LT(normalised_error(resident.data(), cpu.data(), T * s.hidden), kBound);
+    }
 }
 
 TEST(GpuExperts, AFailedCudaCallIsNamedInTheError) {

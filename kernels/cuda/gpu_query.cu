@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "kernels/cuda/gpu_query.h"
 
 #include <cuda_runtime.h>

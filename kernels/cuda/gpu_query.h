@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What GPUs this process can see, for provenance (manifest.json) and for
 // deciding whether GPU tests and the real GPU backend can run.
@@ -17,12 +18,12 @@ struct GpuDesc {
 };
 
 struct GpuQuery {
-  bool cuda_compiled = false;      // built with nvcc
-  int cuda_compiled_version = 0;   // CUDART_VERSION at build time, e.g. 13000
-  int cuda_runtime_version = 0;    // 0 when unavailable
-  int cuda_driver_version = 0;     // 0 when no driver
-  std::vector<GpuDesc> gpus;       // empty on CPU-only machines
-  std::string note;                // why there are no GPUs, when there are none
+  bool cuda_compiled = false;     // built with nvcc
+  int cuda_compiled_version = 0;  // CUDART_VERSION at build time, e.g. 13000
+  int cuda_runtime_version = 0;   // 0 when unavailable
+  int cuda_driver_version = 0;    // 0 when no driver
+  std::vector<GpuDesc> gpus;      // empty on CPU-only machines
+  std::string note;               // why there are no GPUs, when there are none
 };
 
 // Never throws; on machines without a GPU or driver returns an empty list and

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Build without CUDA: there is no way to see a GPU, and the manifest says so.
 #include "kernels/cuda/gpu_query.h"
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Trace generation and reading speed (issue 3 performance targets):
 //   generation at DeepSeek-V3 shape (58 layers, 256 experts, top-8,
 //   H_trace = 256): target >= 20,000 tokens/s on one core;
@@ -45,13 +46,22 @@ void generate(benchmark::State& state, const std::string& model, unsigned fields
     benchmark::DoNotOptimize(rec.ids.data());
   }
   state.counters["tokens_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsRate);
-  state.counters["target_ratio"] = benchmark::Counter(double(n) / 20000.0, benchmark::Counter::kIsRate);
+  state.counters["target_ratio"] =
+      benchmark::Counter(double(n) / 20000.0, benchmark::Counter::kIsRate);
 }
 
-void BM_GenerateDeepSeekV3_IdsOnly(benchmark::State& s) { generate(s, "deepseek-v3", kIdsWeights); }
-void BM_GenerateDeepSeekV3_WithProbs(benchmark::State& s) { generate(s, "deepseek-v3", kProbs); }
-void BM_GenerateDeepSeekV3_All(benchmark::State& s) { generate(s, "deepseek-v3", kAllFields); }
-void BM_GenerateMixtral_All(benchmark::State& s) { generate(s, "mixtral-8x7b", kAllFields); }
+void BM_GenerateDeepSeekV3_IdsOnly(benchmark::State& s) {
+  generate(s, "deepseek-v3", kIdsWeights);
+}
+void BM_GenerateDeepSeekV3_WithProbs(benchmark::State& s) {
+  generate(s, "deepseek-v3", kProbs);
+}
+void BM_GenerateDeepSeekV3_All(benchmark::State& s) {
+  generate(s, "deepseek-v3", kAllFields);
+}
+void BM_GenerateMixtral_All(benchmark::State& s) {
+  generate(s, "mixtral-8x7b", kAllFields);
+}
 BENCHMARK(BM_GenerateDeepSeekV3_IdsOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GenerateDeepSeekV3_WithProbs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GenerateDeepSeekV3_All)->Unit(benchmark::kMillisecond);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "workloads/calibrate/calibrate.h"
 
 #include <algorithm>
@@ -413,25 +414,26 @@ const std::vector<CalibrationCheck>& calibration_checks() {
     // 977 evaluations, docs/measurements/mixtral-weight-refit) reached 0.347
     // only by leaving five others, Table 5's deep layers and gate reuse among
     // them, out of range.
-    v.push_back({"overlap_by_sequence",
-                 "top-2 overlap of consecutive tokens, fraction of k, mean over sequences",
-                 "a public vLLM routing log of Mixtral-8x7B (GSM8K, HumanEval; four sequences)",
-                 "0.34-0.41 per sequence",
-                 "routing",
-                 [](const TraceStats& s) -> std::pair<bool, std::string> {
-                   double sum = 0;
-                   int64_t n = 0;
-                   for (double x : s.overlap_by_sequence) {
-                     if (x == x) {
-                       sum += x;
-                       ++n;
-                     }
-                   }
-                   const double m = n ? sum / double(n) : std::nan("");
-                   return {m >= 0.34 && m <= 0.41, fmt::format("mean {:.3f} over {} sequences", m, n)};
-                 },
-                 false,
-                 {"mixtral"}});
+    v.push_back(
+        {"overlap_by_sequence",
+         "top-2 overlap of consecutive tokens, fraction of k, mean over sequences",
+         "a public vLLM routing log of Mixtral-8x7B (GSM8K, HumanEval; four sequences)",
+         "0.34-0.41 per sequence",
+         "routing",
+         [](const TraceStats& s) -> std::pair<bool, std::string> {
+           double sum = 0;
+           int64_t n = 0;
+           for (double x : s.overlap_by_sequence) {
+             if (x == x) {
+               sum += x;
+               ++n;
+             }
+           }
+           const double m = n ? sum / double(n) : std::nan("");
+           return {m >= 0.34 && m <= 0.41, fmt::format("mean {:.3f} over {} sequences", m, n)};
+         },
+         false,
+         {"mixtral"}});
     v.push_back({"high_workload_diagonal",
                  "DALI Fig. 8 heatmap (top-3 by workload at t -> t+1, batch 8)",
                  "DALI Fig. 8",
@@ -846,10 +848,11 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
       StatsOptions so;
       so.gate_reuse_distance = 0;
       so.coactivation = false;
-      return phase_loss(family, "scale",
-                        simulate(family, scaled(std::exp(lc)), paths, fit_routing_sequences(family, opt),
-                                 opt.routing_tokens, opt.seed, false, false, so),
-                        opt);
+      return phase_loss(
+          family, "scale",
+          simulate(family, scaled(std::exp(lc)), paths, fit_routing_sequences(family, opt),
+                   opt.routing_tokens, opt.seed, false, false, so),
+          opt);
     };
     const double step = std::log(2.0) / 4;
     double best_lc = 0, best = loss_at(0.0);
@@ -883,8 +886,8 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
     if (std::min(f1, f2) < best) best_lc = f1 < f2 ? c1 : c2;
     x = scaled(std::exp(best_lc));
     if (opt.verbose)
-      fmt::print(stderr, "  [scale] logit scale x{:.4f}: gate_scale {:.4f}, skew {:.5f}\n", std::exp(best_lc),
-                 x.gate_scale, x.skew);
+      fmt::print(stderr, "  [scale] logit scale x{:.4f}: gate_scale {:.4f}, skew {:.5f}\n",
+                 std::exp(best_lc), x.gate_scale, x.skew);
   }
   FamilyReport r = evaluate_family(family, x, paths, opt);
   r.evals = evals;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Calibration of the synthetic-workload presets on published trace
 // statistics (docs/WORKLOADS.md, "Calibration targets"), never on a
@@ -29,8 +30,8 @@ struct CalibrationTarget {
   std::string tolerance_note;  // how lo/hi were derived when the source gives a point value
   std::vector<std::string> families;  // families it is fitted and checked on
   std::string direct_family;          // the family it was measured on ("" = none of ours)
-  std::string phase;                  // "geometry" (gate inputs: cosines, gate reuse), "routing", or
-                                      // "scale" (the router's weights: fitted last, by the logit scale alone)
+  std::string phase;  // "geometry" (gate inputs: cosines, gate reuse), "routing", or
+                      // "scale" (the router's weights: fitted last, by the logit scale alone)
   std::function<double(const TraceStats&)> measure;
   // Families the target is measured and reported on but not fitted nor
   // required by the tests (docs/WORKLOADS.md, "Known limitations", says why
@@ -72,7 +73,7 @@ struct FitOptions {
   // for the evaluation seed's sampling noise.
   double range_weight = 10.0;
   double range_margin = 0.8;
-  int64_t max_evals = -1;     // coordinate descent, per phase (-1: the family's default)
+  int64_t max_evals = -1;  // coordinate descent, per phase (-1: the family's default)
   int64_t refine_evals =
       -1;  // Nelder-Mead refinement after it, per phase (-1: the family's default)
   bool verbose = false;

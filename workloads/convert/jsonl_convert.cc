@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "workloads/convert/jsonl_convert.h"
 
 #include <algorithm>
@@ -51,7 +52,8 @@ std::string guess_key(const nlohmann::ordered_json& j, const std::string& field)
   for (const auto& h : hints.at(field)) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       std::string k = it.key();
-      std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      std::transform(k.begin(), k.end(), k.begin(),
+                     [](unsigned char c) { return char(std::tolower(c)); });
       if (k.find(h) != std::string::npos) return it.key();
     }
   }
@@ -60,15 +62,17 @@ std::string guess_key(const nlohmann::ordered_json& j, const std::string& field)
 
 const std::map<std::string, std::vector<std::string>>& default_keys() {
   static const std::map<std::string, std::vector<std::string>> k = {
-      {"seq", {"seq", "sequence"}}, {"token", {"token"}},   {"layer", {"layer"}},   {"experts", {"experts"}},
-      {"weights", {"weights"}},     {"probs", {"probs"}},   {"logits", {"logits"}}, {"prompt", {"prompt"}}};
+      {"seq", {"seq", "sequence"}}, {"token", {"token"}},     {"layer", {"layer"}},
+      {"experts", {"experts"}},     {"weights", {"weights"}}, {"probs", {"probs"}},
+      {"logits", {"logits"}},       {"prompt", {"prompt"}}};
   return k;
 }
 
 }  // namespace
 
 const std::vector<std::string>& convert_field_names() {
-  static const std::vector<std::string> n = {"seq", "token", "layer", "experts", "weights", "probs", "logits", "prompt"};
+  static const std::vector<std::string> n = {"seq",     "token", "layer",  "experts",
+                                             "weights", "probs", "logits", "prompt"};
   return n;
 }
 
@@ -77,8 +81,10 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   const int64_t L = m.moe_layers(), E = m.routed_experts, k = m.top_k;
   const RoutingConfig rc = RoutingConfig::from_model(m);
   const bool grouped = rc.n_group > 1 && rc.topk_group < rc.n_group;
-  if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill" && opt.missing != "hole") {
-    throw Error(fmt::format("--missing: expected one of error, drop, fill, hole, found '{}'", opt.missing));
+  if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill" &&
+      opt.missing != "hole") {
+    throw Error(
+        fmt::format("--missing: expected one of error, drop, fill, hole, found '{}'", opt.missing));
   }
   std::map<std::string, std::vector<std::string>> keys = default_keys();
   for (const auto& [field, key] : opt.fields) {
@@ -86,13 +92,16 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       throw Error(fmt::format("--field {}={}: expected a field among {}, found '{}'", field, key,
                               join(convert_field_names(), ", "), field));
     }
-    if (key.empty()) throw Error(fmt::format("--field {}=: expected the log's key name, found an empty one", field));
+    if (key.empty())
+      throw Error(
+          fmt::format("--field {}=: expected the log's key name, found an empty one", field));
     keys[field] = {key};
   }
   if (opt.layout != "positions" && opt.layout != "per-forward") {
     throw Error(fmt::format("--layout: expected positions or per-forward, found '{}'", opt.layout));
   }
-  const std::vector<std::string> inputs = opt.inputs.empty() ? std::vector<std::string>{opt.input} : opt.inputs;
+  const std::vector<std::string> inputs =
+      opt.inputs.empty() ? std::vector<std::string>{opt.input} : opt.inputs;
   for (const auto& f : inputs) require_regular_file(f, "a readable JSON-lines file");
   const bool per_forward = opt.layout == "per-forward";
   std::map<std::pair<int64_t, int64_t>, Seq> seqs;  // (file, seq id)
@@ -102,18 +111,25 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   std::string input;  // the file being read
   auto bad = [&](const std::string& key, const std::string& expected, const std::string& found) {
     throw Error(fmt::format("{}:{}: {}expected {}, found {}", input, lineno,
-                            key.empty() ? "" : "key '" + key + "': ", expected, found.substr(0, 200)));
+                            key.empty() ? "" : "key '" + key + "': ", expected,
+                            found.substr(0, 200)));
   };
   // The value of a canonical field in line `j` and the key it was found under.
-  auto find = [&](const nlohmann::ordered_json& j, const std::string& field) -> std::pair<const nlohmann::ordered_json*, std::string> {
+  auto find =
+      [&](const nlohmann::ordered_json& j,
+          const std::string& field) -> std::pair<const nlohmann::ordered_json*, std::string> {
     for (const auto& key : keys.at(field)) {
       if (auto it = j.find(key); it != j.end()) return {&*it, key};
     }
     return {nullptr, keys.at(field).front()};
   };
-  auto get_int = [&](const nlohmann::ordered_json& j, const std::string& field, int64_t lo, int64_t hi) -> int64_t {
+  auto get_int = [&](const nlohmann::ordered_json& j, const std::string& field, int64_t lo,
+                     int64_t hi) -> int64_t {
     auto [v, key] = find(j, field);
-    if (!v) bad(key, fmt::format("an integer (field '{}'; map another key with --field {}=KEY)", field, field), "no value");
+    if (!v)
+      bad(key,
+          fmt::format("an integer (field '{}'; map another key with --field {}=KEY)", field, field),
+          "no value");
     if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() >= hi) {
       bad(key, fmt::format("an integer in [{}, {})", lo, hi), v->dump());
     }
@@ -123,7 +139,8 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     std::vector<float> out;
     if (!v->is_array()) bad(key, "an array of numbers", v->dump());
     for (const auto& x : *v) {
-      if (!x.is_number() || !std::isfinite(x.get<double>()) || (non_negative && x.get<double>() < 0)) {
+      if (!x.is_number() || !std::isfinite(x.get<double>()) ||
+          (non_negative && x.get<double>() < 0)) {
         bad(key, non_negative ? "finite non-negative numbers" : "finite numbers", x.dump());
       }
       out.push_back(float(x.get<double>()));
@@ -146,153 +163,177 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     if (!has("layer")) need("layer", "the MoE layer");
     const bool scores = has("probs") || has("logits");
     if (!has("experts") && !scores) need("experts", fmt::format("the {} chosen expert ids", k));
-    if (!has("weights") && !scores) need("weights", fmt::format("the {} combine weights, or probs/logits", k));
+    if (!has("weights") && !scores)
+      need("weights", fmt::format("the {} combine weights, or probs/logits", k));
     if (missing.empty()) return;
     std::vector<std::string> found;
     for (auto it = j.begin(); it != j.end(); ++it) found.push_back(it.key());
     std::vector<std::string> mapped;
     for (const auto& [f, key] : opt.fields) mapped.push_back(fmt::format("--field {}={}", f, key));
     throw Error(fmt::format(
-        "{}:{}: expected the fields seq, token, layer, experts and weights (or probs/logits), found {} of them "
-        "missing: {}; the line's keys: {}. Map each to the log's key, e.g.\n  moebench trace convert {} --model {} "
+        "{}:{}: expected the fields seq, token, layer, experts and weights (or probs/logits), "
+        "found {} of them "
+        "missing: {}; the line's keys: {}. Map each to the log's key, e.g.\n  moebench trace "
+        "convert {} --model {} "
         "--out {}{}{} {}",
-        input, lineno, missing.size(), join(missing, ", "), found.empty() ? "none" : join(found, ", "),
-        join(inputs, " "), opt.model, opt.out.empty() ? "OUT" : opt.out, opt.layout != "positions" ? " --layout " : "",
-        opt.layout != "positions" ? opt.layout : "", join(mapped, " ") + (mapped.empty() ? "" : " ") + join(maps, " ")));
+        input, lineno, missing.size(), join(missing, ", "),
+        found.empty() ? "none" : join(found, ", "), join(inputs, " "), opt.model,
+        opt.out.empty() ? "OUT" : opt.out, opt.layout != "positions" ? " --layout " : "",
+        opt.layout != "positions" ? opt.layout : "",
+        join(mapped, " ") + (mapped.empty() ? "" : " ") + join(maps, " ")));
   };
   RoutingScratch scratch;
   std::vector<int32_t> rid(k);
   std::vector<float> rw(k), rp(E);
   int64_t widths[3] = {0, 0, 0};  // lines with no probs, top-k probs, full-width probs
-  int64_t topk_rows = 0, topk_sum_one = 0;  // rows with top-k probs; those summing to 1 (renormalised?)
+  int64_t topk_rows = 0,
+          topk_sum_one = 0;  // rows with top-k probs; those summing to 1 (renormalised?)
   for (size_t fi = 0; fi < inputs.size(); ++fi) {
-  input = inputs[fi];
-  std::ifstream in(input);
-  if (!in) throw Error(fmt::format("{}: expected a readable JSON-lines file, found one that cannot be opened", input));
-  lineno = 0;
-  bool first = true;
-  std::map<std::string, int64_t> string_ids;  // string sequence ids of this file
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++sum.lines;
-    nlohmann::ordered_json j;
-    try {
-      j = nlohmann::ordered_json::parse(line);
-    } catch (const nlohmann::ordered_json::exception& e) {
-      bad("", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
-    }
-    if (!j.is_object()) bad("", "a JSON object", j.type_name());
-    if (first) check_fields(j);
-    first = false;
-    int64_t s = 0;
-    if (auto [sv, s_key] = find(j, "seq"); sv && sv->is_string()) {
-      // A request id such as vLLM's "cmpl-...": numbered in order of first appearance, per file.
-      const auto [it, fresh] = string_ids.emplace(sv->get<std::string>(), int64_t(string_ids.size()));
-      s = it->second;
-    } else {
-      s = get_int(j, "seq", 0, int64_t(1) << 40);
-    }
-    int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
-    const int64_t l = get_int(j, "layer", 0, L);
-    Row row;
-    row.seen = true;
-    auto [lg, lg_key] = find(j, "logits");
-    auto [pr, pr_key] = find(j, "probs");
-    if (lg) {
-      std::vector<float> logits = numbers(lg, lg_key, false);
-      if (int64_t(logits.size()) != E) bad(lg_key, fmt::format("{} router logits (every expert of {})", E, m.name), lg->dump());
-      route(rc, logits.data(), nullptr, rid.data(), rw.data(), rp.data(), scratch);
-      row.probs = rp;
-    } else if (pr) {
-      row.probs = numbers(pr, pr_key, true);
-      if (int64_t(row.probs.size()) != k && int64_t(row.probs.size()) != E) {
-        bad(pr_key, fmt::format("{} probabilities (the chosen experts') or {} (every expert's)", k, E), pr->dump());
+    input = inputs[fi];
+    std::ifstream in(input);
+    if (!in)
+      throw Error(fmt::format(
+          "{}: expected a readable JSON-lines file, found one that cannot be opened", input));
+    lineno = 0;
+    bool first = true;
+    std::map<std::string, int64_t> string_ids;  // string sequence ids of this file
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      ++sum.lines;
+      nlohmann::ordered_json j;
+      try {
+        j = nlohmann::ordered_json::parse(line);
+      } catch (const nlohmann::ordered_json::exception& e) {
+        bad("", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
       }
-    }
-    const bool full = int64_t(row.probs.size()) == E && E != k;
-    auto [ex, ex_key] = find(j, "experts");
-    if (ex) {
-      if (!ex->is_array() || int64_t(ex->size()) != k) {
-        bad(ex_key, fmt::format("an array of {} expert ids (top-{} of {})", k, k, m.name), ex->dump());
+      if (!j.is_object()) bad("", "a JSON object", j.type_name());
+      if (first) check_fields(j);
+      first = false;
+      int64_t s = 0;
+      if (auto [sv, s_key] = find(j, "seq"); sv && sv->is_string()) {
+        // A request id such as vLLM's "cmpl-...": numbered in order of first appearance, per file.
+        const auto [it, fresh] =
+            string_ids.emplace(sv->get<std::string>(), int64_t(string_ids.size()));
+        s = it->second;
+      } else {
+        s = get_int(j, "seq", 0, int64_t(1) << 40);
       }
-      for (const auto& x : *ex) {
-        if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= E) {
-          bad(ex_key, fmt::format("expert ids in [0, {})", E), x.dump());
-        }
-        row.ids.push_back(int32_t(x.get<int64_t>()));
-      }
-      for (size_t a = 0; a < row.ids.size(); ++a) {
-        for (size_t b = 0; b < a; ++b) {
-          if (row.ids[a] == row.ids[b]) bad(ex_key, "distinct expert ids", ex->dump());
+      int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
+      const int64_t l = get_int(j, "layer", 0, L);
+      Row row;
+      row.seen = true;
+      auto [lg, lg_key] = find(j, "logits");
+      auto [pr, pr_key] = find(j, "probs");
+      if (lg) {
+        std::vector<float> logits = numbers(lg, lg_key, false);
+        if (int64_t(logits.size()) != E)
+          bad(lg_key, fmt::format("{} router logits (every expert of {})", E, m.name), lg->dump());
+        route(rc, logits.data(), nullptr, rid.data(), rw.data(), rp.data(), scratch);
+        row.probs = rp;
+      } else if (pr) {
+        row.probs = numbers(pr, pr_key, true);
+        if (int64_t(row.probs.size()) != k && int64_t(row.probs.size()) != E) {
+          bad(pr_key,
+              fmt::format("{} probabilities (the chosen experts') or {} (every expert's)", k, E),
+              pr->dump());
         }
       }
-    } else if (full) {
-      if (grouped) {
-        bad(ex_key, fmt::format("the chosen experts ({} routes by groups with a selection bias the log does not "
-                                "hold, so they cannot be recomputed from probabilities)",
-                                m.name),
+      const bool full = int64_t(row.probs.size()) == E && E != k;
+      auto [ex, ex_key] = find(j, "experts");
+      if (ex) {
+        if (!ex->is_array() || int64_t(ex->size()) != k) {
+          bad(ex_key, fmt::format("an array of {} expert ids (top-{} of {})", k, k, m.name),
+              ex->dump());
+        }
+        for (const auto& x : *ex) {
+          if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= E) {
+            bad(ex_key, fmt::format("expert ids in [0, {})", E), x.dump());
+          }
+          row.ids.push_back(int32_t(x.get<int64_t>()));
+        }
+        for (size_t a = 0; a < row.ids.size(); ++a) {
+          for (size_t b = 0; b < a; ++b) {
+            if (row.ids[a] == row.ids[b]) bad(ex_key, "distinct expert ids", ex->dump());
+          }
+        }
+      } else if (full) {
+        if (grouped) {
+          bad(ex_key,
+              fmt::format(
+                  "the chosen experts ({} routes by groups with a selection bias the log does not "
+                  "hold, so they cannot be recomputed from probabilities)",
+                  m.name),
+              "no value");
+        }
+        if (lg) {
+          row.ids = rid;
+        } else {
+          row.ids.resize(k);
+          top_k_indices(row.probs.data(), E, k, nullptr, row.ids.data());
+        }
+      } else {
+        bad(ex_key,
+            fmt::format("the {} chosen expert ids, or full-width probs/logits ({} values) to take "
+                        "them from",
+                        k, E),
             "no value");
       }
-      if (lg) {
-        row.ids = rid;
+      if (auto [w, w_key] = find(j, "weights"); w) {
+        row.weights = numbers(w, w_key, true);
+        if (int64_t(row.weights.size()) != k)
+          bad(w_key, fmt::format("{} combine weights", k), w->dump());
+      } else if (int64_t(row.probs.size()) == k) {
+        row.weights = row.probs;  // the chosen experts' probabilities, as the log gives them
+      } else if (full) {
+        double sumw = 0;
+        for (int32_t e : row.ids) sumw += row.probs[e];
+        for (int32_t e : row.ids) {
+          double x = row.probs[e];
+          if (rc.norm_topk_prob && sumw > 0) x /= sumw;
+          row.weights.push_back(float(x * rc.routed_scaling_factor));
+        }
       } else {
-        row.ids.resize(k);
-        top_k_indices(row.probs.data(), E, k, nullptr, row.ids.data());
+        bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k),
+            "no value");
       }
-    } else {
-      bad(ex_key, fmt::format("the {} chosen expert ids, or full-width probs/logits ({} values) to take them from", k, E),
-          "no value");
-    }
-    if (auto [w, w_key] = find(j, "weights"); w) {
-      row.weights = numbers(w, w_key, true);
-      if (int64_t(row.weights.size()) != k) bad(w_key, fmt::format("{} combine weights", k), w->dump());
-    } else if (int64_t(row.probs.size()) == k) {
-      row.weights = row.probs;  // the chosen experts' probabilities, as the log gives them
-    } else if (full) {
-      double sumw = 0;
-      for (int32_t e : row.ids) sumw += row.probs[e];
-      for (int32_t e : row.ids) {
-        double x = row.probs[e];
-        if (rc.norm_topk_prob && sumw > 0) x /= sumw;
-        row.weights.push_back(float(x * rc.routed_scaling_factor));
+      ++widths[row.probs.empty() ? 0 : full ? 2 : 1];
+      if (!row.probs.empty() && !full) {
+        double z = 0;
+        for (float x : row.probs) z += x;
+        ++topk_rows;
+        topk_sum_one += std::abs(z - 1.0) < 1e-3 ? 1 : 0;
       }
-    } else {
-      bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k), "no value");
-    }
-    ++widths[row.probs.empty() ? 0 : full ? 2 : 1];
-    if (!row.probs.empty() && !full) {
-      double z = 0;
-      for (float x : row.probs) z += x;
-      ++topk_rows;
-      topk_sum_one += std::abs(z - 1.0) < 1e-3 ? 1 : 0;
-    }
-    Seq& sq = seqs[{int64_t(fi), s}];
-    if (per_forward) {
-      // A (token, layer) of the current pass again: the next forward pass.
-      const int64_t tl = t * L + l;
-      if (sq.passes == 0 || sq.pass_rows.count(tl) > 0) {
-        if (sq.passes > 0) sq.pass_base += sq.pass_max + 1;
-        ++sq.passes;
-        ++sum.forward_passes;
-        sq.pass_rows.clear();
-        sq.pass_max = -1;
+      Seq& sq = seqs[{int64_t(fi), s}];
+      if (per_forward) {
+        // A (token, layer) of the current pass again: the next forward pass.
+        const int64_t tl = t * L + l;
+        if (sq.passes == 0 || sq.pass_rows.count(tl) > 0) {
+          if (sq.passes > 0) sq.pass_base += sq.pass_max + 1;
+          ++sq.passes;
+          ++sum.forward_passes;
+          sq.pass_rows.clear();
+          sq.pass_max = -1;
+        }
+        sq.pass_rows.insert(tl);
+        sq.pass_max = std::max(sq.pass_max, t);
+        if (sq.passes == 1 && opt.prompt_len < 0)
+          sq.prompt[sq.pass_base + t] = true;  // the first pass: the prompt
+        if (sq.pass_base + t >= (int64_t(1) << 40))
+          bad("", "positions below 2^40", std::to_string(sq.pass_base + t));
+        t += sq.pass_base;
       }
-      sq.pass_rows.insert(tl);
-      sq.pass_max = std::max(sq.pass_max, t);
-      if (sq.passes == 1 && opt.prompt_len < 0) sq.prompt[sq.pass_base + t] = true;  // the first pass: the prompt
-      if (sq.pass_base + t >= (int64_t(1) << 40)) bad("", "positions below 2^40", std::to_string(sq.pass_base + t));
-      t += sq.pass_base;
+      auto& layers = sq.tokens[t];
+      layers.resize(L);
+      if (layers[l].seen)
+        bad("", "each (seq, token, layer) once",
+            fmt::format("seq {} token {} layer {} again", s, t, l));
+      layers[l] = std::move(row);
+      if (auto [p, p_key] = find(j, "prompt"); p) {
+        if (!p->is_boolean()) bad(p_key, "a boolean", p->dump());
+        sq.prompt[t] = p->get<bool>();
+      }
     }
-    auto& layers = sq.tokens[t];
-    layers.resize(L);
-    if (layers[l].seen) bad("", "each (seq, token, layer) once", fmt::format("seq {} token {} layer {} again", s, t, l));
-    layers[l] = std::move(row);
-    if (auto [p, p_key] = find(j, "prompt"); p) {
-      if (!p->is_boolean()) bad(p_key, "a boolean", p->dump());
-      sq.prompt[t] = p->get<bool>();
-    }
-  }
   }
   const std::string all_inputs = join(inputs, ", ");
   // "seq 3" ("sequence 3"), or "seq 3 of b.jsonl" with several files.
@@ -300,14 +341,18 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     return inputs.size() > 1 ? fmt::format("{} {} of {}", word, fs.second, inputs[size_t(fs.first)])
                              : fmt::format("{} {}", word, fs.second);
   };
-  if (seqs.empty()) throw Error(fmt::format("{}: expected at least one routing record, found none", all_inputs));
+  if (seqs.empty())
+    throw Error(fmt::format("{}: expected at least one routing record, found none", all_inputs));
   if (topk_rows > 0 && topk_sum_one == topk_rows && k < E) {
-    sum.notes.push_back(fmt::format(
-        "the top-{} 'probs' sum to 1 on all {} rows: they look like combine weights renormalised over the chosen "
-        "experts, not router probabilities (which sum to 1 over all {} experts); if so, map them with --field "
-        "weights=KEY instead (the trace then has no probabilities, and MRS or probability-based predictors are "
-        "refused on it rather than fed renormalised weights)",
-        k, topk_rows, E));
+    sum.notes.push_back(
+        fmt::format("the top-{} 'probs' sum to 1 on all {} rows: they look like combine weights "
+                    "renormalised over the chosen "
+                    "experts, not router probabilities (which sum to 1 over all {} experts); if "
+                    "so, map them with --field "
+                    "weights=KEY instead (the trace then has no probabilities, and MRS or "
+                    "probability-based predictors are "
+                    "refused on it rather than fed renormalised weights)",
+                    k, topk_rows, E));
   }
   // What the trace can store: the narrowest width every line has.
   const int64_t width = widths[0] ? 0 : widths[1] ? k : E;
@@ -326,36 +371,42 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       const int64_t gap = t - prev_t - 1;
       if (gap > kMaxTokenGap) {
         throw Error(fmt::format(
-            "{}: {}: expected token positions 0, 1, 2, ... with at most {} consecutive positions missing, "
-            "found {} missing before token {}{} (is --field token=KEY mapped to the position in the sequence? a "
+            "{}: {}: expected token positions 0, 1, 2, ... with at most {} consecutive positions "
+            "missing, "
+            "found {} missing before token {}{} (is --field token=KEY mapped to the position in "
+            "the sequence? a "
             "log whose positions restart in every forward pass needs --layout per-forward)",
-            all_inputs, seq_name(s, "sequence"), kMaxTokenGap, gap, t, prev_t < 0 ? " (its first row)" : fmt::format(" (after token {})", prev_t)));
+            all_inputs, seq_name(s, "sequence"), kMaxTokenGap, gap, t,
+            prev_t < 0 ? " (its first row)" : fmt::format(" (after token {})", prev_t)));
       }
-      if (gap > 0 && first_missing.empty()) first_missing = fmt::format("{} token {} layer 0", seq_name(s), prev_t + 1);
+      if (gap > 0 && first_missing.empty())
+        first_missing = fmt::format("{} token {} layer 0", seq_name(s), prev_t + 1);
       missing_tokens += gap;
       sum.missing_rows += gap * L;
       for (int64_t l = 0; l < L; ++l) {
         if (layers[l].seen) continue;
         ++sum.missing_rows;
-        if (first_missing.empty()) first_missing = fmt::format("{} token {} layer {}", seq_name(s), t, l);
+        if (first_missing.empty())
+          first_missing = fmt::format("{} token {} layer {}", seq_name(s), t, l);
       }
       prev_t = t;
     }
     kept_estimate += prev_t + 1;
   }
   if (sum.missing_rows > 0 && opt.missing == "error") {
-    throw Error(fmt::format("{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
-                            "missing (first: {}); --missing hole keeps them as holes that statistics and the "
-                            "simulator skip, --missing drop removes tokens with a missing layer, --missing fill "
-                            "copies the previous token's routing of that layer",
-                            all_inputs, L - 1, sum.missing_rows, first_missing));
+    throw Error(fmt::format(
+        "{}: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..{}, found {} "
+        "missing (first: {}); --missing hole keeps them as holes that statistics and the "
+        "simulator skip, --missing drop removes tokens with a missing layer, --missing fill "
+        "copies the previous token's routing of that layer",
+        all_inputs, L - 1, sum.missing_rows, first_missing));
   }
   if (opt.missing == "fill" || opt.missing == "hole") {
     // Every position of every sequence is materialised: check it fits first.
     const uint64_t per_token = uint64_t(L) * uint64_t(k * 8 + width * 4 + 64);
     check_allocation(uint64_t(kept_estimate) * per_token,
-                     fmt::format("{}: --missing {} of {} tokens ({} of them with no row at all)", all_inputs,
-                                 opt.missing, kept_estimate, missing_tokens));
+                     fmt::format("{}: --missing {} of {} tokens ({} of them with no row at all)",
+                                 all_inputs, opt.missing, kept_estimate, missing_tokens));
   }
   // A hole row: every id kHoleId, every weight 0, no probabilities.
   Row hole_row;
@@ -367,11 +418,13 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     std::map<int64_t, bool> prompt;
     const std::vector<Row>* prev = nullptr;
     int64_t prev_t = -1;
-    const std::string seq_id = seq_name(s, "sequence");  // a structured binding cannot be captured before C++20 in clang 14
+    const std::string seq_id = seq_name(
+        s, "sequence");  // a structured binding cannot be captured before C++20 in clang 14
     auto no_previous = [&](int64_t t, int64_t l) {
-      throw Error(fmt::format("{}: --missing fill: expected a previous token to copy from, found {} "
-                              "token {} layer {} missing at the sequence's start (use --missing drop)",
-                              all_inputs, seq_id, t, l));
+      throw Error(
+          fmt::format("{}: --missing fill: expected a previous token to copy from, found {} "
+                      "token {} layer {} missing at the sequence's start (use --missing drop)",
+                      all_inputs, seq_id, t, l));
     };
     for (auto& [t, layers] : sq.tokens) {
       // Positions with no row at all.
@@ -424,7 +477,9 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   info.model_hash = m.hash();
   info.moe_layers = L;
   info.routing = rc;
-  info.probs = width == 0 ? ProbsStorage::kNone : width == E ? ProbsStorage::kFull : ProbsStorage::kTopP;
+  info.probs = width == 0   ? ProbsStorage::kNone
+               : width == E ? ProbsStorage::kFull
+                            : ProbsStorage::kTopP;
   info.top_p = width == k ? k : 0;
   nlohmann::ordered_json src;
   src["converter"] = "moebench trace convert (jsonl)";
@@ -439,11 +494,12 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   }
   src["layout"] = opt.layout;
   if (!sum.notes.empty()) src["notes"] = sum.notes;
-  src["probs"] = width == 0 ? "none: the log gives no router probabilities; components that need them (MRS, "
-                              "probability-based predictors) are refused on this trace"
-                 : width == k ? "top-k: the chosen experts' probabilities only; a component that reads more "
-                                "(MRS: p = 2k) runs with p = k and its rows say so"
-                              : "full: every expert's router probability";
+  src["probs"] =
+      width == 0   ? "none: the log gives no router probabilities; components that need them (MRS, "
+                     "probability-based predictors) are refused on this trace"
+      : width == k ? "top-k: the chosen experts' probabilities only; a component that reads more "
+                     "(MRS: p = 2k) runs with p = k and its rows say so"
+                   : "full: every expert's router probability";
   src["missing"] = opt.missing;
   src["missing_rows"] = sum.missing_rows;
   src["dropped_tokens"] = sum.dropped_tokens;
@@ -463,7 +519,9 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     info.sequences.push_back({prompt, n - prompt});
   }
   if (info.sequences.empty()) {
-    throw Error(fmt::format("{}: expected at least one token with every layer, found none after --missing drop", all_inputs));
+    throw Error(fmt::format(
+        "{}: expected at least one token with every layer, found none after --missing drop",
+        all_inputs));
   }
   MemoryTraceSource mem(info);
   int64_t si = 0;
@@ -480,9 +538,11 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
         if (width == E) {
           std::copy(row.probs.begin(), row.probs.begin() + E, r.probs.begin() + l * E);
         } else if (width == k) {
-          // Top-k probabilities: from a top-k row as given, from a full-width row at the chosen experts.
+          // Top-k probabilities: from a top-k row as given, from a full-width row at the chosen
+          // experts.
           for (int64_t j = 0; j < k; ++j) {
-            r.probs[l * E + row.ids[j]] = int64_t(row.probs.size()) == E ? row.probs[row.ids[j]] : row.probs[j];
+            r.probs[l * E + row.ids[j]] =
+                int64_t(row.probs.size()) == E ? row.probs[row.ids[j]] : row.probs[j];
           }
         }
       }

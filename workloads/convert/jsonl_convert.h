@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Converts per-(token, layer) JSON-lines routing logs into trace files.
 //
@@ -68,7 +69,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 
 namespace moebench {
 
@@ -77,9 +78,9 @@ inline constexpr int64_t kMaxTokenGap = 4096;
 
 struct ConvertOptions {
   std::string input, out, model;
-  std::vector<std::string> inputs;            // several files (input ignored when given)
-  std::string layout = "positions";           // "positions" | "per-forward"
-  int64_t prompt_len = -1;                    // -1: use per-line "prompt" flags (default: all decode)
+  std::vector<std::string> inputs;   // several files (input ignored when given)
+  std::string layout = "positions";  // "positions" | "per-forward"
+  int64_t prompt_len = -1;           // -1: use per-line "prompt" flags (default: all decode)
   std::map<std::string, std::string> fields;  // canonical field -> the log's key
   std::string missing = "error";              // "error" | "drop" | "fill" | "hole"
 };
@@ -92,7 +93,8 @@ struct ConvertSummary {
   int64_t hole_rows = 0;       // --missing hole
   int64_t probs_width = 0;     // router probabilities stored per token and layer (0, k or E)
   int64_t forward_passes = 0;  // layout per-forward: passes read
-  std::vector<std::string> notes;  // what the caller should tell the user (e.g. probs that look renormalised)
+  std::vector<std::string>
+      notes;  // what the caller should tell the user (e.g. probs that look renormalised)
 };
 
 // Canonical field names, in the order the header comment lists them.

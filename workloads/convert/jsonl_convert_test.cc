@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "workloads/convert/jsonl_convert.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +9,8 @@
 #include "core/testing/temp_dir.h"
 #include "core/trace/memory_source.h"
 #include "core/trace/trace.h"
-#include "workloads/stats/trace_stats.h"
 #include "core/util/error.h"
+#include "workloads/stats/trace_stats.h"
 
 namespace moebench {
 namespace {
@@ -20,10 +21,11 @@ std::string lines(int seqs, int tokens, bool mark_prompt) {
   for (int q = 0; q < seqs; ++q) {
     for (int t = 0; t < tokens; ++t) {
       for (int l = 0; l < 32; ++l) {
-        s += "{\"seq\": " + std::to_string(q) + ", \"token\": " + std::to_string(t) +
-             ", \"layer\": " + std::to_string(l) + ", \"experts\": [" + std::to_string((t + l) % 8) + ", " +
-             std::to_string((t + l + 3) % 8) + "], \"probs\": [0.7, 0.3]" +
-             (mark_prompt ? std::string(", \"prompt\": ") + (t < 2 ? "true" : "false") : "") + "}\n";
+        s +=
+            "{\"seq\": " + std::to_string(q) + ", \"token\": " + std::to_string(t) +
+            ", \"layer\": " + std::to_string(l) + ", \"experts\": [" + std::to_string((t + l) % 8) +
+            ", " + std::to_string((t + l + 3) % 8) + "], \"probs\": [0.7, 0.3]" +
+            (mark_prompt ? std::string(", \"prompt\": ") + (t < 2 ? "true" : "false") : "") + "}\n";
       }
     }
   }
@@ -48,7 +50,7 @@ TEST(JsonlConvert, ConvertsAndRoundTrips) {
   TokenRecord rec;
   ASSERT_TRUE(r->next(rec));
   ASSERT_TRUE(r->next(rec));
-  EXPECT_EQ(rec.ids[0], 1);           // token 1, layer 0
+  EXPECT_EQ(rec.ids[0], 1);  // token 1, layer 0
   EXPECT_EQ(rec.ids[1], 4);
   EXPECT_FLOAT_EQ(rec.weights[0], 0.7f);
   EXPECT_NEAR(rec.probs[4], 0.3f, 1e-3);  // f16
@@ -70,24 +72,38 @@ std::string convert_error(const std::string& text) {
 }
 
 TEST(JsonlConvert, RejectsBadLines) {
-  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 9], \"probs\": [0.5, 0.5]}\n"),
-            "log.jsonl:1: key 'experts': expected expert ids in [0, 8), found 9");
-  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 40, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"),
+  EXPECT_EQ(
+      convert_error(
+          "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 9], \"probs\": [0.5, 0.5]}\n"),
+      "log.jsonl:1: key 'experts': expected expert ids in [0, 8), found 9");
+  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 40, \"experts\": [1, 2], "
+                          "\"probs\": [0.5, 0.5]}\n"),
             "log.jsonl:1: key 'layer': expected an integer in [0, 32), found 40");
   EXPECT_EQ(convert_error("not json\n"),
-            "log.jsonl:1: expected a JSON object, found invalid JSON ([json.exception.parse_error.101] parse "
-            "error at line 1, column 2: syntax error while parsing value - invalid literal; last read: 'no')");
-  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1], \"weights\": [0.5]}\n"),
-            "log.jsonl:1: key 'experts': expected an array of 2 expert ids (top-2 of mixtral-8x7b), found [1]");
-  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"),
-            "log.jsonl: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..31, found 31 missing "
-            "(first: seq 0 token 0 layer 1); --missing hole keeps them as holes that statistics and the simulator "
-            "skip, --missing drop removes tokens with a missing layer, --missing fill copies the previous token's "
-            "routing of that layer");
+            "log.jsonl:1: expected a JSON object, found invalid JSON "
+            "([json.exception.parse_error.101] parse "
+            "error at line 1, column 2: syntax error while parsing value - invalid literal; last "
+            "read: 'no')");
+  EXPECT_EQ(convert_error(
+                "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1], \"weights\": [0.5]}\n"),
+            "log.jsonl:1: key 'experts': expected an array of 2 expert ids (top-2 of "
+            "mixtral-8x7b), found [1]");
+  EXPECT_EQ(
+      convert_error(
+          "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"),
+      "log.jsonl: expected every (seq, token, layer) row of tokens 0..n-1 and layers 0..31, found "
+      "31 missing "
+      "(first: seq 0 token 0 layer 1); --missing hole keeps them as holes that statistics and the "
+      "simulator "
+      "skip, --missing drop removes tokens with a missing layer, --missing fill copies the "
+      "previous token's "
+      "routing of that layer");
   const std::string twice =
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n"
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n";
-  EXPECT_EQ(convert_error(twice), "log.jsonl:2: expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again");
+  EXPECT_EQ(
+      convert_error(twice),
+      "log.jsonl:2: expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again");
 }
 
 // A log in another system's vocabulary: other key names, full-width router
@@ -107,7 +123,8 @@ std::string hf_lines(int tokens, bool logits, int skip_token = -1, int skip_laye
   for (int t = 0; t < tokens; ++t) {
     for (int l = 0; l < 32; ++l) {
       if (t == skip_token && l == skip_layer) continue;
-      s += "{\"request_id\": 3, \"position\": " + std::to_string(t) + ", \"layer_idx\": " + std::to_string(l) + ", \"" +
+      s += "{\"request_id\": 3, \"position\": " + std::to_string(t) +
+           ", \"layer_idx\": " + std::to_string(l) + ", \"" +
            (logits ? "router_logits" : "router_probs") + "\": [";
       for (int e = 0; e < 8; ++e) {
         // Expert (t + l) % 8 best, then (t + l + 1) % 8, ...
@@ -123,7 +140,10 @@ std::string hf_lines(int tokens, bool logits, int skip_token = -1, int skip_laye
 
 TEST(JsonlConvert, FieldMappingAndFullWidthLogits) {
   Log g(hf_lines(3, true));
-  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"logits", "router_logits"}};
+  g.o.fields = {{"seq", "request_id"},
+                {"token", "position"},
+                {"layer", "layer_idx"},
+                {"logits", "router_logits"}};
   const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
   EXPECT_EQ(sum.tokens, 3);
   EXPECT_EQ(sum.probs_width, 8);  // full width kept: MRS can use p = 2k
@@ -132,7 +152,7 @@ TEST(JsonlConvert, FieldMappingAndFullWidthLogits) {
   auto r = t->open(0, kAllFields);
   TokenRecord rec;
   ASSERT_TRUE(r->next(rec));
-  ASSERT_TRUE(r->next(rec));  // token 1
+  ASSERT_TRUE(r->next(rec));     // token 1
   EXPECT_EQ(rec.ids[5 * 2], 6);  // layer 5: (1 + 5) % 8 first
   EXPECT_EQ(rec.ids[5 * 2 + 1], 7);
   // Softmax over the 8 logits 4.0, 3.5, ...: the chosen weights are the
@@ -141,12 +161,16 @@ TEST(JsonlConvert, FieldMappingAndFullWidthLogits) {
   double z = 0;
   for (int i = 0; i < 8; ++i) z += std::exp(-0.5 * i);
   EXPECT_NEAR(rec.probs[5 * 8 + 6], 1.0 / z, 1e-3);  // f16
-  EXPECT_NEAR(rec.probs[5 * 8 + 0], std::exp(-0.5 * 2) / z, 1e-3);  // an unchosen expert's probability is kept
+  EXPECT_NEAR(rec.probs[5 * 8 + 0], std::exp(-0.5 * 2) / z,
+              1e-3);  // an unchosen expert's probability is kept
 }
 
 TEST(JsonlConvert, FullWidthProbsTakeTheTopK) {
   Log g(hf_lines(2, false));
-  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"probs", "router_probs"}};
+  g.o.fields = {{"seq", "request_id"},
+                {"token", "position"},
+                {"layer", "layer_idx"},
+                {"probs", "router_probs"}};
   const ConvertSummary sum = convert_jsonl(g.o, ConfigPaths::defaults());
   EXPECT_EQ(sum.probs_width, 8);
   auto t = open_trace_file(g.o.out);
@@ -165,13 +189,17 @@ TEST(JsonlConvert, UnknownFieldInMappingIsAnError) {
     convert_jsonl(g.o, ConfigPaths::defaults());
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected a field among seq, token, layer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected a field among seq, token, layer"),
+              std::string::npos)
+        << e.what();
   }
 }
 
 TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
-  const auto map = std::map<std::string, std::string>{
-      {"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"logits", "router_logits"}};
+  const auto map = std::map<std::string, std::string>{{"seq", "request_id"},
+                                                      {"token", "position"},
+                                                      {"layer", "layer_idx"},
+                                                      {"logits", "router_logits"}};
   {
     Log g(hf_lines(4, true, 2, 7));
     g.o.fields = map;
@@ -179,7 +207,8 @@ TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
       convert_jsonl(g.o, ConfigPaths::defaults());
       ADD_FAILURE() << "a missing row was accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("found 1 missing (first: seq 3 token 2 layer 7)"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("found 1 missing (first: seq 3 token 2 layer 7)"),
+                std::string::npos)
           << e.what();
     }
   }
@@ -222,12 +251,15 @@ TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
 // kMaxTokenGap positions is refused by name, in milliseconds.
 TEST(JsonlConvert, APositionFarBeyondTheRowsIsRefusedNotAllocated) {
   auto one_line = [](const std::string& token) {
-    return "{\"seq\": 0, \"token\": " + token + ", \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.7, 0.3]}\n";
+    return "{\"seq\": 0, \"token\": " + token +
+           ", \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.7, 0.3]}\n";
   };
   for (const std::string token : {"2147483653", "100000000"}) {
     const std::string e = convert_error(one_line(token));
-    EXPECT_NE(e.find("sequence 0: expected token positions 0, 1, 2, ... with at most 4096 consecutive positions "
-                     "missing, found " + token + " missing before token " + token + " (its first row)"),
+    EXPECT_NE(e.find("sequence 0: expected token positions 0, 1, 2, ... with at most 4096 "
+                     "consecutive positions "
+                     "missing, found " +
+                     token + " missing before token " + token + " (its first row)"),
               std::string::npos)
         << e;
   }
@@ -238,13 +270,15 @@ TEST(JsonlConvert, APositionFarBeyondTheRowsIsRefusedNotAllocated) {
             ", \"experts\": [1, 2], \"probs\": [0.7, 0.3]}\n";
   }
   const std::string e = convert_error(text);
-  EXPECT_NE(e.find("found " + std::to_string(3998 * 32) + " missing (first: seq 0 token 2 layer 0)"), std::string::npos)
+  EXPECT_NE(
+      e.find("found " + std::to_string(3998 * 32) + " missing (first: seq 0 token 2 layer 0)"),
+      std::string::npos)
       << e;
 }
 
 TEST(JsonlConvert, GapsAreDroppedOrFilledWholeTokens) {
   std::string text = lines(1, 2, false);  // tokens 0 and 1
-  for (int l = 0; l < 32; ++l) {         // token 4: tokens 2 and 3 have no row at all
+  for (int l = 0; l < 32; ++l) {          // token 4: tokens 2 and 3 have no row at all
     text += "{\"seq\": 0, \"token\": 4, \"layer\": " + std::to_string(l) +
             ", \"experts\": [5, 6], \"probs\": [0.7, 0.3]}\n";
   }
@@ -332,7 +366,8 @@ TEST(JsonlConvert, MissingRowsBecomeHolesThatStatisticsSkip) {
   ASSERT_EQ(st.overlap_by_sequence.size(), 1u);
   EXPECT_EQ(st.overlap_by_sequence[0], 0.5);
   EXPECT_EQ(st.repeat_any[0], 1.0);
-  EXPECT_NE(st.to_text().find("holes: 33 of 128 (token, layer) rows"), std::string::npos) << st.to_text();
+  EXPECT_NE(st.to_text().find("holes: 33 of 128 (token, layer) rows"), std::string::npos)
+      << st.to_text();
 }
 
 // A trace's holes are checked at load: a row mixing hole ids with experts,
@@ -358,8 +393,9 @@ TEST(JsonlConvert, HoleRowsAreCheckedWhenATraceIsRead) {
     open_trace_file(out);
     ADD_FAILURE() << "a mixed row was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("topk_ids[token 1, layer 1]: expected a hole (every id -1 and every weight 0) "
-                                         "or expert ids in [0, 8)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "topk_ids[token 1, layer 1]: expected a hole (every id -1 and every weight 0) "
+                  "or expert ids in [0, 8)"),
               std::string::npos)
         << e.what();
   }
@@ -383,34 +419,45 @@ namespace {
 // issue 44: three runs to find three mappings. Every missing field is named
 // in one error, with a command line that maps them (guessed from the keys).
 TEST(JsonlConvert, EveryMissingMappingInOneErrorWithACommandLine) {
-  Log g("{\"request_id\": 0, \"position\": 0, \"layer_idx\": 0, \"topk_ids\": [1, 2], \"topk_weights\": [0.6, 0.4], "
-        "\"extra\": 1}\n");
+  Log g(
+      "{\"request_id\": 0, \"position\": 0, \"layer_idx\": 0, \"topk_ids\": [1, 2], "
+      "\"topk_weights\": [0.6, 0.4], "
+      "\"extra\": 1}\n");
   try {
     convert_jsonl(g.o, ConfigPaths::defaults());
     ADD_FAILURE() << "converted a log without mappings";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("log.jsonl:1: expected the fields seq, token, layer, experts and weights (or probs/logits), "
-                     "found 5 of them missing: seq (the sequence or request id; looked for 'seq' or 'sequence'), "
+    EXPECT_NE(m.find("log.jsonl:1: expected the fields seq, token, layer, experts and weights (or "
+                     "probs/logits), "
+                     "found 5 of them missing: seq (the sequence or request id; looked for 'seq' "
+                     "or 'sequence'), "
                      "token"),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("the line's keys: request_id, position, layer_idx, topk_ids, topk_weights, extra"),
-              std::string::npos)
+    EXPECT_NE(
+        m.find("the line's keys: request_id, position, layer_idx, topk_ids, topk_weights, extra"),
+        std::string::npos)
         << m;
-    EXPECT_NE(m.find("--model mixtral-8x7b --out " + g.o.out + " --field seq=request_id --field token=position "
-                     "--field layer=layer_idx --field experts=topk_ids --field weights=topk_weights"),
-              std::string::npos)
+    EXPECT_NE(
+        m.find("--model mixtral-8x7b --out " + g.o.out +
+               " --field seq=request_id --field token=position "
+               "--field layer=layer_idx --field experts=topk_ids --field weights=topk_weights"),
+        std::string::npos)
         << m;
   }
   // The command it suggests converts the line (then only the other layers are missing).
-  g.o.fields = {{"seq", "request_id"}, {"token", "position"}, {"layer", "layer_idx"}, {"experts", "topk_ids"},
+  g.o.fields = {{"seq", "request_id"},
+                {"token", "position"},
+                {"layer", "layer_idx"},
+                {"experts", "topk_ids"},
                 {"weights", "topk_weights"}};
   g.o.missing = "drop";
   try {
     convert_jsonl(g.o, ConfigPaths::defaults());
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("found none after --missing drop"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("found none after --missing drop"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -420,10 +467,13 @@ TEST(JsonlConvert, TopKProbsThatSumToOneAreReportedAsLookingRenormalised) {
   Log g(lines(1, 2, false));  // probs [0.7, 0.3]
   const ConvertSummary a = convert_jsonl(g.o, ConfigPaths::defaults());
   ASSERT_EQ(a.notes.size(), 1u);
-  EXPECT_NE(a.notes[0].find("the top-2 'probs' sum to 1 on all 64 rows: they look like combine weights renormalised"),
-            std::string::npos)
+  EXPECT_NE(
+      a.notes[0].find(
+          "the top-2 'probs' sum to 1 on all 64 rows: they look like combine weights renormalised"),
+      std::string::npos)
       << a.notes[0];
-  EXPECT_NE(open_trace_file(g.o.out)->info().source.find("look like combine weights"), std::string::npos);
+  EXPECT_NE(open_trace_file(g.o.out)->info().source.find("look like combine weights"),
+            std::string::npos);
   std::string text = lines(1, 2, false);
   for (size_t p = text.find("[0.7, 0.3]"); p != std::string::npos; p = text.find("[0.7, 0.3]"))
     text.replace(p, 10, "[0.5, 0.2]");
@@ -436,20 +486,23 @@ TEST(JsonlConvert, TopKProbsThatSumToOneAreReportedAsLookingRenormalised) {
 // the passes in file order; the first pass is the prompt.
 TEST(JsonlConvert, PerForwardLayoutNumbersThePassesInFileOrder) {
   auto row = [](int t, int l, int a) {
-    return "{\"seq\": 0, \"token\": " + std::to_string(t) + ", \"layer\": " + std::to_string(l) + ", \"experts\": [" +
-           std::to_string(a % 8) + ", " + std::to_string((a + 3) % 8) + "], \"weights\": [0.6, 0.4]}\n";
+    return "{\"seq\": 0, \"token\": " + std::to_string(t) + ", \"layer\": " + std::to_string(l) +
+           ", \"experts\": [" + std::to_string(a % 8) + ", " + std::to_string((a + 3) % 8) +
+           "], \"weights\": [0.6, 0.4]}\n";
   };
   std::string text;
   for (int t = 0; t < 3; ++t)
     for (int l = 0; l < 32; ++l) text += row(t, l, t + l);  // prefill: positions 0-2
   for (int d = 0; d < 2; ++d) {
     for (int l = 0; l < 32; ++l) {
-      if (d == 1 && l == 0) continue;  // a row the logger dropped: the pass still starts at its first row
+      if (d == 1 && l == 0)
+        continue;  // a row the logger dropped: the pass still starts at its first row
       text += row(0, l, 10 * (d + 1) + l);
     }
   }
   Log g(text);
-  EXPECT_NE(convert_error(text).find("expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again"),
+  EXPECT_NE(convert_error(text).find(
+                "expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again"),
             std::string::npos);  // read as positions, the second pass repeats position 0
   g.o.layout = "per-forward";
   g.o.missing = "fill";
@@ -472,7 +525,8 @@ TEST(JsonlConvert, PerForwardLayoutNumbersThePassesInFileOrder) {
 TEST(JsonlConvert, SeveralFilesKeepTheirSequencesApart) {
   testing::TempDir dir;
   ConvertOptions o;
-  o.inputs = {dir.write("a.jsonl", lines(1, 3, false)).string(), dir.write("b.jsonl", lines(2, 2, false)).string()};
+  o.inputs = {dir.write("a.jsonl", lines(1, 3, false)).string(),
+              dir.write("b.jsonl", lines(2, 2, false)).string()};
   o.out = (dir / "t.safetensors").string();
   o.model = "mixtral-8x7b";
   const ConvertSummary sum = convert_jsonl(o, ConfigPaths::defaults());
@@ -484,14 +538,16 @@ TEST(JsonlConvert, SeveralFilesKeepTheirSequencesApart) {
   EXPECT_EQ(t->info().sequences[1].decode_len, 2);
   EXPECT_NE(t->info().source.find("\"inputs\""), std::string::npos);
   // A gap names the file with several inputs.
-  o.inputs[1] = dir.write("c.jsonl", lines(1, 1, false) + "{\"seq\": 0, \"token\": 5000, \"layer\": 0, \"experts\": "
-                                                          "[1, 2], \"weights\": [0.5, 0.5]}\n")
+  o.inputs[1] = dir.write("c.jsonl", lines(1, 1, false) +
+                                         "{\"seq\": 0, \"token\": 5000, \"layer\": 0, \"experts\": "
+                                         "[1, 2], \"weights\": [0.5, 0.5]}\n")
                     .string();
   try {
     convert_jsonl(o, ConfigPaths::defaults());
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("sequence 0 of " + o.inputs[1]), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sequence 0 of " + o.inputs[1]), std::string::npos)
+        << e.what();
   }
 }
 

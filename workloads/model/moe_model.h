@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A small decoder-only MoE language model run token by token on the CPU
 // (issue 15): the models workloads/tiny_moe/train.py trains, loaded from

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The C++ forward pass against the PyTorch model it implements: the test
 // fixtures (workloads/tiny_moe/testdata, written by train.py --fixture)
 // hold two small randomly initialised models, one per family, and the

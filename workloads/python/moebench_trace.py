@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Read and write moebench routing traces with numpy alone.
 
 A trace is a safetensors file (docs/TRACE_FORMAT.md): an 8-byte

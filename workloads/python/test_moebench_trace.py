@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Round trips between the C++ trace tools and the numpy reader/writer.
 
 Needs build/bin/moebench (or $MOEBENCH_BIN); `make test` builds it first."""

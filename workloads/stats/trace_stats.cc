@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "workloads/stats/trace_stats.h"
 
 #include <algorithm>
@@ -75,7 +76,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
   const int64_t B = std::max<int64_t>(1, opt.batch);
   const int64_t R = opt.reuse_ranks > 0 ? std::min(opt.reuse_ranks, E) : std::min(E, 4 * k);
   if (opt.phase != "all" && opt.phase != "prefill" && opt.phase != "decode") {
-    throw Error(fmt::format("trace stats --phase: expected all, prefill or decode, found '{}'", opt.phase));
+    throw Error(
+        fmt::format("trace stats --phase: expected all, prefill or decode, found '{}'", opt.phase));
   }
   const bool decode_only = opt.phase == "decode", prefill_only = opt.phase == "prefill";
   TraceStats st;
@@ -162,7 +164,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
         }
         any = true;
         const TokenRecord& r = ss.rec;
-        if ((decode_only && r.pos < ss.prompt_len) || (prefill_only && r.pos >= ss.prompt_len)) continue;
+        if ((decode_only && r.pos < ss.prompt_len) || (prefill_only && r.pos >= ss.prompt_len))
+          continue;
         counted = true;
         ++st.tokens;
         for (int64_t l = 0; l < L; ++l) {
@@ -180,7 +183,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
               for (int64_t j = 0; j < k; ++j) {
                 const double share = double(r.weights[l * k + j]) / z;
                 ++weight_hist[size_t(j) * kWeightBins +
-                              size_t(std::clamp<int64_t>(int64_t(share * kWeightBins), 0, kWeightBins - 1))];
+                              size_t(std::clamp<int64_t>(int64_t(share * kWeightBins), 0,
+                                                         kWeightBins - 1))];
                 weight_low[size_t(j)] += share < 0.01 ? 1 : 0;
               }
               ++weight_rows;
@@ -270,11 +274,13 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
             std::fill(chosen_pos.begin(), chosen_pos.end(), int32_t(k));
             for (int64_t j = 0; j < k; ++j) chosen_pos[chosen[j]] = int32_t(j);
             std::iota(ranked_all.begin(), ranked_all.end(), 0);
-            std::partial_sort(ranked_all.begin(), ranked_all.begin() + R, ranked_all.end(), [&](int32_t a, int32_t b) {
-              if (p[a] != p[b]) return p[a] > p[b];
-              if (chosen_pos[a] != chosen_pos[b]) return chosen_pos[a] < chosen_pos[b];
-              return a < b;
-            });
+            std::partial_sort(ranked_all.begin(), ranked_all.begin() + R, ranked_all.end(),
+                              [&](int32_t a, int32_t b) {
+                                if (p[a] != p[b]) return p[a] > p[b];
+                                if (chosen_pos[a] != chosen_pos[b])
+                                  return chosen_pos[a] < chosen_pos[b];
+                                return a < b;
+                              });
             int32_t* out = &ss.prev_ranked[l * R];
             for (int64_t q = 0; q < R; ++q) {
               const int32_t e = ranked_all[q];
@@ -310,7 +316,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
       }
     }
     for (const auto& ss : batch) {
-      st.overlap_by_sequence.push_back(ss.overlap_n > 0 ? ss.overlap_sum / double(ss.overlap_n) : kNA);
+      st.overlap_by_sequence.push_back(ss.overlap_n > 0 ? ss.overlap_sum / double(ss.overlap_n)
+                                                        : kNA);
     }
   }
 
@@ -361,7 +368,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     // A top-p trace knows the ranks below p only; the rest are zeros, not scores.
     const int64_t known = in.probs == ProbsStorage::kTopP ? std::min(R, in.top_p) : R;
     for (int64_t q = 0; q < R; ++q)
-      st.reuse_by_rank[q] = q < known && reuse_cnt[q] > 0 ? double(reuse_hits[q]) / double(reuse_cnt[q]) : kNA;
+      st.reuse_by_rank[q] =
+          q < known && reuse_cnt[q] > 0 ? double(reuse_hits[q]) / double(reuse_cnt[q]) : kNA;
   }
   st.high_workload_persistence = persist_n > 0 ? double(persist_hits) / double(persist_n) : kNA;
   st.topk_weight_median.assign(size_t(k), kNA);
@@ -371,7 +379,8 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
       int64_t acc = 0, b = 0;
       const int64_t* h = &weight_hist[size_t(j) * kWeightBins];
       while (b < kWeightBins - 1 && 2 * (acc + h[b]) < weight_rows) acc += h[b++];
-      st.topk_weight_median[size_t(j)] = (double(b) + 0.5) / double(kWeightBins);  // the median's bin centre
+      st.topk_weight_median[size_t(j)] =
+          (double(b) + 0.5) / double(kWeightBins);  // the median's bin centre
       st.topk_weight_below_001[size_t(j)] = double(weight_low[size_t(j)]) / double(weight_rows);
     }
   }
@@ -542,15 +551,21 @@ std::string TraceStats::to_text() const {
   std::string out = fmt::format(
       "{} sequences, {} tokens{}, {} MoE layers, {} experts, top-{}{}\n{}\n"
       "layer  load max/mean  load min/mean  overlap/k  cos raw  cos resid  coact top1\n",
-      sequences, tokens, phase == "all" ? std::string() : fmt::format(" ({} only)", phase), moe_layers, experts, top_k,
-      hole_rows > 0 ? fmt::format("\nholes: {} of {} (token, layer) rows ({:.2f}%) have no routing (the log dropped "
-                                  "them); every statistic below leaves them out",
-                                  hole_rows, tokens * moe_layers, 100.0 * double(hole_rows) / double(std::max<int64_t>(1, tokens * moe_layers)))
-                    : std::string(),
-      per_seq.empty() ? std::string()
-                      : fmt::format("consecutive overlap/k per sequence: min {:.3f}, median {:.3f}, max {:.3f} ({} "
-                                    "sequences with two or more tokens)\n",
-                                    per_seq.front(), per_seq[per_seq.size() / 2], per_seq.back(), per_seq.size()));
+      sequences, tokens, phase == "all" ? std::string() : fmt::format(" ({} only)", phase),
+      moe_layers, experts, top_k,
+      hole_rows > 0
+          ? fmt::format(
+                "\nholes: {} of {} (token, layer) rows ({:.2f}%) have no routing (the log dropped "
+                "them); every statistic below leaves them out",
+                hole_rows, tokens * moe_layers,
+                100.0 * double(hole_rows) / double(std::max<int64_t>(1, tokens * moe_layers)))
+          : std::string(),
+      per_seq.empty()
+          ? std::string()
+          : fmt::format(
+                "consecutive overlap/k per sequence: min {:.3f}, median {:.3f}, max {:.3f} ({} "
+                "sequences with two or more tokens)\n",
+                per_seq.front(), per_seq[per_seq.size() / 2], per_seq.back(), per_seq.size()));
   auto at = [](const std::vector<double>& v, size_t i) {
     return i < v.size() ? na9(v[i]) : std::string("        -");
   };
@@ -608,7 +623,8 @@ std::string TraceStats::to_text() const {
   if (!topk_weight_median.empty() && !std::isnan(topk_weight_median[0])) {
     out += "\ncombine weight's share of the top-k by rank (median; rows below 0.01):\n";
     for (size_t j = 0; j < topk_weight_median.size(); ++j) {
-      out += fmt::format("  {:3d}: {:.3f} ({:.1f}%)\n", j, topk_weight_median[j], 100.0 * topk_weight_below_001[j]);
+      out += fmt::format("  {:3d}: {:.3f} ({:.1f}%)\n", j, topk_weight_median[j],
+                         100.0 * topk_weight_below_001[j]);
     }
   }
   out += "\nreuse distance (tokens since the same expert was used in the same layer):\n";

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Statistics of a routing workload (docs/WORKLOADS.md): the numbers the
 // synthetic generator is calibrated on and the analysis scripts plot

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "workloads/stats/trace_stats.h"
 
 #include <gtest/gtest.h>
@@ -245,7 +246,8 @@ TEST(TraceStats, ReuseByRankDoesNotRankZeroScoreTies) {
   const TraceStats st = compute_stats(m, StatsOptions{1, 4});
   ASSERT_EQ(st.reuse_by_rank.size(), 4u);
   EXPECT_DOUBLE_EQ(st.reuse_by_rank[0], 0.0);  // the first expert changes every token
-  EXPECT_DOUBLE_EQ(st.reuse_by_rank[1], 1.0);  // expert 3 (by id order expert 1 or 2 came first: 1/3 or 0)
+  EXPECT_DOUBLE_EQ(st.reuse_by_rank[1],
+                   1.0);  // expert 3 (by id order expert 1 or 2 came first: 1/3 or 0)
   EXPECT_TRUE(std::isnan(st.reuse_by_rank[2]));  // only zero-score unchosen experts there: no rank
   EXPECT_TRUE(std::isnan(st.reuse_by_rank[3]));
 }
@@ -255,7 +257,8 @@ TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
   const MemoryTraceSource src = source(2);  // tokens 0-1 prompt, 2-3 decode
   const TraceStats all = compute_stats(src, StatsOptions{1, 4});
   EXPECT_EQ(all.tokens, 4);
-  EXPECT_DOUBLE_EQ(all.overlap_frac[0], 2.0 / 6.0);  // as without a prompt: pairs within the sequence
+  EXPECT_DOUBLE_EQ(all.overlap_frac[0],
+                   2.0 / 6.0);  // as without a prompt: pairs within the sequence
   // Per sequence: layer 0 pairs 0.5 + 0.5 + 0, layer 1 three times 1: 4 over 6.
   ASSERT_EQ(all.overlap_by_sequence.size(), 1u);
   EXPECT_DOUBLE_EQ(all.overlap_by_sequence[0], 4.0 / 6.0);
@@ -263,10 +266,12 @@ TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
   o.phase = "decode";
   const TraceStats dec = compute_stats(src, o);
   EXPECT_EQ(dec.tokens, 2);
-  EXPECT_DOUBLE_EQ(dec.overlap_frac[0], 0.0);  // {0,1} -> {3,2}; the prompt's last token is not its predecessor
+  EXPECT_DOUBLE_EQ(dec.overlap_frac[0],
+                   0.0);  // {0,1} -> {3,2}; the prompt's last token is not its predecessor
   EXPECT_DOUBLE_EQ(dec.overlap_frac[1], 1.0);
   EXPECT_EQ(dec.counts[0], (std::vector<int64_t>{1, 1, 1, 1}));
-  EXPECT_NE(dec.to_text().find("1 sequences, 2 tokens (decode only)"), std::string::npos) << dec.to_text();
+  EXPECT_NE(dec.to_text().find("1 sequences, 2 tokens (decode only)"), std::string::npos)
+      << dec.to_text();
   o.phase = "prefill";
   const TraceStats pre = compute_stats(src, o);
   EXPECT_EQ(pre.tokens, 2);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Compiled with -O3 -ffp-contract=off (see CMakeLists.txt): every float
 // operation is rounded on its own, so vectorised and scalar code paths, and
 // different machines, produce the same bytes.
@@ -133,8 +134,10 @@ GeneratorParams load_generator(const std::string& name, const ModelSpec& model,
 SyntheticLayout layout_from_workload(const WorkloadSpec& w, bool calibration) {
   SyntheticLayout l;
   const int64_t n = calibration ? w.calibration_sequences : w.sequences;
-  const int64_t prompt = calibration && w.calibration_prompt_len >= 0 ? w.calibration_prompt_len : w.prompt_len;
-  const int64_t decode = calibration && w.calibration_decode_len >= 0 ? w.calibration_decode_len : w.decode_len;
+  const int64_t prompt =
+      calibration && w.calibration_prompt_len >= 0 ? w.calibration_prompt_len : w.prompt_len;
+  const int64_t decode =
+      calibration && w.calibration_decode_len >= 0 ? w.calibration_decode_len : w.decode_len;
   l.sequences.assign(n, SequenceInfo{prompt, decode});
   l.seed = w.seed;
   l.h_trace = w.h_trace;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The seeded synthetic routing generator (docs/WORKLOADS.md, "The synthetic
 // generator"): a generative model of the residual stream whose routing
@@ -46,7 +47,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/config/experiment.h"
+#include "core/experiment/experiment.h"
 #include "core/trace/trace.h"
 
 namespace moebench {
@@ -68,13 +69,13 @@ struct GeneratorParams {
   double theta = 0.3;        // mixing rotation per layer (radians)
   double theta_first = 0.8;  // the same for the first transition
   double theta_hidden =
-      -1.0;  // theta in the gate-invisible half after the first transition (< 0: theta)
-  double noise = 0.5;        // RMS per coordinate of the token's own state s
+      -1.0;            // theta in the gate-invisible half after the first transition (< 0: theta)
+  double noise = 0.5;  // RMS per coordinate of the token's own state s
   // Structure added for cross-layer predictability (docs/WORKLOADS.md,
   // "Cross-layer and temporal structure"). The defaults switch it off, and a preset
   // without these keys generates exactly the bytes it did before.
-  double depth_corr = 0.0;         // correlation of s between adjacent layers (AR(1) over depth)
-  double depth_corr_first = -1.0;  // the same for layer 0 -> 1 (< 0: depth_corr)
+  double depth_corr = 0.0;          // correlation of s between adjacent layers (AR(1) over depth)
+  double depth_corr_first = -1.0;   // the same for layer 0 -> 1 (< 0: depth_corr)
   double depth_corr_hidden = -1.0;  // the same in the gate-invisible half (< 0: as the visible)
   double context_first = 1.0;  // weight of the context c_t (and the focus) in layer 0's gate input
   bool shared_gates = false;   // every layer's router reads the same directions, relabelled

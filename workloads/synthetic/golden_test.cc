@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Pinned bytes of a small synthetic trace. This test is compiled twice: with
 // the per-ISA clones (AVX-512 / AVX2 / baseline picked at load time) and in
 // generator_portable_tests for the x86-64 baseline without clones. Both must

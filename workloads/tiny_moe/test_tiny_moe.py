@@ -1,3 +1,4 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """The committed test fixtures are what train.py --fixture writes (needs
 PyTorch: skipped where it is not installed, e.g. on a fresh CI machine;
 `make tiny-models` installs Debian's python3-torch)."""

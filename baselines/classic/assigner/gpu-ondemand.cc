@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // assigner = "gpu-ondemand": every activated expert runs on the GPU; the
 // ones not cached are loaded on demand (mixtral-offloading; AdapMoE without
 // adaptive gating). Cached experts go first so the GPU works while the

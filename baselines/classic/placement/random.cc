@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // placement = "random": per layer, experts drawn without replacement from a
 // seeded generator (KTransformers' random placement with seed 42; DALI's
 // initial cache).
@@ -12,7 +13,8 @@ const cfg::Schema<RandomPlacement::Params>& RandomPlacement::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.placement");
     s.integer("seed", &Params::seed, "Seed of the draw.", cfg::at_least(0))
-        .integer("per_layer", &Params::per_layer, "Experts per layer (-1 = the cache's slots per layer).", cfg::at_least(-1));
+        .integer("per_layer", &Params::per_layer,
+                 "Experts per layer (-1 = the cache's slots per layer).", cfg::at_least(-1));
     return s;
   }();
   return s;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // The plain cache experiment of issue 4, exactly: a per-layer cache of C
 // slots holding experts 0..C-1 of every layer at the start; every activated
 // expert that misses is loaded and admitted; a hit is an activated expert
@@ -10,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/engine/testing.h"
+#include "baselines/testing.h"
 
 namespace moebench {
 namespace {
@@ -63,12 +64,15 @@ int64_t reference_hits(const Ids& ids, int layers, int C, const std::string& pol
       }
       std::vector<int32_t> missing;
       for (int32_t e : sorted) {
-        if (std::find(cache.begin(), cache.end(), e) != cache.end()) ++hits;
-        else missing.push_back(e);
+        if (std::find(cache.begin(), cache.end(), e) != cache.end())
+          ++hits;
+        else
+          missing.push_back(e);
       }
       // The GPU order is: cached activated experts (by id), then the missing ones (by id).
       std::vector<int32_t> order;
-      for (int32_t e : sorted) if (std::find(missing.begin(), missing.end(), e) == missing.end()) order.push_back(e);
+      for (int32_t e : sorted)
+        if (std::find(missing.begin(), missing.end(), e) == missing.end()) order.push_back(e);
       for (int32_t e : missing) order.push_back(e);
       for (size_t i = 0; i < order.size(); ++i) {
         const int32_t e = order[i];
@@ -76,13 +80,15 @@ int64_t reference_hits(const Ids& ids, int layers, int C, const std::string& pol
         // Later experts of this token in the GPU order must stay.
         std::vector<int32_t> cand;
         for (int32_t c : cache) {
-          if (std::find(order.begin() + std::ptrdiff_t(i), order.end(), c) == order.end()) cand.push_back(c);
+          if (std::find(order.begin() + std::ptrdiff_t(i), order.end(), c) == order.end())
+            cand.push_back(c);
         }
         if (cand.empty()) continue;  // use-once staging
         int32_t v = cand[0];
         for (int32_t c : cand) {
-          if (policy == "lru" ? last[c] < last[v]
-                              : std::make_pair(count[c], last[c]) < std::make_pair(count[v], last[v])) {
+          if (policy == "lru"
+                  ? last[c] < last[v]
+                  : std::make_pair(count[c], last[c]) < std::make_pair(count[v], last[v])) {
             v = c;
           }
         }
@@ -119,8 +125,9 @@ int64_t reference_hits_one_at_a_time(const Ids& ids, int layers, int C, const st
         }
         int32_t v = cache[0];
         for (int32_t c : cache) {
-          if (policy == "lru" ? last[c] < last[v]
-                              : std::make_pair(count[c], last[c]) < std::make_pair(count[v], last[v])) {
+          if (policy == "lru"
+                  ? last[c] < last[v]
+                  : std::make_pair(count[c], last[c]) < std::make_pair(count[v], last[v])) {
             v = c;
           }
         }
@@ -133,29 +140,33 @@ int64_t reference_hits_one_at_a_time(const Ids& ids, int layers, int C, const st
   return hits;
 }
 
-SimulationResult engine_run(const Ids& ids, int layers, int experts, int k, int C, const std::string& cache,
-                            const std::string& admission = "at-gate") {
+SimulationResult engine_run(const Ids& ids, int layers, int experts, int k, int C,
+                            const std::string& cache, const std::string& admission = "at-gate") {
   const auto src = testing::routing(layers, experts, k, ids);
   auto s = testing::strategy("gpu-ondemand", cache, "uniform", C);
   s.residency.pin_active_token = false;
   s.residency.admit_on_demand = true;
   s.residency.admission = admission;
-  return testing::run(testing::tiny_model(layers, experts, k), testing::round_hardware(), s, src, false);
+  return testing::run(testing::tiny_model(layers, experts, k), testing::round_hardware(), s, src,
+                      false);
 }
 
 TEST(PlainCacheExperiment, EngineMatchesDirectImplementation) {
-  for (const auto& [E, k, C] : std::vector<std::tuple<int, int, int>>{{8, 2, 2}, {8, 2, 4}, {16, 4, 6}, {64, 6, 16}}) {
+  for (const auto& [E, k, C] :
+       std::vector<std::tuple<int, int, int>>{{8, 2, 2}, {8, 2, 4}, {16, 4, 6}, {64, 6, 16}}) {
     const Ids ids = random_ids(200, 3, E, k, uint64_t(E * 100 + C), 0.5);
     for (const std::string policy : {"lru", "lfu"}) {
       const auto r = engine_run(ids, 3, E, k, C, policy);
-      EXPECT_EQ(r.metrics.token_hits[1], reference_hits(ids, 3, C, policy)) << policy << " E=" << E << " C=" << C;
+      EXPECT_EQ(r.metrics.token_hits[1], reference_hits(ids, 3, C, policy))
+          << policy << " E=" << E << " C=" << C;
       EXPECT_EQ(r.metrics.token_accesses[1], int64_t(200 * 3 * k));
     }
   }
 }
 
 TEST(PlainCacheExperiment, OneAtATimeMatchesDirectImplementation) {
-  for (const auto& [E, k, C] : std::vector<std::tuple<int, int, int>>{{8, 2, 2}, {8, 2, 4}, {16, 4, 6}, {64, 6, 16}}) {
+  for (const auto& [E, k, C] :
+       std::vector<std::tuple<int, int, int>>{{8, 2, 2}, {8, 2, 4}, {16, 4, 6}, {64, 6, 16}}) {
     const Ids ids = random_ids(200, 3, E, k, uint64_t(E * 100 + C), 0.5);
     for (const std::string policy : {"lru", "lfu"}) {
       const auto r = engine_run(ids, 3, E, k, C, policy, "one-at-a-time");
@@ -164,7 +175,8 @@ TEST(PlainCacheExperiment, OneAtATimeMatchesDirectImplementation) {
           << policy << " E=" << E << " C=" << C;
       EXPECT_EQ(r.metrics.token_accesses[1], int64_t(200 * 3 * k));
       // Judged in turn, a token's own misses can only take hits away.
-      EXPECT_LE(r.metrics.token_hits[1], gate.metrics.token_hits[1]) << policy << " E=" << E << " C=" << C;
+      EXPECT_LE(r.metrics.token_hits[1], gate.metrics.token_hits[1])
+          << policy << " E=" << E << " C=" << C;
     }
   }
 }
@@ -188,8 +200,8 @@ TEST(PlainCacheExperiment, HandCheckedTwoSlots) {
   const Ids ids = {{{0, 2}}, {{0, 3}}, {{1, 2}}};
   // t0: 0 hit, 2 miss -> evict LRU of {1} (0 is computed before 2 but was touched at this gate:
   //     last(0) = 3 > last(1) = 2) -> cache {0, 2}
-  // t1: 0 hit, 3 miss -> candidates {0, 2}: last(0) = 5 (this gate), last(2) = 4 -> evict 2 -> {0, 3}
-  // t2: 1 miss, 2 miss -> load 1 evicts LRU of {0, 3} = 0 -> {3, 1}; load 2: candidates {3, 1}
+  // t1: 0 hit, 3 miss -> candidates {0, 2}: last(0) = 5 (this gate), last(2) = 4 -> evict 2 -> {0,
+  // 3} t2: 1 miss, 2 miss -> load 1 evicts LRU of {0, 3} = 0 -> {3, 1}; load 2: candidates {3, 1}
   //     minus the still-pending 2 -> 3 (last 6) vs 1 (last 7 at gate) -> evict 3 -> {1, 2}
   const auto r = engine_run(ids, 1, 4, 2, 2, "lru");
   EXPECT_EQ(r.metrics.token_hits[1], 2);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "lfu": least frequently used (llama.cpp/KTransformers-style
 // frequency caching in HybriMoE Table I; SMoE's eviction order).
 #include "baselines/common/components.h"
@@ -9,7 +10,8 @@ const cfg::Schema<LfuCache::Params>& LfuCache::Params::schema() {
     cfg::Schema<Params> s("strategy.cache");
     s.choice("count", &Params::count, {"steps", "tokens"},
              "Per activation add 1 (steps) or the tokens routed to the expert (tokens).")
-        .boolean("reset_on_evict", &Params::reset_on_evict, "Forget an expert's count when it is evicted.");
+        .boolean("reset_on_evict", &Params::reset_on_evict,
+                 "Forget an expert's count when it is evicted.");
     return s;
   }();
   return s;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "lru": least recently used (mixtral-offloading, AdapMoE, the LRU
 // line of HybriMoE Fig. 9 and DALI Fig. 7).
 #include "baselines/common/components.h"

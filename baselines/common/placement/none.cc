@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // placement = "none": nothing is on the GPU at the start.
 #include "baselines/common/components.h"
 

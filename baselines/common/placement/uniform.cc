@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // placement = "uniform": experts 0..n-1 of every MoE layer (KTransformers'
 // uniform GPU-expert placement; also the initial state of the plain cache
 // experiment). n = the cache's slots per layer unless `per_layer` says fewer.
@@ -8,8 +9,8 @@ namespace moebench {
 const cfg::Schema<UniformPlacement::Params>& UniformPlacement::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.placement");
-    s.integer("per_layer", &Params::per_layer, "Experts per layer (-1 = fill the cache's slots per layer).",
-              cfg::at_least(-1));
+    s.integer("per_layer", &Params::per_layer,
+              "Experts per layer (-1 = fill the cache's slots per layer).", cfg::at_least(-1));
     return s;
   }();
   return s;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // predictor = "none": predicts nothing (all scores zero).
 #include "baselines/common/components.h"
 

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // prefetcher = "next-layer": after layer l's gate, of the predictor's top
 // `size` experts of layer l + distance (by predicted workload), those not
 // cached are loaded: DALI's residual-based prefetching (predictor
@@ -15,7 +16,8 @@ namespace moebench {
 const cfg::Schema<NextLayerPrefetcher::Params>& NextLayerPrefetcher::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.prefetcher");
-    s.integer("size", &Params::size, "Experts loaded per layer (DALI: Mixtral 1, DeepSeek-V2-Lite and Qwen 4).",
+    s.integer("size", &Params::size,
+              "Experts loaded per layer (DALI: Mixtral 1, DeepSeek-V2-Lite and Qwen 4).",
               cfg::at_least(0))
         .integer("distance", &Params::distance, "How many layers ahead.", cfg::at_least(1))
         .boolean("decode_only", &Params::decode_only, "Prefetch in decode steps only.");
@@ -29,7 +31,8 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
   if (target >= ctx.moe_layers || p_.size <= 0 || !ctx.cost->has_gpu()) return;
   if (p_.decode_only && ctx.phase != Phase::kDecode) return;
   if (!predictor_) {
-    throw Error(fmt::format("prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
+    throw Error(fmt::format(
+        "prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
   }
   scores_.assign(size_t(ctx.experts), 0.0f);
   predictor_->predict(ctx, target, 0, scores_);
@@ -42,9 +45,10 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
     if (scores_[e] > 0) order_.push_back(e);
   }
   const size_t n = std::min<size_t>(size_t(p_.size), order_.size());
-  std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(), [&](int32_t a, int32_t b) {
-    return scores_[a] != scores_[b] ? scores_[a] > scores_[b] : a < b;
-  });
+  std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(),
+                    [&](int32_t a, int32_t b) {
+                      return scores_[a] != scores_[b] ? scores_[a] > scores_[b] : a < b;
+                    });
   for (size_t i = 0; i < n; ++i) {
     if (!ctx.residency->cached(target, order_[i])) out.push_back({target, order_[i], 0});
   }

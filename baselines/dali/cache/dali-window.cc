@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "dali-window": DALI's workload-aware cache replacement (Algorithm 2).
 #include <algorithm>
 
@@ -42,11 +43,14 @@ void DaliWindowCache::on_insert(int32_t l, int32_t e, const Context&) {
   o = !running_ || o == 2 ? 0 : 1;  // placed or swapped in: a window member
 }
 
-void DaliWindowCache::on_evict(int32_t l, int32_t e, const Context&) { origin_[size_t(l) * setup_.experts + e] = 0; }
+void DaliWindowCache::on_evict(int32_t l, int32_t e, const Context&) {
+  origin_[size_t(l) * setup_.experts + e] = 0;
+}
 
 void DaliWindowCache::on_gate(const Context& ctx) {
   running_ = true;
-  for (const auto& a : ctx.active) score_[size_t(ctx.layer) * setup_.experts + a.expert] += a.tokens;
+  for (const auto& a : ctx.active)
+    score_[size_t(ctx.layer) * setup_.experts + a.expert] += a.tokens;
 }
 
 size_t DaliWindowCache::victim(std::span<const SlotRef> c, SlotRef, const Context&) {
@@ -78,7 +82,8 @@ void DaliWindowCache::after_layer(const Context& ctx, std::vector<Swap>& out) {
   std::vector<int32_t> in, res;
   for (int32_t e = 0; e < E; ++e) {
     uint8_t& o = origin_[size_t(l) * E + e];
-    if (o == 2 && !ctx.residency->cached(l, e)) o = 0;  // a proposed swap the core did not carry out
+    if (o == 2 && !ctx.residency->cached(l, e))
+      o = 0;  // a proposed swap the core did not carry out
     if (!ctx.residency->cached(l, e)) {
       if (algorithm2 || s[e] > 0) in.push_back(e);
     } else if (ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e) &&

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "fifo": the tutorial's example policy. The core calls on_insert
 // whenever an expert takes a slot (placement, load, prefetch, swap) and
 // victim whenever a slot must be freed; it owns residency, pinning and

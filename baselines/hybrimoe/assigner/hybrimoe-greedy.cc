@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // assigner = "hybrimoe-greedy": the public code's assignment. Single-token
 // steps: one greedy two-ended pass (greedy_two_ended). Prefill (and, as in
 // the code, decode steps of several tokens): every expert on the GPU with

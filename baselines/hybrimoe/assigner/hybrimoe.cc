@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // assigner = "hybrimoe": the plan of HybriMoE's scheduling simulation
 // (prefill and decode): GPU, CPU and link orders exactly as simulated.
 #include "baselines/hybrimoe/components.h"

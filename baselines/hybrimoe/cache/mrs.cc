@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "mrs": HybriMoE's Minus Recent Score replacement. The victim is
 // the candidate with the smallest S (ties: lower layer, then lower id).
 #include <algorithm>
@@ -9,7 +10,8 @@ namespace moebench {
 namespace {
 template <class P>
 void mrs_fields(cfg::Schema<P>& s) {
-  s.number("alpha", &P::alpha, "Averaging coefficient of S = alpha * TopP(s) + (1 - alpha) * S.", cfg::fraction())
+  s.number("alpha", &P::alpha, "Averaging coefficient of S = alpha * TopP(s) + (1 - alpha) * S.",
+           cfg::fraction())
       .integer("p", &P::p, "Router probabilities kept by TopP (-1: 2k).", cfg::at_least(-1))
       .choice("update", &P::update, {"mean", "first-token"},
               "Batch update: the step's tokens' TopP averaged, or the first token only (the code).")
@@ -31,7 +33,8 @@ const cfg::Schema<MrsNextPrefetcher::Params>& MrsNextPrefetcher::Params::schema(
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.prefetcher");
     mrs_fields(s);
-    s.integer("prefetch_size", &Params::prefetch_size, "Experts of the next layer loaded per layer.", cfg::at_least(0));
+    s.integer("prefetch_size", &Params::prefetch_size,
+              "Experts of the next layer loaded per layer.", cfg::at_least(0));
     return s;
   }();
   return s;
@@ -47,7 +50,7 @@ void MrsScores::update(const Context& ctx) {
   const StepRouting& r = *ctx.routing;
   const int64_t p = std::min<int64_t>(p_of(ctx.top_k), r.run().top_p());
   std::fill(step_.begin(), step_.end(), 0.0f);
-  const int64_t n = params_.update == "first-token" ? std::min<int64_t>(1, r.tokens()) : r.tokens();
+  const int64_t n = first_token_only_ ? std::min<int64_t>(1, r.tokens()) : r.tokens();
   if (n == 0) return;
   for (int64_t t = 0; t < n; ++t) {
     const int32_t* ids = r.topp_ids(t, ctx.layer);
@@ -72,7 +75,8 @@ void MrsScores::update(const Context& ctx) {
 size_t MrsCache::victim(std::span<const SlotRef> c, SlotRef, const Context&) {
   size_t best = 0;
   for (size_t i = 1; i < c.size(); ++i) {
-    const float a = scores_.score(c[i].layer, c[i].expert), b = scores_.score(c[best].layer, c[best].expert);
+    const float a = scores_.score(c[i].layer, c[i].expert),
+                b = scores_.score(c[best].layer, c[best].expert);
     if (a < b || (a == b && (c[i].layer < c[best].layer ||
                              (c[i].layer == c[best].layer && c[i].expert < c[best].expert)))) {
       best = i;

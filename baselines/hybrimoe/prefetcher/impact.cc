@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // prefetcher = "impact": HybriMoE's impact-driven prefetching (section IV-C).
 #include <algorithm>
 
@@ -34,7 +35,8 @@ const cfg::Schema<ImpactPrefetcher::Params>& ImpactPrefetcher::Params::schema() 
 
 void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) {
   if (!predictor_) {
-    throw Error(fmt::format("prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
+    throw Error(fmt::format(
+        "prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
   }
   if (!ctx.cost->has_gpu()) return;
   const CostModelSched costs(*ctx.cost);
@@ -67,7 +69,8 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     // at_[i] = where pred_[i] is in it.
     order_.resize(pred_.size());
     for (size_t i = 0; i < pred_.size(); ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return sched_heavier(pred_[a], pred_[b]); });
+    std::sort(order_.begin(), order_.end(),
+              [&](size_t a, size_t b) { return sched_heavier(pred_[a], pred_[b]); });
     sorted_.resize(pred_.size());
     at_.resize(pred_.size());
     for (size_t r = 0; r < order_.size(); ++r) {

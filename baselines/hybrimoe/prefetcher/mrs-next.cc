@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // prefetcher = "mrs-next": the public HybriMoE code's prefetch.
 #include <algorithm>
 
@@ -11,7 +12,8 @@ void MrsNextPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReque
     ready_ = true;
   }
   scores_.update(ctx);
-  if (ctx.phase != Phase::kDecode || p_.prefetch_size <= 0 || ctx.layer + 1 >= ctx.moe_layers) return;
+  if (ctx.phase != Phase::kDecode || p_.prefetch_size <= 0 || ctx.layer + 1 >= ctx.moe_layers)
+    return;
   bool any_gpu = false;
   for (const auto& a : ctx.active) any_gpu = any_gpu || ctx.residency->cached(ctx.layer, a.expert);
   if (!any_gpu || !ctx.cost->has_gpu()) return;
@@ -23,10 +25,11 @@ void MrsNextPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReque
   order_.resize(size_t(ctx.experts));
   for (int32_t e = 0; e < ctx.experts; ++e) order_[size_t(e)] = e;
   const size_t n = std::min<size_t>(size_t(p_.prefetch_size), order_.size());
-  std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(), [&](int32_t a, int32_t b) {
-    const float x = scores_.score(next, a), y = scores_.score(next, b);
-    return x != y ? x > y : a < b;
-  });
+  std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(n), order_.end(),
+                    [&](int32_t a, int32_t b) {
+                      const float x = scores_.score(next, a), y = scores_.score(next, b);
+                      return x != y ? x > y : a < b;
+                    });
   for (size_t i = 0; i < n; ++i) {
     if (!ctx.residency->cached(next, order_[i])) out.push_back({next, order_[i], 0});
   }

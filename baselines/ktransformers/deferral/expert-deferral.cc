@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // deferral = "expert-deferral" (KTransformers, SOSP '25, section 4.2).
 #include <algorithm>
 
@@ -9,13 +10,16 @@ const cfg::Schema<ExpertDeferral::Params>& ExpertDeferral::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.deferral");
     s.choice("rule", &Params::rule, {"rank", "union-protect"},
-             "rank: defer the experts with the worst best-rank (paper artifact); union-protect: protect every "
+             "rank: defer the experts with the worst best-rank (paper artifact); union-protect: "
+             "protect every "
              "token's top-(k - n_deferred) (current code).")
         .integer("n_deferred", &Params::n_deferred,
-                 "Deferred experts per token (-1: the smallest count that keeps the CPU busy during the next "
+                 "Deferred experts per token (-1: the smallest count that keeps the CPU busy "
+                 "during the next "
                  "layer's GPU work).",
                  cfg::at_least(-1))
-        .integer("min_immediate", &Params::min_immediate, "Immediate experts always kept per token.", cfg::at_least(1));
+        .integer("min_immediate", &Params::min_immediate,
+                 "Immediate experts always kept per token.", cfg::at_least(1));
     return s;
   }();
   return s;

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "belady": the optimal replacement for a known future (Belady's
 // MIN): evict the cached expert whose next use is farthest away.
 #include "baselines/oracle/components.h"
@@ -14,7 +15,8 @@ size_t BeladyCache::victim(std::span<const SlotRef> c, SlotRef, const Context& c
     if (d > far) {
       far = d;
       best = i;
-    } else if (d == far && (c[i].layer < c[best].layer || (c[i].layer == c[best].layer && c[i].expert < c[best].expert))) {
+    } else if (d == far && (c[i].layer < c[best].layer ||
+                            (c[i].layer == c[best].layer && c[i].expert < c[best].expert))) {
       best = i;
     }
   }

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // assigner = "smoe".
 #include <algorithm>
 
@@ -57,14 +58,17 @@ void SmoeAssigner::plan(const Context& ctx, LayerPlan& out) {
     const double t_gpu = ctx.cost->gpu_expert_ns(a.tokens) + (c ? 0.0 : ctx.cost->h2d_expert_ns());
     const double t_cpu = ctx.cost->cpu_expert_ns(a.tokens, false);
     if (t_cpu > t_gpu) {
-      if (c) out.gpu.push_back(a.expert);
-      else loaded.push_back(&a);
+      if (c)
+        out.gpu.push_back(a.expert);
+      else
+        loaded.push_back(&a);
     } else {
       out.cpu.push_back(a.expert);
     }
   }
-  std::stable_sort(loaded.begin(), loaded.end(),
-                   [](const ActiveExpert* x, const ActiveExpert* y) { return x->tokens > y->tokens; });
+  std::stable_sort(loaded.begin(), loaded.end(), [](const ActiveExpert* x, const ActiveExpert* y) {
+    return x->tokens > y->tokens;
+  });
   for (const auto* a : loaded) {
     out.gpu.push_back(a->expert);
     out.load.push_back(a->expert);

@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // cache = "smoe-lfu": SMoE's cache management.
 #include <algorithm>
 
@@ -10,7 +11,8 @@ const cfg::Schema<SmoeLfuCache::Params>& SmoeLfuCache::Params::schema() {
     cfg::Schema<Params> s("strategy.cache");
     s.boolean("fill_after_prefill", &Params::fill_after_prefill,
               "After each prefill, fill the cache with that prefill's most frequent experts.")
-        .integer("fill_slots", &Params::fill_slots, "Slots per layer filled after prefill (-1: all).", cfg::at_least(-1));
+        .integer("fill_slots", &Params::fill_slots,
+                 "Slots per layer filled after prefill (-1: all).", cfg::at_least(-1));
     return s;
   }();
   return s;
@@ -53,7 +55,8 @@ size_t SmoeLfuCache::victim(std::span<const SlotRef> c, SlotRef, const Context&)
 void SmoeLfuCache::after_step(const Context& ctx, std::vector<Swap>& out) {
   if (ctx.phase != Phase::kPrefill || !p_.fill_after_prefill) return;
   const int32_t E = setup_.experts;
-  const int64_t C = p_.fill_slots < 0 ? setup_.slots_per_layer : std::min(p_.fill_slots, setup_.slots_per_layer);
+  const int64_t C =
+      p_.fill_slots < 0 ? setup_.slots_per_layer : std::min(p_.fill_slots, setup_.slots_per_layer);
   std::vector<int32_t> order(E);
   for (int32_t l = 0; l < setup_.layers; ++l) {
     const int64_t* f = &prefill_[size_t(l) * E];
@@ -64,7 +67,8 @@ void SmoeLfuCache::after_step(const Context& ctx, std::vector<Swap>& out) {
     // Outgoing: resident experts not wanted, least counted first.
     std::vector<int32_t> outgoing;
     for (int32_t e : ctx.residency->holders(l)) {
-      if (!want[e] && ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e)) outgoing.push_back(e);
+      if (!want[e] && ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e))
+        outgoing.push_back(e);
     }
     std::stable_sort(outgoing.begin(), outgoing.end(), [&](int32_t a, int32_t b) {
       const size_t x = size_t(l) * E + a, y = size_t(l) * E + b;
@@ -83,7 +87,8 @@ void SmoeLfuCache::after_step(const Context& ctx, std::vector<Swap>& out) {
         out.push_back({SlotRef{l, outgoing[next_out++]}, SlotRef{l, e}});
       }
     }
-    std::fill(prefill_.begin() + std::ptrdiff_t(size_t(l) * E), prefill_.begin() + std::ptrdiff_t(size_t(l + 1) * E), 0);
+    std::fill(prefill_.begin() + std::ptrdiff_t(size_t(l) * E),
+              prefill_.begin() + std::ptrdiff_t(size_t(l + 1) * E), 0);
   }
 }
 

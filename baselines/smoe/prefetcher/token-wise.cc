@@ -1,3 +1,4 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // prefetcher = "token-wise": SMoE's token-wise prefetch (and SMoE-Flex).
 #include <algorithm>
 #include <limits>
@@ -39,9 +40,10 @@ const std::vector<uint8_t>& TokenWisePrefetcher::enabled_layers(int32_t layers) 
   if (!p_.flex) return enabled_;
   const std::vector<double> q = predictor_ ? predictor_->layer_quality() : std::vector<double>{};
   if (int32_t(q.size()) != layers) {
-    throw Error(fmt::format("prefetcher '{}': flex needs the predictor's per-layer quality on calibration data "
-                            "(a trained predictor such as 'linear'), found {} values for {} layers",
-                            name(), q.size(), layers));
+    throw Error(fmt::format(
+        "prefetcher '{}': flex needs the predictor's per-layer quality on calibration data "
+        "(a trained predictor such as 'linear'), found {} values for {} layers",
+        name(), q.size(), layers));
   }
   // Flex keeps the best-predicted share of the layers from start_layer on.
   std::vector<int32_t> order;
@@ -58,7 +60,8 @@ const std::vector<uint8_t>& TokenWisePrefetcher::enabled_layers(int32_t layers) 
 void TokenWisePrefetcher::after_gpu_experts(const Context& ctx, std::vector<PrefetchRequest>& out) {
   if (ctx.phase != Phase::kDecode || p_.n <= 0 || !ctx.cost->has_gpu()) return;
   if (!predictor_) {
-    throw Error(fmt::format("prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
+    throw Error(fmt::format(
+        "prefetcher '{}': expected a predictor (strategy.predictor), found none", name()));
   }
   if (!enabled_layers(ctx.moe_layers)[ctx.layer]) return;
   scores_.assign(size_t(ctx.experts), 0.0f);

@@ -1,0 +1,436 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#include "core/experiment/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "core/testing/temp_dir.h"
+
+namespace moebench {
+namespace {
+
+Experiment load(const std::string& text, const testing::TempDir& dir) {
+  return load_experiment_text(text, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+}
+
+const char* kBase =
+    "[suite]\nname = \"t\"\nseed = 7\n"
+    "[model]\npreset = \"mixtral-8x7b\"\n"
+    "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+
+TEST(Experiment, PresetWithOverride) {
+  testing::TempDir dir;
+  const Experiment ex = load(std::string(kBase) +
+                                 "[workload]\nprompt_len = 32\n"
+                                 "[[strategy]]\nname = \"a\"\n",
+                             dir);
+  ASSERT_EQ(ex.cases.size(), 1u);
+  const Case& c = ex.cases[0];
+  EXPECT_EQ(ex.suite.name, "t");
+  EXPECT_EQ(c.model.name, "mixtral-8x7b");
+  EXPECT_EQ(c.hardware.cpu.cores, 10);
+  EXPECT_EQ(c.workload.prompt_len, 32);
+  EXPECT_EQ(c.workload.seed, 7);  // from [suite] seed
+  EXPECT_EQ(c.id.size(), 16u);
+  EXPECT_EQ(c.config["model"]["top_k"], 2);
+}
+
+TEST(Experiment, SweepIsCartesianProductInFileOrderStrategiesInnermost) {
+  testing::TempDir dir;
+  const Experiment ex = load(
+      "[suite]\nname = \"t\"\n"
+      "[workload]\nprompt_len = [32, 128]\n"
+      "[model]\npreset = [\"mixtral-8x7b\", \"deepseek-v2-lite\"]\nexpert_dtype = \"int4\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[[strategy]]\nname = \"a\"\n"
+      "[[strategy]]\nname = \"b\"\nresidency.cache_ratio = [0.25, 0.5]\n",
+      dir);
+  ASSERT_EQ(ex.cases.size(), 2u * 2u * 3u);
+  std::vector<std::string> got;
+  for (const auto& c : ex.cases) {
+    got.push_back(std::to_string(c.workload.prompt_len) + "/" + c.model.name + "/" +
+                  c.strategy.name + "/" + std::to_string(c.strategy.residency.cache_ratio));
+    EXPECT_EQ(c.model.expert_dtype, WeightDtype::kInt4);
+  }
+  EXPECT_EQ(got.front(), "32/mixtral-8x7b/a/0.000000");
+  EXPECT_EQ(got[1], "32/mixtral-8x7b/b/0.250000");
+  EXPECT_EQ(got[2], "32/mixtral-8x7b/b/0.500000");
+  EXPECT_EQ(got[3], "32/deepseek-v2-lite/a/0.000000");
+  EXPECT_EQ(got[6], "128/mixtral-8x7b/a/0.000000");
+  EXPECT_EQ(ex.cases[2].axes, (std::vector<std::pair<std::string, std::string>>{
+                                  {"workload.prompt_len", "32"},
+                                  {"model.preset", "mixtral-8x7b"},
+                                  {"strategy.residency.cache_ratio", "0.5"}}));
+  // Case ids are distinct and positions are recorded.
+  for (size_t i = 0; i < ex.cases.size(); ++i) EXPECT_EQ(ex.cases[i].index, i);
+}
+
+TEST(Experiment, ASweepOverTheCaseCapIsRefusedBeforeAnyCaseIsBuilt) {
+  testing::TempDir dir;
+  auto range = [](int n) {
+    std::string s = "[";
+    for (int i = 1; i <= n; ++i) {
+      if (i > 1) s += ',';
+      s += std::to_string(i);
+    }
+    s += ']';
+    return s;
+  };
+  // 100 x 100 x 8 x 99 = 7,920,000 cases: once took 16 GB and minutes, now one error.
+  const std::string text = std::string(kBase) +
+                           "[workload]\nsequences = 100\nprompt_len = " + range(100) +
+                           "\ndecode_len = " + range(100) + "\nbatch_size = " + range(8) +
+                           "\n[[strategy]]\nname = \"a\"\nresidency.cache_ratio = [" +
+                           [] {
+                             std::string s;
+                             for (int i = 1; i < 100; ++i) {
+                               if (i > 1) s += ',';
+                               s += std::to_string(i / 100.0);
+                             }
+                             return s;
+                           }() +
+                           "]\n";
+  try {
+    load(text, dir);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("exp.toml:10:14: key 'workload.prompt_len'"), std::string::npos)
+        << msg;  // the first axis
+    EXPECT_NE(msg.find("at most 100000 cases"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("7920000 cases: workload.prompt_len (100) x workload.decode_len (100) x "
+                       "workload.batch_size (8) x 99 strategy combination(s)"),
+              std::string::npos)
+        << msg;
+  }
+  // The limit is a parameter (run_suite --max-cases).
+  const std::string ten = std::string(kBase) + "[workload]\nprompt_len = " + range(10) +
+                          "\n[[strategy]]\nname = \"a\"\n";
+  EXPECT_THROW(
+      load_experiment_text(ten, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr, 9),
+      ConfigError);
+  EXPECT_EQ(load_experiment_text(ten, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr, 10)
+                .cases.size(),
+            10u);
+  // Under the default cap it expands.
+  EXPECT_EQ(load(std::string(kBase) + "[workload]\nprompt_len = " + range(10) +
+                     "\n[[strategy]]\nname = \"a\"\n",
+                 dir)
+                .cases.size(),
+            10u);
+}
+
+TEST(Experiment, StrategyDefaultsApplyUnlessAStrategySetsTheKey) {
+  testing::TempDir dir;
+  const Experiment ex =
+      load(std::string("strategies = [\"all-cpu\"]\n") + kBase +
+               "[strategy_defaults]\nresidency.slots_per_layer = 2\nresidency.pool = \"global\"\n"
+               "[[strategy]]\npreset = \"gpu-ondemand\"\nresidency.slots_per_layer = [3, 4]\n",
+           dir);
+  ASSERT_EQ(ex.cases.size(), 3u);
+  EXPECT_EQ(ex.cases[0].strategy.name, "all-cpu");
+  EXPECT_EQ(ex.cases[0].strategy.residency.slots_per_layer, 2);
+  EXPECT_EQ(ex.cases[0].strategy.residency.pool, "global");
+  EXPECT_EQ(ex.cases[1].strategy.residency.slots_per_layer, 3);  // its own sweep wins
+  EXPECT_EQ(ex.cases[2].strategy.residency.slots_per_layer, 4);
+  EXPECT_EQ(ex.cases[2].strategy.residency.pool, "global");
+  // A preset name in the defaults is an error that points at it.
+  try {
+    load(std::string("strategies = [\"all-cpu\"]\n") + kBase +
+             "[strategy_defaults]\npreset = \"x\"\n",
+         dir);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy_defaults.preset"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Experiment, CompositeSuiteConcatenatesPartsAndSharesCommonCases) {
+  testing::TempDir dir;
+  dir.write("parts/a.toml",
+            std::string("strategies = [\"all-cpu\", \"fiddler\"]\n[suite]\nname = \"part-a\"\n") +
+                "[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n");
+  dir.write("parts/b.toml",
+            std::string("strategies = [\"all-cpu\", \"llamacpp\"]\n[suite]\nname = \"part-b\"\n") +
+                "[model]\npreset = \"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n");
+  const auto file = dir.write(
+      "all.toml", "include = [\"parts/a.toml\", \"parts/b.toml\"]\n[suite]\nname = \"all\"\n");
+  const Experiment ex = load_experiment(file, ConfigPaths::defaults(), nullptr);
+  EXPECT_EQ(ex.suite.name, "all");
+  ASSERT_EQ(ex.cases.size(), 3u);  // all-cpu is the same case in both parts
+  EXPECT_EQ(ex.cases[0].strategy.name, "all-cpu");
+  EXPECT_EQ(ex.cases[0].parts, (std::vector<std::string>{"part-a", "part-b"}));
+  EXPECT_EQ(ex.cases[1].parts, (std::vector<std::string>{"part-a"}));
+  EXPECT_EQ(ex.cases[2].strategy.name, "llamacpp");
+  EXPECT_EQ(ex.cases[2].parts, (std::vector<std::string>{"part-b"}));
+  EXPECT_EQ(ex.cases[2].index, 2u);
+  // A part alone has the same case ids.
+  const Experiment a = load_experiment(dir / "parts/a.toml", ConfigPaths::defaults(), nullptr);
+  EXPECT_EQ(a.cases[0].id, ex.cases[0].id);
+  // Other keys next to include are an error naming them; so is a missing part.
+  const auto bad =
+      dir.write("bad.toml", "include = [\"parts/a.toml\"]\n[model]\npreset = \"mixtral-8x7b\"\n");
+  EXPECT_THROW(load_experiment(bad, ConfigPaths::defaults(), nullptr), ConfigError);
+  const auto missing = dir.write("missing.toml", "include = [\"parts/nope.toml\"]\n");
+  try {
+    load_experiment(missing, ConfigPaths::defaults(), nullptr);
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("include[0]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
+  testing::TempDir dir;
+  const auto a = load(std::string(kBase) + "[[strategy]]\nname = \"a\"\n", dir);
+  // Same case written differently (explicit default, other suite name).
+  const auto b = load(
+      "[suite]\nname = \"other\"\nseed = 7\n[model]\npreset = \"mixtral-8x7b\"\ntop_k = 2\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\nname = \"a\"\n",
+      dir);
+  EXPECT_EQ(a.cases[0].id, b.cases[0].id);
+  const auto c =
+      load(std::string(kBase) + "[workload]\nseed = 8\n[[strategy]]\nname = \"a\"\n", dir);
+  EXPECT_NE(a.cases[0].id, c.cases[0].id);
+  // A citation is not configuration: rewording strategy.source keeps the id.
+  const auto d = load(
+      std::string(kBase) + "[[strategy]]\nname = \"a\"\nsource = \"a paper, section 9\"\n", dir);
+  EXPECT_EQ(a.cases[0].id, d.cases[0].id);
+  EXPECT_EQ(d.cases[0].config["strategy"]["source"], "a paper, section 9");  // still recorded
+}
+
+TEST(Experiment, ListFieldIsAValueNotAnAxis) {
+  testing::TempDir dir;
+  const Experiment ex = load(std::string(kBase) +
+                                 "[[hardware.table]]\nlane = \"cpu-expert\"\ntokens = [1, 2]\n"
+                                 "time_us = [10, 20]\n[[strategy]]\nname = \"a\"\n",
+                             dir);
+  ASSERT_EQ(ex.cases.size(), 1u);
+  ASSERT_EQ(ex.cases[0].hardware.tables.size(), 1u);
+  EXPECT_EQ(ex.cases[0].hardware.tables[0].tokens, (std::vector<double>{1, 2}));
+}
+
+// issue 43: the candidates' measured times ("auto"'s choice) load, and a
+// malformed entry is refused naming the key.
+TEST(Experiment, KernelTimesLoadAndAreChecked) {
+  testing::TempDir dir;
+  const std::string kt =
+      "[[hardware.kernel_time]]\nmodel = \"m\"\ndtype = \"int8\"\nkernel = \"k\"\n";
+  const Experiment ex = load(
+      std::string(kBase) + kt + "tokens = [1, 4]\ntime_us = [10, 20]\n[[strategy]]\nname = \"a\"\n",
+      dir);
+  ASSERT_EQ(ex.cases[0].hardware.kernel_times.size(), 1u);
+  EXPECT_EQ(ex.cases[0].hardware.kernel_times[0].kernel, "k");
+  EXPECT_EQ(kernel_times_for(ex.cases[0].hardware, "m", "int8").size(), 1u);
+  EXPECT_TRUE(kernel_times_for(ex.cases[0].hardware, "m", "bf16").empty());
+  auto error = [&](const std::string& body) {
+    try {
+      load(std::string(kBase) + body + "[[strategy]]\nname = \"a\"\n", dir);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = error(kt + "tokens = [1, 4]\ntime_us = [10]\n");
+  EXPECT_NE(e.find("kernel_time[0]"), std::string::npos) << e;
+  EXPECT_NE(e.find("time_us"), std::string::npos) << e;
+  e = error(kt + "tokens = [0, 4]\ntime_us = [10, 20]\n");
+  EXPECT_NE(e.find("strictly ascending values >= 1"), std::string::npos) << e;
+  e = error(kt + "tokens = [1]\ntime_us = [10]\n" + kt + "tokens = [1]\ntime_us = [10]\n");
+  EXPECT_NE(e.find("one entry per model, dtype and kernel"), std::string::npos) << e;
+  e = error(
+      "[[hardware.kernel_time]]\nmodel = \"m\"\ndtype = \"fp8\"\nkernel = \"k\"\ntokens = "
+      "[1]\ntime_us = [1]\n");
+  EXPECT_NE(e.find("bf16, int8 or int4"), std::string::npos) << e;
+}
+
+// issue 43: generated presets (a calibrated profile under results/) are
+// found through MOEBENCH_CONFIG_PATH before the tracked configs/.
+TEST(Experiment, ConfigPathFindsGeneratedPresetsFirst) {
+  testing::TempDir a, b;
+  a.write("hardware/local-cpu.toml", "name = \"generated\"\n");
+  ::setenv("MOEBENCH_CONFIG_PATH", (a.path().string() + "::" + b.path().string()).c_str(), 1);
+  const ConfigPaths p = ConfigPaths::defaults();
+  ::setenv("MOEBENCH_CONFIG_PATH", (b.path() / "missing").string().c_str(), 1);
+  std::string e;
+  try {
+    ConfigPaths::defaults();
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  ::unsetenv("MOEBENCH_CONFIG_PATH");
+  ASSERT_GE(p.roots.size(), 3u);
+  EXPECT_EQ(p.roots[0], a.path());
+  EXPECT_EQ(p.roots[1], b.path());
+  EXPECT_EQ(p.find("hardware", "local-cpu"), a.path() / "hardware" / "local-cpu.toml");
+  EXPECT_NE(p.find("hardware", "hybrimoe-a6000"), std::nullopt);  // the tracked ones after them
+  EXPECT_NE(e.find("MOEBENCH_CONFIG_PATH: expected directories"), std::string::npos) << e;
+  EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+  EXPECT_EQ(ConfigPaths::defaults().roots.size(), p.roots.size() - 2);
+}
+
+TEST(Experiment, LocalPresetFileAndInheritance) {
+  testing::TempDir dir;
+  dir.write("my/small.toml",
+            "preset = \"mixtral-8x7b\"\nname = \"small-mixtral\"\nnum_layers = 4\n");
+  const Experiment ex = load(
+      "[model]\npreset = \"my/small.toml\"\nhidden_size = 1024\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\nname = \"a\"\n",
+      dir);
+  EXPECT_EQ(ex.cases[0].model.name, "small-mixtral");
+  EXPECT_EQ(ex.cases[0].model.num_layers, 4);
+  EXPECT_EQ(ex.cases[0].model.hidden_size, 1024);
+  EXPECT_EQ(ex.cases[0].model.routed_experts, 8);  // inherited from mixtral-8x7b
+}
+
+TEST(Experiment, DescribeListsEveryModelField) {
+  const auto docs = ModelSpec::schema().docs();
+  EXPECT_GT(docs.size(), 30u);
+  for (const auto& d : docs) {
+    EXPECT_FALSE(d.doc.empty()) << d.key;
+    EXPECT_FALSE(d.type.empty()) << d.key;
+  }
+  const auto hw = HardwareProfile::schema().docs();
+  bool found = false;
+  for (const auto& d : hw) {
+    if (d.key == "cpu.mem_bw_gbps") {
+      found = true;
+      EXPECT_EQ(d.unit, "GB/s");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace moebench
+
+namespace moebench {
+namespace {
+
+TEST(Experiment, SeedsReplicateSyntheticCasesAcrossWorkloadSeeds) {
+  testing::TempDir dir;
+  const Experiment ex = load_experiment_text(
+      "[suite]\nname = \"t\"\nseed = 7\nseeds = 3\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nprompt_len = [8, 16]\n"
+      "[[strategy]]\npreset = \"all-cpu\"\n[[strategy]]\npreset = \"llamacpp\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(ex.cases.size(), 2u * 3u * 2u);
+  // Seeds inside the other axes, strategies innermost: both strategies see each seed.
+  EXPECT_EQ(ex.cases[0].workload.seed, 7);
+  EXPECT_EQ(ex.cases[1].workload.seed, 7);
+  EXPECT_EQ(ex.cases[2].workload.seed, 8);
+  EXPECT_EQ(ex.cases[5].workload.seed, 9);
+  EXPECT_EQ(ex.cases[6].workload.seed, 7);
+  EXPECT_EQ(ex.cases[6].workload.prompt_len, 16);
+  EXPECT_EQ(ex.cases[2].axes.back(), (std::pair<std::string, std::string>{"workload.seed", "8"}));
+  // A workload that sets its own seed is not replicated.
+  const Experiment one = load_experiment_text(
+      "[suite]\nname = \"t\"\nseeds = 3\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nseed = 4\n[[strategy]]\npreset = "
+      "\"all-cpu\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(one.cases.size(), 1u);
+  EXPECT_EQ(one.cases[0].workload.seed, 4);
+}
+
+}  // namespace
+}  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// Two comparisons (issue 40): `comparison` lists them as a sweep axis; the
+// mode is in the case id and every row; as-published applies an entry fitted
+// on a system only to that system, mechanism runs every strategy on the one
+// named implementation.
+TEST(Experiment, ComparisonAxisKeepsTheTwoComparisonsApart) {
+  testing::TempDir dir;
+  const Experiment ex = load_experiment_text(
+      "[suite]\nname = \"t\"\ncomparison = [\"as-published\", \"mechanism\"]\n"
+      "[model]\npreset = \"qwen2-57b-a14b\"\nexpert_dtype = \"int4\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[[strategy]]\npreset = \"ktransformers\"\n[[strategy]]\npreset = \"hybrimoe\"\n",
+      "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(ex.cases.size(), 4u);
+  std::map<std::pair<std::string, std::string>, const Case*> by;
+  std::set<std::string> ids;
+  for (const Case& c : ex.cases) {
+    by[{c.comparison.mode, c.strategy.name}] = &c;
+    ids.insert(c.id);
+    EXPECT_EQ(c.config["run"]["comparison"]["mode"], c.comparison.mode);
+    EXPECT_EQ(
+        c.axes.back().first == "suite.comparison" || c.axes.front().first == "suite.comparison",
+        true);
+  }
+  EXPECT_EQ(ids.size(), 4u);  // the mode is part of the id
+  const auto& kt = by.at({"as-published", "ktransformers"})->config["implementation"];
+  const auto& hy = by.at({"as-published", "hybrimoe"})->config["implementation"];
+  // The per-layer host time fitted on kTransformers' measured latency is kTransformers' alone ...
+  EXPECT_EQ(kt["stack_entry"], "ktransformers (measured on ktransformers)");
+  EXPECT_GT(kt["layer_overhead_us"].get<double>(), 1000);
+  EXPECT_EQ(hy["stack_entry"], "profile default");
+  EXPECT_EQ(hy["not_applied"], "stack ktransformers measured on ktransformers");
+  // ... and the kernel fit, which HybriMoE's paper says it shares, applies to both.
+  EXPECT_EQ(kt["cpu_kernel_entry"], hy["cpu_kernel_entry"]);
+  // Mechanism: both on the profile's own implementation, the same numbers.
+  const auto& mk = by.at({"mechanism", "ktransformers"})->config["implementation"];
+  const auto& mh = by.at({"mechanism", "hybrimoe"})->config["implementation"];
+  EXPECT_EQ(mk, mh);
+  EXPECT_EQ(mk["stack"], "generic");
+  EXPECT_EQ(by.at({"mechanism", "hybrimoe"})->config["run"]["comparison"]["stack"], "generic");
+}
+
+TEST(Experiment, ComparisonModeIsChecked) {
+  testing::TempDir dir;
+  try {
+    load_experiment_text(
+        "[suite]\nname = \"t\"\ncomparison = \"mechanisms\"\n[model]\npreset = \"mixtral-8x7b\"\n"
+        "[hardware]\npreset = \"hybrimoe-a6000\"\n[[strategy]]\npreset = \"all-cpu\"\n",
+        "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+    FAIL() << "an unknown comparison was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "key 'suite.comparison': expected as-published or mechanism, found "
+                  "'mechanisms'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// issue 45: a strategy preset names a base preset and writes only what
+// differs; a component of the same kind keeps the base's other parameters,
+// one whose kind changes starts from its own defaults.
+TEST(Experiment, StrategyPresetsExtendABase) {
+  const ConfigPaths paths = ConfigPaths::defaults();
+  const StrategySpec base = load_strategy("hybrimoe", paths, nullptr);
+  const StrategySpec code = load_strategy("hybrimoe-code", paths, nullptr);
+  EXPECT_EQ(code.name, "hybrimoe-code");
+  EXPECT_EQ(code.variant, "code");
+  EXPECT_EQ(code.placement.kind, base.placement.kind);                // inherited
+  EXPECT_EQ(code.residency.cache_ratio, base.residency.cache_ratio);  // inherited
+  EXPECT_EQ(code.residency.admission, base.residency.admission);
+  EXPECT_EQ(code.implementation.stack, base.implementation.stack);
+  EXPECT_EQ(code.residency.late_prefetch, "issue");  // overridden
+  EXPECT_EQ(base.residency.late_prefetch, "before-demand");
+  ASSERT_EQ(code.cache.kind, "mrs");  // same kind: alpha from the base, update overridden
+  EXPECT_EQ(code.cache.params.find("alpha")->as_number(), 0.5);
+  EXPECT_EQ(code.cache.params.find("update")->as_string(), "first-token");
+  EXPECT_EQ(base.cache.params.find("update")->as_string(), "mean");
+  EXPECT_EQ(code.assigner.kind, "hybrimoe-greedy");  // a new kind: none of the base's keys
+  EXPECT_EQ(code.assigner.params.find("timeline"), nullptr);
+
+  testing::TempDir dir;
+  dir.write("mine.toml",
+            "preset = \"hybrimoe-code\"\nname = \"mine\"\n[residency]\ncache_ratio = 0.5\n");
+  const StrategySpec mine = load_strategy((dir.path() / "mine.toml").string(), paths, nullptr);
+  EXPECT_EQ(mine.name, "mine");
+  EXPECT_EQ(mine.residency.cache_ratio, 0.5);
+  EXPECT_EQ(mine.assigner.kind, "hybrimoe-greedy");  // two levels up the chain
+  EXPECT_EQ(mine.placement.kind, "uniform");
+}
+
+}  // namespace
+}  // namespace moebench

@@ -1,0 +1,795 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#include "harness/suite/suite_runner.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <cstdlib>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "core/engine/metrics.h"
+#include "core/results/provenance.h"
+#include "core/results/run_dir.h"
+#include "core/util/artefact_cache.h"
+#include "core/util/atomic_file.h"
+#include "core/util/cancel.h"
+#include "core/util/paths.h"
+#include "core/util/sha256.h"
+#include "harness/run/platform_provenance.h"
+#include "harness/run/run_case.h"
+
+namespace moebench {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+std::atomic<bool> g_interrupted{false};
+
+// The first SIGINT/SIGTERM stops the run: cases in flight stop at their next
+// check (core/util/cancel.h) and write nothing, finished ones are kept. A
+// second signal ends the process at once (what is committed stays valid).
+void on_signal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  request_cancel();
+}
+
+// A manifest that says "running" belongs either to a live run_suite (two
+// processes must not write one run directory) or to one that was killed
+// without a chance to write its status; only the second may be resumed.
+void refuse_if_still_running(const nlohmann::ordered_json& m, const std::string& this_host,
+                             const fs::path& dir) {
+  if (m.value("status", "") != "running" || !m.contains("pid")) return;
+  const int64_t pid = m.value("pid", int64_t(0));
+  std::string host;
+  if (m.contains("provenance")) host = m["provenance"].value("hostname", "");
+  if (pid <= 0 || pid == ::getpid() || host != this_host) return;
+  std::string cmdline;
+  try {
+    cmdline = read_file(fmt::format("/proc/{}/cmdline", pid));
+  } catch (const Error&) {
+    return;  // no such process: the run was killed
+  }
+  if (cmdline.find("run_suite") == std::string::npos) return;
+  throw Error(fmt::format(
+      "{}: expected an unfinished run to resume, found one still running (run_suite pid {} on "
+      "{}); wait for it or stop it first",
+      dir.string(), pid, host));
+}
+
+std::string axes_text(const Case& c) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : c.axes) parts.push_back(k + "=" + v);
+  return join(parts, "; ");
+}
+
+std::string experiment_hash(const Experiment& ex) {
+  Sha256 h;
+  for (const auto& c : ex.cases) {
+    h.update(c.id);
+    for (const auto& p : c.parts) h.update("|" + p);
+  }
+  h.update(ex.suite.name);
+  return h.hex_digest().substr(0, 16);
+}
+
+// The source tree holding analysis/: $MOEBENCH_HOME, else the build's source.
+fs::path analysis_home() {
+  if (const char* h = std::getenv("MOEBENCH_HOME"); h && *h) return h;
+#ifdef MOEBENCH_SOURCE_DIR
+  return MOEBENCH_SOURCE_DIR;
+#else
+  return ".";
+#endif
+}
+
+// The Python that has the analysis's packages: $MOEBENCH_PYTHON, else the
+// one `make` recorded (build/.python, "PYTHON=..."), else /usr/bin/python3.
+std::string analysis_python(const fs::path& home) {
+  if (const char* p = std::getenv("MOEBENCH_PYTHON"); p && *p) return p;
+  try {
+    for (const std::string& line : split(read_file(home / "build" / ".python"), '\n')) {
+      if (starts_with(line, "PYTHON=") && line.size() > 7) return line.substr(7);
+    }
+  } catch (const Error&) {
+  }
+  return "/usr/bin/python3";
+}
+
+// A paper suite ends with its figures' verdicts (analysis/report.py --only:
+// the figure scripts that read this suite or its parts) and the next
+// command. Runs the interpreter directly (no shell); a machine without it
+// gets the command to run instead.
+void print_verdict_summary(const SuiteOptions& opt, const Experiment& ex,
+                           const std::vector<const Case*>& cases) {
+  const fs::path home = analysis_home();
+  const fs::path script = home / "analysis" / "report.py";
+  std::set<std::string> names = {ex.suite.name, opt.file.stem().string()};
+  for (const Case* c : cases) names.insert(c->parts.begin(), c->parts.end());
+  const std::string only = join(std::vector<std::string>(names.begin(), names.end()), ",");
+  const std::string py = analysis_python(home);
+  const std::vector<std::string> args = {py,          script.string(),
+                                         "--results", opt.results_root.string(),
+                                         "--out",     (opt.results_root / "report").string(),
+                                         "--only",    only};
+  fmt::print("\nverdicts ({}; the rule: docs/REPRODUCING.md, \"Reading the report\"):\n",
+             ex.suite.reproduces);
+  std::fflush(stdout);
+  int status = -1;
+  std::error_code ec;
+  if (fs::is_regular_file(script, ec)) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (::posix_spawnp(&pid, py.c_str(), nullptr, nullptr, argv.data(), environ) == 0) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    fmt::print("  (not computed here: {} did not run; run `{}` or `make report`)\n",
+               script.string(), join(args, " "));
+  }
+  const bool default_root = opt.results_root == fs::path("results");
+  fmt::print(
+      "next: {} ({}/index.md: every figure and table with its verdict, and the before/after "
+      "table)\n",
+      default_root ? std::string("make report")
+                   : fmt::format("{} {} --results {} --out {}", py, script.string(),
+                                 opt.results_root.string(), (opt.results_root / "report").string()),
+      (opt.results_root / "report").string());
+}
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const int64_t t = int64_t(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60)
+                   : fmt::format("{}:{:02d}", t / 60, t % 60);
+}
+
+}  // namespace
+
+std::vector<Column> result_columns() {
+  std::vector<Column> c = identity_columns();
+  const auto m = RunMetrics::columns();
+  c.insert(c.end(), m.begin(), m.end());
+  return c;
+}
+
+bool case_matches(const Case& c, const std::string& filter) {
+  if (filter.empty()) return true;
+  const auto flat = flatten(c.config);
+  for (const std::string& term : split(filter, ',')) {
+    const std::string t = trim(term);
+    if (t.empty()) continue;
+    const auto eq = t.find('='), tilde = t.find('~');
+    const bool contains = tilde != std::string::npos && (eq == std::string::npos || tilde < eq);
+    const size_t op = contains ? tilde : eq;
+    if (op == std::string::npos || op == 0) {
+      throw Error(fmt::format(
+          "--filter: expected terms like key=value or key~text separated by commas, found '{}'",
+          t));
+    }
+    const std::string key = trim(t.substr(0, op)), want = trim(t.substr(op + 1));
+    std::string have;
+    bool found = false;
+    if (auto it = flat.find(key); it != flat.end()) {
+      have = it->is_string() ? it->get<std::string>() : it->dump();
+      found = true;
+    }
+    for (const auto& [k, v] : c.axes) {
+      if (k == key) {
+        have = v;
+        found = true;
+      }
+    }
+    if (key == "part") {
+      // Matches when any of the case's parts matches.
+      bool any = false;
+      for (const auto& p : c.parts)
+        any = any || (contains ? p.find(want) != std::string::npos : p == want);
+      if (!any) return false;
+      continue;
+    }
+    if (!found) {
+      std::vector<std::string> keys;
+      for (auto it = flat.begin(); it != flat.end(); ++it) keys.push_back(it.key());
+      throw Error(fmt::format(
+          "--filter: expected a configuration key (e.g. strategy.name, model.name, "
+          "workload.prompt_len), found '{}'{}",
+          key,
+          closest_name(key, keys).empty() ? ""
+                                          : "; did you mean '" + closest_name(key, keys) + "'?"));
+    }
+    if (contains ? have.find(want) == std::string::npos : have != want) return false;
+  }
+  return true;
+}
+
+std::string summary_table(const std::vector<RunRecord>& rows) {
+  struct Col {
+    const char* title;
+    const char* key;
+    int prec;
+  };
+  const Col cols[] = {{"TTFT ms", "ttft_mean_ms", 1},
+                      {"TBT ms", "tbt_mean_ms", 2},
+                      {"prefill tok/s", "prefill_tokens_per_s", 1},
+                      {"decode tok/s", "decode_tokens_per_s", 2},
+                      {"hit (dec)", "decode_hit_rate_token_frac", 3},
+                      {"GPU frac", "gpu_expert_token_frac", 3}};
+  std::vector<std::vector<std::string>> table;
+  // A composite suite's rows say which part (figure or table) they belong to.
+  const bool parts = std::any_of(rows.begin(), rows.end(), [](const RunRecord& r) {
+    return r.fields.value("parts", "") != r.fields.value("suite", "");
+  });
+  std::vector<std::string> head = {"#", "strategy", "model", "hardware", "axes"};
+  if (parts) head.insert(head.begin() + 1, "part");
+  for (const auto& c : cols) head.push_back(c.title);
+  table.push_back(head);
+  // Repetitions of a case: the table shows mean +- sample standard deviation.
+  std::map<std::string, std::vector<const RunRecord*>> reps;
+  for (const auto& r : rows) reps[r.fields.value("case_id", "")].push_back(&r);
+  auto cell = [&](const std::string& id, const char* key, int prec) -> std::string {
+    std::vector<double> x;
+    for (const RunRecord* r : reps[id]) {
+      auto it = r->fields.find(key);
+      if (it != r->fields.end() && it->is_number()) x.push_back(it->get<double>());
+    }
+    if (x.empty()) return "-";
+    double m = 0;
+    for (double v : x) m += v;
+    m /= double(x.size());
+    if (x.size() == 1) return fmt::format("{:.{}f}", m, prec);
+    double ss = 0;
+    for (double v : x) ss += (v - m) * (v - m);
+    return fmt::format("{:.{}f}±{:.{}f}", m, prec, std::sqrt(ss / double(x.size() - 1)), prec);
+  };
+  std::map<std::string, bool> seen;
+  for (const auto& r : rows) {
+    const std::string id = r.fields.value("case_id", "");
+    if (seen[id]) continue;  // one line per case
+    seen[id] = true;
+    std::vector<std::string> line = {std::to_string(r.fields.value("case_index", 0)),
+                                     r.fields.value("strategy", ""), r.fields.value("model", ""),
+                                     r.fields.value("hardware", ""), r.fields.value("axes", "")};
+    if (parts) line.insert(line.begin() + 1, r.fields.value("parts", ""));
+    if (r.fields.value("status", "") != "ok") {
+      line.push_back("error: " + r.fields.value("error", "").substr(0, 60));
+      table.push_back(line);
+      continue;
+    }
+    for (const auto& c : cols) line.push_back(cell(id, c.key, c.prec));
+    table.push_back(line);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& line : table) {
+    for (size_t i = 0; i < line.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], line[i].size());
+  }
+  std::string out;
+  for (size_t r = 0; r < table.size(); ++r) {
+    const size_t first_metric = parts ? 6 : 5;
+    for (size_t i = 0; i < table[r].size(); ++i) {
+      const bool num = i >= first_metric || i == 0;
+      out += i ? "  " : "";
+      out += num && r > 0 ? fmt::format("{:>{}}", table[r][i], width[i])
+                          : fmt::format("{:<{}}", table[r][i], width[i]);
+    }
+    out += "\n";
+    if (r == 0) {
+      for (size_t i = 0; i < width.size(); ++i) out += (i ? "  " : "") + std::string(width[i], '-');
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
+  const ConfigPaths paths = ConfigPaths::defaults();
+  Experiment ex = load_experiment(opt.file, paths, &registry, opt.max_cases);
+  std::vector<const Case*> cases;
+  for (const auto& c : ex.cases) {
+    if (case_matches(c, opt.filter)) cases.push_back(&c);
+  }
+  SuiteOutcome out;
+  out.cases = int64_t(cases.size());
+  if (cases.empty() && !opt.filter.empty()) {
+    throw Error(fmt::format(
+        "--filter '{}': expected to match at least one of the {} cases of suite '{}', found none "
+        "(run_suite {} --dry-run lists them with their strategy, model and axes)",
+        opt.filter, ex.cases.size(), ex.suite.name, opt.file.string()));
+  }
+  if (opt.dry_run) {
+    fmt::print("suite '{}': {} case{} ({} before --filter)\n", ex.suite.name, cases.size(),
+               cases.size() == 1 ? "" : "s", ex.cases.size());
+    int64_t failing = 0;
+    for (const Case* c : cases) {
+      fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name,
+                 c->hardware.name, axes_text(*c));
+      // What a case can fail on before it runs (memory fit, components).
+      try {
+        preflight_case(*c, registry);
+      } catch (const Error& e) {
+        ++failing;
+        fmt::print("      will fail: {}\n", e.what());
+      }
+    }
+    if (failing > 0) {
+      fmt::print("{} of {} case{} would fail before running (above)\n", failing, cases.size(),
+                 cases.size() == 1 ? "" : "s");
+      out.failed = failing;
+      out.exit_code = 1;
+    }
+    return out;
+  }
+
+  // What every case's components need of its workload, before anything runs
+  // (issue 44): a suite whose predictor needs gate inputs on a trace without
+  // them is refused now, not when its case comes up an hour in.
+  {
+    std::vector<std::string> bad;
+    for (const Case* c : cases) {
+      std::optional<StrategyInstance> st;
+      try {
+        st.emplace(StrategyInstance::create(c->strategy, registry));
+      } catch (const Error&) {
+        continue;  // a component that cannot be created fails its case as before
+      }
+      try {
+        check_needs(*c, *st);
+      } catch (const Error& e) {
+        bad.push_back(
+            fmt::format("[{}] {} / {}: {}", c->index, c->strategy.name, c->model.name, e.what()));
+      }
+    }
+    if (!bad.empty()) {
+      const size_t shown = std::min<size_t>(bad.size(), 10);
+      throw Error(fmt::format(
+          "suite '{}': expected every case's workload to have what its strategy's components need, "
+          "found {} of {} "
+          "case{} without (nothing was run; `run_suite {} --dry-run` lists every case, --filter "
+          "leaves cases "
+          "out):\n  {}{}",
+          ex.suite.name, bad.size(), cases.size(), cases.size() == 1 ? "" : "s", opt.file.string(),
+          fmt::join(bad.begin(), bad.begin() + std::ptrdiff_t(shown), "\n  "),
+          bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown)
+                             : std::string()));
+    }
+  }
+
+  // Run directory.
+  const std::string hash = experiment_hash(ex);
+  fs::path dir = opt.out;
+  // The suite's name is one path component (checked at load too): results
+  // never land outside the results root.
+  const fs::path suite_root = child_path(opt.results_root, ex.suite.name, "suite.name");
+  if (dir.empty() && opt.resume) {
+    std::error_code ec;
+    if (fs::is_directory(suite_root, ec)) {
+      std::vector<fs::path> candidates;
+      for (const auto& e : fs::directory_iterator(suite_root, ec)) {
+        if (!e.is_directory()) continue;
+        RunDirectory rd(e.path());
+        if (!rd.has_manifest()) continue;
+        const auto m = rd.read_manifest();
+        if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete")
+          candidates.push_back(e.path());
+      }
+      std::sort(candidates.begin(), candidates.end());
+      if (!candidates.empty()) dir = candidates.back();
+    }
+  }
+  // The lock is held until the run ends: a second run_suite into this folder
+  // (another suite, the same one, or a second --resume) is refused.
+  const std::string holder =
+      fmt::format("run_suite pid {} ({})", ::getpid(), join(opt.argv, " ").substr(0, 300));
+  std::unique_ptr<RunDirectory> run_ptr;
+  if (dir.empty()) {
+    // A new run folder: the first free name; two runs of one suite started
+    // in the same second take different ones.
+    const std::string base = fmt::format("{}-{}", utc_now_stamp(), hash.substr(0, 8));
+    for (int n = 1; !run_ptr; ++n) {
+      dir = suite_root / (n == 1 ? base : fmt::format("{}-{}", base, n));
+      std::error_code ec;
+      if (fs::exists(dir, ec)) continue;
+      auto candidate = std::make_unique<RunDirectory>(dir);
+      try {
+        candidate->lock(holder);
+      } catch (const Error&) {
+        if (n < 100) continue;  // taken meanwhile by another run
+        throw;
+      }
+      if (candidate->has_manifest()) continue;
+      run_ptr = std::move(candidate);
+    }
+  } else {
+    run_ptr = std::make_unique<RunDirectory>(dir);
+    run_ptr->lock(holder);
+  }
+  RunDirectory& run = *run_ptr;
+  const bool existed = run.has_manifest();
+  if (existed && !opt.resume) {
+    throw Error(fmt::format(
+        "{}: expected an empty run directory (or --resume), found an existing run", dir.string()));
+  }
+  const nlohmann::ordered_json prior =
+      existed ? run.read_manifest() : nlohmann::ordered_json::object();
+  if (existed && prior.value("experiment_hash", "") != hash) {
+    throw Error(fmt::format(
+        "{}: expected a run of this suite's cases (experiment hash {}), found a run of different "
+        "cases; the suite file changed since that run",
+        dir.string(), hash));
+  }
+  const Provenance prov = collect_provenance(opt.argv, platform_provenance_probes());
+  if (existed) refuse_if_still_running(prior, prov.hostname, dir);
+  run.prepare();
+  out.run_dir = dir;
+  const std::string run_id = dir.filename().string();
+
+  nlohmann::ordered_json manifest;
+  manifest["schema_version"] = kSchemaVersion;
+  manifest["provenance"] = prov.to_json();
+  manifest["suite"] = {{"name", ex.suite.name},
+                       {"file", opt.file.string()},
+                       {"file_sha256", sha256_hex(read_file(opt.file))},
+                       {"description", ex.suite.description},
+                       {"reproduces", ex.suite.reproduces},
+                       {"backend", ex.suite.backend},
+                       {"repetitions", ex.suite.repetitions},
+                       {"warmup", ex.suite.warmup}};
+  manifest["run_id"] = run_id;
+  manifest["experiment_hash"] = hash;
+  manifest["filter"] = opt.filter;
+  if (const char* slow = std::getenv("MOEBENCH_TEST_SLOWDOWN"); slow && *slow) {
+    manifest["test_slowdown"] = slow;  // test-only: a strategy's CPU made slower on purpose
+  }
+  // "running" stays in the manifest if the process is killed without a
+  // chance to write (kill -9, power loss); pid and host tell --resume and a
+  // reader whether that process still exists (docs/USAGE.md, "Reading a result").
+  manifest["status"] = "running";
+  manifest["pid"] = static_cast<int64_t>(::getpid());
+  manifest["started_utc"] = existed ? prior.value("started_utc", prov.utc_time) : prov.utc_time;
+  manifest["seeds"] = nlohmann::ordered_json::array();
+  manifest["cases"] = nlohmann::ordered_json::array();
+  std::set<int64_t> seeds;
+  for (const Case* c : cases) {
+    seeds.insert(c->workload.seed);
+    manifest["cases"].push_back({{"case_id", c->id},
+                                 {"index", c->index},
+                                 {"parts", c->parts},
+                                 {"axes", axes_text(*c)},
+                                 {"config", c->config}});
+  }
+  for (int64_t s : seeds) manifest["seeds"].push_back(s);
+  run.write_manifest(manifest);
+
+  // What is left to run.
+  std::map<std::string, nlohmann::ordered_json> done = run.finished_cases();
+  std::vector<const Case*> todo;
+  for (const Case* c : cases) {
+    if (done.count(c->id))
+      ++out.skipped;
+    else
+      todo.push_back(c);
+  }
+  if (!opt.quiet && out.skipped)
+    fmt::print("resuming {}: {} of {} cases already done\n", dir.string(), out.skipped,
+               cases.size());
+
+  std::mutex mu;
+  std::atomic<int64_t> finished{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr std::chrono::seconds kRunsRefresh{20};
+  auto last_runs_write = t0;
+  auto rows_of = [&]() {
+    std::vector<RunRecord> rows;
+    for (const Case* c : cases) {
+      auto it = done.find(c->id);
+      if (it == done.end()) continue;
+      for (const auto& r : it->second["rows"]) {
+        RunRecord rec;
+        rec.fields = r;
+        rows.push_back(std::move(rec));
+      }
+    }
+    return rows;
+  };
+  g_interrupted.store(false);
+  clear_cancel();
+  // Trained artefacts (SMoE's predictor) are kept inside the results root,
+  // like everything run_suite writes, unless $MOEBENCH_CACHE names a folder.
+  const char* env_cache = std::getenv("MOEBENCH_CACHE");
+  ScopedArtefactCache artefacts(env_cache && *env_cache ? fs::path(env_cache)
+                                                        : opt.results_root / ".cache");
+  auto handler = std::signal(SIGINT, on_signal);
+  auto term_handler = std::signal(SIGTERM, on_signal);
+
+  std::set<std::string> warned;  // each warning printed once per run (under mu)
+  // Identical simulations (the same simulation_key: the as-published and
+  // mechanism comparisons of a strategy no fitted entry applies to, a case
+  // two figures share with different labels) are simulated once; the other
+  // cases' rows copy the numbers and name the case they come from
+  // (`result_of`). Real cases and cases writing a timeline always run.
+  struct Shared {
+    bool running = true;  // being simulated now, by the case `from`
+    bool ok = false;      // finished without an error: its rows may be copied
+    std::string from;
+    std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+    std::vector<std::string> warnings;
+  };
+  std::map<std::string, Shared> sims;  // under mu
+  std::condition_variable sims_cv;
+  std::deque<size_t> deferred;  // cases whose simulation another worker is running (under mu)
+  std::vector<std::string> keys(todo.size());
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const Case& c = *todo[i];
+    if (c.backend == "sim" && !opt.timeline && !c.timeline) keys[i] = simulation_key(c);
+  }
+  size_t next_todo = 0;  // under mu
+  auto worker = [&]() {
+    while (!g_interrupted.load()) {
+      size_t i = 0;
+      const Shared* copy = nullptr;  // the simulation this case's rows copy
+      bool owner = false;            // this worker simulates keys[i] for the cases that share it
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        bool from_deferred = false;
+        if (next_todo < todo.size()) {
+          i = next_todo++;
+        } else if (!deferred.empty()) {
+          i = deferred.front();
+          deferred.pop_front();
+          from_deferred = true;
+        } else {
+          return;
+        }
+        if (!keys[i].empty()) {
+          auto it = sims.find(keys[i]);
+          if (it != sims.end() && it->second.running) {
+            if (!from_deferred) {
+              deferred.push_back(i);  // take another case meanwhile
+              continue;
+            }
+            while (it->second.running && !g_interrupted.load())
+              sims_cv.wait_for(lk, std::chrono::milliseconds(100));
+            if (g_interrupted.load()) return;
+          }
+          if (it == sims.end()) {
+            sims[keys[i]].from = todo[i]->id;
+            owner = true;
+          } else if (it->second.ok) {
+            copy = &it->second;
+          }  // else: the first one failed; this case runs on its own
+        }
+      }
+      const Case& c = *todo[i];
+      nlohmann::ordered_json stored;
+      stored["case_id"] = c.id;
+      stored["index"] = c.index;
+      stored["rows"] = nlohmann::ordered_json::array();
+      const auto c0 = std::chrono::steady_clock::now();
+      std::string error;
+      std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+      std::string timeline;
+      std::vector<std::string> warnings;
+      // The cases waiting on this simulation are released when it ends,
+      // stopped or not; its rows are shared only when it succeeded.
+      auto release = [&](bool ok) {
+        if (!owner) return;
+        std::lock_guard<std::mutex> lk(mu);
+        Shared& s = sims[keys[i]];
+        s.running = false;
+        s.ok = ok;
+        if (ok) {
+          s.reps = reps;
+          s.warnings = warnings;
+        }
+        sims_cv.notify_all();
+      };
+      if (copy) {
+        reps = copy->reps;  // finished and never written again: read without the lock
+        warnings = copy->warnings;
+      } else
+        try {
+          EngineOptions eo;
+          for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
+            eo.timeline = (opt.timeline || c.timeline) && rep == c.warmup;
+            const auto r0 = std::chrono::steady_clock::now();
+            CaseRun r = run_case(c, registry, paths, eo);
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+            if (const std::string bad = r.result.metrics.headline_problem(); !bad.empty()) {
+              throw Error(fmt::format(
+                  "the case's result has no headline metrics: {} (expected finite TTFT, TBT and "
+                  "tokens/s)",
+                  bad));
+            }
+            if (rep < c.warmup) continue;
+            if (rep == c.warmup) warnings = r.result.warnings;
+            reps.push_back({r.result.metrics.to_json(), wall});
+            if (eo.timeline) {
+              timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id,
+                                           r.result.measured);
+            }
+          }
+        } catch (const Cancelled&) {
+          release(false);
+          return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
+        } catch (const std::bad_alloc&) {
+          error =
+              "out of memory while running the case (std::bad_alloc): the case needs more memory "
+              "than this "
+              "machine has free; use fewer or shorter sequences or a smaller model";
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      release(error.empty() && !reps.empty());
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      auto base_row = [&](int64_t rep) {
+        RunRecord row;
+        auto& f = row.fields;
+        f["suite"] = ex.suite.name;
+        f["run_id"] = run_id;
+        f["case_id"] = c.id;
+        f["case_index"] = c.index;
+        f["repetition"] = rep;
+        f["status"] = error.empty() ? "ok" : "error";
+        f["error"] =
+            error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error);
+        f["warnings"] = warnings.empty() ? nlohmann::ordered_json(nullptr)
+                                         : nlohmann::ordered_json(join(warnings, "; "));
+        f["backend"] = c.backend;
+        f["model"] = c.model.name;
+        f["hardware"] = c.hardware.name;
+        f["strategy"] = c.strategy.name;
+        f["axes"] = axes_text(c);
+        f["parts"] = join(c.parts, ";");
+        f["utc_time"] = utc_now_iso();
+        return row;
+      };
+      if (error.empty()) {
+        for (size_t r = 0; r < reps.size(); ++r) {
+          RunRecord row = base_row(int64_t(r));
+          row.fields["wall_time_s"] = reps[r].second;
+          row.fields["result_of"] =
+              copy ? nlohmann::ordered_json(copy->from) : nlohmann::ordered_json(nullptr);
+          for (auto it = reps[r].first.begin(); it != reps[r].first.end(); ++it)
+            row.fields[it.key()] = it.value();
+          const auto flat = flatten(c.config);
+          for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+          stored["rows"].push_back(row.fields);
+        }
+      } else {
+        RunRecord row = base_row(0);
+        row.fields["wall_time_s"] = wall;
+        row.fields["result_of"] = nullptr;
+        const auto flat = flatten(c.config);
+        for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+        stored["rows"].push_back(row.fields);
+      }
+      stored["status"] = error.empty() ? "ok" : "error";
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
+        run.write_case(c.id, stored);
+        done[c.id] = stored;
+        // runs.jsonl/runs.csv are a view of cases/ (the committed record):
+        // refreshed at most every kRunsRefresh while the run goes on and
+        // always at its end. Rewritten after every case, their writes grew
+        // with the square of the cases (the DALI suite's two files are
+        // 52 MB at its end, 1,482 cases).
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_runs_write >= kRunsRefresh) {
+          run.write_runs(result_columns(), rows_of());
+          last_runs_write = std::chrono::steady_clock::now();
+        }
+        const int64_t n = ++finished;
+        if (!error.empty()) ++out.failed;
+        for (const auto& w : warnings) {
+          if (warned.insert(w).second)
+            fmt::print(stderr, "warning: {} (case {}, strategy {}; in the row's warnings)\n", w,
+                       c.id, c.strategy.name);
+        }
+        ++out.ran;
+        if (!opt.quiet) {
+          const double el =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          const double eta = el / double(n) * double(todo.size() - size_t(n));
+          const int64_t total = int64_t(cases.size()), pos = out.skipped + n;
+          if (opt.progress_tty) {
+            fmt::print("\r[{:>{}}/{}] {:5.1f}%  elapsed {}  ETA {}  {:<40.40}", pos,
+                       std::to_string(total).size(), total, 100.0 * double(pos) / double(total),
+                       fmt_duration(el), fmt_duration(eta),
+                       c.strategy.name + (error.empty() ? "" : " (error)"));
+            std::fflush(stdout);
+          } else {
+            fmt::print("[{}/{}] case {} {} {} {} ({:.2f} s){}\n", pos, total, c.index, c.id,
+                       c.strategy.name, axes_text(c), wall,
+                       !error.empty() ? "  ERROR: " + error
+                       : copy         ? " the same simulation as case " + copy->from
+                                      : "");
+          }
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  // Real cases measure wall-clock time with every thread the case asks
+  // for: two at once would time each other's contention.
+  const bool real =
+      std::any_of(todo.begin(), todo.end(), [](const Case* c) { return c->backend == "real"; });
+  if (real && opt.jobs > 1 && !opt.quiet) {
+    fmt::print("suite.backend = \"real\": running the cases one at a time (--jobs {} ignored)\n",
+               opt.jobs);
+  }
+  const int jobs = real ? 1 : std::max(1, opt.jobs);
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  std::signal(SIGINT, handler);
+  std::signal(SIGTERM, term_handler);
+  if (opt.progress_tty && !opt.quiet) fmt::print("\n");
+
+  const auto rows = rows_of();
+  run.write_runs(result_columns(), rows);
+  int64_t failed_total = 0;
+  for (const auto& [id, c] : done) failed_total += c.value("status", "") != "ok";
+  const bool interrupted = g_interrupted.load();
+  manifest["status"] = interrupted ? "interrupted" : "complete";
+  manifest["finished_utc"] = utc_now_iso();
+  manifest["counts"] = {
+      {"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
+  run.write_manifest(manifest);
+  if (!opt.quiet) {
+    if (!rows.empty()) fmt::print("\n{}", summary_table(rows));
+    fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n",
+               dir.string(), cases.size(), out.ran, out.skipped, failed_total);
+  }
+  // A paper suite (one that names what it reproduces) ends with its verdicts.
+  const bool paper = !ex.suite.reproduces.empty() && !starts_with(ex.suite.reproduces, "none");
+  if (!opt.quiet && !interrupted && paper) {
+    if (opt.filter.empty()) {
+      print_verdict_summary(opt, ex, cases);
+    } else {
+      fmt::print(
+          "\nverdicts need the whole suite (this run used --filter): make report once every part "
+          "has run\n");
+    }
+  }
+  if (interrupted) {
+    // Always said, even with --quiet: how to get the rest.
+    fmt::print(stderr,
+               "run_suite: interrupted: {} of {} cases finished and are kept in {}; the cases that "
+               "were running "
+               "were stopped and wrote nothing. Resume with:\n  run_suite {} --resume --out {}\n",
+               done.size(), cases.size(), dir.string(), opt.file.string(), dir.string());
+  }
+  out.failed = failed_total;
+  out.exit_code = interrupted ? 130 : failed_total > 0 ? 1 : 0;
+  return out;
+}
+
+}  // namespace moebench
