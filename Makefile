@@ -4,7 +4,7 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, format, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
+# Other targets: build, format, slurm-test, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
 # characterize, tiny-models, tiny-traces, tiny-routing, asan, fuzz, clean.
 
 BUILD      ?= build
@@ -13,7 +13,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test format run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -37,6 +37,13 @@ test: build
 	MOEBENCH_HOME=$(CURDIR) MOEBENCH_BIN=$(CURDIR)/$(BUILD)/bin/moebench MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite \
 	  $(PY) -m pytest -q -p no:cacheprovider workloads/python workloads/tiny_moe workloads/test_record_hf.py workloads/test_convert_routed_experts.py analysis ci
 	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
+
+# scripts/slurm-sweep against a real one-node Slurm started on this machine
+# (issue 46; root: installs slurmctld, slurmd and munge when missing, starts
+# and stops the daemons). Not part of make test. Log and results:
+# results/slurm-test/<UTC time>/.
+slurm-test: build
+	MOEBENCH_HOME=$(CURDIR) ci/slurm-test
 
 # Formats every C++/CUDA file as .clang-format says (make test checks it).
 format: deps

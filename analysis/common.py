@@ -12,11 +12,18 @@ import pandas as pd
 
 
 def run_dirs(results: str, suite: str):
-    """Run directories of a suite, oldest first (names start with the UTC start time)."""
+    """Run directories of a suite, oldest first (names start with the UTC start time). A shard's run
+    (run_suite --shard I/N) holds a slice of the cases and is never read as the suite's run: its merge
+    (run_suite --merge) is."""
     root = pathlib.Path(results) / suite
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
+    out = []
+    for p in sorted(root.iterdir()):
+        m = p / "manifest.json"
+        if m.is_file() and "shard" not in json.loads(m.read_text()):
+            out.append(p)
+    return out
 
 
 def latest_run(results: str, suite: str, complete_only: bool = True) -> Optional[pathlib.Path]:

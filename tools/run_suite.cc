@@ -1,5 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--dry-run]
+// build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--shard I/N]
+//                     [--dry-run]
+// build/bin/run_suite --merge DIR... [--out DIR] [--partial]
 
 #include <unistd.h>
 
@@ -17,8 +19,10 @@ int main(int argc, char** argv) {
       "run_suite: run an experiment file (every list-valued key is a sweep axis) and write "
       "results/"};
   moebench::SuiteOptions opt;
-  std::string file, out, results = "results";
-  app.add_option("file", file, "Experiment TOML (suites/*.toml)")->required();
+  std::string file, out, results = "results", shard;
+  std::vector<std::string> merge;
+  bool partial = false;
+  app.add_option("file", file, "Experiment TOML (suites/*.toml)");
   app.add_option("--out", out, "Run directory (default results/<suite>/<UTC time>-<hash>)");
   app.add_option("--results", results, "Results root directory");
   app.add_option("--jobs,-j", opt.jobs, "Cases run in parallel")
@@ -27,6 +31,15 @@ int main(int argc, char** argv) {
                "Finish the latest unfinished run of this suite (or --out DIR)");
   app.add_option("--filter", opt.filter,
                  "Only cases matching key=value / key~text terms, comma-separated");
+  app.add_option("--shard", shard,
+                 "Run slice I of N of the cases (0 <= I < N; docs/USAGE.md, \"Sweeps on a Slurm "
+                 "cluster\")");
+  app.add_option("--merge", merge,
+                 "Merge these shard run folders into one run folder (--out, default "
+                 "<results>/<suite>/<time>-<hash>-merged)")
+      ->expected(1, -1);
+  app.add_flag("--partial", partial,
+               "With --merge: keep a result with missing cases (status \"partial\", exit 1)");
   app.add_flag("--dry-run", opt.dry_run, "List the cases and exit");
   app.add_flag("--timeline", opt.timeline,
                "Write a Chrome-trace timeline (Perfetto) for every case");
@@ -41,12 +54,49 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  for (int i = 0; i < argc; ++i) opt.argv.push_back(argv[i]);
+  if (!merge.empty()) {
+    if (!file.empty() || !shard.empty() || opt.resume || opt.dry_run || !opt.filter.empty()) {
+      fmt::print(stderr,
+                 "run_suite: error: --merge: expected only shard folders (with --out, --results, "
+                 "--partial, --quiet), found {}\n",
+                 !file.empty() ? "an experiment file '" + file + "'"
+                               : "--shard, --resume, --dry-run or --filter");
+      return 2;
+    }
+    try {
+      moebench::MergeOptions m;
+      for (const auto& d : merge) m.inputs.emplace_back(d);
+      m.results_root = results;
+      m.out = out;
+      m.partial = partial;
+      m.quiet = opt.quiet;
+      m.argv = opt.argv;
+      return moebench::merge_shards(m).exit_code;
+    } catch (const moebench::Error& e) {
+      fmt::print(stderr, "run_suite: error: {}\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "run_suite: internal error: {}\n", e.what());
+      return 3;
+    }
+  }
+  if (file.empty()) {
+    fmt::print(stderr,
+               "run_suite: error: expected an experiment file (suites/*.toml) or --merge DIR..., "
+               "found neither (run_suite --help)\n");
+    return 2;
+  }
+  if (partial) {
+    fmt::print(stderr, "run_suite: error: --partial: expected with --merge, found without\n");
+    return 2;
+  }
   opt.file = file;
   opt.out = out;
   opt.results_root = results;
   opt.progress_tty = ::isatty(STDOUT_FILENO);
-  for (int i = 0; i < argc; ++i) opt.argv.push_back(argv[i]);
   try {
+    if (!shard.empty()) opt.shard = moebench::parse_shard(shard);
     const auto o = moebench::run_suite(opt, moebench::builtin_registry());
     return o.exit_code;
   } catch (const moebench::Error& e) {

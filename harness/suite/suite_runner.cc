@@ -41,6 +41,24 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kSchemaVersion = 1;
+
+// Whether a run's manifest is of the same shard as `s` (both unsharded, or
+// the same I/N).
+bool shard_matches(const nlohmann::ordered_json& m, const ShardSpec& s) {
+  if (!m.contains("shard")) return !s.active();
+  return s.active() && m["shard"].value("index", int64_t(-1)) == s.index &&
+         m["shard"].value("count", int64_t(0)) == s.count;
+}
+
+std::string shard_text(const ShardSpec& s) {
+  return s.active() ? fmt::format("shard {}/{}", s.index, s.count) : "the whole suite (no --shard)";
+}
+
+std::string shard_text_of(const nlohmann::ordered_json& m) {
+  if (!m.contains("shard")) return "the whole suite (no --shard)";
+  return fmt::format("shard {}/{}", m["shard"].value("index", int64_t(-1)),
+                     m["shard"].value("count", int64_t(0)));
+}
 std::atomic<bool> g_interrupted{false};
 
 // The first SIGINT/SIGTERM stops the run: cases in flight stop at their next
@@ -322,9 +340,33 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         "(run_suite {} --dry-run lists them with their strategy, model and axes)",
         opt.filter, ex.cases.size(), ex.suite.name, opt.file.string()));
   }
+  // --shard I/N: this slice of the (filtered) cases (harness/suite/shards.h).
+  std::vector<std::string> suite_case_ids;
+  if (opt.shard.active()) {
+    std::vector<double> work;
+    std::vector<std::string> keys;
+    for (const Case* c : cases) {
+      suite_case_ids.push_back(c->id);
+      work.push_back(case_work_estimate(*c));
+      keys.push_back(c->backend == "sim" && !opt.timeline && !c->timeline ? simulation_key(*c)
+                                                                          : std::string());
+    }
+    const auto shard_of = assign_shards(work, keys, opt.shard.count);
+    std::vector<const Case*> mine;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (shard_of[i] == opt.shard.index) mine.push_back(cases[i]);
+    }
+    cases = std::move(mine);
+    out.cases = int64_t(cases.size());
+  }
   if (opt.dry_run) {
-    fmt::print("suite '{}': {} case{} ({} before --filter)\n", ex.suite.name, cases.size(),
-               cases.size() == 1 ? "" : "s", ex.cases.size());
+    if (opt.shard.active()) {
+      fmt::print("shard {}/{}: {} of the {} cases\n", opt.shard.index, opt.shard.count,
+                 cases.size(), suite_case_ids.size());
+    }
+    fmt::print("suite '{}': {} case{} ({} before --filter{})\n", ex.suite.name, cases.size(),
+               cases.size() == 1 ? "" : "s", ex.cases.size(),
+               opt.shard.active() ? " and --shard" : "");
     int64_t failing = 0;
     for (const Case* c : cases) {
       fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name,
@@ -395,7 +437,8 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         RunDirectory rd(e.path());
         if (!rd.has_manifest()) continue;
         const auto m = rd.read_manifest();
-        if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete")
+        if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete" &&
+            shard_matches(m, opt.shard))
           candidates.push_back(e.path());
       }
       std::sort(candidates.begin(), candidates.end());
@@ -410,7 +453,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   if (dir.empty()) {
     // A new run folder: the first free name; two runs of one suite started
     // in the same second take different ones.
-    const std::string base = fmt::format("{}-{}", utc_now_stamp(), hash.substr(0, 8));
+    const std::string base = fmt::format(
+        "{}-{}{}", utc_now_stamp(), hash.substr(0, 8),
+        opt.shard.active() ? fmt::format("-shard{}of{}", opt.shard.index, opt.shard.count)
+                           : std::string());
     for (int n = 1; !run_ptr; ++n) {
       dir = suite_root / (n == 1 ? base : fmt::format("{}-{}", base, n));
       std::error_code ec;
@@ -443,6 +489,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         "cases; the suite file changed since that run",
         dir.string(), hash));
   }
+  if (existed && !shard_matches(prior, opt.shard)) {
+    throw Error(fmt::format(
+        "{}: expected a run of {}, found a run of {}: --resume finishes the run it was started as",
+        dir.string(), shard_text(opt.shard), shard_text_of(prior)));
+  }
   const Provenance prov = collect_provenance(opt.argv, platform_provenance_probes());
   if (existed) refuse_if_still_running(prior, prov.hostname, dir);
   run.prepare();
@@ -463,6 +514,16 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   manifest["run_id"] = run_id;
   manifest["experiment_hash"] = hash;
   manifest["filter"] = opt.filter;
+  if (opt.shard.active()) {
+    // What run_suite --merge checks: one slice of which cases, how they were cut.
+    manifest["shard"] = {
+        {"index", opt.shard.index},
+        {"count", opt.shard.count},
+        {"assignment",
+         "cases sharing a simulation together; groups longest first onto the least loaded shard by "
+         "estimated work = sequences x (prompt + decode) x MoE layers (harness/suite/shards.h)"},
+        {"suite_cases", suite_case_ids}};
+  }
   if (const char* slow = std::getenv("MOEBENCH_TEST_SLOWDOWN"); slow && *slow) {
     manifest["test_slowdown"] = slow;  // test-only: a strategy's CPU made slower on purpose
   }
@@ -771,7 +832,13 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   // A paper suite (one that names what it reproduces) ends with its verdicts.
   const bool paper = !ex.suite.reproduces.empty() && !starts_with(ex.suite.reproduces, "none");
   if (!opt.quiet && !interrupted && paper) {
-    if (opt.filter.empty()) {
+    if (opt.shard.active()) {
+      fmt::print(
+          "\nverdicts need the whole suite (this run is shard {}/{}): run_suite --merge the "
+          "shards' "
+          "folders, then make report\n",
+          opt.shard.index, opt.shard.count);
+    } else if (opt.filter.empty()) {
       print_verdict_summary(opt, ex, cases);
     } else {
       fmt::print(
@@ -784,8 +851,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
     fmt::print(stderr,
                "run_suite: interrupted: {} of {} cases finished and are kept in {}; the cases that "
                "were running "
-               "were stopped and wrote nothing. Resume with:\n  run_suite {} --resume --out {}\n",
-               done.size(), cases.size(), dir.string(), opt.file.string(), dir.string());
+               "were stopped and wrote nothing. Resume with:\n  run_suite {}{} --resume --out {}\n",
+               done.size(), cases.size(), dir.string(), opt.file.string(),
+               opt.shard.active() ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
+                                  : std::string(),
+               dir.string());
   }
   out.failed = failed_total;
   out.exit_code = interrupted ? 130 : failed_total > 0 ? 1 : 0;

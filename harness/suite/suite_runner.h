@@ -16,6 +16,7 @@
 #include "core/experiment/experiment.h"
 #include "core/policy/registry.h"
 #include "core/results/records.h"
+#include "harness/suite/shards.h"
 
 namespace moebench {
 
@@ -28,6 +29,7 @@ struct SuiteOptions {
   bool dry_run = false;
   bool timeline = false;      // force Chrome-trace timelines
   std::string filter;         // "key=value,key~text,..." over resolved config keys and axes
+  ShardSpec shard;            // --shard I/N: this slice of the (filtered) cases (shards.h)
   bool progress_tty = false;  // draw a progress line (otherwise one line per case)
   bool quiet = false;
   uint64_t max_cases = kMaxCases;  // a larger sweep is refused at load
