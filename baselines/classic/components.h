@@ -58,11 +58,28 @@ class ResidentAssigner : public Assigner {
 };
 
 // llama.cpp: a layer's experts run where its weights are (the placement puts
-// whole layers on the GPU); no overlap of CPU and GPU inside a layer.
-class LlamaCppAssigner : public ResidentAssigner {
+// whole layers on the GPU: -ngl, --n-cpu-moe); no overlap of CPU and GPU
+// inside a layer. With offload_min_batch > 0, llama.cpp's prompt-processing
+// offload (the CUDA backend's offload_op rule): in a step of at least that
+// many tokens every activated expert of a CPU layer is copied to the GPU
+// (the used experts only, not kept) and computed there; ik_llama.cpp
+// scales the threshold by routed experts / top-k (offload_scale).
+class LlamaCppAssigner : public Assigner {
  public:
-  using ResidentAssigner::Params;
-  explicit LlamaCppAssigner(const Params& p) : ResidentAssigner(p) {}
+  struct Params {
+    bool serialize = false;
+    int64_t offload_min_batch = 0;  // 0: never (llama.cpp before the offload rule; -ngl only)
+    std::string offload_scale =
+        "none";  // "none" (llama.cpp) or "experts-per-active" (ik_llama.cpp)
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit LlamaCppAssigner(const Params& p) : p_(p) {}
+  void plan(const Context& ctx, LayerPlan& out) override;
+  // The step size from which a CPU layer's experts are offloaded (0: never).
+  int64_t offload_threshold(const Context& ctx) const;
+
+ private:
+  Params p_;
 };
 
 // Fiddler: per expert, the CPU if w_e * cpu latency is below the GPU latency
