@@ -48,6 +48,11 @@ class ResidentAssigner : public Assigner {
  public:
   struct Params {
     bool serialize = false;
+    // KTransformers' full-GPU fallback (kt-kernel with SGLang,
+    // --kt-gpu-prefill-token-threshold): a step of at least this many tokens
+    // runs the whole layer on the GPU, the experts not resident copied there
+    // first and not kept. 0: never.
+    int64_t gpu_prefill_threshold = 0;
     static const cfg::Schema<Params>& schema();
   };
   explicit ResidentAssigner(const Params& p) : p_(p) {}

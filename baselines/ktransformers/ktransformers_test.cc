@@ -143,5 +143,56 @@ TEST(ExpertDeferral, DeferredOutputJoinsTheNextLayer) {
   EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.061);
 }
 
+// KTransformers' full-GPU fallback (issue 47; the resident assigner's
+// gpu_prefill_threshold): a step of at least the threshold's tokens runs
+// every activated expert on the GPU, those not resident copied first and
+// not kept. Round testbed: a copy 5 us, a GPU expert 2 us.
+SimulationResult run_fallback(int64_t threshold) {
+  const ModelSpec m = testing::tiny_model(2, 4, 2);
+  const HardwareProfile hw = testing::round_hardware();
+  StrategySpec s =
+      testing::strategy("resident", "none", "uniform", 1);  // expert 0 resident per layer
+  s.residency.admit_on_demand = false;
+  s.assigner.params.set("gpu_prefill_threshold", cfg::Value::integer(threshold), Where{"<test>"});
+  std::vector<std::vector<std::vector<int32_t>>> ids(5,
+                                                     {{0, 1}, {0, 1}});  // 4-token prompt, 1 decode
+  return testing::run(m, hw, s, testing::routing(2, 4, 2, ids, /*prompt_len=*/4));
+}
+
+TEST(KtFullGpuFallback, ALongStepRunsTheLayerOnTheGpuWithoutKeepingTheCopies) {
+  const SimulationResult r = run_fallback(4);
+  const auto loads = testing::tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(loads.size(), 2u);  // expert 1 of each layer, in the prefill step
+  for (const auto& t : loads) {
+    EXPECT_EQ(t.step, 0);
+    EXPECT_EQ(t.expert, 1);
+    EXPECT_DOUBLE_EQ(t.end_ns - t.start_ns, 5 * us);
+  }
+  for (const auto& t : testing::tasks(r, Lane::kGpu, TaskKind::kGpuExpert)) {
+    if (t.step == 0 && t.expert == 1) {
+      const auto& load = loads[size_t(t.layer)];
+      EXPECT_GE(t.start_ns, load.end_ns);  // computed after its copy landed
+    }
+  }
+  int cpu_prefill = 0, cpu_decode = 0;
+  for (const auto& t : testing::tasks(r, Lane::kCpu, TaskKind::kCpuExpert)) {
+    cpu_prefill += t.step == 0;
+    cpu_decode += t.step == 1 && t.expert == 1;
+  }
+  EXPECT_EQ(cpu_prefill, 0);  // nothing on the CPU in the long step
+  EXPECT_EQ(cpu_decode, 2);   // expert 1 back on the CPU in decode: the copies were not kept
+}
+
+TEST(KtFullGpuFallback, ShorterStepsAndThresholdZeroKeepTheSplit) {
+  for (int64_t threshold : {int64_t(0), int64_t(5)}) {
+    const SimulationResult r = run_fallback(threshold);
+    EXPECT_TRUE(testing::tasks(r, Lane::kH2D, TaskKind::kDemandLoad).empty()) << threshold;
+    int cpu_prefill = 0;
+    for (const auto& t : testing::tasks(r, Lane::kCpu, TaskKind::kCpuExpert))
+      cpu_prefill += t.step == 0;
+    EXPECT_EQ(cpu_prefill, 2) << threshold;  // expert 1 of each layer on the CPU
+  }
+}
+
 }  // namespace
 }  // namespace moebench
