@@ -24,12 +24,15 @@ import sys
 SPDX = "SPDX-License-Identifier: Apache-2.0"
 SKIP = ("docs/measurements/", "results/", "fuzz/corpus", "fuzz/regressions")
 CXX = re.compile(r"\.(h|cc|cu|cuh)$")
+# What .gitignore leaves out (build trees, results, trained models, caches), for a tree without git.
+IGNORED = re.compile(r"^(build(-[^/]*)?/|results/|models/|\.git/)|(^|/)(__pycache__|\.pytest_cache)/")
 
 
 def tracked(root):
     out = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True)
-    if out.returncode != 0:  # not a git checkout: every file under root
-        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    if out.returncode != 0:  # not a git checkout: the files under root but what .gitignore leaves out
+        return sorted(rel for rel in (p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+                      if not IGNORED.search(rel))
     return out.stdout.split()
 
 

@@ -14,8 +14,9 @@ FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
 def markdown_files():
     out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "*.md"], capture_output=True, text=True)
-    files = out.stdout.split() if out.returncode == 0 else [p.relative_to(ROOT).as_posix()
-                                                              for p in ROOT.rglob("*.md")]
+    files = out.stdout.split() if out.returncode == 0 else [
+        rel for rel in (p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.md"))
+        if not re.match(r"^(build(-[^/]*)?/|results/|models/|\.git/)", rel)]
     return [f for f in files if not f.startswith("results/")] + [
         p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")
         if p.relative_to(ROOT).as_posix() not in files]
