@@ -59,6 +59,7 @@ std::string shard_text_of(const nlohmann::ordered_json& m) {
   return fmt::format("shard {}/{}", m["shard"].value("index", int64_t(-1)),
                      m["shard"].value("count", int64_t(0)));
 }
+
 std::atomic<bool> g_interrupted{false};
 
 // The first SIGINT/SIGTERM stops the run: cases in flight stop at their next
