@@ -11,18 +11,6 @@
 
 namespace moebench {
 
-RoutingConfig RoutingConfig::from_model(const ModelSpec& m) {
-  RoutingConfig c;
-  c.function = m.routing;
-  c.experts = m.routed_experts;
-  c.top_k = m.top_k;
-  c.n_group = m.n_group;
-  c.topk_group = m.topk_group;
-  c.norm_topk_prob = m.norm_topk_prob;
-  c.routed_scaling_factor = m.routed_scaling_factor;
-  return c;
-}
-
 namespace {
 
 // (value, id) order: higher value first, equal values by lower id. Because

@@ -62,7 +62,19 @@ struct RoutingConfig {
   bool norm_topk_prob = false;
   double routed_scaling_factor = 1.0;
 
-  static RoutingConfig from_model(const ModelSpec& m);
+  // Inline: the trace readers (moebench_core) use it without the routing
+  // library (moebench_routing, which rests on moebench_core).
+  static RoutingConfig from_model(const ModelSpec& m) {
+    RoutingConfig c;
+    c.function = m.routing;
+    c.experts = m.routed_experts;
+    c.top_k = m.top_k;
+    c.n_group = m.n_group;
+    c.topk_group = m.topk_group;
+    c.norm_topk_prob = m.norm_topk_prob;
+    c.routed_scaling_factor = m.routed_scaling_factor;
+    return c;
+  }
 };
 
 struct TraceInfo {
