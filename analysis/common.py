@@ -18,12 +18,19 @@ def run_dirs(results: str, suite: str):
     root = pathlib.Path(results) / suite
     if not root.is_dir():
         return []
-    out = []
-    for p in sorted(root.iterdir()):
-        m = p / "manifest.json"
-        if m.is_file() and "shard" not in json.loads(m.read_text()):
-            out.append(p)
-    return out
+    return [p for p in sorted(root.iterdir()) if (p / "manifest.json").is_file() and not _is_shard(p / "manifest.json")]
+
+
+def _is_shard(manifest_path: pathlib.Path) -> bool:
+    """Whether a manifest is a shard's: run_suite writes it indented by two spaces with the keys in a fixed order,
+    the top-level "shard" before "cases", so the first part of the file tells without parsing megabytes of case
+    configurations (a merged run's "merged_from" entries name their shards one level deeper)."""
+    with open(manifest_path, "rb") as f:
+        head = f.read(1 << 16)
+    cut = head.find(b'\n  "cases":')
+    if cut < 0:
+        return "shard" in json.loads(manifest_path.read_text())
+    return b'\n  "shard":' in head[:cut]
 
 
 def latest_run(results: str, suite: str, complete_only: bool = True) -> Optional[pathlib.Path]:
