@@ -5,7 +5,8 @@ link with #anchor into Markdown, the heading does (GitHub's anchors)."""
 
 import pathlib
 import re
-import subprocess
+
+import check_format
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
@@ -13,10 +14,8 @@ FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
 
 def markdown_files():
-    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "*.md"], capture_output=True, text=True)
-    files = out.stdout.split() if out.returncode == 0 else [
-        rel for rel in (p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.md"))
-        if not re.match(r"^(build(-[^/]*)?/|results/|models/|\.git/)", rel)]
+    # The files git tracks (or, without git, what .gitignore leaves): ci/check_format.py's list.
+    files = [f for f in check_format.tracked(ROOT) if f.endswith(".md")]
     return [f for f in files if not f.startswith("results/")] + [
         p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")
         if p.relative_to(ROOT).as_posix() not in files]

@@ -64,30 +64,13 @@ int main(int argc, char** argv) {
                                : "--shard, --resume, --dry-run or --filter");
       return 2;
     }
-    try {
-      moebench::MergeOptions m;
-      for (const auto& d : merge) m.inputs.emplace_back(d);
-      m.results_root = results;
-      m.out = out;
-      m.partial = partial;
-      m.quiet = opt.quiet;
-      m.argv = opt.argv;
-      return moebench::merge_shards(m).exit_code;
-    } catch (const moebench::Error& e) {
-      fmt::print(stderr, "run_suite: error: {}\n", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "run_suite: internal error: {}\n", e.what());
-      return 3;
-    }
-  }
-  if (file.empty()) {
+  } else if (file.empty()) {
     fmt::print(stderr,
                "run_suite: error: expected an experiment file (suites/*.toml) or --merge DIR..., "
                "found neither (run_suite --help)\n");
     return 2;
   }
-  if (partial) {
+  if (partial && merge.empty()) {
     fmt::print(stderr, "run_suite: error: --partial: expected with --merge, found without\n");
     return 2;
   }
@@ -96,6 +79,16 @@ int main(int argc, char** argv) {
   opt.results_root = results;
   opt.progress_tty = ::isatty(STDOUT_FILENO);
   try {
+    if (!merge.empty()) {
+      moebench::MergeOptions m;
+      for (const auto& d : merge) m.inputs.emplace_back(d);
+      m.results_root = results;
+      m.out = out;
+      m.partial = partial;
+      m.quiet = opt.quiet;
+      m.argv = opt.argv;
+      return moebench::merge_shards(m).exit_code;
+    }
     if (!shard.empty()) opt.shard = moebench::parse_shard(shard);
     const auto o = moebench::run_suite(opt, moebench::builtin_registry());
     return o.exit_code;

@@ -44,6 +44,14 @@ class GpuOnDemandAssigner : public Assigner {
 // Residency decides: experts cached on the GPU run there, the others on the
 // CPU; optionally without CPU/GPU overlap inside a layer (llama.cpp runs a
 // layer on one device at a time).
+// The split both assigners below make: an activated expert that is cached
+// runs on the GPU, any other on the CPU, or with `copy_to_gpu` on the GPU
+// after a copy through one staging buffer (each copy after the previous
+// expert's product: the copy-then-compute layer time when the link and the
+// GPU are otherwise idle; whether the copy is kept is residency's
+// admit_on_demand). `serialize`: no CPU/GPU overlap in the layer.
+void plan_by_residency(const Context& ctx, bool copy_to_gpu, bool serialize, LayerPlan& out);
+
 class ResidentAssigner : public Assigner {
  public:
   struct Params {

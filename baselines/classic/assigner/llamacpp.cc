@@ -48,20 +48,7 @@ int64_t LlamaCppAssigner::offload_threshold(const Context& ctx) const {
 
 void LlamaCppAssigner::plan(const Context& ctx, LayerPlan& out) {
   const int64_t threshold = offload_threshold(ctx);
-  const bool offload = threshold > 0 && ctx.routing->tokens() >= threshold;
-  for (const auto& a : ctx.active) {
-    // An expert still in flight counts as on the GPU: the GPU waits for it.
-    if (ctx.residency->cached(ctx.layer, a.expert)) {
-      out.gpu.push_back(a.expert);
-    } else if (offload) {
-      out.gpu.push_back(a.expert);
-      out.load.push_back(a.expert);
-    } else {
-      out.cpu.push_back(a.expert);
-    }
-  }
-  out.serialize = p_.serialize;
-  if (!out.load.empty()) out.staging_buffers = 1;
+  plan_by_residency(ctx, threshold > 0 && ctx.routing->tokens() >= threshold, p_.serialize, out);
 }
 
 }  // namespace moebench

@@ -28,22 +28,26 @@ const cfg::Schema<ResidentAssigner::Params>& ResidentAssigner::Params::schema() 
   return s;
 }
 
-void ResidentAssigner::plan(const Context& ctx, LayerPlan& out) {
-  const bool full_gpu =
-      p_.gpu_prefill_threshold > 0 && ctx.routing->tokens() >= p_.gpu_prefill_threshold;
+void plan_by_residency(const Context& ctx, bool copy_to_gpu, bool serialize, LayerPlan& out) {
   for (const auto& a : ctx.active) {
     // An expert still in flight counts as on the GPU: the GPU waits for it.
     if (ctx.residency->cached(ctx.layer, a.expert)) {
       out.gpu.push_back(a.expert);
-    } else if (full_gpu) {
+    } else if (copy_to_gpu) {
       out.gpu.push_back(a.expert);
       out.load.push_back(a.expert);
     } else {
       out.cpu.push_back(a.expert);
     }
   }
-  out.serialize = p_.serialize;
+  out.serialize = serialize;
   if (!out.load.empty()) out.staging_buffers = 1;
+}
+
+void ResidentAssigner::plan(const Context& ctx, LayerPlan& out) {
+  const bool full_gpu =
+      p_.gpu_prefill_threshold > 0 && ctx.routing->tokens() >= p_.gpu_prefill_threshold;
+  plan_by_residency(ctx, full_gpu, p_.serialize, out);
 }
 
 }  // namespace moebench
