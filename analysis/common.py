@@ -165,7 +165,10 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
 
 
 # The papers in the order the report lists them.
-PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI")
+# The four papers, then the peer systems of issue 47 (their claims judged where the harness can test them), then
+# pages without a claim (NO_CLAIM).
+PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "llama.cpp",
+          "All strategies")
 
 
 def figure_scripts(folder=None) -> list:
@@ -267,6 +270,9 @@ def figure_main(run_fn, argv=None, default_out="results/report") -> int:
     ap.add_argument("--results", default="results")
     ap.add_argument("--out", default=default_out)
     a = ap.parse_args(argv)
+    # The comparison the report judges this script in (its JUDGED_IN), so that a script run alone reads the
+    # same rows as in the report.
+    set_comparison(getattr(sys.modules.get(run_fn.__module__), "JUDGED_IN", AS_PUBLISHED))
     try:
         s = run_fn(a.results, pathlib.Path(a.out))
     except RuntimeError as e:
@@ -341,6 +347,8 @@ DIRECTION_ONLY = "direction only"
 # counted; a figure made only of them gets this verdict and is left out of the counts.
 CONSTRUCTION = "construction"
 VERDICTS = (REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED, INCONCLUSIVE)
+# A page that compares strategies and states no paper's claim (analysis/peers_all.py): shown, not counted.
+NO_CLAIM = "no claim (comparison page)"
 MIN_SEEDS = 3
 REL_TOL = 0.02     # a time or speed effect must exceed 2 % (relative)
 ABS_TOL = 0.01     # a fraction (hit rate, share) effect must exceed 1 point

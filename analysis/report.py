@@ -100,13 +100,15 @@ def verdict_counts(entries) -> dict:
 
 def headline(entries) -> str:
     c = verdict_counts(entries)
-    n = sum(v for k, v in c.items() if k != common.CONSTRUCTION)
+    n = sum(v for k, v in c.items() if k not in (common.CONSTRUCTION, common.NO_CLAIM))
     s = (f"{n} figures and tables from results, each in the comparison its paper's claim is judged in: "
          f"{c.get(common.REPRODUCED, 0)} reproduced (direction and magnitude), "
          f"{c.get(common.DIRECTION_ONLY, 0)} direction only (the paper's number missed), "
          f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive")
     if c.get(common.CONSTRUCTION, 0):
         s += f"; {c[common.CONSTRUCTION]} more true by construction (reported, not counted)"
+    if c.get(common.NO_CLAIM, 0):
+        s += f"; {c[common.NO_CLAIM]} comparison page(s) without a claim (shown, not counted)"
     if c.get("no margin", 0):
         s += (f", {c['no margin']} not yet rated with margins (their scripts still compare without a tolerance "
               "on one seed; not counted as reproduced)")

@@ -5,8 +5,10 @@
 #include "baselines/common/components.h"
 #include "baselines/dali/components.h"
 #include "baselines/example/components.h"
+#include "baselines/fate/components.h"
 #include "baselines/hybrimoe/components.h"
 #include "baselines/ktransformers/components.h"
+#include "baselines/moe_infinity/components.h"
 #include "baselines/oracle/components.h"
 #include "baselines/smoe/components.h"
 #include "predictors/components.h"
@@ -24,6 +26,8 @@ void register_baselines(Registry& r) {
   r.add<Placement, RandomPlacement>("placement", "random", "Seeded random experts per layer.");
   r.add<Placement, FrontLoadingPlacement>("placement", "front-loading",
                                           "The GPU budget fills the first layers.");
+  r.add<Placement, ShallowFirstPlacement>(
+      "placement", "shallow-first", "Fate: the first layers whole, an equal share for the rest.");
   // assigner
   r.add<Assigner, AllCpuAssigner>("assigner", "all-cpu", "Every routed expert on the CPU.");
   r.add<Assigner, GpuOnDemandAssigner>("assigner", "gpu-ondemand",
@@ -48,6 +52,7 @@ void register_baselines(Registry& r) {
   r.add<CachePolicy, NoneCache>("cache", "none", "Residency never changes by replacement.");
   r.add<CachePolicy, LruCache>("cache", "lru", "Least recently used.");
   r.add<CachePolicy, LfuCache>("cache", "lfu", "Least frequently used.");
+  r.add<CachePolicy, ArcCache>("cache", "arc", "Adaptive Replacement Cache per layer (Fate).");
   r.add<CachePolicy, BeladyCache>("cache", "belady",
                                   "Oracle: evict the expert used farthest in the future.");
   r.add<CachePolicy, MrsCache>("cache", "mrs", "HybriMoE's Minus Recent Score.");
@@ -55,6 +60,9 @@ void register_baselines(Registry& r) {
                                    "SMoE: cumulative LFU, filled from prefill frequencies.");
   r.add<CachePolicy, DaliWindowCache>("cache", "dali-window",
                                       "DALI's workload-aware window replacement.");
+  r.add<CachePolicy, ActivationAwareCache>(
+      "cache", "activation-aware",
+      "MoE-Infinity: current requests' activation share, shallow first.");
   r.add<CachePolicy, FifoCache>("cache", "fifo", "Tutorial example: first in, first out.");
   // prefetcher, predictor, deferral
   r.add<Prefetcher, NonePrefetcher>("prefetcher", "none", "No prefetching.");
@@ -64,6 +72,9 @@ void register_baselines(Registry& r) {
                                       "HybriMoE's impact-driven prefetching.");
   r.add<Prefetcher, MrsNextPrefetcher>("prefetcher", "mrs-next",
                                        "HybriMoE code: next layer's top experts by MRS.");
+  r.add<Prefetcher, ActivationMatrixPrefetcher>(
+      "prefetcher", "activation-matrix",
+      "MoE-Infinity: later layers of the most similar past request.");
   r.add<Prefetcher, TokenWisePrefetcher>("prefetcher", "token-wise",
                                          "SMoE's token-wise prefetch (and Flex).");
   r.add<Predictor, NonePredictor>("predictor", "none", "No predictions.");

@@ -33,7 +33,10 @@ namespace moebench {
 // selection bias and grouped top-k), bit-identical to how the trace routed.
 class RouterProbe {
  public:
-  void init(const ModelSpec& model, const GateWeights* gates, const std::string& who);
+  // top_n > 0: each input's top-n experts instead of the model's top-k (at
+  // most the experts its group limit allows).
+  void init(const ModelSpec& model, const GateWeights* gates, const std::string& who,
+            int64_t top_n = 0);
   bool ready() const { return gates_ != nullptr; }
   int64_t h() const { return gates_->h; }
   int64_t experts() const { return gates_->experts; }
@@ -82,6 +85,34 @@ class GateReusePredictor : public Predictor {
   double gpu_ns(const CostModel& c, int64_t tokens) const override;
 
  private:
+  RouterProbe probe_;
+  int64_t hidden_ = 0;
+  std::vector<const float*> xs_;
+};
+
+// ---------------------------------------------------------------- cross-layer
+// Fate's cross-layer prediction: the next layer's router applied to this
+// layer's gate input, each token's top (k + extra) experts counted (Fate's
+// code takes the top 5 of Qwen1.5-MoE's top-4 router). The next layer only.
+class CrossLayerPredictor : public Predictor {
+ public:
+  struct Params {
+    int64_t extra = 1;  // experts per token beyond the model's top-k
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit CrossLayerPredictor(const Params& p) : p_(p) {}
+  Needs needs(const ModelSpec&) const override {
+    Needs n;
+    n.gate_inputs = true;
+    return n;
+  }
+  void prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) override;
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override;
+  double gpu_ns(const CostModel& c, int64_t tokens) const override;
+
+ private:
+  Params p_;
   RouterProbe probe_;
   int64_t hidden_ = 0;
   std::vector<const float*> xs_;

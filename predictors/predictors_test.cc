@@ -3,6 +3,7 @@
 // vectors, training of the token-wise linear predictor, its artefact, and
 // the accuracy report's identities.
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -79,6 +80,36 @@ TEST(RouterProbe, ReproducesTheTracesRoutingFromItsGateInputs) {
     }
     // Dense logits differ from the generator's transform only in summation order.
     EXPECT_GE(double(same) / double(total), 0.99) << int(f);
+  }
+}
+
+// Fate's cross-layer predictor asks the router for each token's top k + 1
+// (top_n): the first k are the router's own top-k, in rank order, and one
+// more follows (for grouped routing, within the groups the limit allows).
+TEST(RouterProbe, TopNExtendsTheRoutersTopKByTheNextRanked) {
+  for (auto f : {RoutingFunction::kSoftmaxTopK, RoutingFunction::kSigmoidGroupedBias}) {
+    const ModelSpec m = small_model(f);
+    SyntheticSource src = synthetic(m, 2, 16);
+    RouterProbe k_probe, n_probe;
+    k_probe.init(m, src.gate_weights(), "test");
+    n_probe.init(m, src.gate_weights(), "test", m.top_k + 1);
+    std::vector<int32_t> a(m.top_k), b(m.top_k + 1);
+    std::vector<float> wa(m.top_k), wb(m.top_k + 1);
+    TokenRecord rec;
+    int64_t checked = 0;
+    for (int64_t s = 0; s < 2; ++s) {
+      auto rd = src.open(s, kGateInput);
+      while (rd->next(rec)) {
+        for (int32_t l = 0; l < 4; ++l) {
+          k_probe.route_one(&rec.gate_input[l * 32], l, a.data(), wa.data());
+          n_probe.route_one(&rec.gate_input[l * 32], l, b.data(), wb.data());
+          for (int64_t j = 0; j < m.top_k; ++j) EXPECT_EQ(a[j], b[j]) << int(f);
+          EXPECT_EQ(std::count(a.begin(), a.end(), b[m.top_k]), 0) << int(f);
+          ++checked;
+        }
+      }
+    }
+    EXPECT_EQ(checked, 2 * 16 * 4);
   }
 }
 

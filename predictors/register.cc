@@ -6,6 +6,8 @@ namespace moebench {
 void register_predictors(Registry& r) {
   r.add<Predictor, GateReusePredictor>(
       "predictor", "gate-reuse", "Later layers' routers on this layer's gate input (HybriMoE).");
+  r.add<Predictor, CrossLayerPredictor>(
+      "predictor", "cross-layer", "Next layer's router on this gate input, top k + extra (Fate).");
   r.add<Predictor, ResidualPredictor>(
       "predictor", "residual", "Routers on the gate input plus calibrated mean residuals (DALI).");
   r.add<Predictor, LinearPredictor>("predictor", "linear",

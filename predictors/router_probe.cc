@@ -10,7 +10,8 @@
 
 namespace moebench {
 
-void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const std::string& who) {
+void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const std::string& who,
+                       int64_t top_n) {
   if (!gates || gates->h <= 0) {
     throw Error(fmt::format(
         "predictor '{}': expected a workload with gate weights and gate inputs, found none", who));
@@ -22,6 +23,11 @@ void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const s
   }
   gates_ = gates;
   cfg_ = RoutingConfig::from_model(model);
+  if (top_n > 0) {
+    const int64_t allowed =
+        cfg_.n_group > 1 ? cfg_.topk_group * (cfg_.experts / cfg_.n_group) : cfg_.experts;
+    cfg_.top_k = std::min(top_n, allowed);
+  }
   logits_.resize(gates->experts);
   probs_.resize(gates->experts);
   ids_.resize(cfg_.top_k);

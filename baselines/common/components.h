@@ -88,6 +88,49 @@ class LfuCache : public CachePolicy {
   std::vector<uint64_t> last_;
 };
 
+// Adaptive Replacement Cache (Megiddo & Modha, FAST '03), one per MoE layer
+// (Fate's expert cache, see arc.cc): T1 holds experts used once since they
+// entered, T2 those used again; B1 and B2 remember the experts evicted from
+// each; a use of a remembered expert moves the target size p of T1. The
+// victim is taken in the incoming expert's layer, so that a global pool's
+// per-layer shares (placement) stay as placed.
+class ArcCache : public CachePolicy {
+ public:
+  struct Params {
+    std::string adapt = "classic";  // "classic" or "fate-code" (the step of p)
+    bool admit_prefetched = true;   // a used expert of the prefetch buffer enters T1
+    static const cfg::Schema<Params>& schema();
+  };
+  explicit ArcCache(const Params& p) : p_(p) {}
+  bool admits_prefetched() const override { return p_.admit_prefetched; }
+  void reset(const CacheSetup& s) override;
+  void on_access(int32_t layer, const ActiveExpert& a, const Context&) override;
+  void on_insert(int32_t layer, int32_t expert, const Context&) override;
+  void on_evict(int32_t layer, int32_t expert, const Context&) override;
+  size_t victim(std::span<const SlotRef> c, SlotRef incoming, const Context&) override;
+
+  // For tests: which list (l, e) is in (0 none, 1 T1, 2 T2, 3 B1, 4 B2), and a layer's p.
+  int list_of(int32_t l, int32_t e) const { return list_[size_t(l) * E_ + e]; }
+  double target_t1(int32_t l) const { return layer_[size_t(l)].p; }
+
+ private:
+  enum List : uint8_t { kNone = 0, kT1 = 1, kT2 = 2, kB1 = 3, kB2 = 4 };
+  struct Layer {
+    double p = 0;
+    int64_t n[5] = {0, 0, 0, 0, 0};  // members of each list
+    int64_t cap = 0;                 // the most experts T1 + T2 held at once: the cache size c
+  };
+  void move(int32_t l, int32_t e, List to);
+  void drop_oldest(int32_t l, List from);
+  Params p_;
+  int32_t E_ = 0;
+  uint64_t clock_ = 0;
+  std::vector<uint8_t> list_;     // [L*E]
+  std::vector<uint8_t> pending_;  // [L*E]: 0 none, 1 used after B1, 2 used after B2 (enters T2)
+  std::vector<uint64_t> stamp_;   // [L*E]: when it entered its list (or was last used in it)
+  std::vector<Layer> layer_;
+};
+
 // ---- prefetcher, predictor, deferral
 class NonePrefetcher : public Prefetcher {
  public:

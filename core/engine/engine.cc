@@ -500,6 +500,23 @@ void Engine::place() {
   pc.future = needs_.future ? this : nullptr;
   std::vector<SlotRef> out;
   const auto t0 = Clock::now();
+  std::vector<int64_t> shares = st_.placement->layer_shares(pc);
+  if (!shares.empty()) {
+    int64_t sum = 0;
+    for (int64_t n : shares) sum += n;
+    if (res_.global_pool() || int64_t(shares.size()) != L_ ||
+        std::any_of(shares.begin(), shares.end(), [&](int64_t n) { return n < 0 || n > E_; }) ||
+        sum > int64_t(L_) * res_.cache_slots()) {
+      bad_decision("placement",
+                   fmt::format("asked for per-layer cache shares: expected {} shares of 0..{} "
+                               "experts, {} in all at most, in a per-layer pool; found {} "
+                               "shares, {} in all{}",
+                               L_, E_, int64_t(L_) * res_.cache_slots(), shares.size(), sum,
+                               res_.global_pool() ? ", a global pool" : ""));
+    }
+    res_.set_cache_shares(shares);
+    pc.layer_slots = shares;
+  }
   st_.placement->place(pc, out);
   m_.decision_ns[kFamPlacement] =
       std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
@@ -514,15 +531,17 @@ void Engine::place() {
                    fmt::format("placed expert {} of layer {} twice", s.expert, s.layer));
     }
     if (!res_.has_room_in(s.layer, false)) {
-      bad_decision("placement",
-                   fmt::format("placed more experts than the cache holds ({} slots{})",
-                               res_.global_pool() ? res_.capacity(s.layer) : res_.cache_slots(),
-                               res_.global_pool() ? " in the global pool" : " per layer"));
+      bad_decision(
+          "placement",
+          fmt::format(
+              "placed more experts than the cache holds ({} slots{})",
+              res_.global_pool() ? res_.capacity(s.layer) : res_.cache_share(s.layer),
+              res_.global_pool() ? " in the global pool" : fmt::format(" in layer {}", s.layer)));
     }
     res_.place(s.layer, s.expert);
   }
-  CacheSetup cs{L_, E_, res_.cache_slots(),
-                res_.global_pool()};  // the cache share, not the prefetch buffer
+  CacheSetup cs{L_, E_, res_.cache_slots(), res_.global_pool(),
+                shares};  // the cache share, not the prefetch buffer
   st_.cache->reset(cs);
   Context ctx = context(0, 0);
   hook_ctx_ = ctx;
@@ -1630,9 +1649,25 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
 void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
   advance_link(gpu_end);  // copies that landed while the layer computed are resident now
   Context c = context(l, gpu_end);
+  const bool admit = st_.cache->admits_prefetched();
+  const Context saved = hook_ctx_;
+  if (admit) hook_ctx_ = c;  // make_room's victim() reads it
+  const auto& active = active_[l];
   for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
     if (!res_.buffered(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0)
       continue;
+    // A cache that admits what its layer used (CachePolicy::admits_prefetched)
+    // takes the expert into the cache share, evicting its victim there when
+    // the share is full; with nothing evictable the expert leaves.
+    const auto it = std::lower_bound(active.begin(), active.end(), e,
+                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
+    if (admit && res_.resident(l, e) && it != active.end() && it->expert == e &&
+        make_room(l, e, gpu_end, {}, /*into_buffer=*/false).layer != -1) {
+      res_.set_buffered(l, e, false);
+      st_.cache->on_insert(l, e, c);
+      ++m_.prefetch_admitted;
+      continue;
+    }
     if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
       ++m_.prefetch_cancelled;
       m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
@@ -1641,6 +1676,7 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
     res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);
   }
+  if (admit) hook_ctx_ = saved;
 }
 
 // Queued prefetches for layers that have now started are useless.

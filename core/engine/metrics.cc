@@ -187,6 +187,10 @@ std::vector<RunMetrics::Field> residency_fields() {
        [](const RunMetrics& m) { return J(m.prefetch_late); }},
       {"prefetch_cancelled", "Queued prefetches dropped because their layer had started.",
        [](const RunMetrics& m) { return J(m.prefetch_cancelled); }},
+      {"prefetch_admitted",
+       "Prefetched experts of the prefetch buffer that their layer used and the cache took into "
+       "its share (CachePolicy::admits_prefetched).",
+       [](const RunMetrics& m) { return J(m.prefetch_admitted); }},
       {"prefetch_dropped_late",
        "Prefetch requests dropped before issue: the copy would land too late for its target layer "
        "(residency.late_prefetch).",

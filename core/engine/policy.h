@@ -129,11 +129,22 @@ struct PlacementContext {
   bool global_pool = false;
   const CalibrationData* calibration = nullptr;
   const FutureView* future = nullptr;
+  // Per-layer cache shares the placement asked for (Placement::layer_shares);
+  // empty: slots_per_layer in every layer.
+  std::vector<int64_t> layer_slots;
+  int64_t slots(int32_t layer) const {
+    return layer_slots.empty() ? slots_per_layer : layer_slots[size_t(layer)];
+  }
 };
 
 // Decides the initial GPU residency (before the first step).
 class Placement : public PolicyComponent {
  public:
+  // Per-layer cache shares of a per-layer pool, asked for before place():
+  // layer l's cache holds shares[l] experts (each at most the layer's
+  // experts, together at most layers x slots_per_layer; the core refuses
+  // more). Empty (the default): slots_per_layer in every layer.
+  virtual std::vector<int64_t> layer_shares(const PlacementContext&) { return {}; }
   // Appends (layer, expert) pairs to place. The core rejects more than the
   // pool holds and duplicates.
   virtual void place(const PlacementContext& ctx, std::vector<SlotRef>& out) = 0;
@@ -186,6 +197,7 @@ struct CacheSetup {
   int32_t layers = 0, experts = 0;
   int64_t slots_per_layer = 0;
   bool global_pool = false;
+  std::vector<int64_t> layer_slots;  // per-layer cache shares (empty: slots_per_layer each)
 };
 
 // A cache policy ranks; the core owns residency, pinning and capacity.
@@ -218,6 +230,13 @@ class CachePolicy : public PolicyComponent {
   virtual void after_layer(const Context&, std::vector<Swap>&) {}
   // After each step (e.g. SMoE fills the decode cache after prefill).
   virtual void after_step(const Context&, std::vector<Swap>&) {}
+  // With a prefetch buffer (residency.prefetch_buffer): whether a prefetched
+  // expert its layer used enters the cache share when the layer is done
+  // (the core asks victim() for a slot of the share when it is full, then
+  // calls on_insert), rather than leaving with the buffer. While it is in
+  // the buffer, ctx.residency->buffered() says so (its load's on_insert
+  // included).
+  virtual bool admits_prefetched() const { return false; }
 };
 
 // ---------------------------------------------------------------- Prefetcher

@@ -39,8 +39,23 @@ double Residency::ready_ns(int32_t l, int32_t e) const {
   return 0;
 }
 
-int64_t Residency::capacity(int32_t) const {
-  return global_ ? int64_t(layers_) * slots_ : slots_;
+int64_t Residency::capacity(int32_t l) const {
+  if (global_) return int64_t(layers_) * slots_;
+  return share_.empty() ? slots_ : share_[size_t(l)] + buf_[size_t(l)];
+}
+
+void Residency::set_cache_shares(const std::vector<int64_t>& shares) {
+  if (global_ || used_total_ > 0 || int64_t(shares.size()) != layers_) {
+    throw InternalError(fmt::format(
+        "residency: per-layer cache shares need a per-layer pool, nothing placed and {} "
+        "layers (found {}{})",
+        layers_, shares.size(), global_ ? ", a global pool" : ""));
+  }
+  share_ = shares;
+  buf_.assign(shares.size(), 0);
+  for (size_t l = 0; l < shares.size(); ++l) {
+    buf_[l] = std::min<int64_t>(experts_, shares[l] + buffer_) - shares[l];
+  }
 }
 
 int64_t Residency::used(int32_t l) const {

@@ -41,6 +41,9 @@ class ResidencyView {
   virtual int64_t used(int32_t layer) const = 0;  // per-layer: that layer's; global: all
   virtual bool global_pool() const = 0;
   virtual bool pinned(int32_t layer, int32_t expert) const = 0;
+  // Whether (layer, expert) holds a slot of the prefetch buffer (beside the
+  // cache share) rather than of the cache share.
+  virtual bool buffered(int32_t /*layer*/, int32_t /*expert*/) const { return false; }
 };
 
 // The GPU's expert slots of one run: per layer, the cache share and beside it
@@ -66,16 +69,23 @@ class Residency final : public ResidencyView {
   bool pinned(int32_t l, int32_t e) const override { return pin_[idx(l, e)] > 0; }
 
   bool has_room(int32_t l) const { return used(l) < capacity(l); }
-  int64_t total_slots() const {
-    return global_ ? int64_t(layers_) * slots_ : int64_t(layers_) * slots_;
-  }
   int64_t slots_per_layer() const { return slots_; }
-  // The prefetch buffer's slots per layer (0: none) and the cache share's.
+  // The prefetch buffer's slots per layer (0: none) and the cache share's, as
+  // configured (with per-layer shares: the nominal share; see cache_share).
   int64_t buffer_slots() const { return buffer_; }
   int64_t cache_slots() const { return slots_ - buffer_; }
+  // Per-layer cache shares of a per-layer pool (a placement's layer_shares):
+  // layer l holds shares[l] experts in its cache share and beside them a
+  // prefetch buffer of min(E - shares[l], buffer_slots()) slots. Only before
+  // anything is placed. Empty: cache_slots() each.
+  void set_cache_shares(const std::vector<int64_t>& shares);
+  int64_t cache_share(int32_t l) const {
+    return share_.empty() ? cache_slots() : share_[size_t(l)];
+  }
+  int64_t buffer_share(int32_t l) const { return buf_.empty() ? buffer_ : buf_[size_t(l)]; }
   // Whether (l, e) came in through the prefetch buffer (set with its load,
   // cleared when it leaves).
-  bool buffered(int32_t l, int32_t e) const { return buffered_[idx(l, e)] != 0; }
+  bool buffered(int32_t l, int32_t e) const override { return buffered_[idx(l, e)] != 0; }
   void set_buffered(int32_t l, int32_t e, bool b) {
     uint8_t& f = buffered_[idx(l, e)];
     if (f != uint8_t(b)) buffered_count_[l] += b ? 1 : -1;
@@ -89,7 +99,8 @@ class Residency final : public ResidencyView {
   // prefetches nothing enlarged the cache). Without a buffer: has_room().
   bool has_room_in(int32_t l, bool buffer) const {
     if (buffer_ == 0) return has_room(l);
-    return buffer ? buffered_count_[l] < buffer_ : used(l) - buffered_count_[l] < slots_ - buffer_;
+    return buffer ? buffered_count_[l] < buffer_share(l)
+                  : used(l) - buffered_count_[l] < cache_share(l);
   }
 
   // --- mutations (engine only) ---
@@ -126,6 +137,7 @@ class Residency final : public ResidencyView {
   std::vector<int32_t> pos_;  // position of (l, e) in holders_[l]
   std::vector<uint8_t> buffered_;
   std::vector<int64_t> buffered_count_;  // per layer
+  std::vector<int64_t> share_, buf_;     // per-layer cache shares and buffers (empty: uniform)
 };
 
 }  // namespace moebench

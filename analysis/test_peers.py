@@ -1,0 +1,84 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""The peer systems' scripts (issue 47) end to end on small real runs: suites/peers.toml and
+suites/peers-llamacpp.toml, each on one model, every script's table, figure and verdict."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench")).parent
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import common  # noqa: E402
+import peers_all  # noqa: E402
+import peers_common  # noqa: E402
+import peers_fate  # noqa: E402
+import peers_llamacpp  # noqa: E402
+import peers_mixtral_offloading  # noqa: E402
+import peers_moe_infinity  # noqa: E402
+
+CLAIMED = (common.REPRODUCED, common.DIRECTION_ONLY, common.NOT_REPRODUCED, common.INCONCLUSIVE)
+
+
+def run_suite(results, *args):
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    r = subprocess.run([str(BIN / "run_suite"), *args, "--results", str(results), "--quiet", "--jobs", "2"],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    res = tmp_path_factory.mktemp("results")
+    run_suite(res, "suites/peers.toml", "--filter", "model.preset=deepseek-v2-lite")
+    run_suite(res, "suites/peers-llamacpp.toml", "--filter", "model.preset=mixtral-8x7b")
+    return res
+
+
+@pytest.fixture(autouse=True)
+def mechanism():
+    # The report reads each script's rows in the comparison it is judged in (these suites run only that one).
+    common.set_comparison(common.MECHANISM)
+    yield
+    common.set_comparison(common.AS_PUBLISHED)
+
+
+def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path):
+    for mod in (peers_fate, peers_moe_infinity, peers_mixtral_offloading, peers_llamacpp):
+        assert mod.JUDGED_IN == common.MECHANISM
+        s = mod.run(str(results), tmp_path)
+        assert s["verdict"] in CLAIMED, mod.__name__
+        assert (tmp_path / f"{s['id']}.png").stat().st_size > 5_000
+        md = (tmp_path / f"{s['id']}.md").read_text()
+        assert "Checks (" in md and ("Paper:" in md or "Source:" in md)
+    fate = pd.read_csv(tmp_path / "peers-fate.csv")
+    assert set(fate["strategy"]) == {"gpu-ondemand", "moe-infinity", "fate", "fate-uniform"}
+    assert set(fate["model"]) == {"DeepSeek-V2-Lite"}
+    assert "miss rate is the paper's 1%" in (tmp_path / "peers-fate.md").read_text()
+    ll = pd.read_csv(tmp_path / "peers-llamacpp.csv")
+    assert sorted(ll["prompt tokens"]) == [32, 64, 128, 256, 512, 1024, 2048]
+    # Mixtral: 32 x 8 / 2 = 128, ik_llama.cpp's threshold, is where the harness's offload starts to pay.
+    assert "Mixtral-8x7B 128 (128)" in (tmp_path / "peers-llamacpp.md").read_text()
+
+
+def test_the_comparison_page_has_every_strategy_and_no_claim(results, tmp_path):
+    s = peers_all.run(str(results), tmp_path)
+    assert s["verdict"] == common.NO_CLAIM
+    t = pd.read_csv(tmp_path / "peers-all.csv")
+    for name in ("all-cpu", "llamacpp", "ktransformers", "hybrimoe", "smoe", "dali", "fate", "moe-infinity",
+                 "mixtral-offloading", "oracle"):
+        assert name in set(t["strategy"]), name
+    assert t.loc[t["strategy"] == "oracle", "TBT / oracle"].iloc[0] == pytest.approx(1.0)
+
+
+def test_a_ratio_inside_a_published_range():
+    assert peers_common.range_effect(5.0, 2, 20).outcome() == common.REPRODUCED
+    assert peers_common.range_effect(1.7, 2, 20).outcome() == common.REPRODUCED       # 2 / 1.7 - 1 = 18% <= 25%
+    assert peers_common.range_effect(1.5, 2, 20).outcome() == common.NOT_REPRODUCED   # 33%
+    assert peers_common.range_effect(30.0, 2, 20).outcome() == common.NOT_REPRODUCED
+    assert peers_common.range_effect(float("nan"), 2, 20).outcome() == common.INCONCLUSIVE
