@@ -18,6 +18,7 @@ import common  # noqa: E402
 import peers_all  # noqa: E402
 import peers_common  # noqa: E402
 import peers_fate  # noqa: E402
+import peers_kt_dynamic  # noqa: E402
 import peers_llamacpp  # noqa: E402
 import peers_mixtral_offloading  # noqa: E402
 import peers_moe_infinity  # noqa: E402
@@ -37,6 +38,7 @@ def results(tmp_path_factory):
     res = tmp_path_factory.mktemp("results")
     run_suite(res, "suites/peers.toml", "--filter", "model.preset=deepseek-v2-lite")
     run_suite(res, "suites/peers-llamacpp.toml", "--filter", "model.preset=mixtral-8x7b")
+    run_suite(res, "suites/peers-kt-dynamic.toml")
     return res
 
 
@@ -49,7 +51,7 @@ def mechanism():
 
 
 def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path):
-    for mod in (peers_fate, peers_moe_infinity, peers_mixtral_offloading, peers_llamacpp):
+    for mod in (peers_fate, peers_moe_infinity, peers_mixtral_offloading, peers_llamacpp, peers_kt_dynamic):
         assert mod.JUDGED_IN == common.MECHANISM
         s = mod.run(str(results), tmp_path)
         assert s["verdict"] in CLAIMED, mod.__name__
@@ -64,6 +66,9 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
     assert sorted(ll["prompt tokens"]) == [32, 64, 128, 256, 512, 1024, 2048]
     # Mixtral: 32 x 8 / 2 = 128, ik_llama.cpp's threshold, is where the harness's offload starts to pay.
     assert "Mixtral-8x7B 128 (128)" in (tmp_path / "peers-llamacpp.md").read_text()
+    kt = pd.read_csv(tmp_path / "peers-kt-dynamic.csv")
+    assert list(kt["GPU expert ratio"]) == [0.1, 0.2, 0.3, 0.5]
+    assert kt["paper dynamic / frequency"].iloc[0] == pytest.approx(70.22 / 58.60)
 
 
 def test_the_comparison_page_has_every_strategy_and_no_claim(results, tmp_path):

@@ -63,6 +63,8 @@ void register_baselines(Registry& r) {
   r.add<CachePolicy, ActivationAwareCache>(
       "cache", "activation-aware",
       "MoE-Infinity: current requests' activation share, shallow first.");
+  r.add<CachePolicy, KtDynamicUpdateCache>(
+      "cache", "kt-dynamic", "KTransformers: GPU experts become a long prompt's top experts.");
   r.add<CachePolicy, FifoCache>("cache", "fifo", "Tutorial example: first in, first out.");
   // prefetcher, predictor, deferral
   r.add<Prefetcher, NonePrefetcher>("prefetcher", "none", "No prefetching.");

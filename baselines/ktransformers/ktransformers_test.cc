@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "baselines/common/components.h"
 #include "baselines/ktransformers/components.h"
 #include "baselines/testing.h"
 
@@ -191,6 +192,76 @@ TEST(KtFullGpuFallback, ShorterStepsAndThresholdZeroKeepTheSplit) {
     for (const auto& t : testing::tasks(r, Lane::kCpu, TaskKind::kCpuExpert))
       cpu_prefill += t.step == 0;
     EXPECT_EQ(cpu_prefill, 2) << threshold;  // expert 1 of each layer on the CPU
+  }
+}
+
+// KTransformers' dynamic expert update (issue 47; cache "kt-dynamic"):
+// after a layer ran whole on the GPU, its GPU experts become the step's top
+// experts by tokens, copied inside GPU memory. One MoE layer of 4 experts,
+// top-1, one GPU slot (expert 0); a 4-token prompt routes 2, 2, 2, 1; the
+// decode token routes 2.
+SimulationResult run_dynamic(const std::string& cache) {
+  const ModelSpec m = testing::tiny_model(1, 4, 1);
+  const HardwareProfile hw = testing::round_hardware();
+  StrategySpec s = testing::strategy("resident", cache, "uniform", 1);
+  s.residency.admit_on_demand = false;
+  s.assigner.params.set("gpu_prefill_threshold", cfg::Value::integer(4), Where{"<test>"});
+  if (cache == "kt-dynamic")
+    s.cache.params.set("threshold", cfg::Value::integer(4), Where{"<test>"});
+  return testing::run(m, hw, s, testing::routing(1, 4, 1, {{{2}}, {{2}}, {{2}}, {{1}}, {{2}}}, 4));
+}
+
+TEST(KtDynamicUpdate, ALongPromptsTopExpertsBecomeTheGpuExpertsWithoutALinkCopy) {
+  const SimulationResult r = run_dynamic("kt-dynamic");
+  EXPECT_EQ(r.metrics.device_swaps, 1);  // expert 2 (3 tokens) in place of expert 0
+  const auto loads = testing::tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+  EXPECT_EQ(loads.size(), 2u);  // the prompt's copies of experts 1 and 2, nothing more
+  EXPECT_TRUE(testing::tasks(r, Lane::kH2D, TaskKind::kSwapLoad).empty());
+  int cpu_decode = 0, gpu_decode = 0;
+  for (const auto& t : testing::tasks(r, Lane::kCpu, TaskKind::kCpuExpert))
+    cpu_decode += t.step == 1;
+  for (const auto& t : testing::tasks(r, Lane::kGpu, TaskKind::kGpuExpert))
+    gpu_decode += t.step == 1;
+  EXPECT_EQ(cpu_decode, 0);  // the decode token's expert 2 is on the GPU now
+  EXPECT_EQ(gpu_decode, 1);
+  EXPECT_EQ(r.metrics.expert_hits[1], 1);
+  // Without the update the decode token's expert 2 runs on the CPU.
+  const SimulationResult fixed = run_dynamic("none");
+  EXPECT_EQ(fixed.metrics.device_swaps, 0);
+  int cpu_fixed = 0;
+  for (const auto& t : testing::tasks(fixed, Lane::kCpu, TaskKind::kCpuExpert))
+    cpu_fixed += t.step == 1;
+  EXPECT_EQ(cpu_fixed, 1);
+}
+
+// An on_device swap must bring an expert that ran on the GPU in the layer:
+// a cache that asks for one that did not is refused, naming it.
+class BadDeviceSwap : public CachePolicy {
+ public:
+  using Params = EmptyParams<NoneTag>;
+  explicit BadDeviceSwap(const Params&) {}
+  void after_layer(const Context& ctx, std::vector<Swap>& out) override {
+    out.push_back({SlotRef{ctx.layer, 0}, SlotRef{ctx.layer, 3}, true});  // expert 3 never ran
+  }
+  size_t victim(std::span<const SlotRef>, SlotRef, const Context&) override { return 0; }
+};
+
+TEST(KtDynamicUpdate, AnOnDeviceSwapOfAnExpertThatDidNotRunIsRefused) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<CachePolicy, BadDeviceSwap>("cache", "bad-device-swap", "test");
+  const ModelSpec m = testing::tiny_model(1, 4, 1);
+  StrategySpec s = testing::strategy("resident", "bad-device-swap", "uniform", 1);
+  s.residency.admit_on_demand = false;
+  try {
+    testing::run(m, testing::round_hardware(), s, testing::routing(1, 4, 1, {{{2}}, {{2}}}), true,
+                 &reg);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("expert 3 of layer 0 from GPU memory (on_device), but it "
+                                         "did not run on the GPU in this layer"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -330,8 +330,10 @@ class Engine : public FutureView {
   int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
                bool staging, int64_t target_step, int32_t target_layer);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
-  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now,
-                   const std::string& hook);
+  // `layer`: the MoE layer just done (after_layer; -1 after a step): on_device
+  // swaps are taken only from the experts its plan ran on the GPU.
+  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook,
+                   int32_t layer = -1);
   [[noreturn]] void bad_decision(const std::string& family, const std::string& what) const;
 
   const ModelSpec& model_;
@@ -833,7 +835,7 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
 }
 
 void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now,
-                         const std::string& hook) {
+                         const std::string& hook, int32_t layer) {
   for (const auto& s : swaps) {
     const SlotRef in = s.incoming, out = s.outgoing;
     if (in.layer < 0 || in.layer >= L_ || in.expert < 0 || in.expert >= E_) {
@@ -841,6 +843,19 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
                    fmt::format("{} swap loads expert {} of layer {}", hook, in.expert, in.layer));
     }
     if (res_.cached(in.layer, in.expert)) continue;
+    if (s.on_device &&
+        (layer < 0 || in.layer != layer ||
+         std::find(plan_.gpu.begin(), plan_.gpu.end(), in.expert) == plan_.gpu.end())) {
+      bad_decision(
+          "cache",
+          fmt::format("{} swap takes expert {} of layer {} from GPU memory (on_device), but "
+                      "it did not run on the GPU in this layer{}",
+                      hook, in.expert, in.layer,
+                      layer < 0 ? fmt::format(" (on_device swaps come after a layer, "
+                                              "not from {})",
+                                              hook)
+                                : fmt::format(" (layer {})", layer)));
+    }
     if (out.layer >= 0) {
       if (!res_.resident(out.layer, out.expert) || res_.pinned(out.layer, out.expert)) {
         bad_decision(
@@ -870,6 +885,15 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
           "cache",
           fmt::format("{} swap loads expert {} of layer {} without evicting, but the {} is full",
                       hook, in.expert, in.layer, res_.buffer_slots() > 0 ? "cache share" : "pool"));
+    }
+    if (s.on_device) {
+      // A copy inside GPU memory (its time, bytes over HBM bandwidth, is not
+      // charged: microseconds for an expert), no link transfer.
+      res_.place(in.layer, in.expert);
+      Context ctx = context(in.layer, now);
+      st_.cache->on_insert(in.layer, in.expert, ctx);
+      ++m_.device_swaps;
+      continue;
     }
     load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1);
   }
@@ -1625,7 +1649,7 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
   swaps_.clear();
   Context end_ctx = context(l, r.done);
   timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
-  issue_swaps(swaps_, r.done, "after_layer");
+  issue_swaps(swaps_, r.done, "after_layer", l);
   // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of
   // that layer is copied when this layer is done; link time and bytes only.
   if (plan_.unread_buffer_layer >= 0 && hw_.has_gpu()) {

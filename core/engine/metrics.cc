@@ -197,6 +197,10 @@ std::vector<RunMetrics::Field> residency_fields() {
        [](const RunMetrics& m) { return J(m.prefetch_dropped_late); }},
       {"demand_loads", "Expert loads because an expert ran on the GPU without being cached.",
        [](const RunMetrics& m) { return J(m.demand_loads); }},
+      {"device_swaps",
+       "Experts a cache policy's swap made resident from GPU memory after they ran there from a "
+       "copy not kept (Swap::on_device: KTransformers' dynamic expert update); no link transfer.",
+       [](const RunMetrics& m) { return J(m.device_swaps); }},
       {"swap_loads",
        "Expert loads requested by the cache policy (window swaps, post-prefill fill).",
        [](const RunMetrics& m) { return J(m.swap_loads); }},

@@ -44,7 +44,9 @@ struct RunMetrics {
   int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0,
           buffer_copies = 0;
   int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
-  int64_t prefetch_admitted = 0;  // buffered prefetches its layer used, taken into the cache share
+  int64_t prefetch_admitted = 0;
+  int64_t device_swaps = 0;  // swaps whose incoming expert was copied inside GPU memory  //
+                             // buffered prefetches its layer used, taken into the cache share
   int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer
   int64_t prefetch_covered =

@@ -224,8 +224,13 @@ class CachePolicy : public PolicyComponent {
                         const Context& ctx) = 0;
   // Optional swaps proposed after a layer (window-based policies): load
   // `incoming`, evicting `outgoing` (which must be resident and unpinned).
+  // on_device (after_layer only): the incoming expert's weights are on the
+  // GPU already, because it ran there in this layer from a copy that was not
+  // kept (a full-layer buffer, KTransformers' dynamic expert update): it
+  // becomes resident by a copy inside GPU memory, with no link transfer.
   struct Swap {
     SlotRef outgoing, incoming;
+    bool on_device = false;
   };
   virtual void after_layer(const Context&, std::vector<Swap>&) {}
   // After each step (e.g. SMoE fills the decode cache after prefill).
