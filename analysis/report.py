@@ -33,6 +33,11 @@ PENDING = [
     ("DALI", "Fig. 6, 20, 21; Tables 5, 7", "need real downstream tasks (Tables 5, 7) and measured GPU memory; "
      "not yet built. Table 5's residual-vs-gate-reuse comparison must come from recorded traces: the synthetic "
      "generator's layer drift is calibrated on DALI Table 8, so it would build the residual's advantage in"),
+    ("ProMoE", "GoodPred and stride prefetch (arXiv 2410.22134)",
+     "only the abstract was reachable: the predictor, the chunk size and GoodPred's definition are unknown here "
+     "(docs/STRATEGIES.md, 'Not done')"),
+    ("MoE-Lightning", "CGOPipe throughput (arXiv 2411.11217)",
+     "needs attention on the CPU and micro-batch pipelining of paged weights in the core (docs/STRATEGIES.md)"),
 ]
 
 

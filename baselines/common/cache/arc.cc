@@ -96,6 +96,8 @@ void ArcCache::on_access(int32_t layer, const ActiveExpert& a, const Context&) {
       break;
     }
     default:
+      pending_[i] =
+          0;  // a plain miss: it enters T1 if it is loaded (an earlier ghost hit is spent)
       break;
   }
 }
