@@ -21,7 +21,7 @@ FIGURE = {"paper": "Mixtral-Offloading", "figure": "Section 3.2 (speculative exp
 
 JUDGED_IN = common.MECHANISM
 
-TITLE = "Mixtral-Offloading: speculative loading against the LRU cache alone (batch 1, 25% GPU budget, RTX A6000)"
+TITLE = "Mixtral-Offloading: speculative loading against the LRU cache alone (batch 1, 25% GPU budget, A6000 and 3090)"
 ID = "peers-mixtral-offloading"
 SHOWN = ["mixtral-offloading", "mixtral-offloading-speculative"]
 
@@ -33,13 +33,13 @@ def run(results: str, out):
     pv = common.paper_values("peers")["mixtral_offloading"]
 
     def measure(d):
-        ms = pc.models(d)
+        ms = pc.settings(d)
         v = lambda m, s, c: pc.value(d, m, s, c)  # noqa: E731
         return {
-            "speculative loading decodes faster than the LRU cache alone (every model)": common.every_claim(
+            "speculative loading decodes faster than the LRU cache alone (every model and testbed)": common.every_claim(
                 common.speedup(v(m, "mixtral-offloading-speculative", "decode_tokens_per_s"),
                                v(m, "mixtral-offloading", "decode_tokens_per_s")) for m in ms),
-            "speculative loading raises the decode hit rate (every model)": common.every(
+            "speculative loading raises the decode hit rate (every model and testbed)": common.every(
                 common.more_abs(v(m, "mixtral-offloading-speculative", "decode_hit_rate_token_frac"),
                                 v(m, "mixtral-offloading", "decode_hit_rate_token_frac")) for m in ms),
         }
@@ -51,14 +51,15 @@ def run(results: str, out):
         "prefetch_dropped_late": "prefetches dropped late", "demand_loads": "demand loads"})
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, col in ((axes[0], "decode tokens/s"), (axes[1], "decode hit rate")):
-        table.pivot(index="model", columns="strategy", values=col)[SHOWN].plot.bar(ax=ax, rot=0, width=0.7)
+        table.pivot(index="setting", columns="strategy", values=col)[SHOWN].plot.bar(ax=ax, rot=20, width=0.7,
+                                                                                    fontsize=7)
         ax.set_ylabel(col)
         ax.set_xlabel("")
         ax.legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
-    t = table.set_index(["model", "strategy"])
+    t = table.set_index(["setting", "strategy"])
     sp = {m: t.loc[(m, SHOWN[1]), "decode tokens/s"] / t.loc[(m, SHOWN[0]), "decode tokens/s"]
-          for m in table["model"].unique()}
+          for m in table["setting"].unique()}
     notes = (
         "`mixtral-offloading` is the public code (per-layer LRU cache, misses loaded on demand, a layer's "
         "experts marked used before any swap); `mixtral-offloading-speculative` adds the tech report's "

@@ -21,7 +21,7 @@ FIGURE = {"paper": "MoE-Infinity", "figure": "Abstract (2-20x lower latency than
 
 JUDGED_IN = common.MECHANISM
 
-TITLE = "MoE-Infinity against llama.cpp and Mixtral-Offloading: decode latency (batch 1, 25% GPU budget, RTX A6000)"
+TITLE = "MoE-Infinity against llama.cpp and Mixtral-Offloading: decode latency (batch 1, 25% GPU budget, A6000 and 3090)"
 ID = "peers-moe-infinity"
 SHOWN = ["llamacpp", "mixtral-offloading", "gpu-ondemand", "moe-infinity"]
 
@@ -34,11 +34,11 @@ def run(results: str, out):
     lo, hi = pv["latency_improvement.min"], pv["latency_improvement.max"]
 
     def measure(d):
-        ms = pc.models(d)
+        ms = pc.settings(d)
         v = lambda m, s: pc.value(d, m, s, "tbt_mean_ms")  # noqa: E731
         out = {}
         for base in ("mixtral-offloading", "llamacpp"):
-            out[f"MoE-Infinity's decode latency below {base}'s by {lo:g}-{hi:g}x (every model)"] = \
+            out[f"MoE-Infinity's decode latency below {base}'s by {lo:g}-{hi:g}x (every model and testbed)"] = \
                 common.every_claim(common.Claim(common.more(v(m, base), v(m, "moe-infinity")),
                                                 pc.range_effect(v(m, base) / v(m, "moe-infinity"), lo, hi))
                                    for m in ms)
@@ -51,19 +51,19 @@ def run(results: str, out):
         "prefetch_dropped_late": "prefetches dropped late"})
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for ax, col in ((axes[0], "TBT (ms)"), (axes[1], "prefetch precision")):
-        piv = table.pivot(index="model", columns="strategy", values=col)[SHOWN]
-        piv.plot.bar(ax=ax, rot=0, width=0.8, logy=(col == "TBT (ms)"))
+        piv = table.pivot(index="setting", columns="strategy", values=col)[SHOWN]
+        piv.plot.bar(ax=ax, rot=20, width=0.8, logy=(col == "TBT (ms)"), fontsize=7)
         ax.set_ylabel(col)
         ax.set_xlabel("")
         ax.legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
-    t = table.set_index(["model", "strategy"])
+    t = table.set_index(["setting", "strategy"])
     ratio = {m: t.loc[(m, "mixtral-offloading"), "TBT (ms)"] / t.loc[(m, "moe-infinity"), "TBT (ms)"]
-             for m in table["model"].unique()}
+             for m in table["setting"].unique()}
     prec = t.xs("moe-infinity", level="strategy")["prefetch precision"]
-    first = seeded.drop_duplicates("model").set_index("model")
-    chance = {pc.SHORT.get(m, m): float(r["model.top_k"]) / float(r["model.routed_experts"])
-              for m, r in first.iterrows()}
+    first = seeded.drop_duplicates(["hardware", "model"])
+    chance = {pc.label((r["hardware"], r["model"])): float(r["model.top_k"]) / float(r["model.routed_experts"])
+              for _, r in first.iterrows()}
     notes = (
         "MoE-Infinity as its paper describes it (configs/strategies/moe-infinity.toml): each request's expert "
         "activation matrix matched after every gate against past requests' (the calibration workload's 8 "

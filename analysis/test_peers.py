@@ -60,7 +60,7 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
         assert "Checks (" in md and ("Paper:" in md or "Source:" in md)
     fate = pd.read_csv(tmp_path / "peers-fate.csv")
     assert set(fate["strategy"]) == {"gpu-ondemand", "moe-infinity", "fate", "fate-uniform"}
-    assert set(fate["model"]) == {"DeepSeek-V2-Lite"}
+    assert set(fate["model"]) == {"DeepSeek-V2-Lite"} and set(fate["testbed"]) == {"A6000", "RTX 3090"}
     assert "miss rate is the paper's 1%" in (tmp_path / "peers-fate.md").read_text()
     ll = pd.read_csv(tmp_path / "peers-llamacpp.csv")
     assert sorted(ll["prompt tokens"]) == [32, 64, 128, 256, 512, 1024, 2048]
