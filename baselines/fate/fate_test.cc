@@ -162,5 +162,33 @@ TEST(FateInTheEngine, ArcTakesAUsedPrefetchIntoTheCache) {
   EXPECT_EQ(admitted, 0);
 }
 
+// The core refuses per-layer cache shares beyond the budget (or of the wrong
+// count, or a share over a layer's experts), naming the placement.
+class OverBudgetShares : public Placement {
+ public:
+  using Params = EmptyParams<NoneTag>;
+  explicit OverBudgetShares(const Params&) {}
+  std::vector<int64_t> layer_shares(const PlacementContext&) override { return {4, 4, 4}; }
+  void place(const PlacementContext&, std::vector<SlotRef>&) override {}
+};
+
+TEST(FateInTheEngine, SharesOverTheBudgetAreRefused) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Placement, OverBudgetShares>("placement", "over-budget", "test");
+  StrategySpec s = testing::strategy("gpu-ondemand", "arc", "over-budget", 2);  // 3 x 2 = 6 < 12
+  try {
+    testing::run(testing::tiny_model(3, 4, 1), testing::round_hardware(), s,
+                 testing::routing(3, 4, 1, {{{0}, {0}, {0}}}), true, &reg);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("placement 'over-budget'"), std::string::npos) << what;
+    EXPECT_NE(what.find("6 in all at most, in a per-layer pool; found 3 shares, 12 in all"),
+              std::string::npos)
+        << what;
+  }
+}
+
 }  // namespace
 }  // namespace moebench

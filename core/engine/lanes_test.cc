@@ -1,6 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/engine/lanes.h"
 #include "core/engine/residency.h"
+#include "core/util/error.h"
 
 #include <algorithm>
 
@@ -116,6 +117,29 @@ TEST(Residency, CacheShareAndPrefetchBuffer) {
   EXPECT_TRUE(r.buffered(1, 6));
   r.evict(1, 6);
   EXPECT_FALSE(r.buffered(1, 6));
+}
+
+// Per-layer cache shares (a placement's layer_shares, issue 47): each layer
+// its own cache share and beside it what the buffer may still take, at most
+// the layer's experts; only in a per-layer pool and before any placement.
+TEST(Residency, PerLayerCacheShares) {
+  Residency r(3, 8, 2, 4, false);  // nominal: 2 cached + 4 buffered per layer
+  r.set_cache_shares({8, 3, 0});
+  EXPECT_EQ(r.cache_share(0), 8);
+  EXPECT_EQ(r.buffer_share(0), 0);  // a whole layer: no room for a buffer
+  EXPECT_EQ(r.cache_share(1), 3);
+  EXPECT_EQ(r.buffer_share(1), 4);
+  EXPECT_EQ(r.capacity(1), 7);
+  EXPECT_EQ(r.capacity(2), 4);
+  for (int32_t e = 0; e < 3; ++e) r.place(1, e);
+  EXPECT_FALSE(r.has_room_in(1, false));                       // the cache share is full
+  EXPECT_TRUE(r.has_room_in(1, true));                         // the buffer is not
+  EXPECT_FALSE(r.has_room_in(2, false));                       // a share of 0
+  EXPECT_THROW(r.set_cache_shares({1, 1, 1}), InternalError);  // something is placed already
+  Residency global(3, 8, 2, true);
+  EXPECT_THROW(global.set_cache_shares({2, 2, 2}), InternalError);
+  Residency fresh(3, 8, 2, false);
+  EXPECT_THROW(fresh.set_cache_shares({2, 2}), InternalError);  // one share per layer
 }
 
 }  // namespace
