@@ -49,24 +49,24 @@ class ExpertDeferral : public Deferral {
 };
 
 // KTransformers' dynamic expert update (kt-kernel with SGLang,
-// --kt-enable-dynamic-expert-update): after a layer ran on the GPU whole (a
-// step of at least `threshold` tokens, the resident assigner's
-// gpu_prefill_threshold), the layer's GPU experts become the step's most
-// activated ones, as many as the layer held, copied from the full-layer
-// buffer inside GPU memory (Swap::on_device). Otherwise the residency never
-// changes (the victim is never asked for: nothing is admitted).
+// --kt-enable-dynamic-expert-update): after a layer ran whole on the GPU
+// (the resident assigner's full-GPU fallback, gpu_prefill_threshold; read
+// from the layer's plan: nothing on the CPU), the layer's GPU experts become
+// the step's most activated ones, as many as the layer held, copied from the
+// full-layer buffer inside GPU memory (Swap::on_device). Otherwise the
+// residency never changes (the victim is never asked for: nothing is
+// admitted).
 class KtDynamicUpdateCache : public CachePolicy {
  public:
-  struct Params {
-    int64_t threshold = 512;  // tokens per step (must be the assigner's gpu_prefill_threshold)
-    static const cfg::Schema<Params>& schema();
+  struct Tag {
+    static constexpr const char* kSection = "strategy.cache";
   };
-  explicit KtDynamicUpdateCache(const Params& p) : p_(p) {}
+  using Params = EmptyParams<Tag>;
+  explicit KtDynamicUpdateCache(const Params&) {}
   void after_layer(const Context& ctx, std::vector<Swap>& out) override;
   size_t victim(std::span<const SlotRef> c, SlotRef incoming, const Context&) override;
 
  private:
-  Params p_;
   std::vector<int32_t> order_, keep_;
   std::vector<int64_t> tokens_;
 };

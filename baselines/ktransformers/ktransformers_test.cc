@@ -206,8 +206,6 @@ SimulationResult run_dynamic(const std::string& cache) {
   StrategySpec s = testing::strategy("resident", cache, "uniform", 1);
   s.residency.admit_on_demand = false;
   s.assigner.params.set("gpu_prefill_threshold", cfg::Value::integer(4), Where{"<test>"});
-  if (cache == "kt-dynamic")
-    s.cache.params.set("threshold", cfg::Value::integer(4), Where{"<test>"});
   return testing::run(m, hw, s, testing::routing(1, 4, 1, {{{2}}, {{2}}, {{2}}, {{1}}, {{2}}}, 4));
 }
 
@@ -232,6 +230,20 @@ TEST(KtDynamicUpdate, ALongPromptsTopExpertsBecomeTheGpuExpertsWithoutALinkCopy)
   for (const auto& t : testing::tasks(fixed, Lane::kCpu, TaskKind::kCpuExpert))
     cpu_fixed += t.step == 1;
   EXPECT_EQ(cpu_fixed, 1);
+}
+
+// Below the fallback's threshold the layer runs split (expert 2 on the CPU)
+// and the GPU experts do not change.
+TEST(KtDynamicUpdate, NoUpdateWithoutTheFullGpuLayer) {
+  const ModelSpec m = testing::tiny_model(1, 4, 1);
+  StrategySpec s = testing::strategy("resident", "kt-dynamic", "uniform", 1);
+  s.residency.admit_on_demand = false;
+  s.assigner.params.set("gpu_prefill_threshold", cfg::Value::integer(5), Where{"<test>"});
+  const SimulationResult r =
+      testing::run(m, testing::round_hardware(), s,
+                   testing::routing(1, 4, 1, {{{2}}, {{2}}, {{2}}, {{1}}, {{2}}}, 4));
+  EXPECT_EQ(r.metrics.device_swaps, 0);
+  EXPECT_TRUE(testing::tasks(r, Lane::kH2D, TaskKind::kDemandLoad).empty());
 }
 
 // An on_device swap must bring an expert that ran on the GPU in the layer:

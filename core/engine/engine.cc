@@ -1648,6 +1648,7 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
   issue_prefetches(prefetch_reqs_, r.gpu_end);
   swaps_.clear();
   Context end_ctx = context(l, r.done);
+  end_ctx.plan = &plan_;
   timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
   issue_swaps(swaps_, r.done, "after_layer", l);
   // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of

@@ -73,6 +73,8 @@ struct LaneTimes {
   double gpu_free_ns = 0, cpu_free_ns = 0, h2d_free_ns = 0;
 };
 
+struct LayerPlan;
+
 // Everything a component may read at a hook; valid only during the call.
 struct Context {
   Phase phase = Phase::kDecode;
@@ -93,6 +95,9 @@ struct Context {
   // Oracle access: routing of any (step, token) of the run. Non-null only
   // for components that declared needs_future().
   const class FutureView* future = nullptr;
+  // CachePolicy::after_layer: the layer's plan as the assigner made it (which
+  // experts ran on the GPU, which on the CPU); nullptr at every other hook.
+  const LayerPlan* plan = nullptr;
 };
 
 // Look-ahead for oracle components (Belady, perfect prediction).

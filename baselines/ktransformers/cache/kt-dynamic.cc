@@ -5,7 +5,9 @@
 // replaced by the step's top experts by activation count (as many as the
 // layer had), their weights copied from the temporary full-layer buffer to
 // the layer's GPU slots, and the CPU/GPU masks updated; no PCIe transfer.
-// Here: after such a layer, the activated experts ranked by tokens (ties:
+// Here: after a layer whose plan ran nothing on the CPU (the fallback, or a
+// step whose experts were all resident, which brings none in), the
+// activated experts ranked by tokens (ties:
 // the lower id), experts resident now but not activated after them; each
 // resident expert not among the top n leaves for one that is (on_device).
 #include <algorithm>
@@ -14,22 +16,10 @@
 
 namespace moebench {
 
-const cfg::Schema<KtDynamicUpdateCache::Params>& KtDynamicUpdateCache::Params::schema() {
-  static const cfg::Schema<Params> s = [] {
-    cfg::Schema<Params> s("strategy.cache");
-    s.integer(
-        "threshold", &Params::threshold,
-        "Tokens per step from which a layer that ran whole on the GPU updates its GPU experts "
-        "(KTransformers' --kt-gpu-prefill-token-threshold; the resident assigner's "
-        "gpu_prefill_threshold must be the same).",
-        cfg::at_least(1), "tokens");
-    return s;
-  }();
-  return s;
-}
-
 void KtDynamicUpdateCache::after_layer(const Context& ctx, std::vector<Swap>& out) {
-  if (ctx.routing->tokens() < p_.threshold) return;
+  // Only after a layer that ran whole on the GPU (the full-GPU fallback): a
+  // step whose activated experts were all resident anyway brings none in.
+  if (!ctx.plan || !ctx.plan->cpu.empty() || ctx.plan->gpu.empty()) return;
   const int32_t l = ctx.layer;
   const auto holders = ctx.residency->holders(l);
   const size_t n = holders.size();  // the layer's GPU experts now
@@ -48,14 +38,21 @@ void KtDynamicUpdateCache::after_layer(const Context& ctx, std::vector<Swap>& ou
   order_.resize(std::min(n, order_.size()));
   keep_.assign(size_t(ctx.experts), 0);
   for (int32_t e : order_) keep_[size_t(e)] = 1;
+  // Leaving: resident experts not among the top n that may be evicted now
+  // (not in flight, not pinned); coming: top experts not cached that ran on
+  // the GPU in this layer (the only ones in GPU memory).
   std::vector<int32_t> leaving;
   for (int32_t e : holders) {
-    if (!keep_[size_t(e)]) leaving.push_back(e);
+    if (!keep_[size_t(e)] && ctx.residency->resident(l, e) && !ctx.residency->pinned(l, e))
+      leaving.push_back(e);
   }
   std::sort(leaving.begin(), leaving.end());
   size_t i = 0;
   for (int32_t e : order_) {
-    if (ctx.residency->cached(l, e)) continue;
+    if (i == leaving.size()) break;
+    if (ctx.residency->cached(l, e) ||
+        std::find(ctx.plan->gpu.begin(), ctx.plan->gpu.end(), e) == ctx.plan->gpu.end())
+      continue;
     out.push_back({SlotRef{l, leaving[i++]}, SlotRef{l, e}, /*on_device=*/true});
   }
 }
