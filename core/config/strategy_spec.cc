@@ -51,7 +51,8 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
             "prefetch buffer beside the cache share, counted in GPU memory); placement fills only "
             "the cache share; a prefetched expert leaves once its layer is done (a copy not "
             "started is "
-            "cancelled). Prefetchers "
+            "cancelled), unless its layer used it and the cache policy admits it into the cache "
+            "share (the arc cache). Prefetchers "
             "that state no maximum (all but next-layer) get no buffer.")
         .choice("link_order", &S::link_order, {"demand-first", "fifo"},
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
