@@ -84,38 +84,30 @@ class GateReusePredictor : public Predictor {
                std::span<float> scores) override;
   double gpu_ns(const CostModel& c, int64_t tokens) const override;
 
+ protected:
+  // Each token's top (k + extra) experts instead of the router's top-k.
+  explicit GateReusePredictor(int64_t extra) : extra_(extra) {}
+
  private:
+  int64_t extra_ = 0;
   RouterProbe probe_;
   int64_t hidden_ = 0;
   std::vector<const float*> xs_;
 };
 
 // ---------------------------------------------------------------- cross-layer
-// Fate's cross-layer prediction: the next layer's router applied to this
-// layer's gate input, each token's top (k + extra) experts counted (Fate's
-// code takes the top 5 of Qwen1.5-MoE's top-4 router). The next layer only.
-class CrossLayerPredictor : public Predictor {
+// Fate's cross-layer prediction: gate reuse for the next layer only, each
+// token's top (k + extra) experts counted (Fate's code takes the top 5 of
+// Qwen1.5-MoE's top-4 router).
+class CrossLayerPredictor : public GateReusePredictor {
  public:
   struct Params {
     int64_t extra = 1;  // experts per token beyond the model's top-k
     static const cfg::Schema<Params>& schema();
   };
-  explicit CrossLayerPredictor(const Params& p) : p_(p) {}
-  Needs needs(const ModelSpec&) const override {
-    Needs n;
-    n.gate_inputs = true;
-    return n;
-  }
-  void prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) override;
+  explicit CrossLayerPredictor(const Params& p) : GateReusePredictor(p.extra) {}
   void predict(const Context& ctx, int32_t target, int64_t offset,
                std::span<float> scores) override;
-  double gpu_ns(const CostModel& c, int64_t tokens) const override;
-
- private:
-  Params p_;
-  RouterProbe probe_;
-  int64_t hidden_ = 0;
-  std::vector<const float*> xs_;
 };
 
 // ---------------------------------------------------------------- residual

@@ -10,7 +10,7 @@
 namespace moebench {
 
 void GateReusePredictor::prepare(const ModelSpec& m, const CalibrationData*, const GateWeights* g) {
-  probe_.init(m, g, name());
+  probe_.init(m, g, name(), extra_ > 0 ? m.top_k + extra_ : 0);
   hidden_ = m.hidden_size;
 }
 

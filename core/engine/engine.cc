@@ -335,6 +335,13 @@ class Engine : public FutureView {
   void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook,
                    int32_t layer = -1);
   [[noreturn]] void bad_decision(const std::string& family, const std::string& what) const;
+  // Expert e of layer l among the step's activated experts (by expert id), or nullptr.
+  const ActiveExpert* activated(int32_t l, int32_t e) const {
+    const auto& a = active_[size_t(l)];
+    const auto it = std::lower_bound(a.begin(), a.end(), e,
+                                     [](const ActiveExpert& x, int32_t y) { return x.expert < y; });
+    return it != a.end() && it->expert == e ? &*it : nullptr;
+  }
 
   const ModelSpec& model_;
   const HardwareProfile& hw_;
@@ -1249,9 +1256,8 @@ void Engine::count_hits(int32_t l, const LayerRun& r) {
   for (int32_t e : res_.holders(l)) {
     int64_t& target = prefetch_of_[size_t(l) * E_ + e];
     if (target < 0 || target > cur_step_) continue;
-    const auto it = std::lower_bound(active.begin(), active.end(), e,
-                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
-    if (target == cur_step_ && it != active.end() && it->expert == e) {
+    const ActiveExpert* it = activated(l, e);
+    if (target == cur_step_ && it) {
       ++m_.prefetch_useful;
       if (res_.in_flight(l, e)) ++m_.prefetch_late;
       if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
@@ -1556,8 +1562,7 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
   }
   keep_.clear();
   for (int32_t e : route_order_) {
-    const auto it = std::lower_bound(active.begin(), active.end(), e,
-                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
+    const ActiveExpert* it = activated(l, e);
     const bool hit = res_.resident(l, e);
     record_access(l, r, it->tokens, hit);
     timed(kFamCache, [&] {
@@ -1677,16 +1682,13 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
   const bool admit = st_.cache->admits_prefetched();
   const Context saved = hook_ctx_;
   if (admit) hook_ctx_ = c;  // make_room's victim() reads it
-  const auto& active = active_[l];
   for (int32_t e : std::vector<int32_t>(res_.holders(l).begin(), res_.holders(l).end())) {
     if (!res_.buffered(l, e) || res_.pinned(l, e) || prefetch_of_[size_t(l) * E_ + e] >= 0)
       continue;
     // A cache that admits what its layer used (CachePolicy::admits_prefetched)
     // takes the expert into the cache share, evicting its victim there when
     // the share is full; with nothing evictable the expert leaves.
-    const auto it = std::lower_bound(active.begin(), active.end(), e,
-                                     [](const ActiveExpert& a, int32_t x) { return a.expert < x; });
-    if (admit && res_.resident(l, e) && it != active.end() && it->expert == e &&
+    if (admit && res_.resident(l, e) && activated(l, e) &&
         make_room(l, e, gpu_end, {}, /*into_buffer=*/false).layer != -1) {
       res_.set_buffered(l, e, false);
       st_.cache->on_insert(l, e, c);
