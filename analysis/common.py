@@ -167,7 +167,8 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
 # The papers in the order the report lists them.
 # The four papers, then the peer systems of issue 47 (their claims judged where the harness can test them), then
 # pages without a claim (NO_CLAIM).
-PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "llama.cpp",
+PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "MoE-Lightning",
+          "llama.cpp",
           "All strategies")
 
 

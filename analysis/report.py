@@ -36,8 +36,9 @@ PENDING = [
     ("ProMoE", "GoodPred and stride prefetch (arXiv 2410.22134)",
      "only the abstract was reachable: the predictor, the chunk size and GoodPred's definition are unknown here "
      "(docs/STRATEGIES.md, 'Not done')"),
-    ("MoE-Lightning", "CGOPipe throughput (arXiv 2411.11217)",
-     "needs attention on the CPU and micro-batch pipelining of paged weights in the core (docs/STRATEGIES.md)"),
+    ("MoE-Lightning", "up to 10.3x over FlexGen on a T4; the HRM policy search (arXiv 2411.11217)",
+     "FlexGen's schedule and policy search, the HRM (a MILP over batch, micro-batch, placement and KV split) and a "
+     "T4 testbed are not built; CGOPipe itself is judged (peers_moe_lightning, docs/STRATEGIES.md)"),
 ]
 
 

@@ -22,6 +22,7 @@ import peers_kt_dynamic  # noqa: E402
 import peers_llamacpp  # noqa: E402
 import peers_mixtral_offloading  # noqa: E402
 import peers_moe_infinity  # noqa: E402
+import peers_moe_lightning  # noqa: E402
 
 CLAIMED = (common.REPRODUCED, common.DIRECTION_ONLY, common.NOT_REPRODUCED, common.INCONCLUSIVE)
 
@@ -39,6 +40,7 @@ def results(tmp_path_factory):
     run_suite(res, "suites/peers.toml", "--filter", "model.preset=deepseek-v2-lite")
     run_suite(res, "suites/peers-llamacpp.toml", "--filter", "model.preset=mixtral-8x7b")
     run_suite(res, "suites/peers-kt-dynamic.toml")
+    run_suite(res, "suites/peers-moe-lightning.toml", "--filter", "model.expert_dtype=int4,workload.prompt_len=512")
     return res
 
 
@@ -51,7 +53,8 @@ def mechanism():
 
 
 def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path):
-    for mod in (peers_fate, peers_moe_infinity, peers_mixtral_offloading, peers_llamacpp, peers_kt_dynamic):
+    for mod in (peers_fate, peers_moe_infinity, peers_mixtral_offloading, peers_llamacpp, peers_kt_dynamic,
+                peers_moe_lightning):
         assert mod.JUDGED_IN == common.MECHANISM
         s = mod.run(str(results), tmp_path)
         assert s["verdict"] in CLAIMED, mod.__name__
@@ -69,6 +72,12 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
     kt = pd.read_csv(tmp_path / "peers-kt-dynamic.csv")
     assert list(kt["GPU expert ratio"]) == [0.1, 0.2, 0.3, 0.5]
     assert kt["paper dynamic / frequency"].iloc[0] == pytest.approx(70.22 / 58.60)
+    # MoE-Lightning at 512-token contexts, int4 experts: the whole batch's attention and experts outlast the
+    # copies (judged), and 4 micro-batches overlap them.
+    ml = pd.read_csv(tmp_path / "peers-moe-lightning.csv")
+    assert list(ml["micro-batches"]) == [1, 4] and set(ml["judged"]) == {"yes"}
+    assert ml["over the whole batch"].iloc[1] > 1.05
+    assert ml["CPU + GPU ms / step"].iloc[0] > ml["link ms / step"].iloc[0]
 
 
 def test_the_comparison_page_has_every_strategy_and_no_claim(results, tmp_path):

@@ -9,6 +9,7 @@
 #include "baselines/hybrimoe/components.h"
 #include "baselines/ktransformers/components.h"
 #include "baselines/moe_infinity/components.h"
+#include "baselines/moe_lightning/components.h"
 #include "baselines/oracle/components.h"
 #include "baselines/smoe/components.h"
 #include "predictors/components.h"
@@ -74,6 +75,9 @@ void register_baselines(Registry& r) {
                                       "HybriMoE's impact-driven prefetching.");
   r.add<Prefetcher, MrsNextPrefetcher>("prefetcher", "mrs-next",
                                        "HybriMoE code: next layer's top experts by MRS.");
+  r.add<Prefetcher, PagedWeightsPrefetcher>(
+      "prefetcher", "paged-weights",
+      "MoE-Lightning: every uncached expert of the next layer, while this one computes.");
   r.add<Prefetcher, ActivationMatrixPrefetcher>(
       "prefetcher", "activation-matrix",
       "MoE-Infinity: later layers of the most similar past request.");

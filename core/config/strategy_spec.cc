@@ -65,7 +65,21 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
             "link's work, would land after a demand load issued at its target layer's gate would "
             "(before-demand), or after that gate (before-gate); gates are estimated from the "
             "previous "
-            "step's gate-to-gate time. issue: every request is issued.");
+            "step's gate-to-gate time. issue: every request is issued.")
+        .choice("attention", &S::attention, {"gpu", "cpu"},
+                "Where decode attention runs and the KV cache lives. gpu: on the GPU, the KV "
+                "cache in GPU memory. cpu: the KV cache in host memory and each decode layer's "
+                "attention over it on the CPU (QKV projections on the GPU, Q/K/V copied to the "
+                "CPU, the output copied back, output projection and router on the GPU); "
+                "prefill attention stays on the GPU and its KV entries are copied to the host "
+                "(MoE-Lightning's A_g = 0). Simulated backend only.")
+        .integer("micro_batches", &S::micro_batches,
+                 "A decode step's sequences in this many micro-batches (at most one per "
+                 "sequence): each runs a layer's attention, routing, experts and decisions in "
+                 "turn, the next micro-batch's attention issued before this one's experts so the "
+                 "CPU's attention overlaps the GPU's experts (MoE-Lightning's CGOPipe order); "
+                 "1: the whole batch at once. Simulated backend only.",
+                 at_least(1), "micro-batches");
     return s;
   }();
   return s;

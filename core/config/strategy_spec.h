@@ -56,6 +56,16 @@ struct ResidencySpec {
   // issued at its target layer's estimated gate; "before-gate" one that
   // would land after that gate; "issue" issues every request.
   std::string late_prefetch = "before-demand";
+  // Where a decode step's attention runs and the KV cache lives
+  // (docs/STRATEGIES.md, "MoE-Lightning"): "gpu", on the GPU with the KV
+  // cache in GPU memory; "cpu", on the CPU over a KV cache in host memory
+  // (QKV projections on the GPU, Q/K/V to the CPU, the output back, the
+  // output projection and router on the GPU).
+  std::string attention = "gpu";
+  // A decode step's sequences in this many micro-batches, each through a
+  // layer's attention and experts in turn, the next micro-batch's attention
+  // issued before this one's experts (CGOPipe's order); 1: the whole batch.
+  int64_t micro_batches = 1;
 
   // Slots per layer for a model with `experts` routed experts per layer.
   int64_t slots(int64_t experts) const;

@@ -161,6 +161,62 @@ double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t con
          gpu_roofline_ns(weights + kv, flops, model_.dense_dtype, double(hw_.gpu.layer_kernels));
 }
 
+namespace {
+// The output projection's parameters of one layer (the rest of
+// attention_params are the Q, K and V projections).
+int64_t output_params(const ModelSpec& m) {
+  return m.attention == AttentionKind::kGqa ? m.num_heads * m.head_dim * m.hidden_size
+                                            : m.num_heads * m.v_head_dim * m.hidden_size;
+}
+}  // namespace
+
+double CostModel::attention_pre_ns(int64_t tokens) const {
+  const int64_t params = model_.attention_params() - output_params(model_);
+  const double flops = 2.0 * double(params) * double(tokens);
+  return hw_.gpu.layer_overhead_us * kNsPerUs +
+         gpu_roofline_ns(double(model_.matrix_bytes(params, model_.dense_dtype)), flops,
+                         model_.dense_dtype, 0.5 * double(hw_.gpu.layer_kernels));
+}
+
+double CostModel::attention_post_ns(int64_t tokens) const {
+  const int64_t params = output_params(model_) + model_.gate_params();
+  const double flops = 2.0 * double(params) * double(tokens);
+  return gpu_roofline_ns(double(model_.matrix_bytes(params, model_.dense_dtype)), flops,
+                         model_.dense_dtype, 0.5 * double(hw_.gpu.layer_kernels));
+}
+
+double CostModel::cpu_attention_ns(int64_t tokens, int64_t sequences, int64_t context) const {
+  const double kv = double(sequences) * double(context) * double(model_.kv_bytes_per_token());
+  // attention_flops_per_token less its projections: the scores and the
+  // weighted sum over the context.
+  const double flops =
+      double(tokens) * double(model_.attention_flops_per_token(context) -
+                              2 * (model_.attention_params() + model_.gate_params()));
+  return hw_.cpu.task_overhead_us * kNsPerUs + cpu_roofline_ns(kv, flops, model_.dense_dtype);
+}
+
+int64_t CostModel::qkv_bytes(int64_t tokens) const {
+  const ModelSpec& m = model_;
+  const int64_t elems = m.attention == AttentionKind::kGqa
+                            ? (m.num_heads + 2 * m.num_kv_heads) * m.head_dim
+                            : m.num_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim) +
+                                  m.kv_lora_rank + m.qk_rope_head_dim;
+  return tokens * elems * 2;  // 16-bit activations
+}
+
+double CostModel::qkv_d2h_ns(int64_t tokens) const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(qkv_bytes(tokens)), hw_.link.d2h_gbps, "link.d2h_gbps");
+}
+
+double CostModel::kv_d2h_ns(int64_t tokens) const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(tokens) * double(model_.kv_bytes_per_token()), hw_.link.d2h_gbps,
+                      "link.d2h_gbps");
+}
+
 double CostModel::dense_ffn_ns(int64_t tokens) const {
   if (cpu_dense_table_) return lookup_ns(*cpu_dense_table_, double(tokens));
   const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));

@@ -51,6 +51,22 @@ class CostModel {
   // `sequences` sequences, each new token attending to `context` tokens (a
   // prefill passes the mean, half its prompt) whose KV entries are read.
   double layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const;
+  // Attention on the CPU over a KV cache in host memory (residency.attention
+  // = "cpu", docs/COST_MODEL.md "Attention on the CPU"), in four parts: on
+  // the GPU, the norms and QKV projections of `tokens` new tokens (with the
+  // layer's fixed overhead and half its kernel launches) and the output
+  // projection and router (the other half); their Q, K and V to the host;
+  // the attention itself on the CPU, reading each sequence's `context` KV
+  // entries from host memory. The output's way back is
+  // h2d_activations_ns. The GPU parts plus the CPU part equal
+  // layer_nonmoe_ns's work split in two (the same bytes and flops).
+  double attention_pre_ns(int64_t tokens) const;
+  double attention_post_ns(int64_t tokens) const;
+  double cpu_attention_ns(int64_t tokens, int64_t sequences, int64_t context) const;
+  double qkv_d2h_ns(int64_t tokens) const;
+  int64_t qkv_bytes(int64_t tokens) const;
+  // A prefill's new KV entries of one layer copied to the host.
+  double kv_d2h_ns(int64_t tokens) const;
   // The FFN of a dense (non-MoE) layer.
   double dense_ffn_ns(int64_t tokens) const;
   // A small bf16 matrix [out x in] applied to `tokens` vectors on the GPU

@@ -135,8 +135,11 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
   const double gib = 1024.0 * 1024.0 * 1024.0;
   f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
   f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
-  f.gpu_kv_gib = double(B) * double(shape.max_tokens) * double(model.num_layers) *
-                 double(model.kv_bytes_per_token()) / gib;
+  // residency.attention = "cpu": the KV cache lives in host memory.
+  f.gpu_kv_gib = st.residency.attention == "cpu"
+                     ? 0.0
+                     : double(B) * double(shape.max_tokens) * double(model.num_layers) *
+                           double(model.kv_bytes_per_token()) / gib;
   f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
   f.gpu_total_gib = f.gpu_weights_gib + f.gpu_cache_gib + f.gpu_kv_gib + f.gpu_runtime_gib;
 
@@ -230,6 +233,22 @@ class Engine : public FutureView {
                       model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
                       source.info().model_name));
     }
+    cpu_attention_ = st.residency.attention == "cpu";
+    pipelined_ = cpu_attention_ || st.residency.micro_batches > 1;
+    if (pipelined_ && real_backend_) {
+      throw Error(fmt::format(
+          "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
+          "simulated backend (attention on the CPU and micro-batches are simulated only), found "
+          "the real backend",
+          st.name, st.residency.attention, st.residency.micro_batches));
+    }
+    if (cpu_attention_ && !hw.has_gpu()) {
+      throw Error(fmt::format(
+          "strategy '{}': residency.attention = \"cpu\" moves attention off the GPU; expected "
+          "hardware with a GPU, found '{}' with none (without a GPU every layer already runs on "
+          "the CPU)",
+          st.name, hw.name));
+    }
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(
           "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
@@ -252,6 +271,13 @@ class Engine : public FutureView {
   void setup_gate_stream();
   // -------- per step
   void run_step(int64_t s);
+  // The step's tokens (or a micro-batch's, `from` .. `to` of the step):
+  // routing, gate inputs (copied from `gates` when given, else read from the
+  // streams), sequences, context, non-MoE time, attention's token view.
+  void load_tokens(const StepPlan& sp, int64_t from, int64_t to, const StepRouting* gates);
+  // residency.attention = "cpu" or micro_batches > 1: a decode step's
+  // micro-batches through each layer in turn (MicroBatch).
+  void run_decode_pipelined(const StepPlan& sp);
   void run_moe_layer(int32_t l);
   // A MoE layer's small state, passed from stage to stage.
   struct LayerRun {
@@ -271,6 +297,19 @@ class Engine : public FutureView {
         -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
   };
   LayerRun gate_stage(int32_t l);
+  // A micro-batch's state while the other micro-batches run: swapped with
+  // the engine's step members (swap_micro_batch) around each of its layers.
+  struct MicroBatch;
+  void swap_micro_batch(MicroBatch& b);
+  // The micro-batch's attention of layer `li` (block index; `l` its MoE
+  // index, -1 for a dense layer) up to the output's return: on the GPU, or
+  // the QKV projections, Q/K/V to the host, the CPU's attention and the
+  // output back (the GPU's output projection and router follow in
+  // finish_attention).
+  void issue_attention(int32_t li, int32_t l, MicroBatch& b);
+  // The rest of an issued attention (the GPU's post-attention part when
+  // attention is on the CPU); returns its end, and the last task's id in *task.
+  double finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task, double* gpu_ns);
   void count_hits(int32_t l, const LayerRun& r);
   // One activated expert's access (tokens of the step that use it) and
   // whether it was a hit.
@@ -307,6 +346,22 @@ class Engine : public FutureView {
     w.task[0] = a, w.task[1] = b, w.task[2] = c, w.task[3] = d;
     return w;
   }
+  struct MicroBatch {
+    explicit MicroBatch(const RunRouting& run) : step(run, Phase::kDecode) {}
+    // Swapped with the engine's step members (swap_micro_batch).
+    StepRouting step;
+    StepTokens tokens;
+    int64_t sequences = 0, context = 0;
+    double nonmoe_ns = 0, layer_ready_ns = 0, deferred_done_ns = -1;
+    Waits ready_waits;
+    int64_t deferred_task = -1;
+    // The current layer's issued attention (issue_attention): its end (the
+    // output back on the GPU, or the GPU's attention), its last task, its
+    // GPU time so far, whether the GPU's post-attention part is still to run.
+    double att_end = 0, att_gpu_ns = 0;
+    int64_t att_task = -1;
+    bool post_pending = false;
+  };
   // `tokens`: the tokens the task processes (timeline only; -1: none).
   // `ready` is what the task waits for (`waits`) as a time; the task's id is
   // last_task_ afterwards.
@@ -388,6 +443,11 @@ class Engine : public FutureView {
   bool one_at_a_time_ = false;       // residency.admission, parsed once
   bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
   bool real_backend_ = false;        // the executor is the real backend's
+  bool cpu_attention_ = false;       // residency.attention == "cpu"
+  bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
+  bool last_micro_batch_ = true;     // the layer's last (or only) micro-batch is running
+  MicroBatch* cur_mb_ = nullptr;     // the micro-batch running (its attention already issued)
+  std::vector<MicroBatch> mbs_;
   std::vector<ActiveExpert> immediate_;
   std::vector<PrefetchRequest> gate_prefetches_;
   std::vector<double> staging_ring_;
@@ -1019,6 +1079,7 @@ SimulationResult Engine::run() {
     throw_if_cancelled();
     exec_->begin_step(s);
     const double t0 = gpu_lane().free_ns();
+    const double busy0[3] = {link_.busy_ns(), gpu_.busy_ns(), cpu_.busy_ns()};
     const auto w0 = Clock::now();
     run_step(s);
     const double wall = std::chrono::duration<double, std::nano>(Clock::now() - w0).count();
@@ -1033,6 +1094,9 @@ SimulationResult Engine::run() {
     } else {
       decode_ns += shown;
       m_.decode_tokens += int64_t(sp.tokens.size());
+      m_.decode_busy_ns[0] += link_.busy_ns() - busy0[0];
+      m_.decode_busy_ns[1] += gpu_.busy_ns() - busy0[1];
+      m_.decode_busy_ns[2] += cpu_.busy_ns() - busy0[2];
       m_.tbt_ms.push_back(shown / 1e6);
       if (real) m_.composed_tbt_ms.push_back(dt / 1e6);
     }
@@ -1107,32 +1171,39 @@ void Engine::begin_executor() {
   exec_->begin_run(max_seqs, max_pos, max_tokens, opt_.timeline);
 }
 
-void Engine::run_step(int64_t s) {
-  const StepPlan& sp = steps_[s];
+void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const StepRouting* gates) {
   step_.reset(sp.phase);
-  for (const auto& [seq, pos] : sp.tokens) step_.add(seq, pos);
+  for (int64_t i = from; i < to; ++i)
+    step_.add(sp.tokens[size_t(i)].first, sp.tokens[size_t(i)].second);
   if (needs_.gate_inputs) {
     const int64_t H = source_.info().h_trace;
     auto& g = step_.gate_storage(H);
     g.resize(size_t(step_.tokens()) * L_ * H);
-    for (int64_t t = 0; t < step_.tokens(); ++t) {
-      const int64_t seq = step_.seq(t), pos = step_.pos(t);
-      if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput);
-      while (gate_pos_[seq] <= pos) {
-        if (!gate_readers_[seq]->next(gate_rec_))
-          throw InternalError("gate input stream ended early");
-        ++gate_pos_[seq];
+    if (gates) {
+      const auto& src = gates->gate_data();
+      std::copy(src.begin() + from * L_ * H, src.begin() + to * L_ * H, g.begin());
+    } else {
+      for (int64_t t = 0; t < step_.tokens(); ++t) {
+        const int64_t seq = step_.seq(t), pos = step_.pos(t);
+        if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput);
+        while (gate_pos_[seq] <= pos) {
+          if (!gate_readers_[seq]->next(gate_rec_))
+            throw InternalError("gate input stream ended early");
+          ++gate_pos_[seq];
+        }
+        std::copy(gate_rec_.gate_input.begin(), gate_rec_.gate_input.end(), g.begin() + t * L_ * H);
       }
-      std::copy(gate_rec_.gate_input.begin(), gate_rec_.gate_input.end(), g.begin() + t * L_ * H);
     }
   }
   const int64_t n = step_.tokens();
+  const auto first = sp.tokens.begin() + std::ptrdiff_t(from);
+  const auto last_tok = sp.tokens.begin() + std::ptrdiff_t(to);
   step_sequences_ = 0;
   {
     int64_t last = -1;
-    for (const auto& tk : sp.tokens) {
-      if (tk.first != last) ++step_sequences_;
-      last = tk.first;
+    for (auto it = first; it != last_tok; ++it) {
+      if (it->first != last) ++step_sequences_;
+      last = it->first;
     }
   }
   step_context_ = 0;
@@ -1140,7 +1211,8 @@ void Engine::run_step(int64_t s) {
     // Causal attention: each prompt token attends to half the prompt on average.
     step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
   } else {
-    for (const auto& tk : sp.tokens) step_context_ = std::max(step_context_, tk.second + 1);
+    for (auto it = first; it != last_tok; ++it)
+      step_context_ = std::max(step_context_, it->second + 1);
   }
   step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
   step_tokens_.slot.clear();
@@ -1148,14 +1220,20 @@ void Engine::run_step(int64_t s) {
   {
     int64_t last = -1;
     int32_t slot = -1;
-    for (const auto& [seq, pos] : sp.tokens) {
-      if (seq != last) ++slot;
-      last = seq;
+    for (auto it = first; it != last_tok; ++it) {
+      if (it->first != last) ++slot;
+      last = it->first;
       step_tokens_.slot.push_back(slot);
-      step_tokens_.pos.push_back(pos);
+      step_tokens_.pos.push_back(it->second);
     }
     step_tokens_.sequences = slot + 1;
   }
+}
+
+void Engine::run_step(int64_t s) {
+  const StepPlan& sp = steps_[s];
+  load_tokens(sp, 0, int64_t(sp.tokens.size()), nullptr);
+  const int64_t n = step_.tokens();
   step_start_ns_ = gpu_lane().free_ns();
   layer_ready_ns_ = step_start_ns_;
   if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
@@ -1163,31 +1241,40 @@ void Engine::run_step(int64_t s) {
   deferred_done_ns_ = -1;
   deferred_task_ = -1;
   ready_waits_ = Waits{};  // the step's first task waits for its lane only
-  const double nonmoe = step_nonmoe_ns_;
-  int32_t moe = 0;
-  for (int64_t li = 0; li < model_.num_layers; ++li) {
-    if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
-    if (li < model_.first_dense_layers) {
-      const double a =
-          submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
-                 exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
-      layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
-                               exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1,
-                               after(last_task_), n);
-      ready_waits_ = after(last_task_);
-      continue;
+  if (pipelined_ && sp.phase == Phase::kDecode) {
+    run_decode_pipelined(sp);
+  } else {
+    const double nonmoe = step_nonmoe_ns_;
+    int32_t moe = 0;
+    for (int64_t li = 0; li < model_.num_layers; ++li) {
+      if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
+      if (li < model_.first_dense_layers) {
+        const double a =
+            submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
+                   exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
+        const int64_t att = last_task_;
+        if (cpu_attention_) {  // the prefill's KV entries of this layer to the host
+          submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, a, cost_.kv_d2h_ns(n), -1, -1, after(att));
+          m_.d2h_bytes += n * model_.kv_bytes_per_token();
+        }
+        layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
+                                 exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1,
+                                 after(att), n);
+        ready_waits_ = after(last_task_);
+        continue;
+      }
+      cur_layer_ = moe;
+      run_moe_layer(moe++);
     }
-    cur_layer_ = moe;
-    run_moe_layer(moe++);
+    // The last layer's deferred work (if any) is part of the step.
+    Waits head = ready_waits_;
+    if (deferred_done_ns_ >= 0) {
+      layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
+      head.task[3] = deferred_task_;
+    }
+    submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_,
+           exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1, -1, head, n);
   }
-  // The last layer's deferred work (if any) is part of the step.
-  Waits head = ready_waits_;
-  if (deferred_done_ns_ >= 0) {
-    layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
-    head.task[3] = deferred_task_;
-  }
-  submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_,
-         exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1, -1, head, n);
   const double end = gpu_lane().free_ns();
   advance_link(end);
   cur_layer_ = L_;
@@ -1200,6 +1287,138 @@ void Engine::run_step(int64_t s) {
   timed(kFamCache, [&] { st_.cache->after_step(ctx, swaps_); });
   issue_prefetches(prefetch_reqs_, end);
   issue_swaps(swaps_, end, "after_step");
+}
+
+void Engine::swap_micro_batch(MicroBatch& b) {
+  std::swap(step_, b.step);
+  std::swap(step_tokens_, b.tokens);
+  std::swap(step_sequences_, b.sequences);
+  std::swap(step_context_, b.context);
+  std::swap(step_nonmoe_ns_, b.nonmoe_ns);
+  std::swap(layer_ready_ns_, b.layer_ready_ns);
+  std::swap(ready_waits_, b.ready_waits);
+  std::swap(deferred_done_ns_, b.deferred_done_ns);
+  std::swap(deferred_task_, b.deferred_task);
+}
+
+void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
+  const int64_t n = b.step.tokens();
+  if (!cpu_attention_) {
+    b.att_gpu_ns = exec_->attention_ns(li, b.tokens, b.nonmoe_ns);
+    b.att_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.layer_ready_ns,
+                       b.att_gpu_ns, l, -1, b.ready_waits, n);
+    b.att_task = last_task_;
+    b.post_pending = false;
+    return;
+  }
+  b.att_gpu_ns = cost_.attention_pre_ns(n);
+  const double pre = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.layer_ready_ns,
+                            b.att_gpu_ns, l, -1, b.ready_waits, n);
+  const double qkv = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, pre, cost_.qkv_d2h_ns(n), l, -1,
+                            after(last_task_), n);
+  m_.d2h_bytes += cost_.qkv_bytes(n);
+  const double cpu =
+      submit(cpu_, Lane::kCpu, TaskKind::kAttention, qkv,
+             cost_.cpu_attention_ns(n, b.sequences, b.context), l, -1, after(last_task_), n);
+  b.att_end = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu, cost_.h2d_activations_ns(n), l,
+                     -1, after(last_task_), n);
+  m_.act_h2d_bytes += cost_.activation_bytes(n);
+  b.att_task = last_task_;
+  b.post_pending = true;
+}
+
+double Engine::finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task,
+                                double* gpu_ns) {
+  double end = b.att_end;
+  *task = b.att_task;
+  *gpu_ns = b.att_gpu_ns;
+  if (b.post_pending) {
+    const double post = cost_.attention_post_ns(tokens);
+    end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.att_end, post, l, -1,
+                 after(b.att_task), tokens);
+    *task = last_task_;
+    *gpu_ns += post;
+    b.post_pending = false;
+  }
+  return end;
+}
+
+// A decode step in micro-batches (residency.micro_batches; one when only
+// the attention moves to the CPU), layer by layer: the first micro-batch's
+// attention is issued, then for each micro-batch the next one's attention
+// (so the CPU computes it while the GPU runs this one's experts: CGOPipe's
+// order), then this one's MoE layer as any step's (gate, hits, decisions,
+// GPU and CPU experts, hooks) over its own tokens. A micro-batch's next
+// layer waits for its own previous layer only. The prefetch buffer's
+// experts leave after the layer's last micro-batch.
+void Engine::run_decode_pipelined(const StepPlan& sp) {
+  const int64_t n = int64_t(sp.tokens.size());
+  const int64_t m = std::max<int64_t>(1, std::min<int64_t>(st_.residency.micro_batches, n));
+  // The full step's state stays in the members for the after-step hooks;
+  // each micro-batch is loaded into them and swapped out.
+  mbs_.clear();
+  for (int64_t j = 0; j < m; ++j) {
+    mbs_.emplace_back(run_);
+    MicroBatch& b = mbs_.back();
+    swap_micro_batch(b);  // members <- b's (empty) state, b <- the full step's
+    load_tokens(sp, j * n / m, (j + 1) * n / m, &b.step);
+    layer_ready_ns_ = step_start_ns_;
+    ready_waits_ = Waits{};
+    deferred_done_ns_ = -1;
+    deferred_task_ = -1;
+    swap_micro_batch(b);  // b <- the micro-batch, members <- the full step
+  }
+  int32_t moe = 0;
+  for (int64_t li = 0; li < model_.num_layers; ++li) {
+    if ((li & 7) == 7) throw_if_cancelled();
+    if (li < model_.first_dense_layers) {
+      for (auto& b : mbs_) {
+        issue_attention(int32_t(li), -1, b);
+        int64_t task = -1;
+        double gpu_ns = 0;
+        const int64_t nb = b.step.tokens();
+        const double a = finish_attention(-1, nb, b, &task, &gpu_ns);
+        b.layer_ready_ns = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
+                                  exec_->dense_ffn_ns(int32_t(li), nb, cost_.dense_ffn_ns(nb)), -1,
+                                  -1, after(task), nb);
+        b.ready_waits = after(last_task_);
+      }
+      continue;
+    }
+    const int32_t l = moe++;
+    cur_layer_ = l;
+    issue_attention(int32_t(li), l, mbs_[0]);
+    for (int64_t j = 0; j < m; ++j) {
+      if (j + 1 < m) issue_attention(int32_t(li), l, mbs_[size_t(j + 1)]);
+      MicroBatch& b = mbs_[size_t(j)];
+      swap_micro_batch(b);
+      cur_mb_ = &b;
+      last_micro_batch_ = j + 1 == m;
+      run_moe_layer(l);
+      cur_mb_ = nullptr;
+      last_micro_batch_ = true;
+      swap_micro_batch(b);
+    }
+  }
+  // The after-step hooks see the whole step: every layer's activated experts
+  // over all micro-batches (each micro-batch's layer run left its own).
+  step_.reveal(L_ - 1);
+  const int64_t holes[2] = {m_.hole_rows[0], m_.hole_rows[1]};  // counted by the micro-batches
+  for (int32_t l = 0; l < L_; ++l) compute_active(l, &active_[size_t(l)]);
+  m_.hole_rows[0] = holes[0];
+  m_.hole_rows[1] = holes[1];
+  // Each micro-batch's lm head after its last layer (and its deferred work).
+  for (auto& b : mbs_) {
+    Waits head = b.ready_waits;
+    double ready = b.layer_ready_ns;
+    if (b.deferred_done_ns >= 0) {
+      ready = std::max(ready, b.deferred_done_ns);
+      head.task[3] = b.deferred_task;
+    }
+    const int64_t nb = b.step.tokens();
+    submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, ready,
+           exec_->lm_head_ns(nb, cost_.lm_head_ns(nb)), -1, -1, head, nb);
+  }
 }
 
 // A MoE layer in stages: the gate (attention, routing revealed, hits), the
@@ -1231,12 +1450,23 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
       opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
   if (sample_) ++m_.decision_samples;
   ++m_.moe_layer_steps;
-  double att_start;
-  const double att =
-      exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
-  r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
-                    ready_waits_, r.n, &att_start);
-  r.att_task = r.gpu_end_task = last_task_;
+  double att;
+  if (cur_mb_) {  // a pipelined decode step: the attention was issued ahead (issue_attention)
+    int64_t task = -1;
+    r.t_gate = finish_attention(l, r.n, *cur_mb_, &task, &att);
+    r.att_task = r.gpu_end_task = task;
+  } else {
+    att =
+        exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
+    r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
+                      ready_waits_, r.n);
+    r.att_task = r.gpu_end_task = last_task_;
+    if (cpu_attention_) {  // a prefill: this layer's new KV entries to the host
+      submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
+             after(r.att_task));
+      m_.d2h_bytes += r.n * model_.kv_bytes_per_token();
+    }
+  }
   gate_cur_[size_t(l)] = r.t_gate;
   if (r.decode) m_.bd_attention_ns += att;
   advance_link(r.t_gate);
@@ -1261,6 +1491,8 @@ void Engine::count_hits(int32_t l, const LayerRun& r) {
       ++m_.prefetch_useful;
       if (res_.in_flight(l, e)) ++m_.prefetch_late;
       if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
+    } else if (target == cur_step_ && !last_micro_batch_) {
+      continue;  // a later micro-batch of this layer may use it
     }
     target = -1;
   }
@@ -1644,7 +1876,7 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
   // at gpu_end or after) may take their slots.
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
-  if (res_.buffer_slots() > 0) release_prefetch_buffer(l, r.gpu_end);
+  if (res_.buffer_slots() > 0 && last_micro_batch_) release_prefetch_buffer(l, r.gpu_end);
   prefetch_reqs_.clear();
   Context after = context(l, r.gpu_end);
   step_.set_reader(&st_.prefetcher->name());

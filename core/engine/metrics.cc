@@ -42,6 +42,10 @@ J per_token_ms(double ns, int64_t tokens) {
 J util(const RunMetrics& m, int lane) {
   return m.makespan_ns > 0 ? J(m.busy_ns[lane] / m.makespan_ns) : J(nullptr);
 }
+
+J decode_busy(const RunMetrics& m, int lane) {
+  return m.tbt_ms.empty() ? J(nullptr) : J(m.decode_busy_ns[lane] / double(m.tbt_ms.size()) / 1e6);
+}
 J decision(const RunMetrics& m, int fam) {
   return m.decision_samples > 0 ? J(m.decision_ns[fam] / double(m.decision_samples)) : J(nullptr);
 }
@@ -259,6 +263,13 @@ std::vector<RunMetrics::Field> lane_fields() {
        [](const RunMetrics& m) { return util(m, 2); }},
       {"h2d_util_frac", "H2D link busy time (expert weights) / run time.",
        [](const RunMetrics& m) { return util(m, 0); }},
+      {"decode_h2d_busy_ms_per_step",
+       "H2D link busy time (expert copies) per decode step, mean over decode steps.",
+       [](const RunMetrics& m) { return decode_busy(m, 0); }},
+      {"decode_gpu_busy_ms_per_step", "GPU lane busy time per decode step, mean over decode steps.",
+       [](const RunMetrics& m) { return decode_busy(m, 1); }},
+      {"decode_cpu_busy_ms_per_step", "CPU lane busy time per decode step, mean over decode steps.",
+       [](const RunMetrics& m) { return decode_busy(m, 2); }},
       {"pbd_pcie_ms_per_prefill",
        "Prefill breakdown: GPU idle waiting for expert copies, per prefill step (SMoE Fig. 11 "
        "PCIe).",

@@ -58,6 +58,10 @@ struct RunMetrics {
 
   // Lane busy time (ns) and the run's makespan.
   double busy_ns[5] = {0, 0, 0, 0, 0};
+  // Busy time of the link, GPU and CPU lanes within decode steps (a task
+  // counts in the step during which it was submitted; a copy when it
+  // starts): which lane bounds a decode step.
+  double decode_busy_ns[3] = {0, 0, 0};
   double makespan_ns = 0;
   // Compute-lane time by task kind (index: TaskKind), ns; MoE layer executions.
   double task_ns[16] = {};

@@ -122,6 +122,8 @@ class StepRouting {
     pos_.push_back(pos);
   }
   void reveal(int64_t layer) { revealed_ = layer; }
+  // Every token's gate inputs ([token][layer][h_trace]; empty without them).
+  const std::vector<float>& gate_data() const { return gate_; }
   std::vector<float>& gate_storage(int64_t h) {
     h_ = h;
     return gate_;
