@@ -120,6 +120,12 @@ TEST(MoeLightningPipeline, MicroBatchesOverlapCpuAttentionWithGpuExperts) {
   EXPECT_EQ(r.metrics.token_hits[1], 8);
   // Q, K, V of each token to the host and its output back, per layer.
   EXPECT_EQ(r.metrics.d2h_bytes, 4 * (4 + 2 * 4) * 16 * 2);
+  // The lanes' busy time in the decode step: the GPU 2 x (2 x 1 us QKV + 4
+  // experts x 2 us), the CPU 4 x 4 us of attention, no copies.
+  EXPECT_NEAR(r.metrics.decode_busy_ns[1], 20 * us, 8 * eps);
+  EXPECT_NEAR(r.metrics.decode_busy_ns[2], 16 * us, eps);
+  EXPECT_EQ(r.metrics.decode_busy_ns[0], 0.0);
+  EXPECT_NEAR(r.metrics.to_json()["decode_cpu_busy_ms_per_step"].get<double>(), 0.016, 1e-6);
 }
 
 TEST(MoeLightningPipeline, OneMicroBatchSerializesAttentionAndExperts) {
