@@ -108,7 +108,7 @@ def headline(entries) -> str:
     c = verdict_counts(entries)
     n = sum(v for k, v in c.items() if k not in (common.CONSTRUCTION, common.NO_CLAIM))
     s = (f"{n} figures and tables from results, each in the comparison its paper's claim is judged in: "
-         f"{c.get(common.REPRODUCED, 0)} reproduced (direction and magnitude), "
+         f"{c.get(common.REPRODUCED, 0)} reproduced (direction, and magnitude where the paper publishes one), "
          f"{c.get(common.DIRECTION_ONLY, 0)} direction only (the paper's number missed), "
          f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive")
     if c.get(common.CONSTRUCTION, 0):
