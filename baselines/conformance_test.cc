@@ -202,6 +202,53 @@ TEST(Conformance, EveryRegisteredComponentRunsEveryScenario) {
   EXPECT_EQ(checked, int(reg.entries().size() * 3));
 }
 
+// The same, with decode steps pipelined (MoE-Lightning's mechanism:
+// attention on the CPU, two micro-batches of the batched scenario's three
+// sequences): every component's decisions run once per micro-batch and
+// layer, and every activation is still computed exactly once.
+TEST(Conformance, EveryRegisteredComponentRunsInMicroBatches) {
+  const Registry& reg = builtin_registry();
+  const auto all = scenarios();
+  const Scenario& sc = all[1];  // "batched": 4 sequences in batches of 3
+  int checked = 0;
+  for (const auto* entry : reg.entries()) {
+    StrategySpec spec = base_for(entry->family, entry->kind);
+    spec.residency.attention = "cpu";
+    spec.residency.micro_batches = 2;
+    auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts),
+                                 int(sc.model.top_k), 3, 4, 8, 99);
+    MemoryCalibration calib(std::move(calib_src));
+    WorkloadSpec w = testing::workload_of(*sc.source);
+    w.batch_size = sc.batch;
+    auto run_once = [&] {
+      StrategyInstance st = StrategyInstance::create(spec, reg);
+      EngineOptions opt;
+      opt.check_graph = true;
+      return simulate(sc.model, testing::round_hardware(), w, st, *sc.source, &calib, opt);
+    };
+    SimulationResult a, b;
+    try {
+      a = run_once();
+      b = run_once();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << entry->family << "/" << entry->kind << " in micro-batches: " << e.what();
+      continue;
+    }
+    const RunMetrics& m = a.metrics;
+    const int64_t activations = m.token_accesses[0] + m.token_accesses[1];
+    EXPECT_GT(activations, 0);
+    EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations)
+        << entry->family << "/" << entry->kind;
+    EXPECT_LE(m.token_hits[1], m.token_accesses[1]);
+    EXPECT_LE(m.prefetch_useful, m.prefetch_loads);
+    EXPECT_GT(m.decode_busy_ns[2], 0.0) << "the CPU's attention";
+    EXPECT_EQ(deterministic_part(a.metrics).dump(), deterministic_part(b.metrics).dump())
+        << entry->family << "/" << entry->kind << " is not deterministic in micro-batches";
+    ++checked;
+  }
+  EXPECT_EQ(checked, int(reg.entries().size()));
+}
+
 // Cache policies: the victim is always one of the candidates, and the same
 // inputs give the same victim.
 TEST(Conformance, CachePoliciesPickACandidateDeterministically) {
