@@ -1779,7 +1779,6 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
 // assigner's plan decides the side; its GPU and link orders give way to the
 // routing order.
 void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
-  const auto& active = active_[l];
   std::fill(mark_.begin(), mark_.end(), 0);
   for (int32_t e : plan_.gpu) mark_[e] = 1;
   route_order_.clear();
