@@ -4,6 +4,7 @@
 // and give the same result twice. A new component is covered as soon as it
 // is registered; if it needs a particular base strategy, add it to base_for().
 
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -159,44 +160,53 @@ nlohmann::ordered_json deterministic_part(const RunMetrics& m) {
   return j;
 }
 
+// Runs `spec` twice on the scenario (the graph checked: every task's start
+// explained by its lane and what it waits for) and checks what every
+// component must keep: activations computed exactly once, hits and useful
+// prefetches within their totals, a decode time, the same metrics twice.
+// Returns the first run's metrics, or nothing when a run failed (reported).
+std::optional<RunMetrics> conforms(const StrategySpec& spec, const Scenario& sc,
+                                   const std::string& label) {
+  const Registry& reg = builtin_registry();
+  auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts),
+                               int(sc.model.top_k), 3, 4, 8, 99);
+  MemoryCalibration calib(std::move(calib_src));
+  WorkloadSpec w = testing::workload_of(*sc.source);
+  w.batch_size = sc.batch;
+  auto run_once = [&] {
+    StrategyInstance st = StrategyInstance::create(spec, reg);
+    EngineOptions opt;
+    opt.check_graph = true;
+    return simulate(sc.model, testing::round_hardware(), w, st, *sc.source, &calib, opt);
+  };
+  SimulationResult a, b;
+  try {
+    a = run_once();
+    b = run_once();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << label << ": " << e.what();
+    return std::nullopt;
+  }
+  const RunMetrics& m = a.metrics;
+  const int64_t activations = m.token_accesses[0] + m.token_accesses[1];
+  EXPECT_GT(activations, 0) << label;
+  // Every (token, layer, expert) activation is computed exactly once, somewhere.
+  EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations) << label;
+  EXPECT_LE(m.token_hits[1], m.token_accesses[1]) << label;
+  EXPECT_LE(m.prefetch_useful, m.prefetch_loads) << label;
+  EXPECT_GT(m.decode_time_s, 0.0) << label;
+  EXPECT_EQ(deterministic_part(a.metrics).dump(), deterministic_part(b.metrics).dump())
+      << label << " is not deterministic";
+  return a.metrics;
+}
+
 TEST(Conformance, EveryRegisteredComponentRunsEveryScenario) {
   const Registry& reg = builtin_registry();
   int checked = 0;
   for (const auto* entry : reg.entries()) {
     for (auto& sc : scenarios()) {
       const StrategySpec spec = base_for(entry->family, entry->kind);
-      auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts),
-                                   int(sc.model.top_k), 3, 4, 8, 99);
-      MemoryCalibration calib(std::move(calib_src));
-      WorkloadSpec w = testing::workload_of(*sc.source);
-      w.batch_size = sc.batch;
-      auto run_once = [&] {
-        StrategyInstance st = StrategyInstance::create(spec, reg);
-        EngineOptions opt;
-        opt.check_graph = true;  // every task's start explained by its lane and what it waits for
-        return simulate(sc.model, testing::round_hardware(), w, st, *sc.source, &calib, opt);
-      };
-      SimulationResult a, b;
-      try {
-        a = run_once();
-        b = run_once();
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << entry->family << "/" << entry->kind << " in " << sc.name << ": "
-                      << e.what();
-        continue;
-      }
-      const RunMetrics& m = a.metrics;
-      const int64_t activations = m.token_accesses[0] + m.token_accesses[1];
-      EXPECT_GT(activations, 0);
-      // Every (token, layer, expert) activation is computed exactly once, somewhere.
-      EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations)
-          << entry->family << "/" << entry->kind << " " << sc.name;
-      EXPECT_LE(m.token_hits[1], m.token_accesses[1]);
-      EXPECT_LE(m.prefetch_useful, m.prefetch_loads);
-      EXPECT_GT(m.decode_time_s, 0.0);
-      EXPECT_EQ(deterministic_part(a.metrics).dump(), deterministic_part(b.metrics).dump())
-          << entry->family << "/" << entry->kind << " " << sc.name << " is not deterministic";
-      ++checked;
+      if (conforms(spec, sc, entry->family + "/" + entry->kind + " in " + sc.name)) ++checked;
     }
   }
   EXPECT_EQ(checked, int(reg.entries().size() * 3));
@@ -215,35 +225,9 @@ TEST(Conformance, EveryRegisteredComponentRunsInMicroBatches) {
     StrategySpec spec = base_for(entry->family, entry->kind);
     spec.residency.attention = "cpu";
     spec.residency.micro_batches = 2;
-    auto calib_src = make_source(int(sc.model.moe_layers()), int(sc.model.routed_experts),
-                                 int(sc.model.top_k), 3, 4, 8, 99);
-    MemoryCalibration calib(std::move(calib_src));
-    WorkloadSpec w = testing::workload_of(*sc.source);
-    w.batch_size = sc.batch;
-    auto run_once = [&] {
-      StrategyInstance st = StrategyInstance::create(spec, reg);
-      EngineOptions opt;
-      opt.check_graph = true;
-      return simulate(sc.model, testing::round_hardware(), w, st, *sc.source, &calib, opt);
-    };
-    SimulationResult a, b;
-    try {
-      a = run_once();
-      b = run_once();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << entry->family << "/" << entry->kind << " in micro-batches: " << e.what();
-      continue;
-    }
-    const RunMetrics& m = a.metrics;
-    const int64_t activations = m.token_accesses[0] + m.token_accesses[1];
-    EXPECT_GT(activations, 0);
-    EXPECT_EQ(m.gpu_expert_tokens + m.cpu_expert_tokens, activations)
-        << entry->family << "/" << entry->kind;
-    EXPECT_LE(m.token_hits[1], m.token_accesses[1]);
-    EXPECT_LE(m.prefetch_useful, m.prefetch_loads);
-    EXPECT_GT(m.decode_busy_ns[2], 0.0) << "the CPU's attention";
-    EXPECT_EQ(deterministic_part(a.metrics).dump(), deterministic_part(b.metrics).dump())
-        << entry->family << "/" << entry->kind << " is not deterministic in micro-batches";
+    const auto m = conforms(spec, sc, entry->family + "/" + entry->kind + " in micro-batches");
+    if (!m) continue;
+    EXPECT_GT(m->decode_busy_ns[2], 0.0) << "the CPU's attention";
     ++checked;
   }
   EXPECT_EQ(checked, int(reg.entries().size()));

@@ -1198,23 +1198,8 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
   const int64_t n = step_.tokens();
   const auto first = sp.tokens.begin() + std::ptrdiff_t(from);
   const auto last_tok = sp.tokens.begin() + std::ptrdiff_t(to);
-  step_sequences_ = 0;
-  {
-    int64_t last = -1;
-    for (auto it = first; it != last_tok; ++it) {
-      if (it->first != last) ++step_sequences_;
-      last = it->first;
-    }
-  }
-  step_context_ = 0;
-  if (sp.phase == Phase::kPrefill) {
-    // Causal attention: each prompt token attends to half the prompt on average.
-    step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
-  } else {
-    for (auto it = first; it != last_tok; ++it)
-      step_context_ = std::max(step_context_, it->second + 1);
-  }
-  step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
+  // Attention's view: each token's sequence slot (a new slot where the
+  // sequence changes) and position; the slots count the step's sequences.
   step_tokens_.slot.clear();
   step_tokens_.pos.clear();
   {
@@ -1228,6 +1213,16 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
     }
     step_tokens_.sequences = slot + 1;
   }
+  step_sequences_ = step_tokens_.sequences;
+  step_context_ = 0;
+  if (sp.phase == Phase::kPrefill) {
+    // Causal attention: each prompt token attends to half the prompt on average.
+    step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
+  } else {
+    for (auto it = first; it != last_tok; ++it)
+      step_context_ = std::max(step_context_, it->second + 1);
+  }
+  step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
 }
 
 void Engine::run_step(int64_t s) {
