@@ -1,6 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "harness/suite/suite_runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -179,6 +181,15 @@ void print_verdict_summary(const SuiteOptions& opt, const Experiment& ex,
                    : fmt::format("{} {} --results {} --out {}", py, script.string(),
                                  opt.results_root.string(), (opt.results_root / "report").string()),
       (opt.results_root / "report").string());
+}
+
+// Whether `path` is `root` or inside it (both made absolute, `..` resolved).
+bool under(const fs::path& path, const fs::path& root) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const fs::path r = fs::weakly_canonical(fs::absolute(root, ec), ec);
+  auto [ri, pi] = std::mismatch(r.begin(), r.end(), p.begin(), p.end());
+  return ri == r.end() || (std::next(ri) == r.end() && ri->empty());
 }
 
 std::string fmt_duration(double s) {
@@ -839,6 +850,13 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
           "shards' "
           "folders, then make report\n",
           opt.shard.index, opt.shard.count);
+    } else if (!opt.out.empty() && !under(dir, opt.results_root / ex.suite.name)) {
+      // The report reads the newest run under <results>/<suite>/: this run
+      // is not there, and its report must not land outside the folder named.
+      fmt::print(
+          "\nverdicts not computed: the report reads runs under {}/ and this run is in {} "
+          "(run with --results ROOT instead of --out to judge it)\n",
+          (opt.results_root / ex.suite.name).string(), dir.string());
     } else if (opt.filter.empty()) {
       print_verdict_summary(opt, ex, cases);
     } else {

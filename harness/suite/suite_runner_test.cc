@@ -326,6 +326,28 @@ TEST(RunSuite, ASecondRunIntoALockedFolderIsRefused) {
   EXPECT_EQ(run_suite(o, builtin_registry()).exit_code, 0);
 }
 
+// A paper suite ends with its verdicts, which the report computes from the
+// newest run under <results>/<suite>/ and writes to <results>/report. A run
+// put elsewhere with --out was not judged (an older run under the results
+// root was) and its report landed in a folder the user did not name.
+TEST(RunSuite, ARunOutsideTheResultsRootIsNotJudgedAndWritesNoReportThere) {
+  testing::TempDir dir;
+  std::string text = suite_text(1, 2);
+  const std::string head = "[suite]\n";
+  text.replace(text.find(head), head.size(), head + "reproduces = \"a paper\"\n");
+  auto o = options(dir, text);
+  o.quiet = false;
+  o.out = dir / "elsewhere";
+  ::testing::internal::CaptureStdout();
+  const auto r = run_suite(o, builtin_registry());
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(printed.find("verdicts not computed: the report reads runs under"), std::string::npos)
+      << printed;
+  EXPECT_FALSE(std::filesystem::exists(dir / "results")) << printed;
+  EXPECT_TRUE(std::filesystem::exists(dir / "elsewhere" / "runs.csv"));
+}
+
 TEST(RunSuite, AFilterThatMatchesNothingIsAnErrorAndWritesNothing) {
   testing::TempDir dir;
   auto o = options(dir, suite_text(1, 2));
