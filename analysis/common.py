@@ -341,8 +341,10 @@ def checks_text(checks: dict) -> str:
 # three-valued: reproduced, not reproduced, inconclusive.
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-# Issue 40: a claim has two outcomes, its direction and its magnitude. "reproduced" needs both (or a direction
-# where the paper publishes no number); a direction that holds with the paper's number missed is its own outcome.
+# Issue 40: a claim has two outcomes, its direction and its magnitude. "reproduced" needs both; a direction that
+# holds is "direction only" when the paper's number is missed or when no number of the paper's was reachable to
+# compare with (the check's text says which). A check that is itself a magnitude (a band around the paper's
+# number, a published range, a paper's "no further gain") needs nothing more.
 DIRECTION_ONLY = "direction only"
 # Checks that hold by construction (a calibration target, the cost model's own assumption) are reported but not
 # counted; a figure made only of them gets this verdict and is left out of the counts.
@@ -457,8 +459,9 @@ class Check:
 
     `effects` maps seed -> Effect (a direction or, kind 'band', a magnitude on its own) or seed -> Claim (a
     direction with its magnitude). The direction verdict is three-valued (reproduced, not reproduced,
-    inconclusive); with a magnitude, a direction that holds counts as reproduced only when the magnitude is inside
-    its band in every seed, and as DIRECTION_ONLY otherwise. `role`: "claim" (counted), "construction" (true by
+    inconclusive); a direction that holds counts as reproduced only when its magnitude is inside its band in every
+    seed, and as DIRECTION_ONLY otherwise, including when the paper's number was not reachable (no magnitude). A
+    check of kind 'band' or 'at_most' is a magnitude itself. `role`: "claim" (counted), "construction" (true by
     construction: a calibration target, the cost model's own assumption; reported, not counted) or "host-time"
     (depends on the host that ran the suite, measured with repetitions; counted, labelled). A check whose effects
     are the same in every seed is marked seed-invariant: "every seed" is then one measurement, and says so."""
@@ -479,9 +482,10 @@ class Check:
             m, _ = self._rate(self.magnitudes)
             self.magnitude = "matches" if m == REPRODUCED else "differs"
         self.verdict = self.direction
-        if self.kind == "band" and not self.magnitudes:
+        if self.kind != "direction" and not self.magnitudes:
+            # A band, a range or a bound: the check is the magnitude.
             self.magnitude = "matches" if self.direction == REPRODUCED else "differs"
-        elif self.direction == REPRODUCED and self.magnitude == "differs":
+        elif self.direction == REPRODUCED and self.magnitude in ("differs", "not published"):
             self.verdict = DIRECTION_ONLY
 
     def _rate(self, effects: dict):
@@ -511,8 +515,8 @@ class Check:
             m = list(self.magnitudes.values())
             mag = (f"; magnitude {self.magnitude} (harness/paper - 1: {', '.join(x.show() for x in m)}; band "
                    f"+-{m[0].show(m[0].tol).lstrip('+')})")
-        elif self.kind != "band":
-            mag = "; magnitude not published"
+        elif self.kind == "direction":
+            mag = "; magnitude not published: direction only at best"
         label = {"construction": " [by construction: not counted]",
                  "host-time": " [host time of the machine that ran the suite]"}.get(self.role, "")
         return f"{self.name}{label}: {self.verdict} (effect {vals}; {margin}; {seeds}{why}{mag})"
@@ -563,8 +567,9 @@ def seeds_text(df: pd.DataFrame) -> str:
 
 def margin_text() -> str:
     return (f"a direction counts above {100 * REL_TOL:.0f}% for speeds and times, {ABS_TOL:.2f} for fractions, and "
-            f"a magnitude within {100 * RATIO_BAND:.0f}% of the paper's number where it publishes one, each in every "
-            f"one of at least {MIN_SEEDS} seeds; reproduced needs both, direction only is its own outcome")
+            f"a magnitude within {100 * RATIO_BAND:.0f}% of the paper's number, each in every one of at least "
+            f"{MIN_SEEDS} seeds; reproduced needs both (a direction without a paper's number to compare with is "
+            "direction only), direction only is its own outcome")
 
 
 def evaluate(df: pd.DataFrame, measure, roles: Optional[dict] = None) -> dict:
@@ -601,7 +606,8 @@ def verdict_of(summary: dict) -> str:
 
 def figure_verdict(checks: dict) -> str:
     """Over the counted checks (not those true by construction): not reproduced if any is; else inconclusive if
-    any is; else direction only if any claim's magnitude misses the paper's; else reproduced. A figure whose
+    any is; else direction only if any claim's magnitude misses the paper's or has none to compare with; else
+    reproduced. A figure whose
     checks are all by construction is CONSTRUCTION (reported, not counted)."""
     counted = [c for c in checks.values() if not (isinstance(c, Check) and c.role == "construction")]
     if checks and not counted:

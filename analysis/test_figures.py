@@ -20,7 +20,7 @@ import hybrimoe_fig9  # noqa: E402
 import ktransformers_deferral  # noqa: E402
 
 
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+VERDICTS = common.VERDICTS
 
 
 def run_suite(results, *args):

@@ -25,7 +25,7 @@ def test_rounding_noise_is_not_a_reproduced_trend():
 
 
 def test_an_effect_must_hold_in_every_seed():
-    assert check([0.05, 0.06, 0.04]).verdict == REPRODUCED
+    assert check([0.05, 0.06, 0.04]).direction == REPRODUCED
     assert check([-0.05, -0.06, -0.04]).verdict == NOT_REPRODUCED
     c = check([0.05, -0.03, 0.04])  # seed-dependent
     assert c.verdict == INCONCLUSIVE and "differs across seeds" in c.reason
@@ -48,7 +48,7 @@ def test_every_takes_the_weakest_effect():
 
 def test_seedless_quantities_need_one_evaluation():
     c = common.evaluate_once({"cost model": common.Effect(0.2, 0.05, seedless=True)})["cost model"]
-    assert c.verdict == REPRODUCED
+    assert c.direction == REPRODUCED
     c = common.evaluate_once({"from one predictor run": common.Effect(0.2, 0.05)})["from one predictor run"]
     assert c.verdict == INCONCLUSIVE
 
@@ -68,7 +68,8 @@ def test_figure_verdict_and_evaluate_per_seed():
     assert "a faster than b: inconclusive" in common.checks_text(checks)
     assert common.figure_verdict(checks) == INCONCLUSIVE
     assert common.figure_verdict({"x": check([0.05] * 3), "y": check([-0.05] * 3)}) == NOT_REPRODUCED
-    assert common.figure_verdict({"x": check([0.05] * 3)}) == REPRODUCED
+    # A bare direction (no paper number to compare with) that holds: direction only.
+    assert common.figure_verdict({"x": check([0.05] * 3)}) == common.DIRECTION_ONLY
     # A legacy boolean check has no margin and never counts as reproduced.
     assert common.verdict_of({"trend_reproduced": True}) == "no margin (legacy check: yes)"
     assert common.verdict_of({"verdict": REPRODUCED}) == REPRODUCED
@@ -101,7 +102,7 @@ def test_seed_mean_averages_metrics_per_configuration():
 def test_evaluate_seeds_takes_one_object_per_seed():
     per_seed = {1: {"a": 0.5, "b": 0.4}, 2: {"a": 0.5, "b": 0.45}, 3: {"a": 0.5, "b": 0.3}}
     checks = common.evaluate_seeds(per_seed, lambda d: {"a above b": common.more_abs(d["a"], d["b"])})
-    assert checks["a above b"].verdict == REPRODUCED
+    assert checks["a above b"].direction == REPRODUCED
     assert sorted(checks["a above b"].effects) == [1, 2, 3]
 
 
@@ -115,9 +116,19 @@ def test_a_claim_needs_its_magnitude_as_well_as_its_direction():
     assert "magnitude differs" in c.text()
     ok = common.Check("greedy", {s: common.faster(4.0, 1.0, 4.1) for s in (1, 2, 3)})
     assert ok.verdict == REPRODUCED and ok.magnitude == "matches"
-    # Without a published number the direction decides, and the text says the magnitude is not published.
+    # Without a published number a direction that holds is direction only: reproduced needs both outcomes.
     bare = common.Check("trend", {s: common.Claim(common.more(1.1, 1.0)) for s in (1, 2, 3)})
-    assert bare.verdict == REPRODUCED and "magnitude not published" in bare.text()
+    assert bare.direction == REPRODUCED and bare.magnitude == "not published"
+    assert bare.verdict == common.DIRECTION_ONLY and "magnitude not published" in bare.text()
+    assert common.figure_verdict({"a": bare}) == common.DIRECTION_ONLY
+    # A bare direction that fails stays not reproduced; one within tolerance stays inconclusive.
+    assert common.Check("t", {s: common.Claim(common.more(0.9, 1.0)) for s in (1, 2, 3)}).verdict == NOT_REPRODUCED
+    assert common.Check("t", {s: common.Claim(common.more(1.0, 1.0)) for s in (1, 2, 3)}).verdict == INCONCLUSIVE
+    # A check that is itself a magnitude (a band, a range, a paper's "no further gain") needs nothing more.
+    band = common.Check("band", {s: common.within(1.1, 1.0) for s in (1, 2, 3)})
+    assert band.verdict == REPRODUCED and band.magnitude == "matches"
+    bound = common.Check("no gain", {s: common.no_more(1.01, 1.0) for s in (1, 2, 3)})
+    assert bound.verdict == REPRODUCED and bound.magnitude == "matches" and "not published" not in bound.text()
     # A direction that fails is not rescued by a magnitude that matches.
     bad = common.Check("slower", {s: common.faster(1.0, 1.2, 0.9) for s in (1, 2, 3)})
     assert bad.verdict == NOT_REPRODUCED
