@@ -75,9 +75,18 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
     # MoE-Lightning at 512-token contexts, int4 experts: the whole batch's attention and experts outlast the
     # copies (judged), and 4 micro-batches overlap them.
     ml = pd.read_csv(tmp_path / "peers-moe-lightning.csv")
-    assert list(ml["micro-batches"]) == [1, 4] and set(ml["judged"]) == {"yes"}
-    assert ml["over the whole batch"].iloc[1] > 1.05
-    assert ml["CPU + GPU ms / step"].iloc[0] > ml["link ms / step"].iloc[0]
+    fixed = ml[ml["policy"] == "fixed (preset)"]
+    assert list(fixed["micro-batches"]) == [1, 4] and set(fixed["judged"]) == {"yes"}
+    assert fixed["over the whole batch"].iloc[1] > 1.05
+    assert fixed["CPU + GPU ms / step"].iloc[0] > fixed["link ms / step"].iloc[0]
+    # The policy search's choice, shown beside it: on the A6000 the int4 experts fit, so it keeps some on the
+    # GPU and splits the batch; its own estimate of a step is close to the simulated one (the same formulas).
+    hrm = ml[ml["policy"] == "HRM search"]
+    assert len(hrm) == 1 and hrm["judged"].iloc[0] == "no: shown"
+    assert hrm["micro-batches"].iloc[0] > 1 and hrm["cache ratio"].iloc[0] > 0
+    assert hrm["over 4 micro-batches"].iloc[0] > 1.0
+    assert 0.9 < hrm["HRM estimate ms / step"].iloc[0] / hrm["TBT ms"].iloc[0] < 1.1
+    assert "moe-lightning-hrm" in (tmp_path / "peers-moe-lightning.md").read_text()
 
 
 def test_the_comparison_page_has_every_strategy_and_no_claim(results, tmp_path):

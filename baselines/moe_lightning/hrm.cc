@@ -74,7 +74,8 @@ HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches,
         HrmPolicy p;
         p.attention = a;
         p.micro_batches = mb;
-        p.cache_ratio = fixed_share ? q.base.cache_ratio : std::min(1.0, double(i) * cache_ratio_step);
+        p.cache_ratio =
+            fixed_share ? q.base.cache_ratio : std::min(1.0, double(i) * cache_ratio_step);
         s.candidates.push_back(hrm_estimate(q, p));
         const HrmEstimate& e = s.candidates.back();
         if (e.fits && (s.best < 0 || e.step_ns < s.candidates[size_t(s.best)].step_ns))

@@ -31,8 +31,8 @@ struct HrmPolicy {
 // The HRM's estimate of one decode step under a policy (ns unless stated).
 struct HrmEstimate {
   HrmPolicy policy;
-  double gpu_gib = 0;   // GPU memory the policy needs (the core's footprint)
-  bool fits = false;    // gpu_gib within the GPU's memory
+  double gpu_gib = 0;  // GPU memory the policy needs (the core's footprint)
+  bool fits = false;   // gpu_gib within the GPU's memory
   // Per MoE layer, summed over the step's micro-batches:
   double link_ns = 0;   // host to device: the paged experts and the attention outputs
   double d2h_ns = 0;    // device to host: Q, K and V (attention on the CPU)

@@ -197,6 +197,79 @@ void check_footprint(const CaseFootprint& f, const ModelSpec& model, const Hardw
   }
 }
 
+void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
+                            const RunShape& shape, int64_t prompt_len, int64_t decode_len) {
+  const CostModel cost(model, hw);
+  ResidencyQuestion q;
+  q.model = &model;
+  q.cost = &cost;
+  q.base = st.residency;
+  q.batch = std::max<int64_t>(1, std::min(shape.batch_size, shape.sequences));
+  q.prompt_len = prompt_len;
+  q.decode_len = decode_len;
+  q.gpu_capacity_gib = hw.has_gpu() ? hw.gpu.mem_gib : 0.0;
+  // The footprint of other settings: the instance's own, swapped in and back.
+  q.gpu_gib = [&](const ResidencySpec& r) {
+    const ResidencySpec keep = st.residency;
+    st.residency = r;
+    const double gib = case_footprint(model, hw, st, shape).gpu_total_gib;
+    st.residency = keep;
+    return gib;
+  };
+  const std::pair<const char*, const PolicyComponent*> comps[] = {
+      {"placement", st.placement.get()}, {"assigner", st.assigner.get()},
+      {"cache", st.cache.get()},         {"prefetcher", st.prefetcher.get()},
+      {"predictor", st.predictor.get()}, {"deferral", st.deferral.get()}};
+  std::optional<ResidencyChoice> chosen;
+  std::string who;
+  for (const auto& [family, comp] : comps) {
+    if (!comp) continue;
+    std::optional<ResidencyChoice> c = comp->choose_residency(q);
+    if (!c) continue;
+    const std::string me = fmt::format("strategy.{} = \"{}\"", family, comp->name());
+    if (chosen) {
+      throw Error(
+          fmt::format("strategy '{}': expected at most one component choosing the "
+                      "residency settings, found {} and {}",
+                      st.name, who, me));
+    }
+    chosen = std::move(c);
+    who = me;
+  }
+  if (!chosen) return;
+  const ResidencySpec& r = chosen->residency;
+  auto refuse = [&](const std::string& expected, const std::string& found) {
+    throw Error(
+        fmt::format("strategy '{}': {} chose residency settings the core refuses: "
+                    "expected {}, found {}",
+                    st.name, who, expected, found));
+  };
+  nlohmann::ordered_json a = ResidencySpec::schema().to_json(q.base);
+  nlohmann::ordered_json b = ResidencySpec::schema().to_json(r);
+  for (const char* k : {"attention", "micro_batches", "cache_ratio"}) {
+    a.erase(k);
+    b.erase(k);
+  }
+  if (a != b) refuse("only attention, micro_batches and cache_ratio changed", b.dump());
+  if (r.attention != "gpu" && r.attention != "cpu")
+    refuse("attention \"gpu\" or \"cpu\"", fmt::format("\"{}\"", r.attention));
+  if (r.micro_batches < 1 || r.micro_batches > q.batch)
+    refuse(fmt::format("micro_batches in [1, {}] (the batch)", q.batch),
+           std::to_string(r.micro_batches));
+  if (!(r.cache_ratio >= 0.0 && r.cache_ratio <= 1.0))
+    refuse("cache_ratio in [0, 1]", fmt::format("{}", r.cache_ratio));
+  if (r.attention == "cpu" && !hw.has_gpu())
+    refuse("attention \"gpu\" on hardware without a GPU", "\"cpu\"");
+  const double need = q.gpu_gib(r);
+  if (hw.has_gpu() && need > hw.gpu.mem_gib)
+    refuse(fmt::format("at most {:.1f} GiB of GPU memory", hw.gpu.mem_gib),
+           fmt::format("{:.1f} GiB needed", need));
+  st.residency = r;
+  st.residency_chosen_by = who;
+  st.residency_estimate_ns = chosen->estimate_ns_per_step;
+  st.residency_why = chosen->why;
+}
+
 namespace {
 
 class Engine : public FutureView {
@@ -551,6 +624,11 @@ void Engine::check_memory() {
     shape.total_tokens += run_.sequence(s).tokens();
   }
   const CaseFootprint f = case_footprint(model_, hw_, st_, shape);
+  m_.run_attention = st_.residency.attention;
+  m_.run_micro_batches = st_.residency.micro_batches;
+  m_.run_cache_ratio = st_.residency.cache_ratio;
+  m_.residency_chosen_by = st_.residency_chosen_by;
+  m_.residency_estimate_ns = st_.residency_estimate_ns;
   m_.gpu_cache_slots = f.gpu_cache_slots;
   m_.gpu_mem_required_gib = f.gpu_total_gib;
   // GPU memory only: the host's was checked before the routing was read

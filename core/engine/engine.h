@@ -20,6 +20,7 @@
 // machine (except the measured decision times).
 
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,12 @@ struct StrategyInstance {
   std::unique_ptr<Prefetcher> prefetcher;
   std::unique_ptr<Predictor> predictor;
   std::unique_ptr<Deferral> deferral;
+
+  // A component's residency choice (choose_residency, applied): who chose,
+  // its estimate of a decode step (ns) and why; empty / NaN when none did.
+  std::string residency_chosen_by;
+  double residency_estimate_ns = std::numeric_limits<double>::quiet_NaN();
+  std::string residency_why;
 
   static StrategyInstance create(const StrategySpec& spec, const Registry& registry);
   Needs needs(const ModelSpec& m) const;
@@ -77,6 +84,20 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
 // its arrays are allocated, the memory available no longer counts them.
 void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,
                      const StrategyInstance& strategy, bool host = true);
+
+// Asks the strategy's components for the run's residency settings
+// (PolicyComponent::choose_residency: MoE-Lightning's policy search) for a
+// run of `shape` whose prompts have prompt_len tokens and which generates
+// decode_len tokens per sequence, checks the answer and applies it to
+// st.residency (recording who chose, the estimate and why in st). Before
+// check_footprint: the footprint is then the chosen settings'. Throws
+// moebench::Error naming the component for an answer the core refuses: two
+// components answering, a setting other than attention, micro_batches and
+// cache_ratio changed, micro_batches below 1 or above the batch, cache_ratio
+// outside [0, 1], attention not "gpu" or "cpu", or more GPU memory than the
+// GPU has. Nothing happens when no component answers.
+void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
+                            const RunShape& shape, int64_t prompt_len, int64_t decode_len);
 
 struct EngineOptions {
   bool timeline = false;           // record every task (Chrome trace)

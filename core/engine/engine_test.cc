@@ -881,3 +881,100 @@ TEST(EngineHostileInput, TheFootprintIsKnownFromShapesAlone) {
 
 }  // namespace
 }  // namespace moebench
+
+namespace moebench {
+namespace {
+
+// A deferral that answers choose_residency with the test's choice (and
+// defers nothing): the core's checks of a component's residency choice.
+std::optional<ResidencyChoice> g_choice;
+
+class ChoosingDeferral : public Deferral {
+ public:
+  struct Tag {
+    static constexpr const char* kSection = "strategy.deferral";
+  };
+  using Params = EmptyParams<Tag>;
+  explicit ChoosingDeferral(const Params&) {}
+  void choose(const Context&, std::vector<int32_t>&) override {}
+  std::optional<ResidencyChoice> choose_residency(const ResidencyQuestion&) const override {
+    return g_choice;
+  }
+};
+
+TEST(EngineResidencyChoice, TheCoreChecksAndAppliesAComponentsChoice) {
+  Registry reg;
+  register_baselines(reg);
+  reg.add<Deferral, ChoosingDeferral>("deferral", "choosing", "test");
+  StrategySpec spec = strategy("gpu-ondemand", "none", "uniform", -1);
+  spec.name = "chooser";
+  spec.residency.cache_ratio = 0.0;
+  spec.deferral = testing::component("choosing");
+  const ModelSpec m = tiny_model();
+  HardwareProfile h = round_hardware();
+  RunShape shape;
+  shape.sequences = 4;
+  shape.batch_size = 4;
+  shape.max_tokens = 8;
+  shape.total_tokens = 32;
+  auto attempt = [&](const ResidencySpec& r) {
+    g_choice = ResidencyChoice{r, 1234.0, "test"};
+    StrategyInstance st = StrategyInstance::create(spec, reg);
+    apply_residency_choice(m, h, st, shape, 4, 4);
+    return st;
+  };
+  // Accepted: the three settings it may choose, recorded with the estimate.
+  ResidencySpec ok = spec.residency;
+  ok.attention = "cpu";
+  ok.micro_batches = 4;
+  ok.cache_ratio = 0.5;
+  const StrategyInstance st = attempt(ok);
+  EXPECT_EQ(st.residency.attention, "cpu");
+  EXPECT_EQ(st.residency.micro_batches, 4);
+  EXPECT_DOUBLE_EQ(st.residency.cache_ratio, 0.5);
+  EXPECT_EQ(st.residency_chosen_by, "strategy.deferral = \"choosing\"");
+  EXPECT_DOUBLE_EQ(st.residency_estimate_ns, 1234.0);
+  // Refused, each naming the component and what was expected.
+  auto refused = [&](ResidencySpec r, const std::string& expected) {
+    try {
+      attempt(r);
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const Error& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find("strategy.deferral = \"choosing\""), std::string::npos) << w;
+      EXPECT_NE(w.find(expected), std::string::npos) << w;
+    }
+  };
+  ResidencySpec r = ok;
+  r.micro_batches = 5;  // more than the batch of 4
+  refused(r, "micro_batches in [1, 4]");
+  r = ok;
+  r.micro_batches = 0;
+  refused(r, "micro_batches in [1, 4]");
+  r = ok;
+  r.cache_ratio = 1.5;
+  refused(r, "cache_ratio in [0, 1]");
+  r = ok;
+  r.attention = "tpu";
+  refused(r, "attention \"gpu\" or \"cpu\"");
+  r = ok;
+  r.link_order = "fifo";  // not one of the three
+  refused(r, "only attention, micro_batches and cache_ratio changed");
+  h.gpu.mem_gib = 1e-6;  // nothing fits
+  refused(ok, "GiB of GPU memory");
+  h = round_hardware();
+  // Two components answering.
+  spec.prefetcher = testing::component("paged-weights");
+  spec.prefetcher.params.set("policy", cfg::Value::string("hrm", Where{"<test>"}), Where{"<test>"});
+  refused(ok, "at most one component choosing the residency settings");
+  spec.prefetcher = testing::component("none");
+  // No answer: the strategy's own settings stand.
+  g_choice.reset();
+  StrategyInstance none = StrategyInstance::create(spec, reg);
+  apply_residency_choice(m, h, none, shape, 4, 4);
+  EXPECT_EQ(none.residency.attention, "gpu");
+  EXPECT_TRUE(none.residency_chosen_by.empty());
+}
+
+}  // namespace
+}  // namespace moebench

@@ -329,6 +329,30 @@ std::vector<RunMetrics::Field> lane_fields() {
        [](const RunMetrics& m) { return decision(m, 4); }},
       {"decision_deferral_ns", "Host time of Deferral per MoE layer and step (measured).",
        [](const RunMetrics& m) { return decision(m, 5); }},
+      {"run_attention",
+       "Where decode attention ran (\"gpu\" or \"cpu\"): strategy.residency.attention, or "
+       "the setting a component chose before the run (residency_chosen_by).",
+       [](const RunMetrics& m) { return J(m.run_attention); }},
+      {"run_micro_batches",
+       "Micro-batches per decode step the run used: strategy.residency.micro_batches, or the "
+       "count a component chose before the run (a step with fewer sequences runs one per "
+       "sequence).",
+       [](const RunMetrics& m) { return J(m.run_micro_batches); }},
+      {"run_cache_ratio",
+       "Fraction of each layer's routed experts the GPU may hold in the run: "
+       "strategy.residency.cache_ratio, or the share a component chose before the run.",
+       [](const RunMetrics& m) { return J(m.run_cache_ratio); }},
+      {"residency_chosen_by",
+       "The component that chose the run's residency settings before the run (MoE-Lightning's "
+       "policy search), empty when the strategy's own settings ran.",
+       [](const RunMetrics& m) { return J(m.residency_chosen_by); }},
+      {"residency_estimate_ms_per_step",
+       "That component's own estimate of a decode step when it chose (MoE-Lightning's "
+       "hierarchical roofline model), ms; null when none chose.",
+       [](const RunMetrics& m) {
+         return std::isfinite(m.residency_estimate_ns) ? J(m.residency_estimate_ns / 1e6)
+                                                       : J(nullptr);
+       }},
       {"gpu_cache_slots", "Expert slots of the GPU cache (all layers).",
        [](const RunMetrics& m) { return J(m.gpu_cache_slots); }},
       {"gpu_mem_required_gib", "Non-expert weights + expert cache + KV cache + runtime reserve.",

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,15 @@ struct RunMetrics {
   double decision_ns[6] = {0, 0, 0,
                            0, 0, 0};  // placement, assigner, cache, prefetcher, predictor, deferral
   int64_t decision_samples = 0;
+
+  // The residency settings the run used: the strategy's, or those a
+  // component chose before the run (apply_residency_choice), with the
+  // chooser's estimate of a decode step (NaN when none chose).
+  std::string run_attention = "gpu";
+  int64_t run_micro_batches = 1;
+  double run_cache_ratio = 0;
+  std::string residency_chosen_by;
+  double residency_estimate_ns = std::numeric_limits<double>::quiet_NaN();
 
   int64_t gpu_cache_slots = 0;      // expert slots of the cache
   double gpu_mem_required_gib = 0;  // non-expert weights + cache + KV cache + runtime reserve

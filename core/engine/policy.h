@@ -31,6 +31,8 @@
 // processes.
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -120,9 +122,42 @@ struct Needs {
   bool future = false;       // oracle look-ahead
 };
 
+// ---------------------------------------------------------------- Residency choice
+
+// What a component may read to choose the run's residency settings once,
+// before the run (MoE-Lightning's policy search, docs/STRATEGIES.md): the
+// model, the hardware as the strategy's implementation runs on it, the
+// strategy's own settings, the decode shape, and the GPU memory any
+// settings would need (the core's footprint, core/engine/engine.h).
+struct ResidencyQuestion {
+  const ModelSpec* model = nullptr;
+  const CostModel* cost = nullptr;
+  ResidencySpec base;           // the strategy's own residency settings
+  int64_t batch = 0;            // sequences decoded together (one new token each per step)
+  int64_t prompt_len = 0;       // tokens per prompt
+  int64_t decode_len = 0;       // tokens generated per sequence
+  double gpu_capacity_gib = 0;  // the GPU's memory
+  std::function<double(const ResidencySpec&)> gpu_gib;  // GPU memory the settings would need
+};
+
+// A component's answer: the settings it chose (only attention, micro_batches
+// and cache_ratio may differ from the base; the core checks them and their
+// GPU memory) with its own estimate of a decode step and why.
+struct ResidencyChoice {
+  ResidencySpec residency;
+  double estimate_ns_per_step = 0;
+  std::string why;
+};
+
 class PolicyComponent : public Component {
  public:
   virtual Needs needs(const ModelSpec&) const { return {}; }
+  // Called once before the run, in family order; at most one component of a
+  // strategy may answer (the core refuses two). nullopt: the strategy's own
+  // settings stand.
+  virtual std::optional<ResidencyChoice> choose_residency(const ResidencyQuestion&) const {
+    return std::nullopt;
+  }
 };
 
 // ---------------------------------------------------------------- Placement

@@ -208,12 +208,17 @@ RunShape shape_of(const WorkloadSpec& w) {
   return s;
 }
 
-void check_case(const Case& c, const HardwareProfile& hw, const StrategyInstance& st) {
+// Checks the case and applies a component's residency choice (MoE-Lightning's
+// policy search) to `st` first, so that the footprint checked is the chosen
+// settings'.
+void check_case(const Case& c, const HardwareProfile& hw, StrategyInstance& st) {
   if (c.backend != "sim" && c.backend != "real") {
     throw Error(
         fmt::format("suite.backend: expected \"sim\" or \"real\", found \"{}\"", c.backend));
   }
   check_needs(c, st);
+  apply_residency_choice(c.model, hw, st, shape_of(c.workload), c.workload.prompt_len,
+                         c.workload.decode_len);
   check_footprint(case_footprint(c.model, hw, st, shape_of(c.workload)), c.model, hw, st);
 }
 
@@ -290,7 +295,7 @@ void check_needs(const Case& c, const StrategyInstance& st) {
 }
 
 void preflight_case(const Case& c, const Registry& registry) {
-  const StrategyInstance st = StrategyInstance::create(c.strategy, registry);
+  StrategyInstance st = StrategyInstance::create(c.strategy, registry);
   check_case(c, implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), st);
 }
 

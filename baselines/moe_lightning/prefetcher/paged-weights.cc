@@ -4,13 +4,32 @@
 // "MoE-Lightning".
 #include "baselines/moe_lightning/components.h"
 
+#include <fmt/format.h>
+
+#include "baselines/moe_lightning/hrm.h"
+
 namespace moebench {
 
 const cfg::Schema<PagedWeightsPrefetcher::Params>& PagedWeightsPrefetcher::Params::schema() {
   static const cfg::Schema<Params> s = [] {
     cfg::Schema<Params> s("strategy.prefetcher");
     s.boolean("decode_only", &Params::decode_only,
-              "Page weights in decode steps only (prefill steps load on demand).");
+              "Page weights in decode steps only (prefill steps load on demand).")
+        .choice("policy", &Params::policy, {"fixed", "hrm"},
+                "fixed: the strategy's residency settings run. hrm: before the run, "
+                "MoE-Lightning's policy search (a hierarchical roofline model of the decode "
+                "step, baselines/moe_lightning/hrm.h) chooses residency.attention, "
+                "micro_batches and cache_ratio among the candidates that fit in GPU memory; "
+                "the rows record the choice (run_attention, run_micro_batches, "
+                "run_cache_ratio) and its estimate.")
+        .integer("max_micro_batches", &Params::max_micro_batches,
+                 "policy = \"hrm\": the most micro-batches a candidate has (1, 2, 4, ... up "
+                 "to this and the batch).",
+                 cfg::at_least(1), "micro-batches")
+        .number("cache_ratio_step", &Params::cache_ratio_step,
+                "policy = \"hrm\": the candidates' cache ratios are 0, this, twice this, "
+                "... up to 1.",
+                cfg::open_closed_unit());
     return s;
   }();
   return s;
@@ -25,6 +44,29 @@ void PagedWeightsPrefetcher::after_gate(const Context& ctx, std::vector<Prefetch
   for (int32_t e = 0; e < ctx.experts; ++e) {
     if (!ctx.residency->cached(target, e)) out.push_back({target, e, wrap ? 1 : 0});
   }
+}
+
+std::optional<ResidencyChoice> PagedWeightsPrefetcher::choose_residency(
+    const ResidencyQuestion& q) const {
+  if (p_.policy != "hrm") return std::nullopt;
+  const HrmSearch s = hrm_search(q, p_.max_micro_batches, p_.cache_ratio_step);
+  // None fits (or no GPU): the strategy's own settings stand, and the core's
+  // memory check reports them.
+  if (s.best < 0) return std::nullopt;
+  const HrmEstimate& e = s.candidates[size_t(s.best)];
+  ResidencyChoice c;
+  c.residency = q.base;
+  c.residency.attention = e.policy.attention;
+  c.residency.micro_batches = e.policy.micro_batches;
+  c.residency.cache_ratio = e.policy.cache_ratio;
+  c.estimate_ns_per_step = e.step_ns;
+  c.why = fmt::format(
+      "hierarchical roofline over {} candidates: attention {}, {} micro-batches, cache ratio "
+      "{:g}; per MoE layer link {:.3f} ms, GPU {:.3f} ms, CPU {:.3f} ms, D2H {:.3f} ms; {:.1f} "
+      "GiB of GPU memory",
+      s.candidates.size(), e.policy.attention, e.policy.micro_batches, e.policy.cache_ratio,
+      e.link_ns / 1e6, e.gpu_ns / 1e6, e.cpu_ns / 1e6, e.d2h_ns / 1e6, e.gpu_gib);
+  return c;
 }
 
 }  // namespace moebench
