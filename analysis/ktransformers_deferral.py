@@ -47,12 +47,14 @@ def run(results: str, out):
     def measure(df):
         # Paper trend: 2 helps, 3 helps more, 4 no further gain; with its numbers: one layer's time -19% with 2
         # deferred (a step's speed x 1/(1 - 0.19) here) and decode throughput +33% with 3. Each must hold at
-        # every context length the suite runs.
+        # every context length the suite runs. 3 over 2: the paper's layer times give (1 - 0.19) / (1 - 0.26).
         out = {}
         per = [sweep(df, c)["decode_tokens_per_s"].astype(float) for c in contexts]
         out["2 deferred experts faster than none"] = common.every_claim(
             common.speedup(s[2], s[0], 1.0 / (1.0 - pv["layer_time_reduction.2"])) for s in per)
-        out["3 deferred faster than 2"] = common.every(common.more(s[3], s[2]) for s in per)
+        out["3 deferred faster than 2"] = common.every_claim(
+            common.speedup(s[3], s[2], (1.0 - pv["layer_time_reduction.2"]) / (1.0 - pv["layer_time_reduction.3"]))
+            for s in per)
         out["3 deferred: decode throughput over none"] = common.every_claim(
             common.speedup(s[3], s[0], 1.0 + pv["decode_throughput_gain.3"]) for s in per)
         out["4 deferred no faster than 3"] = common.every(common.no_more(s[4], s[3]) for s in per)
