@@ -170,6 +170,7 @@ TEST(MoeLightningHrm, TheCoreAppliesTheChoiceAndTheRunRecordsIt) {
   EXPECT_DOUBLE_EQ(r.metrics.run_cache_ratio, 0.75);
   EXPECT_EQ(r.metrics.residency_chosen_by, "strategy.prefetcher = \"paged-weights\"");
   EXPECT_DOUBLE_EQ(r.metrics.residency_estimate_ns, st.residency_estimate_ns);
+  EXPECT_EQ(r.metrics.residency_why, st.residency_why);
 
   // Policy "fixed": the strategy's settings stand.
   spec.prefetcher.params.set("policy", cfg::Value::string("fixed", Where{"<test>"}),

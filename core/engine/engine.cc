@@ -629,6 +629,7 @@ void Engine::check_memory() {
   m_.run_cache_ratio = st_.residency.cache_ratio;
   m_.residency_chosen_by = st_.residency_chosen_by;
   m_.residency_estimate_ns = st_.residency_estimate_ns;
+  m_.residency_why = st_.residency_why;
   m_.gpu_cache_slots = f.gpu_cache_slots;
   m_.gpu_mem_required_gib = f.gpu_total_gib;
   // GPU memory only: the host's was checked before the routing was read

@@ -353,6 +353,10 @@ std::vector<RunMetrics::Field> lane_fields() {
          return std::isfinite(m.residency_estimate_ns) ? J(m.residency_estimate_ns / 1e6)
                                                        : J(nullptr);
        }},
+      {"residency_why",
+       "That component's reason, in its words (for the policy search: the candidates, the "
+       "choice, each lane's estimated time per layer and the GPU memory); empty when none chose.",
+       [](const RunMetrics& m) { return J(m.residency_why); }},
       {"gpu_cache_slots", "Expert slots of the GPU cache (all layers).",
        [](const RunMetrics& m) { return J(m.gpu_cache_slots); }},
       {"gpu_mem_required_gib", "Non-expert weights + expert cache + KV cache + runtime reserve.",

@@ -89,7 +89,7 @@ struct RunMetrics {
   std::string run_attention = "gpu";
   int64_t run_micro_batches = 1;
   double run_cache_ratio = 0;
-  std::string residency_chosen_by;
+  std::string residency_chosen_by, residency_why;
   double residency_estimate_ns = std::numeric_limits<double>::quiet_NaN();
 
   int64_t gpu_cache_slots = 0;      // expert slots of the cache
