@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <type_traits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -787,7 +788,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   if (start) *start = s;
   ++last_task_;
   if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, waits});
-  static_assert(size_t(TaskKind::kBufferCopy) < std::size(RunMetrics{}.task_ns));
+  static_assert(size_t(TaskKind::kBufferCopy) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
     timeline_.push_back({id,
