@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/moe_lightning/hrm.h"
-#include "baselines/testing.h"
+#include "baselines/moe_lightning/testing.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/engine.h"
 #include "core/util/error.h"
@@ -16,19 +16,12 @@
 namespace moebench {
 namespace {
 
+using testing::cpu_attention_hardware;
 using testing::round_hardware;
 using testing::tiny_model;
 
 constexpr double us = 1000.0;
 constexpr double eps = 2.0;  // ns: the tiny projections' roofline time
-
-HardwareProfile hrm_hardware() {
-  HardwareProfile h = round_hardware();
-  h.cpu.mem_bw_gbps = 0.064;
-  h.cpu.peak_gflops_fp32 = 1e9;
-  h.gpu.layer_overhead_us = 1;
-  return h;
-}
 
 // Two sequences, one new token each, context 0 + 2 / 2 = 1. GPU memory by
 // hand: 2 GiB per unit of cache ratio, 10 more with the KV cache on the GPU;
@@ -49,7 +42,7 @@ ResidencyQuestion question(const ModelSpec& m, const CostModel& c) {
 
 TEST(MoeLightningHrm, EachLanePerLayerAndTheLayerAsTheLongerOfLinkAndPipeline) {
   const ModelSpec m = tiny_model();
-  const HardwareProfile h = hrm_hardware();
+  const HardwareProfile h = cpu_attention_hardware();
   const CostModel c(m, h);
   // The pieces, by hand.
   ASSERT_NEAR(c.attention_pre_ns(1), 1 * us, eps);
@@ -90,7 +83,7 @@ TEST(MoeLightningHrm, EachLanePerLayerAndTheLayerAsTheLongerOfLinkAndPipeline) {
 
 TEST(MoeLightningHrm, TheSearchTakesTheShortestStepThatFits) {
   const ModelSpec m = tiny_model();
-  const HardwareProfile h = hrm_hardware();
+  const HardwareProfile h = cpu_attention_hardware();
   const CostModel c(m, h);
   const ResidencyQuestion q = question(m, c);
   // cpu x {1, 2} micro-batches x {0, .25, .5, .75, 1}, then gpu the same.
@@ -131,7 +124,7 @@ TEST(MoeLightningHrm, TheSearchTakesTheShortestStepThatFits) {
 
 TEST(MoeLightningHrm, TheCoreAppliesTheChoiceAndTheRunRecordsIt) {
   const ModelSpec m = tiny_model();
-  HardwareProfile h = hrm_hardware();
+  HardwareProfile h = cpu_attention_hardware();
   StrategySpec spec = testing::strategy("gpu-ondemand", "none", "uniform", 0);
   spec.name = "hrm";
   spec.residency.slots_per_layer = -1;  // the share from cache_ratio

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baselines/testing.h"
+#include "baselines/moe_lightning/testing.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/executor.h"
 
@@ -24,13 +24,7 @@ using testing::tiny_model;
 constexpr double us = 1000.0;
 constexpr double eps = 1.0;  // ns: the tiny projections' roofline time
 
-HardwareProfile cpu_attention_hardware() {
-  HardwareProfile h = round_hardware();
-  h.cpu.mem_bw_gbps = 0.064;
-  h.cpu.peak_gflops_fp32 = 1e9;
-  h.gpu.layer_overhead_us = 1;
-  return h;
-}
+using testing::cpu_attention_hardware;
 
 // Two sequences, one decode token each (no prompt): A uses experts {0, 1}
 // in both layers, B {2, 3}.

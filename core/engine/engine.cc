@@ -51,9 +51,7 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
 
 Needs StrategyInstance::needs(const ModelSpec& m) const {
   Needs n;
-  for (const PolicyComponent* c : std::initializer_list<const PolicyComponent*>{
-           placement.get(), assigner.get(), cache.get(), prefetcher.get(), predictor.get(),
-           deferral.get()}) {
+  for (const auto& [family, c] : components()) {
     const Needs x = c->needs(m);
     n.top_p = std::max(n.top_p, x.top_p);
     n.gate_inputs = n.gate_inputs || x.gate_inputs;
@@ -217,13 +215,9 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
     st.residency = keep;
     return gib;
   };
-  const std::pair<const char*, const PolicyComponent*> comps[] = {
-      {"placement", st.placement.get()}, {"assigner", st.assigner.get()},
-      {"cache", st.cache.get()},         {"prefetcher", st.prefetcher.get()},
-      {"predictor", st.predictor.get()}, {"deferral", st.deferral.get()}};
   std::optional<ResidencyChoice> chosen;
   std::string who;
-  for (const auto& [family, comp] : comps) {
+  for (const auto& [family, comp] : st.components()) {
     if (!comp) continue;
     std::optional<ResidencyChoice> c = comp->choose_residency(q);
     if (!c) continue;

@@ -19,6 +19,7 @@
 // Everything is deterministic: the same inputs give the same metrics on any
 // machine (except the measured decision times).
 
+#include <array>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -51,6 +52,15 @@ struct StrategyInstance {
 
   static StrategyInstance create(const StrategySpec& spec, const Registry& registry);
   Needs needs(const ModelSpec& m) const;
+  // The components with their family names, in the order the engine consults them.
+  std::array<std::pair<const char*, const PolicyComponent*>, 6> components() const {
+    return {{{"placement", placement.get()},
+             {"assigner", assigner.get()},
+             {"cache", cache.get()},
+             {"prefetcher", prefetcher.get()},
+             {"predictor", predictor.get()},
+             {"deferral", deferral.get()}}};
+  }
 };
 
 // The shape of a run's workload, known before any of it is generated or read.

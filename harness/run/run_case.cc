@@ -226,11 +226,7 @@ void check_case(const Case& c, const HardwareProfile& hw, StrategyInstance& st) 
 
 void check_needs(const Case& c, const StrategyInstance& st) {
   std::vector<std::string> gates, calibration, probs;
-  const std::pair<const char*, const PolicyComponent*> comps[] = {
-      {"placement", st.placement.get()}, {"assigner", st.assigner.get()},
-      {"cache", st.cache.get()},         {"prefetcher", st.prefetcher.get()},
-      {"predictor", st.predictor.get()}, {"deferral", st.deferral.get()}};
-  for (const auto& [family, comp] : comps) {
+  for (const auto& [family, comp] : st.components()) {
     if (!comp) continue;
     const Needs n = comp->needs(c.model);
     const std::string who = fmt::format("strategy.{} = \"{}\"", family, comp->name());
