@@ -64,6 +64,18 @@ inline HardwareProfile round_hardware(bool gpu = true) {
   return h;
 }
 
+// The MoE-Lightning tests' hardware (moe_lightning_test.cc, hrm_test.cc):
+// the round hardware with a CPU that reads 0.064 bytes/ns (one sequence's
+// attention over one 256-byte KV entry of the tiny model: 4 us) and a GPU
+// whose layer overhead is 1 us (the QKV part).
+inline HardwareProfile cpu_attention_hardware() {
+  HardwareProfile h = round_hardware();
+  h.cpu.mem_bw_gbps = 0.064;
+  h.cpu.peak_gflops_fp32 = 1e9;
+  h.gpu.layer_overhead_us = 1;
+  return h;
+}
+
 // One sequence (no prompt) whose decode tokens use ids[t][l] (rank order).
 inline MemoryTraceSource routing(int32_t layers, int32_t experts, int32_t k,
                                  const std::vector<std::vector<std::vector<int32_t>>>& ids,

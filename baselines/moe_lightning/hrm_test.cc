@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/moe_lightning/hrm.h"
-#include "baselines/moe_lightning/testing.h"
+#include "baselines/testing.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/engine.h"
 #include "core/util/error.h"

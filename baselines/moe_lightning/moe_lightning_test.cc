@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baselines/moe_lightning/testing.h"
+#include "baselines/testing.h"
 #include "core/engine/cost_model.h"
 #include "core/engine/executor.h"
 
