@@ -188,7 +188,7 @@ MACHINE = [
     ("validation_tasks", "Simulator validation, task by task (where the error comes from)",
      "`make validation` (its runs keep a timeline of every case)"),
     ("kernels", "CPU expert kernels (KTransformers Fig. 3 and 7 on this CPU)", "`make bench-kernels`"),
-    ("gpu_replay", "GPU replay: the hybrid strategies run for real on a lent H100",
+    ("gpu_replay", "GPU replay: the hybrid strategies run for real on a lent GPU machine",
      "`scripts/gpu-session.sh` on a GPU machine (docs/GPU.md)"),
     ("tiny_accuracy", "Expert Deferral vs skipping on small trained models (KTransformers Fig. 13 shape)",
      "`make tiny-models tiny-traces` (trains two small MoE models here, about 15 minutes each)"),

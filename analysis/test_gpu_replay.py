@@ -46,6 +46,61 @@ def test_committed_replay_summary():
     assert "predates the split" in r.stdout
 
 
+def repeat(tmp_path, name, reals, sims=(100.0, 110.0, 200.0)):
+    p = tmp_path / name
+    p.write_text(HEADER + "".join(row(s, sim, real).replace("x,", f"id-{s},", 1)
+                                  for s, sim, real in zip("abc", sims, reals)))
+    return p
+
+
+def test_repeats_judge_a_case_only_when_every_repeat_agrees(tmp_path):
+    # a: within in both repeats; b: within in one, 10% off in the other
+    # (inconclusive); c: 20% and 30% off (outside in both).
+    one = repeat(tmp_path, "1.csv", (102.0, 111.0, 240.0))
+    two = repeat(tmp_path, "2.csv", (101.0, 121.0, 260.0))
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(two)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert ("end to end over 2 repeats: 1 of 3 cases within 5% in every repeat, 1 outside in every repeat, "
+            "1 inconclusive") in r.stdout
+    # each case's median real time: 101.5, 116, 250 -> c is +25%
+    assert "median real / simulated - 1 from +0.015 to +0.250" in r.stdout
+    assert "repeat 1: 2 of 3 within 5%" in r.stdout and "repeat 2: 1 of 3 within 5%" in r.stdout
+    assert "verdict: targets not met" in r.stdout
+    # Without a case outside in every repeat and with rankings and speedups
+    # holding, disagreeing repeats are inconclusive, not a miss.
+    three = repeat(tmp_path, "3.csv", (101.0, 111.0, 201.0))
+    four = repeat(tmp_path, "4.csv", (101.0, 111.0, 240.0))
+    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(three)], capture_output=True, text=True)
+    assert "verdict: targets met" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(four), str(three)], capture_output=True,
+                       text=True)
+    assert "1 inconclusive" in r.stdout and "verdict: inconclusive" in r.stdout, r.stdout
+
+
+def test_repeats_of_another_simulation_are_refused(tmp_path):
+    one = repeat(tmp_path, "1.csv", (102.0, 111.0, 240.0))
+    other = repeat(tmp_path, "2.csv", (102.0, 111.0, 240.0), sims=(100.0, 110.0, 199.0))
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(other)], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert f"{other}: case id-c (c): expected the simulated time of {one} (200.0 us), found 199.0 us" in r.stderr
+    fewer = tmp_path / "3.csv"
+    fewer.write_text(one.read_text().rsplit("id-c", 1)[0])
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(fewer)], capture_output=True, text=True)
+    assert r.returncode != 0 and f"{fewer}: expected a repeat of {one} (the same 3 cases)" in r.stderr
+    r = run(tmp_path / "missing.csv")
+    assert r.returncode != 0 and "missing.csv: expected a replay CSV" in r.stderr
+
+
+def test_committed_h200_repeats():
+    r = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "3 repeats: " in r.stdout and "gpu-h200-2026-11-27/replay-base-1.csv" in r.stdout
+    assert ("end to end over 3 repeats: 5 of 64 cases within 5% in every repeat, 48 outside in every repeat, "
+            "11 inconclusive") in r.stdout
+    assert "8 of 64 within 2%, median +0.045" in r.stdout
+    assert "verdict: targets not met" in r.stdout
+
+
 def test_bad_file_is_named(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text(HEADER + "x,a,\"no axes\",7,1,1,0,,,,,,\n")
