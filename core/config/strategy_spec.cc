@@ -79,7 +79,13 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "turn, the next micro-batch's attention issued before this one's experts so the "
                  "CPU's attention overlaps the GPU's experts (MoE-Lightning's CGOPipe order); "
                  "1: the whole batch at once. Simulated backend only.",
-                 at_least(1), "micro-batches");
+                 at_least(1), "micro-batches")
+        .boolean("writeback", &S::writeback,
+                 "An expert evicted to make room for a copy is copied back to host memory first, "
+                 "in the same copy stream as the copy that replaces it, which therefore also "
+                 "takes the device-to-host copy's time (Mixtral-Offloading's swap: each expert "
+                 "lives in one place, GPU or host memory). Not with a cache that takes used "
+                 "prefetches into its share (that eviction has no copy to ride on).");
     return s;
   }();
   return s;

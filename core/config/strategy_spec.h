@@ -66,6 +66,11 @@ struct ResidencySpec {
   // layer's attention and experts in turn, the next micro-batch's attention
   // issued before this one's experts (CGOPipe's order); 1: the whole batch.
   int64_t micro_batches = 1;
+  // An expert evicted to make room for a copy is first copied back to host
+  // memory in the same copy stream (Mixtral-Offloading's swap: each expert
+  // lives in one place, GPU or host): the copy that replaces it also takes
+  // the device-to-host copy's time.
+  bool writeback = false;
 
   // Slots per layer for a model with `experts` routed experts per layer.
   int64_t slots(int64_t experts) const;

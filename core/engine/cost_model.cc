@@ -210,6 +210,12 @@ double CostModel::qkv_d2h_ns(int64_t tokens) const {
          ns_for_bytes(double(qkv_bytes(tokens)), hw_.link.d2h_gbps, "link.d2h_gbps");
 }
 
+double CostModel::d2h_expert_ns() const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(expert_bytes_), hw_.link.d2h_gbps, "link.d2h_gbps");
+}
+
 double CostModel::kv_d2h_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
   return hw_.link.latency_us * kNsPerUs +

@@ -67,6 +67,9 @@ class CostModel {
   int64_t qkv_bytes(int64_t tokens) const;
   // A prefill's new KV entries of one layer copied to the host.
   double kv_d2h_ns(int64_t tokens) const;
+  // One expert's copy from device to host memory (an evicted expert written
+  // back: residency.writeback): link latency + expert bytes / D2H bandwidth.
+  double d2h_expert_ns() const;
   // The FFN of a dense (non-MoE) layer.
   double dense_ffn_ns(int64_t tokens) const;
   // A small bf16 matrix [out x in] applied to `tokens` vectors on the GPU

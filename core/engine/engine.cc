@@ -38,6 +38,18 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
                     "judged as at the gate: use admission = \"at-gate\")",
                     spec.name));
   }
+  if (spec.residency.writeback &&
+      (s.cache->admits_prefetched() || spec.residency.cancel_stale_prefetch)) {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.residency.writeback = true charges an evicted expert's copy back "
+        "to host memory to the copy that replaces it; expected every eviction to come with such a "
+        "copy, found {} (an eviction without a copy, or a copy cancelled after its eviction)",
+        spec.name,
+        s.cache->admits_prefetched()
+            ? fmt::format("strategy.cache = \"{}\", which takes used prefetches into its share",
+                          spec.cache.kind)
+            : std::string("strategy.residency.cancel_stale_prefetch = true")));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(
         fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "
@@ -303,6 +315,7 @@ class Engine : public FutureView {
     }
     cpu_attention_ = st.residency.attention == "cpu";
     pipelined_ = cpu_attention_ || st.residency.micro_batches > 1;
+    writeback_ = st.residency.writeback;
     if (pipelined_ && real_backend_) {
       throw Error(fmt::format(
           "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
@@ -450,8 +463,10 @@ class Engine : public FutureView {
   SlotRef make_room(int32_t layer, int32_t expert, double now,
                     const std::vector<int32_t>& extra_pinned, bool into_buffer = false);
   // Issues a transfer of (layer, expert); returns its id.
+  // writeback: the copy first writes an evicted expert back to host memory
+  // (residency.writeback), in the same stream, so it takes that time too.
   int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-               bool staging, int64_t target_step, int32_t target_layer);
+               bool staging, int64_t target_step, int32_t target_layer, bool writeback = false);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
   // `layer`: the MoE layer just done (after_layer; -1 after a step): on_device
   // swaps are taken only from the experts its plan ran on the GPU.
@@ -513,6 +528,7 @@ class Engine : public FutureView {
   bool real_backend_ = false;        // the executor is the real backend's
   bool cpu_attention_ = false;       // residency.attention == "cpu"
   bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
+  bool writeback_ = false;           // residency.writeback: evicted experts copied back first
   bool last_micro_batch_ = true;     // the layer's last (or only) micro-batch is running
   MicroBatch* cur_mb_ = nullptr;     // the micro-batch running (its attention already issued)
   std::vector<MicroBatch> mbs_;
@@ -871,7 +887,7 @@ SlotRef Engine::make_room(int32_t layer, int32_t expert, double now,
 }
 
 int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-                     bool staging, int64_t target_step, int32_t target_layer) {
+                     bool staging, int64_t target_step, int32_t target_layer, bool writeback) {
   Transfer t;
   t.layer = layer;
   t.expert = expert;
@@ -879,6 +895,11 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.issue_ns = issue;
   t.earliest_ns = earliest;
   t.duration_ns = cost_.h2d_expert_ns();
+  if (writeback) {  // Mixtral-Offloading's swap: both copies in one stream
+    t.duration_ns += cost_.d2h_expert_ns();
+    t.writeback = true;
+    ++m_.writeback_copies;
+  }
   t.staging = staging;
   t.step = cur_step_;
   t.target_step = target_step;
@@ -969,8 +990,11 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     }
     const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_, res_.buffer_slots() > 0);
     if (freed.layer == -1) continue;  // nothing may be evicted: drop the request
+    // An expert evicted from the cache share is written back first; one
+    // leaving the prefetch buffer was a copy (its host copy stays).
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
-         cur_step_ + r.target_step_offset, r.layer);
+         cur_step_ + r.target_step_offset, r.layer,
+         writeback_ && freed.layer >= 0 && res_.buffer_slots() == 0);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
   }
 }
@@ -1036,7 +1060,8 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
       ++m_.device_swaps;
       continue;
     }
-    load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1);
+    load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1,
+         writeback_ && out.layer >= 0);
   }
 }
 
@@ -1724,7 +1749,8 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
     earliest =
         std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
   }
-  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l);
+  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l,
+                     writeback_ && freed.layer >= 0);
   return staging;
 }
 

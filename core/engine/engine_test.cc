@@ -253,6 +253,64 @@ TEST(EngineResidency, AHoleRunsNoExpertAndCountsNoAccess) {
   EXPECT_EQ(layer0, 4);
 }
 
+// residency.writeback (Mixtral-Offloading's swap): a copy that evicts an
+// expert first writes it back to host memory in the same stream. One MoE
+// layer, one slot (uniform placement: expert 0), top-1; tokens use experts
+// 1, 2, 2. The tiny expert is 12,288 bytes: at 4.096 GB/s the write-back
+// takes 3 us, the table's copy 5 us. Token 0 evicts expert 0 and token 1
+// expert 1: two loads of 8 us; token 2 hits.
+TEST(EngineResidency, WritebackChargesTheEvictedExpertsCopyToTheLoadThatReplacesIt) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
+  spec.residency.admit_on_demand = true;
+  HardwareProfile h = round_hardware();
+  h.link.d2h_gbps = 4.096;
+  const std::vector<std::vector<std::vector<int32_t>>> ids = {{{1}}, {{2}}, {{2}}};
+  const auto src = routing(1, 4, 1, ids);
+  const auto plain = run(tiny_model(1, 4, 1), h, spec, src);
+  spec.residency.writeback = true;
+  const auto back = run(tiny_model(1, 4, 1), h, spec, src);
+  ASSERT_EQ(tiny_model(1, 4, 1).expert_bytes(), 12288);
+  EXPECT_EQ(plain.metrics.writeback_copies, 0);
+  EXPECT_EQ(back.metrics.writeback_copies, 2);
+  EXPECT_EQ(back.metrics.demand_loads, 2);
+  const auto loads = tasks(back, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  for (const auto& t : loads) EXPECT_NEAR(t.end_ns - t.start_ns, 8000.0, 1e-6);
+  for (const auto& t : tasks(plain, Lane::kH2D, TaskKind::kDemandLoad))
+    EXPECT_NEAR(t.end_ns - t.start_ns, 5000.0, 1e-6);
+  // Each load is on its step's critical path (attention 1 us, copy, expert 2
+  // us): the run is 2 x 3 us longer; the hit's step is unchanged.
+  EXPECT_NEAR(back.metrics.makespan_ns - plain.metrics.makespan_ns, 6000.0, 1e-6);
+  // A free slot needs no write-back: with two slots only token 1's load evicts.
+  auto roomy = strategy("gpu-ondemand", "lru", "uniform", 2);
+  roomy.residency.writeback = true;
+  EXPECT_EQ(run(tiny_model(1, 4, 1), h, roomy, src).metrics.writeback_copies, 1);
+}
+
+TEST(EngineResidency, WritebackIsRefusedWhereAnEvictionHasNoCopy) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
+  spec.residency.writeback = true;
+  spec.residency.cancel_stale_prefetch = true;
+  try {
+    StrategyInstance::create(spec, builtin_registry());
+    ADD_FAILURE() << "writeback with cancel_stale_prefetch was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("found strategy.residency.cancel_stale_prefetch = true"),
+              std::string::npos)
+        << e.what();
+  }
+  spec.residency.cancel_stale_prefetch = false;
+  spec.cache = testing::component("arc");
+  try {
+    StrategyInstance::create(spec, builtin_registry());
+    ADD_FAILURE() << "writeback with the arc cache was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy.cache = \"arc\", which takes used prefetches"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
   spec.residency.admission = "one-at-a-time";

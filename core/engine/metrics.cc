@@ -205,6 +205,10 @@ std::vector<RunMetrics::Field> residency_fields() {
        "Experts a cache policy's swap made resident from GPU memory after they ran there from a "
        "copy not kept (Swap::on_device: KTransformers' dynamic expert update); no link transfer.",
        [](const RunMetrics& m) { return J(m.device_swaps); }},
+      {"writeback_copies",
+       "Evicted experts copied back to host memory before the copy that replaced them, in the "
+       "same copy stream (residency.writeback: Mixtral-Offloading's swap).",
+       [](const RunMetrics& m) { return J(m.writeback_copies); }},
       {"swap_loads",
        "Expert loads requested by the cache policy (window swaps, post-prefill fill).",
        [](const RunMetrics& m) { return J(m.swap_loads); }},

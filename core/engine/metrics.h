@@ -45,10 +45,10 @@ struct RunMetrics {
   int64_t demand_loads = 0, prefetch_loads = 0, swap_loads = 0, staging_loads = 0,
           buffer_copies = 0;
   int64_t prefetch_useful = 0, prefetch_late = 0, prefetch_cancelled = 0;
-  int64_t prefetch_admitted = 0;
-  int64_t device_swaps = 0;  // swaps whose incoming expert was copied inside GPU memory  //
-                             // buffered prefetches its layer used, taken into the cache share
+  int64_t prefetch_admitted = 0;  // buffered prefetches its layer used, taken into the cache share
+  int64_t device_swaps = 0;       // swaps whose incoming expert was copied inside GPU memory
   int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
+  int64_t writeback_copies = 0;       // evicted experts copied back to host (residency.writeback)
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer
   int64_t prefetch_covered =
       0;  // activations cached at the gate thanks to a prefetch for that step
