@@ -47,5 +47,7 @@ def test_accept_writes_a_reference_that_then_passes(tmp_path):
     lines = ref.read_text().splitlines()
     row = next(l for l in lines[1:] if l.split(",")[1] == "all-cpu")
     ref.write_text("\n".join(lines + [row.replace(",all-cpu,", ",no-such-strategy,", 1)]) + "\n")
-    p = check(None, "--reference", str(ref))
+    # (A failing check keeps its run: inside the test's own results root, not the repository's.)
+    p = check(None, "--reference", str(ref), "--results", str(results))
     assert p.returncode == 1 and "MISSING" in p.stdout
+    assert str(results / "regression-check") in p.stderr

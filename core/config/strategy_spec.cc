@@ -85,7 +85,13 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "in the same copy stream as the copy that replaces it, which therefore also "
                  "takes the device-to-host copy's time (Mixtral-Offloading's swap: each expert "
                  "lives in one place, GPU or host memory). Not with a cache that takes used "
-                 "prefetches into its share (that eviction has no copy to ride on).");
+                 "prefetches into its share (that eviction has no copy to ride on).")
+        .boolean("one_stream", &S::one_stream,
+                 "Expert copies and GPU work run in one stream, in the order they are issued: a "
+                 "copy starts after the GPU work submitted before it and GPU work after the "
+                 "copies issued before it, so copies and kernels never overlap "
+                 "(Mixtral-Offloading's code, which runs everything on PyTorch's default CUDA "
+                 "stream). Needs link_order = \"fifo\".");
     return s;
   }();
   return s;

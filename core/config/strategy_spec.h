@@ -71,6 +71,10 @@ struct ResidencySpec {
   // lives in one place, GPU or host): the copy that replaces it also takes
   // the device-to-host copy's time.
   bool writeback = false;
+  // Expert copies and GPU work share one stream (Mixtral-Offloading's code:
+  // everything on PyTorch's default CUDA stream): a copy starts after the GPU
+  // work submitted before it, GPU work after the copies issued before it.
+  bool one_stream = false;
 
   // Slots per layer for a model with `experts` routed experts per layer.
   int64_t slots(int64_t experts) const;

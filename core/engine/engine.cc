@@ -50,6 +50,12 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
                           spec.cache.kind)
             : std::string("strategy.residency.cancel_stale_prefetch = true")));
   }
+  if (spec.residency.one_stream && spec.residency.link_order != "fifo") {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.residency.one_stream = true runs copies in the order they are "
+        "issued, between the GPU work around them; expected link_order = \"fifo\", found \"{}\"",
+        spec.name, spec.residency.link_order));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(
         fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "
@@ -316,6 +322,7 @@ class Engine : public FutureView {
     cpu_attention_ = st.residency.attention == "cpu";
     pipelined_ = cpu_attention_ || st.residency.micro_batches > 1;
     writeback_ = st.residency.writeback;
+    one_stream_ = st.residency.one_stream && hw.has_gpu();
     if (pipelined_ && real_backend_) {
       throw Error(fmt::format(
           "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
@@ -529,6 +536,7 @@ class Engine : public FutureView {
   bool cpu_attention_ = false;       // residency.attention == "cpu"
   bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
   bool writeback_ = false;           // residency.writeback: evicted experts copied back first
+  bool one_stream_ = false;          // residency.one_stream: copies and GPU work in one stream
   bool last_micro_batch_ = true;     // the layer's last (or only) micro-batch is running
   MicroBatch* cur_mb_ = nullptr;     // the micro-batch running (its attention already issued)
   std::vector<MicroBatch> mbs_;
@@ -794,10 +802,16 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
                       int32_t layer, int32_t expert, const Waits& waits, int64_t tokens,
                       double* start) {
   double end;
+  Waits w = waits;
+  if (one_stream_ && id == Lane::kGpu) {  // behind every copy issued so far (one stream)
+    const double copies = link_.free_ns();
+    w.copies_end = std::max(w.copies_end, copies);
+    ready = std::max(ready, copies);
+  }
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
   ++last_task_;
-  if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, waits});
+  if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, w});
   static_assert(size_t(TaskKind::kBufferCopy) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
@@ -894,6 +908,7 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.kind = kind;
   t.issue_ns = issue;
   t.earliest_ns = earliest;
+  if (one_stream_) t.earliest_ns = std::max(earliest, gpu_.free_ns());  // behind the GPU's work
   t.duration_ns = cost_.h2d_expert_ns();
   if (writeback) {  // Mixtral-Offloading's swap: both copies in one stream
     t.duration_ns += cost_.d2h_expert_ns();

@@ -287,6 +287,41 @@ TEST(EngineResidency, WritebackChargesTheEvictedExpertsCopyToTheLoadThatReplaces
   EXPECT_EQ(run(tiny_model(1, 4, 1), h, roomy, src).metrics.writeback_copies, 1);
 }
 
+// residency.one_stream (Mixtral-Offloading's code: copies and kernels on one
+// CUDA stream). One MoE layer, two slots (experts 0 and 1 placed), top-2;
+// the token uses experts 0 and 2: a hit and a miss. Separate lanes: the
+// attention 0-1 us, the copy 1-6, expert 0 computes 1-3 beside it and
+// expert 2 6-8. One stream: the copy and expert 0 no longer overlap, the
+// step ends at 1 + 5 + 2 + 2 = 10 us.
+TEST(EngineResidency, OneStreamRunsCopiesAndGpuWorkInIssueOrder) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
+  spec.residency.admit_on_demand = true;
+  spec.residency.link_order = "fifo";
+  const std::vector<std::vector<std::vector<int32_t>>> ids = {{{0, 2}}};
+  const auto src = routing(1, 4, 2, ids);
+  const auto lanes = run(tiny_model(1, 4, 2), round_hardware(), spec, src);
+  spec.residency.one_stream = true;
+  const auto one = run(tiny_model(1, 4, 2), round_hardware(), spec, src);
+  EXPECT_NEAR(lanes.metrics.makespan_ns, 8000.0, 1e-6);
+  EXPECT_NEAR(one.metrics.makespan_ns, 10000.0, 1e-6);
+  // Nothing on the link overlaps GPU work (the run checks its task graph).
+  const auto copies = tasks(one, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(copies.size(), 1u);
+  for (const auto& g : tasks(one, Lane::kGpu, TaskKind::kGpuExpert)) {
+    EXPECT_TRUE(g.end_ns <= copies[0].start_ns || g.start_ns >= copies[0].end_ns)
+        << "expert " << g.expert << " " << g.start_ns << "-" << g.end_ns;
+  }
+  spec.residency.link_order = "demand-first";
+  try {
+    StrategyInstance::create(spec, builtin_registry());
+    ADD_FAILURE() << "one_stream with a demand-first link was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected link_order = \"fifo\", found \"demand-first\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EngineResidency, WritebackIsRefusedWhereAnEvictionHasNoCopy) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
   spec.residency.writeback = true;
