@@ -912,7 +912,6 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.duration_ns = cost_.h2d_expert_ns();
   if (writeback) {  // Mixtral-Offloading's swap: both copies in one stream
     t.duration_ns += cost_.d2h_expert_ns();
-    t.writeback = true;
     ++m_.writeback_copies;
   }
   t.staging = staging;

@@ -104,7 +104,6 @@ struct Transfer {
   bool fixed = false;        // cannot be moved any more
   bool done = false;         // completion applied
   bool staging = false;      // goes to a use-once buffer, not into the cache
-  bool writeback = false;    // the evicted expert's copy back to host comes first (same stream)
   int64_t step = -1;         // step it was issued in
   int64_t target_step = -1;  // prefetch: the step it is meant for
   int32_t target_layer = -1;
