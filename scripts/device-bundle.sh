@@ -7,7 +7,10 @@
 #            (Debian's fmt, toml++, oneDNN, OpenCL loader, libgomp); the C
 #            and C++ runtimes and CUDA's own libraries are left to that
 #            machine (its glibc and libstdc++ must be as new as this one's)
-# Then, there, from the repository root with DIR carried along:
+# and the same compressed, DIR.tar.gz (about 20 MB: DIR itself is about 60 MB,
+# which with the repository is more than a device call carries, 64 MiB).
+# Then, there, from the repository root with DIR.tar.gz carried along:
+#   tar -xzf DIR.tar.gz
 #   LD_LIBRARY_PATH=DIR/lib:/usr/local/cuda/lib64 scripts/gpu-session.sh DIR/bin OUT
 #   scripts/device-bundle.sh DIR [BUILD_DIR]
 set -euo pipefail
@@ -28,4 +31,6 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$dir/lib/" ;;
   esac
 done
-echo "$dir: $(ls "$dir/bin" | tr '\n' ' ')| libraries: $(ls "$dir/lib" | tr '\n' ' ')| $(du -sh "$dir" | cut -f1)"
+tar -C "$(dirname "$dir")" -czf "$dir.tar.gz.part" "$(basename "$dir")"
+mv "$dir.tar.gz.part" "$dir.tar.gz"
+echo "$dir: $(ls "$dir/bin" | tr '\n' ' ')| libraries: $(ls "$dir/lib" | tr '\n' ' ')| $(du -sh "$dir" | cut -f1), compressed $dir.tar.gz $(du -sh "$dir.tar.gz" | cut -f1)"
