@@ -21,6 +21,16 @@ using testing::tiny_model;
 
 constexpr double us = 1000.0;
 
+// The strategy is refused at creation with an error containing `expected`.
+void expect_refused(const StrategySpec& spec, const std::string& expected) {
+  try {
+    StrategyInstance::create(spec, builtin_registry());
+    ADD_FAILURE() << "strategy accepted; expected a refusal containing: " << expected;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 TEST(EngineTimeline, AllCpuRunsExpertsOneAfterAnother) {
   // One decode token: layer 0 experts {0, 1}, layer 1 experts {2, 3}.
   const auto src = routing(2, 4, 2, {{{0, 1}, {2, 3}}});
@@ -312,52 +322,24 @@ TEST(EngineResidency, OneStreamRunsCopiesAndGpuWorkInIssueOrder) {
         << "expert " << g.expert << " " << g.start_ns << "-" << g.end_ns;
   }
   spec.residency.link_order = "demand-first";
-  try {
-    StrategyInstance::create(spec, builtin_registry());
-    ADD_FAILURE() << "one_stream with a demand-first link was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected link_order = \"fifo\", found \"demand-first\""),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused(spec, "expected link_order = \"fifo\", found \"demand-first\"");
 }
 
 TEST(EngineResidency, WritebackIsRefusedWhereAnEvictionHasNoCopy) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
   spec.residency.writeback = true;
   spec.residency.cancel_stale_prefetch = true;
-  try {
-    StrategyInstance::create(spec, builtin_registry());
-    ADD_FAILURE() << "writeback with cancel_stale_prefetch was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("found strategy.residency.cancel_stale_prefetch = true"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused(spec, "found strategy.residency.cancel_stale_prefetch = true");
   spec.residency.cancel_stale_prefetch = false;
   spec.cache = testing::component("arc");
-  try {
-    StrategyInstance::create(spec, builtin_registry());
-    ADD_FAILURE() << "writeback with the arc cache was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("strategy.cache = \"arc\", which takes used prefetches"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused(spec, "strategy.cache = \"arc\", which takes used prefetches");
 }
 
 TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
   spec.residency.admission = "one-at-a-time";
   spec.residency.pin_active_token = true;
-  try {
-    StrategyInstance::create(spec, builtin_registry());
-    ADD_FAILURE() << "one-at-a-time with pinned tokens was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected pin_active_token = false, found true"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused(spec, "expected pin_active_token = false, found true");
 }
 
 TEST(EngineResidency, APrefetcherThatPredictsNeedsAPredictor) {
@@ -365,17 +347,10 @@ TEST(EngineResidency, APrefetcherThatPredictsNeedsAPredictor) {
   for (const char* kind : {"next-layer", "impact", "token-wise"}) {
     spec.prefetcher = testing::component(kind);
     spec.predictor = testing::component("none");
-    try {
-      StrategyInstance::create(spec, builtin_registry());
-      ADD_FAILURE() << kind << " with predictor none was accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(
-                    fmt::format("strategy.prefetcher = \"{}\" loads the experts "
-                                "strategy.predictor scores; expected a predictor, found \"none\"",
-                                kind)),
-                std::string::npos)
-          << e.what();
-    }
+    expect_refused(spec, fmt::format("strategy.prefetcher = \"{}\" loads the experts "
+                                     "strategy.predictor scores; expected a predictor, found "
+                                     "\"none\"",
+                                     kind));
   }
   spec.prefetcher = testing::component("none");
   EXPECT_NO_THROW(StrategyInstance::create(spec, builtin_registry()));
