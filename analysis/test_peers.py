@@ -62,9 +62,15 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
         md = (tmp_path / f"{s['id']}.md").read_text()
         assert "Checks (" in md and ("Paper:" in md or "Source:" in md)
     fate = pd.read_csv(tmp_path / "peers-fate.csv")
-    assert set(fate["strategy"]) == {"gpu-ondemand", "moe-infinity", "fate", "fate-uniform"}
+    assert set(fate["strategy"]) == {"gpu-ondemand", "moe-infinity", "fate", "fate-uniform", "fate-int2",
+                                     "fate-int2-code"}
+    # Only the INT2 variants copy reduced, only the code's re-copies.
+    by = fate.groupby("strategy")
+    assert by["INT2 copies"].max()["fate"] == 0 and by["INT2 copies"].min()["fate-int2"] > 0
+    assert by["INT4 re-copies"].max()["fate-int2"] == 0 and by["INT4 re-copies"].min()["fate-int2-code"] > 0
     assert set(fate["model"]) == {"DeepSeek-V2-Lite"} and set(fate["testbed"]) == {"A6000", "RTX 3090"}
     assert "miss rate is the paper's 1%" in (tmp_path / "peers-fate.md").read_text()
+    assert "Fate with its INT2 copies decodes faster" in (tmp_path / "peers-fate.md").read_text()
     ll = pd.read_csv(tmp_path / "peers-llamacpp.csv")
     assert sorted(ll["prompt tokens"]) == [32, 64, 128, 256, 512, 1024, 2048]
     # Mixtral: 32 x 8 / 2 = 128, ik_llama.cpp's threshold, is where the harness's offload starts to pay.

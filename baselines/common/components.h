@@ -146,9 +146,14 @@ class NextLayerPrefetcher : public Prefetcher {
     int64_t size = 1;
     int64_t distance = 1;
     bool decode_only = false;
+    // The least-predicted experts whose predicted workloads add up to at
+    // most this share of the layer's are copied at reduced precision
+    // (Fate's INT2 for 30% of the votes); 0: none.
+    double reduced_share = 0.0;
     static const cfg::Schema<Params>& schema();
   };
   explicit NextLayerPrefetcher(const Params& p) : p_(p) {}
+  bool requests_reduced() const override { return p_.reduced_share > 0.0; }
   void after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) override;
   double predict_gpu_ns(const Context& ctx) const override;
   int64_t max_per_layer() const override { return p_.size; }
@@ -157,6 +162,8 @@ class NextLayerPrefetcher : public Prefetcher {
   Params p_;
   std::vector<float> scores_;
   std::vector<int32_t> order_;
+  std::vector<int32_t> low_;  // every predicted expert, least predicted first
+  std::vector<char> reduced_;
 };
 
 class NonePredictor : public Predictor {

@@ -3,6 +3,8 @@
 // shallow-favoring split of the budget (Fate's code's rule); and in the
 // engine, that ARC's victims stay in their own layer of a global pool, so
 // the shallow layers placed whole never miss.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "baselines/common/components.h"
@@ -160,6 +162,37 @@ TEST(FateInTheEngine, ArcTakesAUsedPrefetchIntoTheCache) {
   EXPECT_EQ(admitted, 2);                               // 1 (evicting 0), then 2 (evicting 1)
   EXPECT_EQ(prefetch_loads_with("lru", &admitted), 3);  // 1 leaves the buffer: loaded again
   EXPECT_EQ(admitted, 0);
+}
+
+// Fate's INT2 copies of its least-voted prefetches (next-layer's
+// reduced_share, residency.reduced_copy_ratio): 2 layers of 4 experts, top-2,
+// two slots per layer (experts 0 and 1 placed); the token's layer 1 uses
+// experts 2 and 3, which the oracle predicts at layer 0 with one vote each.
+// At share 0.5 the least voted (the tie to the higher index: expert 3) is
+// copied reduced: with a 1 us latency 1 + 0.6 x 4 = 3.4 us against the
+// table's 5 us, and 0.6 of the bytes.
+TEST(FateInTheEngine, LeastVotedPrefetchesAreCopiedReduced) {
+  const ModelSpec m = testing::tiny_model(2, 4, 2);
+  HardwareProfile hw = testing::round_hardware();
+  hw.link.latency_us = 1;
+  StrategySpec s = testing::strategy("gpu-ondemand", "arc", "uniform", 2);
+  s.prefetcher = testing::component("next-layer");
+  s.prefetcher.params.set("size", cfg::Value::integer(2), Where{"<test>"});
+  s.prefetcher.params.set("reduced_share", cfg::Value::number(0.5), Where{"<test>"});
+  s.predictor = testing::component("oracle");
+  s.residency.prefetch_buffer = true;
+  s.residency.admit_on_demand = true;
+  s.residency.late_prefetch = "issue";
+  s.residency.reduced_copy_ratio = 0.6;
+  const SimulationResult r = testing::run(m, hw, s, testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}}));
+  const auto loads = testing::tasks(r, Lane::kH2D, TaskKind::kPrefetchLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  for (const auto& t : loads)
+    EXPECT_NEAR(t.end_ns - t.start_ns, t.expert == 3 ? 3400.0 : 5000.0, 1e-6) << t.expert;
+  EXPECT_EQ(r.metrics.reduced_copies, 1);
+  EXPECT_EQ(r.metrics.demand_loads, 0);
+  const int64_t bytes = m.expert_bytes();
+  EXPECT_EQ(r.metrics.h2d_bytes, bytes + std::llround(0.6 * double(bytes)));
 }
 
 // The core refuses per-layer cache shares beyond the budget (or of the wrong

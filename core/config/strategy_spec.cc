@@ -91,7 +91,24 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "copy starts after the GPU work submitted before it and GPU work after the "
                  "copies issued before it, so copies and kernels never overlap "
                  "(Mixtral-Offloading's code, which runs everything on PyTorch's default CUDA "
-                 "stream). Needs link_order = \"fifo\".");
+                 "stream). Needs link_order = \"fifo\".")
+        .number("reduced_copy_ratio", &S::reduced_copy_ratio,
+                "Bytes of a reduced-precision expert copy over the expert's bytes (Fate's INT2 "
+                "transfers beside its INT4 cache: 0.8 in its code's formats); the copy takes the "
+                "link latency plus this fraction of the full copy's transfer time. 1: no copy is "
+                "reduced. Reduced copies: every demand load when reduced_demand_loads, and the "
+                "prefetches the prefetcher asks reduced (next-layer's reduced_share).",
+                open_closed_unit())
+        .boolean("reduced_demand_loads", &S::reduced_demand_loads,
+                 "Every on-demand copy is a reduced-precision copy (Fate). Needs "
+                 "reduced_copy_ratio < 1.")
+        .integer("recopy_from_layer", &S::recopy_from_layer,
+                 "From this MoE layer (0-based) on, every expert computed on the GPU that stays "
+                 "in the cache is copied again from host memory, whole, once its layer's GPU work "
+                 "is done, and cannot run again before that copy lands (Fate's code: it "
+                 "dequantises a cached expert in place before computing and reloads its INT4 "
+                 "weights afterwards, from the second MoE layer on). -1: never.",
+                 at_least(-1), "layer");
     return s;
   }();
   return s;

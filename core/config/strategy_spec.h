@@ -75,6 +75,17 @@ struct ResidencySpec {
   // everything on PyTorch's default CUDA stream): a copy starts after the GPU
   // work submitted before it, GPU work after the copies issued before it.
   bool one_stream = false;
+  // A reduced-precision copy (Fate's INT2 transfers of an INT4 cache: its
+  // code's formats give 4 / 5 = 0.8) moves this fraction of an expert's
+  // bytes; 1: no copy is reduced. Which copies: every demand load when
+  // reduced_demand_loads, and the prefetches the prefetcher marks reduced.
+  double reduced_copy_ratio = 1.0;
+  bool reduced_demand_loads = false;
+  // From this MoE layer on, every expert computed on the GPU that stays in
+  // the cache is copied again from host memory when its layer's GPU work is
+  // done (Fate's code dequantises in place and reloads INT4 after computing,
+  // from its second layer on); usable again when the copy lands. -1: never.
+  int64_t recopy_from_layer = -1;
 
   // Slots per layer for a model with `experts` routed experts per layer.
   int64_t slots(int64_t experts) const;

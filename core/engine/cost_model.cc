@@ -136,6 +136,13 @@ double CostModel::h2d_expert_ns() const {
          ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps");
 }
 
+double CostModel::h2d_expert_ns(double ratio) const {
+  const double full = h2d_expert_ns();
+  if (ratio >= 1.0) return full;
+  const double lat = std::min(full, hw_.link.latency_us * kNsPerUs);
+  return lat + ratio * (full - lat);
+}
+
 double CostModel::gpu_shared_ns(int64_t tokens) const {
   if (model_.shared_experts == 0 || tokens == 0) return 0.0;
   if (shared_table_) return lookup_ns(*shared_table_, double(tokens));

@@ -44,6 +44,10 @@ class CostModel {
   double cpu_expert_ns(int64_t tokens, bool first_in_layer) const;
   double gpu_expert_ns(int64_t tokens) const;
   double h2d_expert_ns() const;
+  // A copy of `ratio` of an expert's bytes (a reduced-precision copy,
+  // residency.reduced_copy_ratio): the link latency plus `ratio` of the full
+  // copy's time beyond it (a measured "h2d" table's time included).
+  double h2d_expert_ns(double ratio) const;
   // All shared experts of a layer for `tokens` tokens (0 when the model has
   // none); on a machine without a GPU a "cpu-shared" table replaces the formula.
   double gpu_shared_ns(int64_t tokens) const;

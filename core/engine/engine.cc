@@ -56,6 +56,25 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
         "issued, between the GPU work around them; expected link_order = \"fifo\", found \"{}\"",
         spec.name, spec.residency.link_order));
   }
+  const bool reduces = spec.residency.reduced_copy_ratio < 1.0;
+  if (!reduces && (spec.residency.reduced_demand_loads || s.prefetcher->requests_reduced())) {
+    throw Error(fmt::format(
+        "strategy '{}': {} asks for reduced-precision copies; expected "
+        "strategy.residency.reduced_copy_ratio < 1 (the fraction of an expert's bytes such a "
+        "copy moves), found {} (every copy full: the setting would do nothing)",
+        spec.name,
+        spec.residency.reduced_demand_loads
+            ? std::string("strategy.residency.reduced_demand_loads = true")
+            : fmt::format("strategy.prefetcher = \"{}\"", spec.prefetcher.kind),
+        spec.residency.reduced_copy_ratio));
+  }
+  if (reduces && !spec.residency.reduced_demand_loads && !s.prefetcher->requests_reduced()) {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.residency.reduced_copy_ratio = {} sizes reduced-precision "
+        "copies; expected reduced_demand_loads = true or a prefetcher that asks for reduced "
+        "copies (next-layer's reduced_share > 0), found neither (no copy would be reduced)",
+        spec.name, spec.residency.reduced_copy_ratio));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(
         fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "
@@ -472,9 +491,18 @@ class Engine : public FutureView {
   // Issues a transfer of (layer, expert); returns its id.
   // writeback: the copy first writes an evicted expert back to host memory
   // (residency.writeback), in the same stream, so it takes that time too.
+  // reduced: a reduced-precision copy (residency.reduced_copy_ratio of the
+  // bytes: Fate's INT2 copies).
   int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-               bool staging, int64_t target_step, int32_t target_layer, bool writeback = false);
+               bool staging, int64_t target_step, int32_t target_layer, bool writeback = false,
+               bool reduced = false);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
+  void recopy_computed(int32_t l, double gpu_end);
+  // A demand load's copy time (reduced when residency.reduced_demand_loads).
+  double demand_copy_ns() const {
+    return cost_.h2d_expert_ns(st_.residency.reduced_demand_loads ? st_.residency.reduced_copy_ratio
+                                                                  : 1.0);
+  }
   // `layer`: the MoE layer just done (after_layer; -1 after a step): on_device
   // swaps are taken only from the experts its plan ran on the GPU.
   void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook,
@@ -812,7 +840,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   if (start) *start = s;
   ++last_task_;
   if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, w});
-  static_assert(size_t(TaskKind::kBufferCopy) < std::extent_v<decltype(RunMetrics::task_ns)>);
+  static_assert(size_t(TaskKind::kRecopy) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
     timeline_.push_back({id,
@@ -852,6 +880,8 @@ void Engine::advance_link(double now) {
                            -1,
                            {-1, -1, -1, -1},
                            id});
+      timeline_.back().reduced = t.reduced;
+      timeline_.back().writeback = t.writeback;
     }
   }
 }
@@ -901,7 +931,8 @@ SlotRef Engine::make_room(int32_t layer, int32_t expert, double now,
 }
 
 int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-                     bool staging, int64_t target_step, int32_t target_layer, bool writeback) {
+                     bool staging, int64_t target_step, int32_t target_layer, bool writeback,
+                     bool reduced) {
   Transfer t;
   t.layer = layer;
   t.expert = expert;
@@ -909,7 +940,13 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.issue_ns = issue;
   t.earliest_ns = earliest;
   if (one_stream_) t.earliest_ns = std::max(earliest, gpu_.free_ns());  // behind the GPU's work
-  t.duration_ns = cost_.h2d_expert_ns();
+  const double ratio = reduced ? st_.residency.reduced_copy_ratio : 1.0;
+  t.duration_ns = cost_.h2d_expert_ns(ratio);
+  t.bytes =
+      reduced ? int64_t(std::llround(ratio * double(cost_.expert_bytes()))) : cost_.expert_bytes();
+  t.reduced = reduced;
+  t.writeback = writeback;
+  if (reduced) ++m_.reduced_copies;
   if (writeback) {  // Mixtral-Offloading's swap: both copies in one stream
     t.duration_ns += cost_.d2h_expert_ns();
     ++m_.writeback_copies;
@@ -920,14 +957,16 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.target_layer = target_layer;
   size_t pos = 0;
   const int64_t id = link_.issue(t, &pos);
-  refresh_transfer_ends(pos + 1);  // issuing may move the transfers queued behind it
-  if (!staging) {
+  refresh_transfer_ends(pos + 1);   // issuing may move the transfers queued behind it
+  if (kind == TaskKind::kRecopy) {  // already cached: in flight again, the cache not told
+    res_.refresh(layer, expert, id, link_.get(id).end_ns);
+  } else if (!staging) {
     res_.set_buffered(layer, expert, kind == TaskKind::kPrefetchLoad && res_.buffer_slots() > 0);
     res_.begin_transfer(layer, expert, id, link_.get(id).end_ns);
     hook_ctx_.now_ns = issue;
     st_.cache->on_insert(layer, expert, hook_ctx_);
   }
-  m_.h2d_bytes += cost_.expert_bytes();
+  m_.h2d_bytes += t.bytes;
   switch (kind) {
     case TaskKind::kDemandLoad:
       ++m_.demand_loads;
@@ -938,6 +977,9 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
       break;
     case TaskKind::kBufferCopy:
       ++m_.buffer_copies;
+      break;
+    case TaskKind::kRecopy:
+      ++m_.recopies;
       break;
     default:
       ++m_.swap_loads;
@@ -977,8 +1019,9 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
                               double(r.layer - cur_layer_) + (step_end ? 1.0 : 0.0);
   double deadline = ref + layers_ahead * dt;
   // "before-demand": it must land before a demand load issued at that gate would.
-  if (late_before_demand_) deadline += cost_.h2d_expert_ns();
-  const double lands = std::max(now, link_.free_ns()) + cost_.h2d_expert_ns();
+  if (late_before_demand_) deadline += demand_copy_ns();
+  const double lands = std::max(now, link_.free_ns()) +
+                       cost_.h2d_expert_ns(r.reduced ? st_.residency.reduced_copy_ratio : 1.0);
   return lands > deadline;
 }
 
@@ -1008,7 +1051,7 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     // leaving the prefetch buffer was a copy (its host copy stays).
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
          cur_step_ + r.target_step_offset, r.layer,
-         writeback_ && freed.layer >= 0 && res_.buffer_slots() == 0);
+         writeback_ && freed.layer >= 0 && res_.buffer_slots() == 0, r.reduced);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
   }
 }
@@ -1764,7 +1807,7 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
         std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
   }
   xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l,
-                     writeback_ && freed.layer >= 0);
+                     writeback_ && freed.layer >= 0, st_.residency.reduced_demand_loads);
   return staging;
 }
 
@@ -1985,6 +2028,7 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
   for (int32_t e : pins_) res_.unpin(l, e);
   pins_.clear();
   if (res_.buffer_slots() > 0 && last_micro_batch_) release_prefetch_buffer(l, r.gpu_end);
+  recopy_computed(l, r.gpu_end);
   prefetch_reqs_.clear();
   Context after = context(l, r.gpu_end);
   step_.set_reader(&st_.prefetcher->name());
@@ -2037,13 +2081,27 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
     }
     if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
       ++m_.prefetch_cancelled;
-      m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
-      refresh_transfer_ends(0);              // the transfers behind it moved earlier
+      m_.h2d_bytes -= link_.get(res_.transfer(l, e)).bytes;  // a cancelled copy moves nothing
+      refresh_transfer_ends(0);  // the transfers behind it moved earlier
     }
     res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);
   }
   if (admit) hook_ctx_ = saved;
+}
+
+// Fate's code (residency.recopy_from_layer): each expert the layer computed on
+// the GPU that stays in the cache share is copied again, whole, when the
+// layer's GPU work is done; until it lands the expert is in flight (a later
+// use waits for it; it cannot be evicted meanwhile).
+void Engine::recopy_computed(int32_t l, double gpu_end) {
+  const int64_t from = st_.residency.recopy_from_layer;
+  if (from < 0 || l < from || !hw_.has_gpu()) return;
+  advance_link(gpu_end);  // copies that landed while the layer computed are resident now
+  for (int32_t e : plan_.gpu) {
+    if (!res_.resident(l, e) || res_.buffered(l, e)) continue;
+    load(l, e, TaskKind::kRecopy, gpu_end, gpu_end, false, cur_step_, l);
+  }
 }
 
 // Queued prefetches for layers that have now started are useless.
@@ -2055,7 +2113,7 @@ void Engine::cancel_stale_prefetches(int32_t l, double t_gate) {
       continue;
     if (link_.cancel(q, t_gate)) {
       ++m_.prefetch_cancelled;
-      m_.h2d_bytes -= cost_.expert_bytes();  // a cancelled copy moves nothing
+      m_.h2d_bytes -= t.bytes;  // a cancelled copy moves nothing
       if (res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == q) {
         Context c = context(t.layer, t_gate);
         res_.evict(t.layer, t.expert);
@@ -2153,6 +2211,8 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
       if (w >= 0) waits.push_back(w);
     if (!waits.empty()) args["waits"] = waits;
     if (t.copy >= 0) args["copy"] = t.copy;
+    if (t.reduced) args["reduced"] = true;
+    if (t.writeback) args["writeback"] = true;
     std::string name = to_string(t.kind);
     if (t.expert >= 0)
       name += fmt::format(" L{} E{}", t.layer, t.expert);

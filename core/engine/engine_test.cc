@@ -325,6 +325,76 @@ TEST(EngineResidency, OneStreamRunsCopiesAndGpuWorkInIssueOrder) {
   expect_refused(spec, "expected link_order = \"fifo\", found \"demand-first\"");
 }
 
+// residency.reduced_copy_ratio with reduced_demand_loads (Fate's INT2
+// on-demand copies). The writeback test's case (one layer, one slot, tokens
+// use experts 1, 2, 2: two loads, then a hit) with a 1 us link latency: a
+// full copy is the table's 5 us, a reduced one (ratio 0.6) 1 + 0.6 x 4 =
+// 3.4 us, and moves 0.6 x 12,288 = 7,373 bytes. Both loads are on the
+// critical path: the run is 2 x 1.6 us shorter.
+TEST(EngineResidency, ReducedDemandLoadsMoveTheRatioOfTheBytesAfterTheLatency) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
+  spec.residency.admit_on_demand = true;
+  HardwareProfile h = round_hardware();
+  h.link.latency_us = 1;
+  const std::vector<std::vector<std::vector<int32_t>>> ids = {{{1}}, {{2}}, {{2}}};
+  const auto src = routing(1, 4, 1, ids);
+  const auto full = run(tiny_model(1, 4, 1), h, spec, src);
+  spec.residency.reduced_copy_ratio = 0.6;
+  spec.residency.reduced_demand_loads = true;
+  const auto red = run(tiny_model(1, 4, 1), h, spec, src);
+  EXPECT_EQ(full.metrics.reduced_copies, 0);
+  EXPECT_EQ(red.metrics.reduced_copies, 2);
+  EXPECT_EQ(full.metrics.h2d_bytes, 2 * 12288);
+  EXPECT_EQ(red.metrics.h2d_bytes, 2 * 7373);
+  const auto loads = tasks(red, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  for (const auto& t : loads) EXPECT_NEAR(t.end_ns - t.start_ns, 3400.0, 1e-6);
+  EXPECT_NEAR(full.metrics.makespan_ns - red.metrics.makespan_ns, 3200.0, 1e-6);
+  // A ratio with nothing to reduce, and a reduction at ratio 1, are refused.
+  spec.residency.reduced_demand_loads = false;
+  expect_refused(spec, "found neither (no copy would be reduced)");
+  spec.residency.reduced_demand_loads = true;
+  spec.residency.reduced_copy_ratio = 1.0;
+  expect_refused(spec, "expected strategy.residency.reduced_copy_ratio < 1");
+}
+
+// residency.recopy_from_layer (Fate's code reloads a cached expert's INT4
+// weights after computing it). One MoE layer, two slots (experts 0 and 1
+// placed), top-1; both tokens use expert 0, a hit. Token 0: attention 0-1
+// us, expert 0 1-3, then its copy again 3-8 (the table's 5 us). Token 1:
+// attention 3-4, expert 0 waits for that copy (in flight at the gate: a
+// miss) and computes 8-10, then is copied again 10-15, where the run ends
+// (the link's last work). Without the re-copy token 1's expert runs 4-6 and
+// the run ends at 6 us.
+TEST(EngineResidency, RecopyReloadsComputedCachedExpertsAndTheNextUseWaits) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 2);
+  spec.residency.admit_on_demand = true;
+  const std::vector<std::vector<std::vector<int32_t>>> ids = {{{0}}, {{0}}};
+  const auto src = routing(1, 4, 1, ids);
+  const auto plain = run(tiny_model(1, 4, 1), round_hardware(), spec, src);
+  spec.residency.recopy_from_layer = 0;
+  const auto re = run(tiny_model(1, 4, 1), round_hardware(), spec, src);
+  EXPECT_EQ(plain.metrics.recopies, 0);
+  EXPECT_EQ(re.metrics.recopies, 2);
+  EXPECT_EQ(re.metrics.h2d_bytes, 2 * 12288);
+  EXPECT_EQ(re.metrics.demand_loads, 0);
+  const auto copies = tasks(re, Lane::kH2D, TaskKind::kRecopy);
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_NEAR(copies[0].start_ns, 3000.0, 1e-6);
+  EXPECT_NEAR(copies[0].end_ns, 8000.0, 1e-6);
+  const auto gx = tasks(re, Lane::kGpu, TaskKind::kGpuExpert);
+  ASSERT_EQ(gx.size(), 2u);
+  EXPECT_NEAR(gx[1].start_ns, 8000.0, 1e-6);
+  EXPECT_NEAR(gx[1].end_ns, 10000.0, 1e-6);
+  EXPECT_NEAR(plain.metrics.makespan_ns, 6000.0, 1e-6);
+  EXPECT_NEAR(re.metrics.makespan_ns, 15000.0, 1e-6);
+  EXPECT_EQ(plain.metrics.decode_layer_hits[0], 2);
+  EXPECT_EQ(re.metrics.decode_layer_hits[0], 1);
+  // From the second MoE layer on: this model's only layer is not re-copied.
+  spec.residency.recopy_from_layer = 1;
+  EXPECT_EQ(run(tiny_model(1, 4, 1), round_hardware(), spec, src).metrics.recopies, 0);
+}
+
 TEST(EngineResidency, WritebackIsRefusedWhereAnEvictionHasNoCopy) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
   spec.residency.writeback = true;

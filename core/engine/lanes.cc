@@ -53,6 +53,8 @@ const char* to_string(TaskKind k) {
       return "swap-load";
     case TaskKind::kBufferCopy:
       return "buffer-copy";
+    case TaskKind::kRecopy:
+      return "recopy";
   }
   return "?";
 }

@@ -46,6 +46,8 @@ enum class TaskKind {
   kPrefetchLoad,  // weights copied ahead of need
   kSwapLoad,      // weights copied by a cache policy's swap (window, prefill-end fill)
   kBufferCopy,    // weights copied into a buffer no expert reads (LayerPlan::unread_buffer_layer)
+  kRecopy,        // a cached expert's weights copied again after it computed
+                  // (residency.recopy_from_layer)
 };
 const char* to_string(TaskKind k);
 
@@ -63,6 +65,10 @@ struct TaskRecord {
   int64_t waits[4] = {-1, -1, -1, -1};  // lane tasks: the ids of the earlier tasks it waits for
   int64_t copy =
       -1;  // a copy on the link: its transfer id; a GPU expert: the id of its own copy (-1: none)
+  // A copy on the link that is not one whole expert host to device: reduced
+  // precision, or with an evicted expert's write-back (what a replay of the
+  // timeline cannot reproduce with whole-expert copies).
+  bool reduced = false, writeback = false;
 };
 
 // Event order: (time, lane priority, sequence number).
@@ -107,6 +113,9 @@ struct Transfer {
   int64_t step = -1;         // step it was issued in
   int64_t target_step = -1;  // prefetch: the step it is meant for
   int32_t target_layer = -1;
+  int64_t bytes = 0;       // host-to-device bytes it moves (a reduced copy: fewer)
+  bool reduced = false;    // a reduced-precision copy (residency.reduced_copy_ratio)
+  bool writeback = false;  // also writes an evicted expert back first (residency.writeback)
 };
 
 class Link {

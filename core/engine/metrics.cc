@@ -209,6 +209,15 @@ std::vector<RunMetrics::Field> residency_fields() {
        "Evicted experts copied back to host memory before the copy that replaced them, in the "
        "same copy stream (residency.writeback: Mixtral-Offloading's swap).",
        [](const RunMetrics& m) { return J(m.writeback_copies); }},
+      {"reduced_copies",
+       "Expert copies at reduced precision, each moving residency.reduced_copy_ratio of the "
+       "expert's bytes (Fate's INT2 copies; cancelled ones included).",
+       [](const RunMetrics& m) { return J(m.reduced_copies); }},
+      {"recopies",
+       "Cached experts copied again, whole, after they computed on the GPU "
+       "(residency.recopy_from_layer: Fate's code reloads the INT4 weights it dequantised in "
+       "place).",
+       [](const RunMetrics& m) { return J(m.recopies); }},
       {"swap_loads",
        "Expert loads requested by the cache policy (window swaps, post-prefill fill).",
        [](const RunMetrics& m) { return J(m.swap_loads); }},

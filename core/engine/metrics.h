@@ -49,6 +49,8 @@ struct RunMetrics {
   int64_t device_swaps = 0;       // swaps whose incoming expert was copied inside GPU memory
   int64_t prefetch_dropped_late = 0;  // requests dropped before issue: would land after their gate
   int64_t writeback_copies = 0;       // evicted experts copied back to host (residency.writeback)
+  int64_t reduced_copies = 0;         // reduced-precision copies (residency.reduced_copy_ratio)
+  int64_t recopies = 0;  // cached experts copied again after computing (recopy_from_layer)
   std::vector<int64_t> prefetch_layer_loads;  // prefetch_loads per MoE layer
   int64_t prefetch_covered =
       0;  // activations cached at the gate thanks to a prefetch for that step

@@ -290,6 +290,9 @@ struct PrefetchRequest {
   int32_t layer = 0;  // MoE layer whose expert to load
   int32_t expert = 0;
   int64_t target_step_offset = 0;  // 0 = this step, 1 = the next step (token-wise)
+  // A reduced-precision copy (residency.reduced_copy_ratio of the bytes:
+  // Fate's INT2 copies of its least-predicted experts).
+  bool reduced = false;
 };
 
 class Predictor;
@@ -312,6 +315,9 @@ class Prefetcher : public PolicyComponent {
   // with predictor "none" such a prefetcher loads nothing, and the strategy
   // is refused at creation rather than run as a silent no-op).
   virtual bool predicts() const { return false; }
+  // Whether it may ask for reduced-precision copies (PrefetchRequest::reduced;
+  // a strategy whose residency reduces no copy is refused at creation).
+  virtual bool requests_reduced() const { return false; }
 
  protected:
   Predictor* predictor_ = nullptr;

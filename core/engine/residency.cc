@@ -105,6 +105,16 @@ void Residency::update_transfer_end(int32_t l, int32_t e, double end_ns) {
   end_[idx(l, e)] = end_ns;
 }
 
+void Residency::refresh(int32_t l, int32_t e, int64_t xfer, double end_ns) {
+  if (state(l, e) != kResident) {
+    throw InternalError(
+        fmt::format("residency: copy again of expert {} of layer {} which is not resident", e, l));
+  }
+  state_[idx(l, e)] = kInFlight;
+  xfer_[idx(l, e)] = xfer;
+  end_[idx(l, e)] = end_ns;
+}
+
 void Residency::complete(int32_t l, int32_t e) {
   if (state(l, e) == kInFlight) state_[idx(l, e)] = kResident;
 }

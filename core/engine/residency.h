@@ -108,6 +108,9 @@ class Residency final : public ResidencyView {
   void begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns);
   void update_transfer_end(int32_t l, int32_t e, double end_ns);
   void complete(int32_t l, int32_t e);  // in flight -> resident
+  // A resident expert's weights copied again (residency.recopy_from_layer):
+  // in flight until the copy ends, keeping its slot.
+  void refresh(int32_t l, int32_t e, int64_t xfer, double end_ns);
   void evict(int32_t l, int32_t e);
   int64_t transfer(int32_t l, int32_t e) const { return xfer_[idx(l, e)]; }
   void pin(int32_t l, int32_t e) { ++pin_[idx(l, e)]; }

@@ -33,7 +33,7 @@ constexpr double kSameTimeUs = 1e-3;
 
 bool is_copy(const std::string& kind) {
   return kind == "demand-load" || kind == "prefetch" || kind == "swap-load" ||
-         kind == "buffer-copy";
+         kind == "buffer-copy" || kind == "recopy";
 }
 
 }  // namespace
@@ -74,6 +74,17 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
       t.task = a.value("task", int64_t(-1));
       t.copy = a.value("copy", int64_t(-1));
       if (a.contains("waits")) t.waits = a["waits"].get<std::vector<int64_t>>();
+      // The replay copies whole experts host to device: a copy that moved
+      // fewer bytes or also wrote an expert back would be replayed wrong.
+      if (a.value("reduced", false) || a.value("writeback", false)) {
+        throw Error(fmt::format(
+            "{} (step {}, layer {}, expert {}): expected whole-expert host-to-device copies "
+            "(the replay copies each expert's bytes), found a copy {} (a strategy with "
+            "residency.{}); not replayable yet",
+            t.kind, t.step, t.layer, t.expert,
+            a.value("reduced", false) ? "of reduced precision" : "that writes an expert back first",
+            a.value("reduced", false) ? "reduced_copy_ratio < 1" : "writeback = true"));
+      }
       if (first_step >= 0 && t.step < first_step) continue;
       if (last_step >= 0 && t.step > last_step) continue;
       g.tasks.push_back(std::move(t));

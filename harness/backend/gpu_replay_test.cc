@@ -148,6 +148,29 @@ TEST(Replay, BadTimelinesAreRefusedByName) {
         << e.what();
   }
   std::filesystem::remove(lane);
+  // Copies the replay cannot reproduce with whole experts (a reduced-precision
+  // copy, a copy with a write-back) are refused by name.
+  for (const char* flag : {"reduced", "writeback"}) {
+    const std::string f = write_tmp(
+        std::string("replay-") + flag,
+        std::string(R"({"traceEvents": [{"cat": "demand-load", "ph": "X", "pid": 0, "tid": 0,
+          "ts": 0, "dur": 1, "args": {"step": 0, "layer": 2, "expert": 5, "copy": 1, ")") +
+            flag + R"(": true}}]})");
+    try {
+      load_replay_graph(f);
+      FAIL() << "accepted " << flag;
+    } catch (const Error& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find("traceEvents[0]: demand-load (step 0, layer 2, expert 5): expected "
+                       "whole-expert host-to-device copies"),
+                std::string::npos)
+          << w;
+      EXPECT_NE(w.find(std::string(flag) == "reduced" ? "reduced_copy_ratio" : "writeback = true"),
+                std::string::npos)
+          << w;
+    }
+    std::filesystem::remove(f);
+  }
   const std::string empty = write_tmp("replay-empty", kTimeline);
   EXPECT_THROW(load_replay_graph(empty, 5, 6), Error);  // no tasks in those steps
   std::filesystem::remove(empty);

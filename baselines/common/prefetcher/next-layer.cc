@@ -20,7 +20,13 @@ const cfg::Schema<NextLayerPrefetcher::Params>& NextLayerPrefetcher::Params::sch
               "Experts loaded per layer (DALI: Mixtral 1, DeepSeek-V2-Lite and Qwen 4).",
               cfg::at_least(0))
         .integer("distance", &Params::distance, "How many layers ahead.", cfg::at_least(1))
-        .boolean("decode_only", &Params::decode_only, "Prefetch in decode steps only.");
+        .boolean("decode_only", &Params::decode_only, "Prefetch in decode steps only.")
+        .number("reduced_share", &Params::reduced_share,
+                "The least-predicted experts whose predicted workloads add up to at most this "
+                "share of the target layer's are copied at reduced precision "
+                "(strategy.residency.reduced_copy_ratio; Fate's code: INT2 for 30% of the "
+                "votes); 0: every copy at full precision.",
+                cfg::NumRange{0.0, 1.0, false, true});
     return s;
   }();
   return s;
@@ -49,8 +55,27 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
                     [&](int32_t a, int32_t b) {
                       return scores_[a] != scores_[b] ? scores_[a] > scores_[b] : a < b;
                     });
+  // Fate's popularity-aware precision: walking up from the least predicted
+  // expert, those whose predicted workloads add up to at most reduced_share
+  // of the layer's total are copied reduced.
+  reduced_.assign(size_t(ctx.experts), 0);
+  if (p_.reduced_share > 0.0) {
+    low_ = order_;
+    std::sort(low_.begin(), low_.end(), [&](int32_t a, int32_t b) {
+      return scores_[a] != scores_[b] ? scores_[a] < scores_[b] : a > b;
+    });
+    double total = 0.0;
+    for (int32_t e : low_) total += double(scores_[e]);
+    double sum = 0.0;
+    for (int32_t e : low_) {
+      sum += double(scores_[e]);
+      if (sum > p_.reduced_share * total) break;
+      reduced_[e] = 1;
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
-    if (!ctx.residency->cached(target, order_[i])) out.push_back({target, order_[i], 0});
+    const int32_t e = order_[i];
+    if (!ctx.residency->cached(target, e)) out.push_back({target, e, 0, reduced_[e] != 0});
   }
 }
 
