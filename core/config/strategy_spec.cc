@@ -107,7 +107,8 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "in the cache is copied again from host memory, whole, once its layer's GPU work "
                  "is done, and cannot run again before that copy lands (Fate's code: it "
                  "dequantises a cached expert in place before computing and reloads its INT4 "
-                 "weights afterwards, from the second MoE layer on). -1: never.",
+                 "weights afterwards, from the second MoE layer on). -1: never. Needs "
+                 "micro_batches = 1.",
                  at_least(-1), "layer");
     return s;
   }();

@@ -75,6 +75,13 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
         "copies (next-layer's reduced_share > 0), found neither (no copy would be reduced)",
         spec.name, spec.residency.reduced_copy_ratio));
   }
+  if (spec.residency.recopy_from_layer >= 0 && spec.residency.micro_batches > 1) {
+    throw Error(fmt::format(
+        "strategy '{}': strategy.residency.recopy_from_layer = {} copies a layer's computed "
+        "experts again when its GPU work is done; expected micro_batches = 1 (one GPU pass per "
+        "layer, as Fate's code runs), found {}",
+        spec.name, spec.residency.recopy_from_layer, spec.residency.micro_batches));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(
         fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "

@@ -393,6 +393,9 @@ TEST(EngineResidency, RecopyReloadsComputedCachedExpertsAndTheNextUseWaits) {
   // From the second MoE layer on: this model's only layer is not re-copied.
   spec.residency.recopy_from_layer = 1;
   EXPECT_EQ(run(tiny_model(1, 4, 1), round_hardware(), spec, src).metrics.recopies, 0);
+  // One GPU pass per layer: refused with micro-batches.
+  spec.residency.micro_batches = 2;
+  expect_refused(spec, "expected micro_batches = 1 (one GPU pass per layer");
 }
 
 TEST(EngineResidency, WritebackIsRefusedWhereAnEvictionHasNoCopy) {
