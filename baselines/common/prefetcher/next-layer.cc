@@ -58,8 +58,9 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
   // Fate's popularity-aware precision: walking up from the least predicted
   // expert, those whose predicted workloads add up to at most reduced_share
   // of the layer's total are copied reduced.
-  reduced_.assign(size_t(ctx.experts), 0);
-  if (p_.reduced_share > 0.0) {
+  const bool reduce = p_.reduced_share > 0.0;
+  if (reduce) {
+    reduced_.assign(size_t(ctx.experts), 0);
     low_ = order_;
     std::sort(low_.begin(), low_.end(), [&](int32_t a, int32_t b) {
       return scores_[a] != scores_[b] ? scores_[a] < scores_[b] : a > b;
@@ -75,7 +76,8 @@ void NextLayerPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReq
   }
   for (size_t i = 0; i < n; ++i) {
     const int32_t e = order_[i];
-    if (!ctx.residency->cached(target, e)) out.push_back({target, e, 0, reduced_[e] != 0});
+    if (!ctx.residency->cached(target, e))
+      out.push_back({target, e, 0, reduce && reduced_[e] != 0});
   }
 }
 
