@@ -19,6 +19,17 @@ class FixedScores : public Predictor {
   }
 };
 
+// Layer 0's gate in a model of two MoE layers of six experts.
+Context layer0_of_two(const Residency& res, const CostModel& cost) {
+  Context ctx;
+  ctx.layer = 0;
+  ctx.moe_layers = 2;
+  ctx.experts = 6;
+  ctx.residency = &res;
+  ctx.cost = &cost;
+  return ctx;
+}
+
 TEST(NextLayerPrefetcher, LoadsOnlyTheUncachedAmongTheTopSize) {
   const ModelSpec m = testing::tiny_model(2, 6, 2);
   const HardwareProfile hw =
@@ -32,12 +43,7 @@ TEST(NextLayerPrefetcher, LoadsOnlyTheUncachedAmongTheTopSize) {
   FixedScores pred;
   pred.s = {0.f, 1.f, 2.f, 0.5f, 9.f, 3.f};  // ranking: e4, e5, e2, e1, e3
   pf.set_predictor(&pred);
-  Context ctx;
-  ctx.layer = 0;
-  ctx.moe_layers = 2;
-  ctx.experts = 6;
-  ctx.residency = &res;
-  ctx.cost = &cost;
+  Context ctx = layer0_of_two(res, cost);
   std::vector<PrefetchRequest> out;
   pf.after_gate(ctx, out);
   ASSERT_EQ(out.size(), 1u);  // e4 is cached: only e5, not e2 in its place
@@ -69,12 +75,7 @@ TEST(NextLayerPrefetcher, AsksTheLeastPredictedShareReduced) {
   FixedScores pred;
   pred.s = {0.f, 1.f, 2.f, 0.5f, 9.f, 3.f};
   pf.set_predictor(&pred);
-  Context ctx;
-  ctx.layer = 0;
-  ctx.moe_layers = 2;
-  ctx.experts = 6;
-  ctx.residency = &res;
-  ctx.cost = &cost;
+  Context ctx = layer0_of_two(res, cost);
   std::vector<PrefetchRequest> out;
   pf.after_gate(ctx, out);
   ASSERT_EQ(out.size(), 5u);
