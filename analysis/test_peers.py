@@ -23,6 +23,7 @@ import peers_llamacpp  # noqa: E402
 import peers_mixtral_offloading  # noqa: E402
 import peers_moe_infinity  # noqa: E402
 import peers_moe_lightning  # noqa: E402
+import peers_moe_lightning_t4  # noqa: E402
 
 CLAIMED = (common.REPRODUCED, common.DIRECTION_ONLY, common.NOT_REPRODUCED, common.INCONCLUSIVE)
 
@@ -93,6 +94,37 @@ def test_every_peer_script_writes_its_table_figure_and_verdict(results, tmp_path
     assert hrm["over 4 micro-batches"].iloc[0] > 1.0
     assert 0.9 < hrm["HRM estimate ms / step"].iloc[0] / hrm["TBT ms"].iloc[0] < 1.1
     assert "moe-lightning-hrm" in (tmp_path / "peers-moe-lightning.md").read_text()
+
+
+def test_moe_lightning_against_flexgen_on_a_t4(tmp_path):
+    # The T4 suite at a quarter of its batch and one of its settings (int4 experts, 1,024-token prompts), so
+    # that the test stays short: both systems run, each records the policy its own search chose, and FlexGen
+    # runs its GPU batches in the serial order.
+    text = (ROOT / "suites" / "peers-moe-lightning-t4.toml").read_text()
+    for old, new in (("sequences = 1024", "sequences = 256"), ("batch_size = 1024", "batch_size = 256"),
+                     ("prompt_len = [128, 1024]", "prompt_len = 1024"),
+                     ('expert_dtype = ["bf16", "int4"]', 'expert_dtype = "int4"')):
+        assert old in text, old
+        text = text.replace(old, new)
+    suite = tmp_path / "t4.toml"
+    suite.write_text(text)
+    res = tmp_path / "results"
+    run_suite(res, str(suite))
+    s = peers_moe_lightning_t4.run(str(res), tmp_path)
+    assert s["verdict"] in CLAIMED
+    raw = pd.concat(pd.read_csv(f) for f in res.glob("peers-moe-lightning-t4/*/runs.csv"))
+    assert set(raw.loc[raw["strategy"] == "flexgen", "strategy.residency.attention_order"]) == {"serial"}
+    assert set(raw.loc[raw["strategy"] == "moe-lightning-hrm", "strategy.residency.attention_order"]) == {"ahead"}
+    assert set(raw.loc[raw["strategy"].isin(["flexgen", "moe-lightning-hrm"]), "residency_chosen_by"]) == {
+        'strategy.prefetcher = "paged-weights"'}
+    t = pd.read_csv(tmp_path / "peers-moe-lightning-t4.csv")
+    assert len(t) == 4 and t["prompt tokens"].tolist() == [1024] * 4
+    ml, fg = t.iloc[0], t.iloc[1]
+    assert ml["over FlexGen"] == pytest.approx(ml["decode tokens/s"] / fg["decode tokens/s"])
+    fixed = t[t["policy"] == "fixed"]
+    assert fixed["micro-batches"].tolist() == [4, 4] and set(fixed["attention"]) == {"cpu"}
+    md = (tmp_path / "peers-moe-lightning-t4.md").read_text()
+    assert "batch 256" in md and "up to 10.3x" in md and "Checks (" in md
 
 
 def test_the_comparison_page_has_every_strategy_and_no_claim(results, tmp_path):

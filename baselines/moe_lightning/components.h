@@ -26,7 +26,8 @@ class PagedWeightsPrefetcher : public Prefetcher {
   struct Params {
     bool decode_only = false;
     // "fixed": the strategy's residency settings run; "hrm": MoE-Lightning's
-    // policy search chooses attention, micro_batches and cache_ratio before
+    // policy search ("flexgen": the same candidates under FlexGen's cost
+    // model, FlexGen's own search) chooses attention, micro_batches and cache_ratio before
     // the run (hrm.h).
     std::string policy = "fixed";
     int64_t max_micro_batches = 32;
@@ -35,7 +36,7 @@ class PagedWeightsPrefetcher : public Prefetcher {
   };
   explicit PagedWeightsPrefetcher(const Params& p) : p_(p) {}
   void after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) override;
-  // policy = "hrm": the fitting candidate with the shortest estimated decode step.
+  // policy = "hrm" or "flexgen": the fitting candidate with the shortest estimated decode step.
   std::optional<ResidencyChoice> choose_residency(const ResidencyQuestion& q) const override;
   // A whole layer (the core caps a layer's slots at its experts).
   int64_t max_per_layer() const override { return kWholeLayer; }

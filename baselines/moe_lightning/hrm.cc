@@ -7,7 +7,7 @@
 
 namespace moebench {
 
-HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p) {
+HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p, LayerModel model) {
   const CostModel& c = *q.cost;
   const ModelSpec& m = *q.model;
   HrmEstimate e;
@@ -48,9 +48,13 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p) {
   e.d2h_ns = d2h;
   e.gpu_ns = gpu;
   e.cpu_ns = cpu;
-  const double busiest = std::max({gpu, cpu, d2h});
-  const double pipeline = busiest + (gpu + cpu + d2h - busiest) / double(groups);
-  e.layer_ns = std::max(e.link_ns, pipeline);
+  if (model == LayerModel::kFlexGen) {
+    e.layer_ns = e.link_ns + std::max(d2h, gpu + cpu);
+  } else {
+    const double busiest = std::max({gpu, cpu, d2h});
+    const double pipeline = busiest + (gpu + cpu + d2h - busiest) / double(groups);
+    e.layer_ns = std::max(e.link_ns, pipeline);
+  }
   const int64_t dense = std::max<int64_t>(0, m.num_layers - m.moe_layers());
   e.step_ns = double(m.moe_layers()) * e.layer_ns +
               double(dense) * (c.layer_nonmoe_ns(n_all, n_all, ctx) + c.dense_ffn_ns(n_all)) +
@@ -59,8 +63,8 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p) {
   return e;
 }
 
-HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches,
-                     double cache_ratio_step) {
+HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches, double cache_ratio_step,
+                     LayerModel model) {
   HrmSearch s;
   if (!q.cost->has_gpu()) return s;
   const int64_t n = std::max<int64_t>(1, q.batch);
@@ -76,7 +80,7 @@ HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches,
         p.micro_batches = mb;
         p.cache_ratio =
             fixed_share ? q.base.cache_ratio : std::min(1.0, double(i) * cache_ratio_step);
-        s.candidates.push_back(hrm_estimate(q, p));
+        s.candidates.push_back(hrm_estimate(q, p, model));
         const HrmEstimate& e = s.candidates.back();
         if (e.fits && (s.best < 0 || e.step_ns < s.candidates[size_t(s.best)].step_ns))
           s.best = int64_t(s.candidates.size()) - 1;

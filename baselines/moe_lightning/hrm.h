@@ -19,6 +19,22 @@
 
 namespace moebench {
 
+// How a layer's lane times combine into the layer's time.
+enum class LayerModel {
+  // MoE-Lightning's hierarchical roofline: the longer of the link's copies
+  // and the compute pipeline (the busiest compute lane plus the others' work
+  // of one micro-batch).
+  kRoofline,
+  // FlexGen's cost model for a decode layer (its code's
+  // experimental/cost_model.py: T_gen = ctog + max(gtoc, dtoc, ctod, comp),
+  // comp = gpu_comp + cpu_comp): the host-to-device copies plus the longer of
+  // the device-to-host copies and the GPU's and CPU's work added together
+  // (no disk here: dtoc = ctod = 0). Its order overlaps nothing of the
+  // compute lanes, and the model does not count on the copies overlapping
+  // them either.
+  kFlexGen,
+};
+
 // One candidate: where decode attention runs (A_g: "gpu", or "cpu" with the
 // KV cache in host memory), the micro-batches of a decode step, and the
 // GPU's share of each layer's experts (r_w).
@@ -50,18 +66,21 @@ struct HrmEstimate {
 // activation copies and the compute lanes' pipeline: the busiest of the
 // GPU, CPU and device-to-host lanes plus the others' work of one
 // micro-batch (the pipeline's fill and drain: (sum - max) / m).
-HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p);
+HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p,
+                         LayerModel model = LayerModel::kRoofline);
 
 // Every candidate: attention "cpu" then "gpu" (cpu only with a GPU), micro-batches
 // 1, 2, 4, ... up to max_micro_batches and the batch, cache_ratio 0, step,
 // 2 step, ... 1 (only the base's when residency.slots_per_layer fixes the
 // cache share). `best` indexes the fitting candidate with the shortest
-// step (the first in this order on a tie), -1 when none fits.
+// step (the first in this order on a tie), -1 when none fits. `model`
+// combines each candidate's lanes (MoE-Lightning's roofline, or FlexGen's
+// cost model for FlexGen's own policy search).
 struct HrmSearch {
   std::vector<HrmEstimate> candidates;
   int64_t best = -1;
 };
-HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches,
-                     double cache_ratio_step);
+HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches, double cache_ratio_step,
+                     LayerModel model = LayerModel::kRoofline);
 
 }  // namespace moebench

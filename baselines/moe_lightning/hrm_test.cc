@@ -122,6 +122,40 @@ TEST(MoeLightningHrm, TheSearchTakesTheShortestStepThatFits) {
   EXPECT_EQ(hrm_search(none, 32, 0.25).best, -1);
 }
 
+// FlexGen's own search (policy = "flexgen"): the same candidates and lanes,
+// a layer as its decode cost model has it, the copies in plus the longer of
+// the copies out and the GPU's and CPU's work added together.
+TEST(FlexGenSearch, TheLayerAddsTheCopiesAndTheComputeLanes) {
+  const ModelSpec m = tiny_model();
+  const HardwareProfile h = cpu_attention_hardware();
+  const CostModel c(m, h);
+  const ResidencyQuestion q = question(m, c);
+  // The whole batch, nothing kept: link 20 us + (GPU 7 + CPU 8) = 35 us.
+  HrmEstimate e = hrm_estimate(q, {"cpu", 1, 0.0}, LayerModel::kFlexGen);
+  EXPECT_NEAR(e.link_ns, 20 * us, eps);
+  EXPECT_NEAR(e.layer_ns, 35 * us, 3 * eps);
+  // Two micro-batches, r_w 0.5: 10 + (10 + 8) = 28 us (the roofline: 14).
+  e = hrm_estimate(q, {"cpu", 2, 0.5}, LayerModel::kFlexGen);
+  EXPECT_NEAR(e.layer_ns, 28 * us, 4 * eps);
+  // The whole batch, r_w 0.5: 10 + (7 + 8) = 25 us (the roofline: 15).
+  e = hrm_estimate(q, {"cpu", 1, 0.5}, LayerModel::kFlexGen);
+  EXPECT_NEAR(e.layer_ns, 25 * us, 3 * eps);
+  EXPECT_NEAR(hrm_estimate(q, {"cpu", 1, 0.5}).layer_ns, 15 * us, 3 * eps);
+  // Candidates (r_w <= 0.5 fit): 1 micro-batch 35 / 30 / 25 us, 2: 38 / 33 /
+  // 28 us. FlexGen's search keeps the whole batch, where the roofline
+  // splits it in two (TheSearchTakesTheShortestStepThatFits).
+  const HrmSearch s = hrm_search(q, 32, 0.25, LayerModel::kFlexGen);
+  ASSERT_EQ(s.candidates.size(), 20u);
+  ASSERT_GE(s.best, 0);
+  const HrmEstimate& b = s.candidates[size_t(s.best)];
+  EXPECT_EQ(b.policy.attention, "cpu");
+  EXPECT_EQ(b.policy.micro_batches, 1);
+  EXPECT_DOUBLE_EQ(b.policy.cache_ratio, 0.5);
+  EXPECT_NEAR(b.step_ns, 2 * 25 * us + c.lm_head_ns(2), 6 * eps);
+  const HrmEstimate& r = hrm_search(q, 32, 0.25).candidates[size_t(hrm_search(q, 32, 0.25).best)];
+  EXPECT_EQ(r.policy.micro_batches, 2);
+}
+
 TEST(MoeLightningHrm, TheCoreAppliesTheChoiceAndTheRunRecordsIt) {
   const ModelSpec m = tiny_model();
   HardwareProfile h = cpu_attention_hardware();

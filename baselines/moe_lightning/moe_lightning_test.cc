@@ -122,6 +122,39 @@ TEST(MoeLightningPipeline, MicroBatchesOverlapCpuAttentionWithGpuExperts) {
   EXPECT_NEAR(r.metrics.to_json()["decode_cpu_busy_ms_per_step"].get<double>(), 0.016, 1e-6);
 }
 
+// FlexGen's order (residency.attention_order = "serial"): each micro-batch
+// through its attention and experts before the next one's attention is
+// issued, so the CPU's attention never overlaps the GPU's experts.
+TEST(MoeLightningPipeline, TheSerialOrderRunsEachMicroBatchThroughBeforeTheNext) {
+  const auto src = two_sequences();
+  StrategySpec s = all_cached("cpu", 2);
+  s.residency.attention_order = "serial";
+  const auto r = run_batch(s, cpu_attention_hardware(), src);
+  const auto att = tasks(r, Lane::kCpu, TaskKind::kAttention);
+  ASSERT_EQ(att.size(), 4u);
+  // Layer 0: A's QKV [0,1], attention [1,5], experts [5,9]; only then B's
+  // QKV [9,10], attention [10,14], experts [14,18].
+  EXPECT_NEAR(att[0].end_ns, 5 * us, eps);
+  EXPECT_NEAR(att[1].start_ns, 10 * us, 2 * eps);
+  EXPECT_NEAR(att[1].end_ns, 14 * us, 2 * eps);
+  const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
+  ASSERT_EQ(gpu.size(), 8u);
+  EXPECT_NEAR(gpu[1].end_ns, 9 * us, eps);
+  EXPECT_EQ(gpu[2].expert, 2);
+  EXPECT_NEAR(gpu[2].start_ns, 14 * us, 2 * eps);
+  // Layer 1 the same from 18 us: A [18,27], B [27,36]. Every piece in turn:
+  // 2 layers x 2 micro-batches x (1 + 4 + 4) us, 10 us longer than CGOPipe's
+  // order (MicroBatchesOverlapCpuAttentionWithGpuExperts: 26 us).
+  EXPECT_NEAR(att[3].end_ns, 32 * us, 4 * eps);
+  EXPECT_NEAR(gpu[7].end_ns, 36 * us, 4 * eps);
+  ASSERT_EQ(r.metrics.tbt_ms.size(), 1u);
+  EXPECT_NEAR(r.metrics.tbt_ms[0], 0.036, 1e-5);
+  // The same work on every lane as in CGOPipe's order; only its timing moved.
+  EXPECT_NEAR(r.metrics.decode_busy_ns[1], 20 * us, 8 * eps);
+  EXPECT_NEAR(r.metrics.decode_busy_ns[2], 16 * us, eps);
+  EXPECT_EQ(r.metrics.token_hits[1], 8);
+}
+
 TEST(MoeLightningPipeline, OneMicroBatchSerializesAttentionAndExperts) {
   const auto src = two_sequences();
   // The whole batch: QKV [0,1], the CPU reads both sequences' entries

@@ -21,8 +21,9 @@ TEST(Presets, EveryModelAndHardwarePresetLoads) {
     EXPECT_FALSE(spec.source.empty()) << m;
     EXPECT_EQ(spec.hash().size(), 64u);
   }
-  for (const std::string h : {"hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100",
-                              "ktransformers-rtx4080", "dali-rtx3090", "h100-host", "local-cpu"}) {
+  for (const std::string h :
+       {"hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100", "ktransformers-rtx4080",
+        "dali-rtx3090", "h100-host", "local-cpu", "moe-lightning-t4"}) {
     const HardwareProfile p = load_hardware(h, paths);
     EXPECT_EQ(p.name, h);
     EXPECT_GT(p.cpu.mem_bw_gbps, 0) << h;

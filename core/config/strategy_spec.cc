@@ -80,6 +80,13 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                  "CPU's attention overlaps the GPU's experts (MoE-Lightning's CGOPipe order); "
                  "1: the whole batch at once. Simulated backend only.",
                  at_least(1), "micro-batches")
+        .choice("attention_order", &S::attention_order, {"ahead", "serial"},
+                "With micro_batches > 1, when a micro-batch's attention is issued. ahead: before "
+                "the previous micro-batch's experts, so one micro-batch's attention (on the CPU "
+                "with attention = \"cpu\") overlaps another's experts (MoE-Lightning's CGOPipe). "
+                "serial: after them, each micro-batch through its attention and experts before "
+                "the next one starts, nothing of the two overlapping (FlexGen's loop over GPU "
+                "batches, which synchronises after each). Simulated backend only.")
         .boolean("writeback", &S::writeback,
                  "An expert evicted to make room for a copy is copied back to host memory first, "
                  "in the same copy stream as the copy that replaces it, which therefore also "

@@ -66,6 +66,11 @@ struct ResidencySpec {
   // layer's attention and experts in turn, the next micro-batch's attention
   // issued before this one's experts (CGOPipe's order); 1: the whole batch.
   int64_t micro_batches = 1;
+  // When a micro-batch's attention is issued: "ahead", before the previous
+  // micro-batch's experts (CGOPipe: the CPU's attention of one overlaps the
+  // GPU's experts of another); "serial", after them (FlexGen's loop over GPU
+  // batches, synchronised after each: nothing of the two overlaps).
+  std::string attention_order = "ahead";
   // An expert evicted to make room for a copy is first copied back to host
   // memory in the same copy stream (Mixtral-Offloading's swap: each expert
   // lives in one place, GPU or host): the copy that replaces it also takes

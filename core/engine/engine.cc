@@ -1545,9 +1545,11 @@ void Engine::run_decode_pipelined(const StepPlan& sp) {
     }
     const int32_t l = moe++;
     cur_layer_ = l;
+    const bool ahead = st_.residency.attention_order != "serial";
     issue_attention(int32_t(li), l, mbs_[0]);
     for (int64_t j = 0; j < m; ++j) {
-      if (j + 1 < m) issue_attention(int32_t(li), l, mbs_[size_t(j + 1)]);
+      if (j > 0 && !ahead) issue_attention(int32_t(li), l, mbs_[size_t(j)]);
+      if (j + 1 < m && ahead) issue_attention(int32_t(li), l, mbs_[size_t(j + 1)]);
       MicroBatch& b = mbs_[size_t(j)];
       swap_micro_batch(b);
       cur_mb_ = &b;

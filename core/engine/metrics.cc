@@ -357,11 +357,11 @@ std::vector<RunMetrics::Field> lane_fields() {
        [](const RunMetrics& m) { return J(m.run_cache_ratio); }},
       {"residency_chosen_by",
        "The component that chose the run's residency settings before the run (MoE-Lightning's "
-       "policy search), empty when the strategy's own settings ran.",
+       "or FlexGen's policy search), empty when the strategy's own settings ran.",
        [](const RunMetrics& m) { return J(m.residency_chosen_by); }},
       {"residency_estimate_ms_per_step",
        "That component's own estimate of a decode step when it chose (MoE-Lightning's "
-       "hierarchical roofline model), ms; null when none chose.",
+       "hierarchical roofline model, or FlexGen's cost model), ms; null when none chose.",
        [](const RunMetrics& m) {
          return std::isfinite(m.residency_estimate_ns) ? J(m.residency_estimate_ns / 1e6)
                                                        : J(nullptr);

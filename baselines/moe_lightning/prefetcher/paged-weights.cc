@@ -15,13 +15,16 @@ const cfg::Schema<PagedWeightsPrefetcher::Params>& PagedWeightsPrefetcher::Param
     cfg::Schema<Params> s("strategy.prefetcher");
     s.boolean("decode_only", &Params::decode_only,
               "Page weights in decode steps only (prefill steps load on demand).")
-        .choice("policy", &Params::policy, {"fixed", "hrm"},
+        .choice("policy", &Params::policy, {"fixed", "hrm", "flexgen"},
                 "fixed: the strategy's residency settings run. hrm: before the run, "
                 "MoE-Lightning's policy search (a hierarchical roofline model of the decode "
                 "step, baselines/moe_lightning/hrm.h) chooses residency.attention, "
                 "micro_batches and cache_ratio among the candidates that fit in GPU memory; "
                 "the rows record the choice (run_attention, run_micro_batches, "
-                "run_cache_ratio) and its estimate.")
+                "run_cache_ratio) and its estimate. flexgen: the same candidates, each "
+                "layer's time by FlexGen's cost model instead (the host-to-device copies plus "
+                "the longer of the device-to-host copies and the GPU's and CPU's work "
+                "together: FlexGen's own policy search).")
         .integer("max_micro_batches", &Params::max_micro_batches,
                  "policy = \"hrm\": the most micro-batches a candidate has (1, 2, 4, ... up "
                  "to this and the batch).",
@@ -48,8 +51,10 @@ void PagedWeightsPrefetcher::after_gate(const Context& ctx, std::vector<Prefetch
 
 std::optional<ResidencyChoice> PagedWeightsPrefetcher::choose_residency(
     const ResidencyQuestion& q) const {
-  if (p_.policy != "hrm") return std::nullopt;
-  const HrmSearch s = hrm_search(q, p_.max_micro_batches, p_.cache_ratio_step);
+  if (p_.policy == "fixed") return std::nullopt;
+  const bool flexgen = p_.policy == "flexgen";
+  const HrmSearch s = hrm_search(q, p_.max_micro_batches, p_.cache_ratio_step,
+                                 flexgen ? LayerModel::kFlexGen : LayerModel::kRoofline);
   // None fits (or no GPU): the strategy's own settings stand, and the core's
   // memory check reports them.
   if (s.best < 0) return std::nullopt;
@@ -61,11 +66,12 @@ std::optional<ResidencyChoice> PagedWeightsPrefetcher::choose_residency(
   c.residency.cache_ratio = e.policy.cache_ratio;
   c.estimate_ns_per_step = e.step_ns;
   c.why = fmt::format(
-      "hierarchical roofline over {} candidates: attention {}, {} micro-batches, cache ratio "
+      "{} over {} candidates: attention {}, {} micro-batches, cache ratio "
       "{:g}; per MoE layer link {:.3f} ms, GPU {:.3f} ms, CPU {:.3f} ms, D2H {:.3f} ms; {:.1f} "
       "GiB of GPU memory",
-      s.candidates.size(), e.policy.attention, e.policy.micro_batches, e.policy.cache_ratio,
-      e.link_ns / 1e6, e.gpu_ns / 1e6, e.cpu_ns / 1e6, e.d2h_ns / 1e6, e.gpu_gib);
+      flexgen ? "FlexGen's cost model" : "hierarchical roofline", s.candidates.size(),
+      e.policy.attention, e.policy.micro_batches, e.policy.cache_ratio, e.link_ns / 1e6,
+      e.gpu_ns / 1e6, e.cpu_ns / 1e6, e.d2h_ns / 1e6, e.gpu_gib);
   return c;
 }
 
