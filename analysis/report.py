@@ -38,8 +38,8 @@ PENDING = [
      "(docs/STRATEGIES.md, 'Not done')"),
     ("MoE-Lightning", "the headline in the paper's own settings; the HRM policy search's gain (arXiv 2411.11217)",
      "the paper's batch sizes, prompt and generation lengths and FlexGen's settings were not reachable, nor "
-     "FlexGen without CPU delegation (its KV cache copied to the GPU) or the batch size and KV split (N, r_c) in "
-     "the search; the headline is judged in the harness's settings against its FlexGen on a T4 "
+     "the batch size and KV split (N, r_c) in the search; the headline is judged in the harness's settings "
+     "against its FlexGen and FlexGen(c) on a T4 "
      "(peers_moe_lightning_t4), CGOPipe itself against the whole batch (peers_moe_lightning), and the roofline "
      "search (moe-lightning-hrm, the MILP's form not reachable) is shown there, not judged on its own "
      "(docs/STRATEGIES.md)"),

@@ -31,6 +31,9 @@ class PagedWeightsPrefetcher : public Prefetcher {
     // the run (hrm.h).
     std::string policy = "fixed";
     int64_t max_micro_batches = 32;
+    // Where the candidates with a host-memory KV cache attend: "cpu" or
+    // "gpu-host-kv" (the entries copied to the GPU for each layer).
+    std::string host_kv_attention = "cpu";
     double cache_ratio_step = 0.25;
     static const cfg::Schema<Params>& schema();
   };

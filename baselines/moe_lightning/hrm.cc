@@ -25,7 +25,8 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p, LayerMo
   // Mean context a decode step's new token attends to.
   const int64_t ctx = q.prompt_len + q.decode_len / 2;
   const bool cpu_attn = p.attention == "cpu";
-  double gpu = 0, cpu = 0, d2h = 0, act = 0;
+  const bool host_kv = p.attention == "gpu-host-kv";
+  double gpu = 0, cpu = 0, d2h = 0, act = 0, kv = 0;
   for (int64_t g = 0; g < groups; ++g) {
     // The engine's split: sizes differing by at most one.
     const int64_t n = n_all / groups + (g < n_all % groups ? 1 : 0);
@@ -36,6 +37,10 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p, LayerMo
       act += c.h2d_activations_ns(n);
     } else {
       gpu += c.layer_nonmoe_ns(n, n, ctx);
+      if (host_kv) {  // the KV entries in, the new ones out
+        kv += c.kv_h2d_ns(n, ctx);
+        d2h += c.kv_d2h_ns(n);
+      }
     }
     // Expected distinct experts of n tokens' top-k under uniform routing.
     const double active = double(E) * (1.0 - std::pow(1.0 - double(k) / double(E), double(n)));
@@ -44,7 +49,7 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p, LayerMo
   }
   const int64_t cached = std::min<int64_t>(E, r.slots(E));
   const double weights = double(E - cached) * c.h2d_expert_ns();
-  e.link_ns = weights + act;
+  e.link_ns = weights + act + kv;
   e.d2h_ns = d2h;
   e.gpu_ns = gpu;
   e.cpu_ns = cpu;
@@ -64,7 +69,7 @@ HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p, LayerMo
 }
 
 HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches, double cache_ratio_step,
-                     LayerModel model) {
+                     LayerModel model, const std::string& host_kv_attention) {
   HrmSearch s;
   if (!q.cost->has_gpu()) return s;
   const int64_t n = std::max<int64_t>(1, q.batch);
@@ -72,7 +77,7 @@ HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches, doub
   const bool fixed_share = q.base.slots_per_layer >= 0;
   const int64_t ratios =
       fixed_share ? 0 : std::max<int64_t>(1, int64_t(std::ceil(1.0 / cache_ratio_step - 1e-9)));
-  for (const char* a : {"cpu", "gpu"}) {
+  for (const std::string& a : {host_kv_attention, std::string("gpu")}) {
     for (int64_t mb = 1; mb <= std::min(max_micro_batches, n); mb *= 2) {
       for (int64_t i = 0; i <= ratios; ++i) {
         HrmPolicy p;

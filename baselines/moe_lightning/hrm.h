@@ -36,7 +36,8 @@ enum class LayerModel {
 };
 
 // One candidate: where decode attention runs (A_g: "gpu", or "cpu" with the
-// KV cache in host memory), the micro-batches of a decode step, and the
+// KV cache in host memory; or "gpu-host-kv", on the GPU over a host KV cache
+// copied in for each layer), the micro-batches of a decode step, and the
 // GPU's share of each layer's experts (r_w).
 struct HrmPolicy {
   std::string attention = "cpu";
@@ -50,7 +51,7 @@ struct HrmEstimate {
   double gpu_gib = 0;  // GPU memory the policy needs (the core's footprint)
   bool fits = false;   // gpu_gib within the GPU's memory
   // Per MoE layer, summed over the step's micro-batches:
-  double link_ns = 0;   // host to device: the paged experts and the attention outputs
+  double link_ns = 0;   // host to device: the paged experts, the attention outputs (and KV entries)
   double d2h_ns = 0;    // device to host: Q, K and V (attention on the CPU)
   double gpu_ns = 0;    // attention (or its projections), routed and shared experts
   double cpu_ns = 0;    // attention over the host KV cache
@@ -69,7 +70,9 @@ struct HrmEstimate {
 HrmEstimate hrm_estimate(const ResidencyQuestion& q, const HrmPolicy& p,
                          LayerModel model = LayerModel::kRoofline);
 
-// Every candidate: attention "cpu" then "gpu" (cpu only with a GPU), micro-batches
+// Every candidate: attention over a host KV cache (`host_kv_attention`:
+// "cpu", or "gpu-host-kv", the cache copied to the GPU for each layer), then
+// "gpu" (the KV cache on the GPU); no candidate without a GPU; micro-batches
 // 1, 2, 4, ... up to max_micro_batches and the batch, cache_ratio 0, step,
 // 2 step, ... 1 (only the base's when residency.slots_per_layer fixes the
 // cache share). `best` indexes the fitting candidate with the shortest
@@ -81,6 +84,7 @@ struct HrmSearch {
   int64_t best = -1;
 };
 HrmSearch hrm_search(const ResidencyQuestion& q, int64_t max_micro_batches, double cache_ratio_step,
-                     LayerModel model = LayerModel::kRoofline);
+                     LayerModel model = LayerModel::kRoofline,
+                     const std::string& host_kv_attention = "cpu");
 
 }  // namespace moebench

@@ -156,6 +156,38 @@ TEST(FlexGenSearch, TheLayerAddsTheCopiesAndTheComputeLanes) {
   EXPECT_EQ(r.policy.micro_batches, 2);
 }
 
+// A candidate with the KV cache in host memory read by the GPU
+// ("gpu-host-kv", FlexGen without delegation): the layer's work on the GPU,
+// the entries on the link beside the experts. The link at 0.128 bytes/ns:
+// two sequences' 256-byte entries at context 1, 4 us.
+TEST(FlexGenSearch, AHostKvCacheReadByTheGpuAddsItsCopiesToTheLink) {
+  const ModelSpec m = tiny_model();
+  HardwareProfile h = cpu_attention_hardware();
+  h.link.h2d_gbps = 0.128;
+  const CostModel c(m, h);
+  ASSERT_NEAR(c.kv_h2d_ns(2, 1), 4 * us, eps);
+  const ResidencyQuestion q = question(m, c);
+  // Nothing kept: link 4 x 5 + 4 = 24 us; GPU the layer's 1 us + 3 experts'
+  // 6 us; no CPU work. The roofline: 24 us; FlexGen's model: 24 + 7 = 31 us.
+  const HrmEstimate e = hrm_estimate(q, {"gpu-host-kv", 1, 0.0});
+  EXPECT_NEAR(e.link_ns, 24 * us, 2 * eps);
+  EXPECT_NEAR(e.gpu_ns, 7 * us, 2 * eps);
+  EXPECT_EQ(e.cpu_ns, 0.0);
+  EXPECT_NEAR(e.layer_ns, 24 * us, 2 * eps);
+  EXPECT_TRUE(e.fits);  // the question's footprint counts no KV cache for it
+  EXPECT_NEAR(hrm_estimate(q, {"gpu-host-kv", 1, 0.0}, LayerModel::kFlexGen).layer_ns, 31 * us,
+              4 * eps);
+  // The search's host candidates are these instead of CPU attention.
+  const HrmSearch s = hrm_search(q, 32, 0.25, LayerModel::kFlexGen, "gpu-host-kv");
+  ASSERT_EQ(s.candidates.size(), 20u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(s.candidates[i].policy.attention, "gpu-host-kv");
+  ASSERT_GE(s.best, 0);
+  EXPECT_EQ(s.candidates[size_t(s.best)].policy.attention, "gpu-host-kv");
+  // r_w 0.5 (2 experts kept): 10 + 4 + 7 = 21 us, the shortest that fits.
+  EXPECT_DOUBLE_EQ(s.candidates[size_t(s.best)].policy.cache_ratio, 0.5);
+  EXPECT_NEAR(s.candidates[size_t(s.best)].layer_ns, 21 * us, 4 * eps);
+}
+
 TEST(MoeLightningHrm, TheCoreAppliesTheChoiceAndTheRunRecordsIt) {
   const ModelSpec m = tiny_model();
   HardwareProfile h = cpu_attention_hardware();

@@ -211,6 +211,50 @@ TEST(MoeLightningFootprint, TheKvCacheLivesInHostMemoryWithCpuAttention) {
   const auto on_cpu = StrategyInstance::create(all_cached("cpu", 1), builtin_registry());
   EXPECT_GT(case_footprint(m, h, on_gpu, shape).gpu_kv_gib, 0.0);
   EXPECT_EQ(case_footprint(m, h, on_cpu, shape).gpu_kv_gib, 0.0);
+  // A host KV cache read by the GPU: two layers' entries of one micro-batch
+  // (250 sequences of the 1,000 in 4) on the GPU, 2 x 250 x 1,000 x 256 bytes.
+  const auto host = StrategyInstance::create(all_cached("gpu-host-kv", 4), builtin_registry());
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  EXPECT_DOUBLE_EQ(case_footprint(m, h, host, shape).gpu_kv_gib, 2.0 * 250 * 1000 * 256 / gib);
+  EXPECT_DOUBLE_EQ(case_footprint(m, h, on_gpu, shape).gpu_kv_gib,
+                   1000.0 * 1000 * double(m.num_layers) * 256 / gib);
+}
+
+// FlexGen without CPU delegation (residency.attention = "gpu-host-kv"): each
+// micro-batch's KV entries of a layer cross the link before its attention on
+// the GPU. The link at 0.128 bytes/ns: one sequence's 256-byte entry, 2 us.
+TEST(MoeLightningPipeline, AHostKvCacheIsCopiedToTheGpuBeforeEachAttention) {
+  const auto src = two_sequences();
+  HardwareProfile h = cpu_attention_hardware();
+  h.link.h2d_gbps = 0.128;
+  const auto r = run_batch(all_cached("gpu-host-kv", 2), h, src);
+  const auto kv = tasks(r, Lane::kH2D, TaskKind::kKvToGpu);
+  ASSERT_EQ(kv.size(), 4u);
+  // Layer 0: A's entries [0,2], its attention [2,3]; B's entries [2,4] (the
+  // link is busy until 2), its attention [4,5]; A's experts [5,9], B's
+  // [9,13]. Layer 1: A's entries when its layer 0 is done [9,11], its
+  // attention when the GPU is free [13,14]; B's [13,15], attention [15,16];
+  // experts [16,20], [20,24].
+  EXPECT_NEAR(kv[0].start_ns, 0.0, eps);
+  EXPECT_NEAR(kv[0].end_ns, 2 * us, eps);
+  EXPECT_NEAR(kv[1].start_ns, 2 * us, eps);
+  EXPECT_NEAR(kv[2].start_ns, 9 * us, 2 * eps);
+  EXPECT_NEAR(kv[3].end_ns, 15 * us, 4 * eps);
+  const auto att = tasks(r, Lane::kGpu, TaskKind::kAttention);
+  ASSERT_EQ(att.size(), 4u);
+  EXPECT_NEAR(att[0].start_ns, 2 * us, eps);
+  EXPECT_NEAR(att[1].start_ns, 4 * us, eps);
+  EXPECT_NEAR(att[3].start_ns, 15 * us, 4 * eps);
+  EXPECT_TRUE(tasks(r, Lane::kCpu, TaskKind::kAttention).empty());
+  ASSERT_EQ(r.metrics.tbt_ms.size(), 1u);
+  EXPECT_NEAR(r.metrics.tbt_ms[0], 0.024, 1e-5);
+  // The KV cache on the GPU instead: nothing to copy, 20 us
+  // (OneMicroBatchSerializesAttentionAndExperts).
+  EXPECT_EQ(r.metrics.kv_h2d_bytes, 4 * 256);
+  EXPECT_EQ(r.metrics.h2d_bytes, 0);
+  const auto on_gpu = run_batch(all_cached("gpu", 2), h, src);
+  EXPECT_NEAR(on_gpu.metrics.tbt_ms[0], 0.020, 1e-5);
+  EXPECT_EQ(on_gpu.metrics.kv_h2d_bytes, 0);
 }
 
 TEST(MoeLightningPipeline, CpuAttentionNeedsAGpu) {

@@ -66,13 +66,17 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
             "(before-demand), or after that gate (before-gate); gates are estimated from the "
             "previous "
             "step's gate-to-gate time. issue: every request is issued.")
-        .choice("attention", &S::attention, {"gpu", "cpu"},
+        .choice("attention", &S::attention, {"gpu", "cpu", "gpu-host-kv"},
                 "Where decode attention runs and the KV cache lives. gpu: on the GPU, the KV "
                 "cache in GPU memory. cpu: the KV cache in host memory and each decode layer's "
                 "attention over it on the CPU (QKV projections on the GPU, Q/K/V copied to the "
-                "CPU, the output copied back, output projection and router on the GPU); "
-                "prefill attention stays on the GPU and its KV entries are copied to the host "
-                "(MoE-Lightning's A_g = 0). Simulated backend only.")
+                "CPU, the output copied back, output projection and router on the GPU; "
+                "MoE-Lightning's A_g = 0, FlexGen's CPU delegation). gpu-host-kv: the KV cache "
+                "in host memory, each decode layer's entries of a micro-batch copied to the GPU "
+                "(on the link, as a demand copy) for its attention there and the new entries "
+                "copied back (FlexGen without CPU delegation). With either host cache, prefill "
+                "attention stays on the GPU and its KV entries are copied to the host. "
+                "Simulated backend only.")
         .integer("micro_batches", &S::micro_batches,
                  "A decode step's sequences in this many micro-batches (at most one per "
                  "sequence): each runs a layer's attention, routing, experts and decisions in "

@@ -60,7 +60,9 @@ struct ResidencySpec {
   // (docs/STRATEGIES.md, "MoE-Lightning"): "gpu", on the GPU with the KV
   // cache in GPU memory; "cpu", on the CPU over a KV cache in host memory
   // (QKV projections on the GPU, Q/K/V to the CPU, the output back, the
-  // output projection and router on the GPU).
+  // output projection and router on the GPU); "gpu-host-kv", on the GPU over
+  // a KV cache in host memory, each layer's entries of a micro-batch copied
+  // to the GPU first (FlexGen without CPU delegation).
   std::string attention = "gpu";
   // A decode step's sequences in this many micro-batches, each through a
   // layer's attention and experts in turn, the next micro-batch's attention

@@ -230,6 +230,16 @@ double CostModel::kv_d2h_ns(int64_t tokens) const {
                       "link.d2h_gbps");
 }
 
+int64_t CostModel::kv_bytes(int64_t sequences, int64_t context) const {
+  return sequences * context * model_.kv_bytes_per_token();
+}
+
+double CostModel::kv_h2d_ns(int64_t sequences, int64_t context) const {
+  if (!hw_.has_gpu()) return 0.0;
+  return hw_.link.latency_us * kNsPerUs +
+         ns_for_bytes(double(kv_bytes(sequences, context)), hw_.link.h2d_gbps, "link.h2d_gbps");
+}
+
 double CostModel::dense_ffn_ns(int64_t tokens) const {
   if (cpu_dense_table_) return lookup_ns(*cpu_dense_table_, double(tokens));
   const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));

@@ -71,6 +71,11 @@ class CostModel {
   int64_t qkv_bytes(int64_t tokens) const;
   // A prefill's new KV entries of one layer copied to the host.
   double kv_d2h_ns(int64_t tokens) const;
+  // One layer's KV entries of `sequences` sequences at `context` tokens
+  // copied host to device for the attention on the GPU (residency.attention
+  // = "gpu-host-kv"): link latency + bytes / H2D bandwidth; and the bytes.
+  double kv_h2d_ns(int64_t sequences, int64_t context) const;
+  int64_t kv_bytes(int64_t sequences, int64_t context) const;
   // One expert's copy from device to host memory (an evicted expert written
   // back: residency.writeback): link latency + expert bytes / D2H bandwidth.
   double d2h_expert_ns() const;

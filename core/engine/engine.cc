@@ -178,9 +178,14 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
   const double gib = 1024.0 * 1024.0 * 1024.0;
   f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
   f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
-  // residency.attention = "cpu": the KV cache lives in host memory.
-  f.gpu_kv_gib = st.residency.attention == "cpu"
-                     ? 0.0
+  // residency.attention = "cpu" or "gpu-host-kv": the KV cache lives in
+  // host memory; "gpu-host-kv" holds two layers' entries of one micro-batch
+  // on the GPU (the one attending and the next one arriving).
+  const int64_t mb = std::max<int64_t>(1, std::min<int64_t>(st.residency.micro_batches, B));
+  f.gpu_kv_gib = st.residency.attention == "cpu" ? 0.0
+                 : st.residency.attention == "gpu-host-kv"
+                     ? 2.0 * double((B + mb - 1) / mb) * double(shape.max_tokens) *
+                           double(model.kv_bytes_per_token()) / gib
                      : double(B) * double(shape.max_tokens) * double(model.num_layers) *
                            double(model.kv_bytes_per_token()) / gib;
   f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
@@ -290,15 +295,15 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
     b.erase(k);
   }
   if (a != b) refuse("only attention, micro_batches and cache_ratio changed", b.dump());
-  if (r.attention != "gpu" && r.attention != "cpu")
-    refuse("attention \"gpu\" or \"cpu\"", fmt::format("\"{}\"", r.attention));
+  if (r.attention != "gpu" && r.attention != "cpu" && r.attention != "gpu-host-kv")
+    refuse("attention \"gpu\", \"cpu\" or \"gpu-host-kv\"", fmt::format("\"{}\"", r.attention));
   if (r.micro_batches < 1 || r.micro_batches > q.batch)
     refuse(fmt::format("micro_batches in [1, {}] (the batch)", q.batch),
            std::to_string(r.micro_batches));
   if (!(r.cache_ratio >= 0.0 && r.cache_ratio <= 1.0))
     refuse("cache_ratio in [0, 1]", fmt::format("{}", r.cache_ratio));
-  if (r.attention == "cpu" && !hw.has_gpu())
-    refuse("attention \"gpu\" on hardware without a GPU", "\"cpu\"");
+  if (r.attention != "gpu" && !hw.has_gpu())
+    refuse("attention \"gpu\" on hardware without a GPU", fmt::format("\"{}\"", r.attention));
   const double need = q.gpu_gib(r);
   if (hw.has_gpu() && need > hw.gpu.mem_gib)
     refuse(fmt::format("at most {:.1f} GiB of GPU memory", hw.gpu.mem_gib),
@@ -346,7 +351,9 @@ class Engine : public FutureView {
                       source.info().model_name));
     }
     cpu_attention_ = st.residency.attention == "cpu";
-    pipelined_ = cpu_attention_ || st.residency.micro_batches > 1;
+    host_kv_gpu_ = st.residency.attention == "gpu-host-kv";
+    kv_on_host_ = cpu_attention_ || host_kv_gpu_;
+    pipelined_ = kv_on_host_ || st.residency.micro_batches > 1;
     writeback_ = st.residency.writeback;
     one_stream_ = st.residency.one_stream && hw.has_gpu();
     if (pipelined_ && real_backend_) {
@@ -356,12 +363,12 @@ class Engine : public FutureView {
           "the real backend",
           st.name, st.residency.attention, st.residency.micro_batches));
     }
-    if (cpu_attention_ && !hw.has_gpu()) {
+    if (kv_on_host_ && !hw.has_gpu()) {
       throw Error(fmt::format(
-          "strategy '{}': residency.attention = \"cpu\" moves attention off the GPU; expected "
-          "hardware with a GPU, found '{}' with none (without a GPU every layer already runs on "
-          "the CPU)",
-          st.name, hw.name));
+          "strategy '{}': residency.attention = \"{}\" keeps the KV cache in host memory for "
+          "a GPU; expected hardware with a GPU, found '{}' with none (without a GPU every layer "
+          "already runs on the CPU)",
+          st.name, st.residency.attention, hw.name));
     }
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(
@@ -421,6 +428,7 @@ class Engine : public FutureView {
   // output back (the GPU's output projection and router follow in
   // finish_attention).
   void issue_attention(int32_t li, int32_t l, MicroBatch& b);
+  double copy_kv_to_gpu(int32_t l, const MicroBatch& b);
   // The rest of an issued attention (the GPU's post-attention part when
   // attention is on the CPU); returns its end, and the last task's id in *task.
   double finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task, double* gpu_ns);
@@ -569,6 +577,8 @@ class Engine : public FutureView {
   bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
   bool real_backend_ = false;        // the executor is the real backend's
   bool cpu_attention_ = false;       // residency.attention == "cpu"
+  bool host_kv_gpu_ = false;         // residency.attention == "gpu-host-kv"
+  bool kv_on_host_ = false;          // either: the KV cache in host memory
   bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
   bool writeback_ = false;           // residency.writeback: evicted experts copied back first
   bool one_stream_ = false;          // residency.one_stream: copies and GPU work in one stream
@@ -847,7 +857,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   if (start) *start = s;
   ++last_task_;
   if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, w});
-  static_assert(size_t(TaskKind::kRecopy) < std::extent_v<decltype(RunMetrics::task_ns)>);
+  static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
   if (opt_.timeline && dur > 0) {
     timeline_.push_back({id,
@@ -1411,7 +1421,7 @@ void Engine::run_step(int64_t s) {
             submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
                    exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
         const int64_t att = last_task_;
-        if (cpu_attention_) {  // the prefill's KV entries of this layer to the host
+        if (kv_on_host_) {  // the prefill's KV entries of this layer to the host
           submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, a, cost_.kv_d2h_ns(n), -1, -1, after(att));
           m_.d2h_bytes += n * model_.kv_bytes_per_token();
         }
@@ -1462,11 +1472,23 @@ void Engine::swap_micro_batch(MicroBatch& b) {
 void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
   const int64_t n = b.step.tokens();
   if (!cpu_attention_) {
+    double ready = b.layer_ready_ns;
+    Waits w = b.ready_waits;
+    if (host_kv_gpu_) {  // the micro-batch's KV entries of this layer to the GPU first
+      const double kv_end = copy_kv_to_gpu(l, b);
+      ready = std::max(ready, kv_end);
+      w.copies_end = std::max(w.copies_end, kv_end);
+    }
     b.att_gpu_ns = exec_->attention_ns(li, b.tokens, b.nonmoe_ns);
-    b.att_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.layer_ready_ns,
-                       b.att_gpu_ns, l, -1, b.ready_waits, n);
+    b.att_end =
+        submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, ready, b.att_gpu_ns, l, -1, w, n);
     b.att_task = last_task_;
     b.post_pending = false;
+    if (host_kv_gpu_) {  // the new entries back to the host, waited for by nothing
+      submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, b.att_end, cost_.kv_d2h_ns(n), l, -1,
+             after(b.att_task));
+      m_.d2h_bytes += n * model_.kv_bytes_per_token();
+    }
     return;
   }
   b.att_gpu_ns = cost_.attention_pre_ns(n);
@@ -1483,6 +1505,31 @@ void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
   m_.act_h2d_bytes += cost_.activation_bytes(n);
   b.att_task = last_task_;
   b.post_pending = true;
+}
+
+// residency.attention = "gpu-host-kv": the micro-batch's KV entries of this
+// layer copied host to device on the link, placed as a demand copy (it
+// passes queued copies that have not started, the attention waiting for it)
+// and fixed at once. Issued when the micro-batch's previous layer is done
+// (FlexGen loads the next GPU batch's cache while this one computes; the
+// read buffer is free once the layer before has attended). Not an expert:
+// the residency is not touched. Returns when the copy lands.
+double Engine::copy_kv_to_gpu(int32_t l, const MicroBatch& b) {
+  Transfer t;
+  t.layer = l;
+  t.kind = TaskKind::kKvToGpu;
+  t.issue_ns = b.layer_ready_ns;
+  t.earliest_ns = b.layer_ready_ns;
+  t.duration_ns = cost_.kv_h2d_ns(b.sequences, b.context);
+  t.bytes = cost_.kv_bytes(b.sequences, b.context);
+  t.staging = true;
+  t.step = cur_step_;
+  size_t pos = 0;
+  const int64_t id = link_.issue(t, &pos);
+  refresh_transfer_ends(pos + 1);
+  link_.fix(id);
+  m_.kv_h2d_bytes += t.bytes;
+  return link_.get(id).end_ns;
 }
 
 double Engine::finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task,
@@ -1621,7 +1668,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
     r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
                       ready_waits_, r.n);
     r.att_task = r.gpu_end_task = last_task_;
-    if (cpu_attention_) {  // a prefill: this layer's new KV entries to the host
+    if (kv_on_host_) {  // a prefill: this layer's new KV entries to the host
       submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
              after(r.att_task));
       m_.d2h_bytes += r.n * model_.kv_bytes_per_token();

@@ -1097,7 +1097,10 @@ TEST(EngineResidencyChoice, TheCoreChecksAndAppliesAComponentsChoice) {
   refused(r, "cache_ratio in [0, 1]");
   r = ok;
   r.attention = "tpu";
-  refused(r, "attention \"gpu\" or \"cpu\"");
+  refused(r, "attention \"gpu\", \"cpu\" or \"gpu-host-kv\"");
+  r = ok;
+  r.attention = "gpu-host-kv";  // FlexGen's GPU attention over a host KV cache: accepted
+  EXPECT_EQ(attempt(r).residency.attention, "gpu-host-kv");
   r = ok;
   r.link_order = "fifo";  // not one of the three
   refused(r, "only attention, micro_batches and cache_ratio changed");

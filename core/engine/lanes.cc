@@ -55,9 +55,18 @@ const char* to_string(TaskKind k) {
       return "buffer-copy";
     case TaskKind::kRecopy:
       return "recopy";
+    case TaskKind::kKvToGpu:
+      return "kv-to-gpu";
   }
   return "?";
 }
+
+namespace {
+// Copies that something waits for now: demand loads and KV copies.
+bool is_demand(TaskKind k) {
+  return k == TaskKind::kDemandLoad || k == TaskKind::kKvToGpu;
+}
+}  // namespace
 
 int64_t Link::issue(Transfer t, size_t* moved_from) {
   t.id = base_ + int64_t(all_.size());
@@ -66,16 +75,17 @@ int64_t Link::issue(Transfer t, size_t* moved_from) {
   all_.push_back(t);
   // Where it goes: at the end, or (demand-first) before the first queued
   // prefetch/swap that has neither started nor been fixed. Buffer copies
-  // share the demand loads' stream: a demand load never passes one.
+  // share the demand loads' stream: a demand load never passes one. A KV
+  // copy for an attention that waits for it is placed as a demand load.
   size_t pos = queue_.size();
-  if (order_ == LinkOrder::kDemandFirst && t.kind == TaskKind::kDemandLoad) {
+  if (order_ == LinkOrder::kDemandFirst && is_demand(t.kind)) {
     for (size_t i = 0; i < queue_.size(); ++i) {
       const Transfer& q = get(queue_[i]);
       if (q.kind == TaskKind::kBufferCopy) {
         pos = queue_.size();  // only a place behind the last buffer copy
         continue;
       }
-      const bool movable = !q.fixed && q.kind != TaskKind::kDemandLoad && q.start_ns > t.issue_ns;
+      const bool movable = !q.fixed && !is_demand(q.kind) && q.start_ns > t.issue_ns;
       if (movable && pos == queue_.size()) pos = i;
     }
   }

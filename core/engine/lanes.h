@@ -48,6 +48,8 @@ enum class TaskKind {
   kBufferCopy,    // weights copied into a buffer no expert reads (LayerPlan::unread_buffer_layer)
   kRecopy,        // a cached expert's weights copied again after it computed
                   // (residency.recopy_from_layer)
+  kKvToGpu,       // a micro-batch's KV entries of a layer copied host to device for its
+                  // attention on the GPU (residency.attention = "gpu-host-kv")
 };
 const char* to_string(TaskKind k);
 

@@ -233,6 +233,10 @@ std::vector<RunMetrics::Field> residency_fields() {
       {"activation_bytes",
        "Hidden-state bytes moved between GPU and CPU for CPU experts (both directions).",
        [](const RunMetrics& m) { return J(m.d2h_bytes + m.act_h2d_bytes); }},
+      {"kv_h2d_bytes",
+       "KV-cache bytes copied host to device for attention on the GPU over a host-memory KV "
+       "cache (residency.attention = \"gpu-host-kv\"), on the link beside the experts' copies.",
+       [](const RunMetrics& m) { return J(m.kv_h2d_bytes); }},
   };
 }
 

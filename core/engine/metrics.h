@@ -55,6 +55,7 @@ struct RunMetrics {
   int64_t prefetch_covered =
       0;  // activations cached at the gate thanks to a prefetch for that step
   int64_t h2d_bytes = 0, d2h_bytes = 0, act_h2d_bytes = 0;
+  int64_t kv_h2d_bytes = 0;  // KV entries copied to the GPU (residency.attention = "gpu-host-kv")
 
   // Where expert work ran (token-weighted).
   int64_t gpu_expert_tokens = 0, cpu_expert_tokens = 0, deferred_expert_tokens = 0;

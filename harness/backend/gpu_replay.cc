@@ -85,6 +85,13 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
             a.value("reduced", false) ? "of reduced precision" : "that writes an expert back first",
             a.value("reduced", false) ? "reduced_copy_ratio < 1" : "writeback = true"));
       }
+      if (t.kind == "kv-to-gpu") {
+        throw Error(fmt::format(
+            "{} (step {}, layer {}): expected expert copies on the host-to-device lane, found a "
+            "KV-cache copy (a strategy with residency.attention = \"gpu-host-kv\"); not "
+            "replayable yet",
+            t.kind, t.step, t.layer));
+      }
       if (first_step >= 0 && t.step < first_step) continue;
       if (last_step >= 0 && t.step > last_step) continue;
       g.tasks.push_back(std::move(t));

@@ -171,6 +171,22 @@ TEST(Replay, BadTimelinesAreRefusedByName) {
     }
     std::filesystem::remove(f);
   }
+  // A KV-cache copy on the host-to-device lane (attention on the GPU over a
+  // host KV cache) is not an expert copy: refused by name.
+  const std::string kv =
+      write_tmp("replay-kv", R"({"traceEvents": [{"cat": "kv-to-gpu", "ph": "X", "pid": 0, "tid": 0,
+        "ts": 0, "dur": 1, "args": {"step": 0, "layer": 1, "copy": 1}}]})");
+  try {
+    load_replay_graph(kv);
+    FAIL() << "accepted a KV copy";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("traceEvents[0]: kv-to-gpu (step 0, layer 1): expected "
+                                         "expert copies on the host-to-device lane, found a "
+                                         "KV-cache copy"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(kv);
   const std::string empty = write_tmp("replay-empty", kTimeline);
   EXPECT_THROW(load_replay_graph(empty, 5, 6), Error);  // no tasks in those steps
   std::filesystem::remove(empty);

@@ -26,13 +26,19 @@ const cfg::Schema<PagedWeightsPrefetcher::Params>& PagedWeightsPrefetcher::Param
                 "the longer of the device-to-host copies and the GPU's and CPU's work "
                 "together: FlexGen's own policy search).")
         .integer("max_micro_batches", &Params::max_micro_batches,
-                 "policy = \"hrm\": the most micro-batches a candidate has (1, 2, 4, ... up "
-                 "to this and the batch).",
+                 "policy = \"hrm\" or \"flexgen\": the most micro-batches a candidate has (1, "
+                 "2, 4, ... up to this and the batch).",
                  cfg::at_least(1), "micro-batches")
         .number("cache_ratio_step", &Params::cache_ratio_step,
-                "policy = \"hrm\": the candidates' cache ratios are 0, this, twice this, "
-                "... up to 1.",
-                cfg::open_closed_unit());
+                "policy = \"hrm\" or \"flexgen\": the candidates' cache ratios are 0, this, "
+                "twice this, ... up to 1.",
+                cfg::open_closed_unit())
+        .choice("host_kv_attention", &Params::host_kv_attention, {"cpu", "gpu-host-kv"},
+                "policy = \"hrm\" or \"flexgen\": the candidates with the KV cache in host "
+                "memory compute the attention on the CPU (\"cpu\": MoE-Lightning's A_g = 0, "
+                "FlexGen's CPU delegation) or on the GPU after copying the layer's entries in "
+                "(\"gpu-host-kv\": FlexGen without delegation); the other candidates keep the "
+                "KV cache on the GPU.");
     return s;
   }();
   return s;
@@ -53,8 +59,9 @@ std::optional<ResidencyChoice> PagedWeightsPrefetcher::choose_residency(
     const ResidencyQuestion& q) const {
   if (p_.policy == "fixed") return std::nullopt;
   const bool flexgen = p_.policy == "flexgen";
-  const HrmSearch s = hrm_search(q, p_.max_micro_batches, p_.cache_ratio_step,
-                                 flexgen ? LayerModel::kFlexGen : LayerModel::kRoofline);
+  const HrmSearch s =
+      hrm_search(q, p_.max_micro_batches, p_.cache_ratio_step,
+                 flexgen ? LayerModel::kFlexGen : LayerModel::kRoofline, p_.host_kv_attention);
   // None fits (or no GPU): the strategy's own settings stand, and the core's
   // memory check reports them.
   if (s.best < 0) return std::nullopt;
