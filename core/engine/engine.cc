@@ -359,7 +359,7 @@ class Engine : public FutureView {
     if (pipelined_ && real_backend_) {
       throw Error(fmt::format(
           "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
-          "simulated backend (attention on the CPU and micro-batches are simulated only), found "
+          "simulated backend (a host-memory KV cache and micro-batches are simulated only), found "
           "the real backend",
           st.name, st.residency.attention, st.residency.micro_batches));
     }
