@@ -71,8 +71,9 @@ def run(results: str, out):
     # The fixed policy's schedules compared only where the step is not bound by the link: with FlexGen's order
     # the link's copies per step take less than the CPU's and the GPU's work together, so an order that overlaps
     # those two can shorten the step (as peers_moe_lightning.py's rule).
-    bound = {st: busy(one(m, FIXED, *st, "serial"), "h2d") >= busy(one(m, FIXED, *st, "serial"), "cpu")
-             + busy(one(m, FIXED, *st, "serial"), "gpu") for st in settings}
+    def link_bound(r) -> bool:
+        return busy(r, "h2d") >= busy(r, "cpu") + busy(r, "gpu")
+    bound = {st: link_bound(one(m, FIXED, *st, "serial")) for st in settings}
 
     def measure(d):
         # "Up to": the largest ratio over the settings and the FlexGen variants, against the paper's largest.

@@ -152,8 +152,9 @@ TEST(FlexGenSearch, TheLayerAddsTheCopiesAndTheComputeLanes) {
   EXPECT_EQ(b.policy.micro_batches, 1);
   EXPECT_DOUBLE_EQ(b.policy.cache_ratio, 0.5);
   EXPECT_NEAR(b.step_ns, 2 * 25 * us + c.lm_head_ns(2), 6 * eps);
-  const HrmEstimate& r = hrm_search(q, 32, 0.25).candidates[size_t(hrm_search(q, 32, 0.25).best)];
-  EXPECT_EQ(r.policy.micro_batches, 2);
+  const HrmSearch roofline = hrm_search(q, 32, 0.25);
+  ASSERT_GE(roofline.best, 0);
+  EXPECT_EQ(roofline.candidates[size_t(roofline.best)].policy.micro_batches, 2);
 }
 
 // A candidate with the KV cache in host memory read by the GPU
