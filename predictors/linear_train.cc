@@ -393,15 +393,15 @@ LinearModel load_linear(const std::filesystem::path& path) {
                     path.string(), m.layers, m.experts, m.layers));
   }
   m.weight.resize(w.numel());
-  std::memcpy(m.weight.data(), f->data(w), m.weight.size() * sizeof(float));
+  f->read(f->data(w), m.weight.data(), m.weight.size() * sizeof(float));
   m.bias.resize(b.numel());
-  std::memcpy(m.bias.data(), f->data(b), m.bias.size() * sizeof(float));
+  f->read(f->data(b), m.bias.data(), m.bias.size() * sizeof(float));
   m.val_recall.resize(m.layers);
-  std::memcpy(m.val_recall.data(), f->data(vr), m.layers * sizeof(double));
+  f->read(f->data(vr), m.val_recall.data(), m.layers * sizeof(double));
   m.test_recall.resize(m.layers);
-  std::memcpy(m.test_recall.data(), f->data(tr), m.layers * sizeof(double));
+  f->read(f->data(tr), m.test_recall.data(), m.layers * sizeof(double));
   m.epochs.resize(m.layers);
-  std::memcpy(m.epochs.data(), f->data(ep), m.layers * sizeof(int64_t));
+  f->read(f->data(ep), m.epochs.data(), m.layers * sizeof(int64_t));
   try {
     m.top_k = std::stoll(meta.at("top_k"));
     m.samples = std::stoll(meta.at("samples"));

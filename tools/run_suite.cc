@@ -55,6 +55,29 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   for (int i = 0; i < argc; ++i) opt.argv.push_back(argv[i]);
+  // An option given with an empty value is a mistake (an unset shell
+  // variable), never "the default": `--shard ""` once ran the whole suite.
+  for (const char* name : {"--shard", "--out", "--results", "--filter"}) {
+    if (app.count(name) == 0) continue;
+    const std::string v = name == std::string("--shard")     ? shard
+                          : name == std::string("--out")     ? out
+                          : name == std::string("--results") ? results
+                                                             : opt.filter;
+    if (v.find_first_not_of(" \t") == std::string::npos) {
+      fmt::print(stderr,
+                 "run_suite: error: {}: expected a value, found an empty one (an unset shell "
+                 "variable?); leave the option out for its default\n",
+                 name);
+      return 2;
+    }
+  }
+  for (const auto& d : merge) {
+    if (d.empty()) {
+      fmt::print(stderr,
+                 "run_suite: error: --merge: expected shard folders, found an empty name\n");
+      return 2;
+    }
+  }
   if (!merge.empty()) {
     if (!file.empty() || !shard.empty() || opt.resume || opt.dry_run || !opt.filter.empty()) {
       fmt::print(stderr,

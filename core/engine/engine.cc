@@ -382,6 +382,7 @@ class Engine : public FutureView {
 
   // FutureView
   int64_t next_use(int32_t layer, int32_t expert) const override;
+  int64_t use_position(int64_t step_offset, int32_t layer, int32_t expert) const override;
   std::span<const ActiveExpert> active(int64_t offset, int32_t layer) const override;
 
  private:
@@ -573,6 +574,11 @@ class Engine : public FutureView {
   std::vector<int32_t> pins_, keep_, computed_this_layer_;
   std::vector<int32_t>
       route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
+  // While admit_one_at_a_time runs layer admitting_layer_ (else -1): each
+  // expert's rank in route_order_ while it is still to be admitted, else -1
+  // (next_use: the step still needs it).
+  int32_t admitting_layer_ = -1;
+  std::vector<int32_t> pending_rank_;
   bool one_at_a_time_ = false;       // residency.admission, parsed once
   bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
   bool real_backend_ = false;        // the executor is the real backend's
@@ -1142,11 +1148,40 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
 // ---------------------------------------------------------------- oracle view
 
 int64_t Engine::next_use(int32_t layer, int32_t expert) const {
+  // Admitted one at a time, the current layer's experts not yet reached are
+  // still to be used in this step.
+  if (layer == admitting_layer_ && pending_rank_[size_t(expert)] >= 0) return 0;
   const auto& u = uses_[size_t(layer) * E_ + expert];
   // The current step still counts for layers after the current one.
   const int64_t from = layer > cur_layer_ ? cur_step_ : cur_step_ + 1;
   const auto it = std::lower_bound(u.begin(), u.end(), from);
-  return it == u.end() ? std::numeric_limits<int64_t>::max() / 4 : *it - cur_step_;
+  return it == u.end() ? kNever : *it - cur_step_;
+}
+
+int64_t Engine::use_position(int64_t offset, int32_t layer, int32_t expert) const {
+  if (!one_at_a_time_) return 0;  // a layer's experts are admitted together
+  if (offset == 0 && layer == admitting_layer_) {
+    const int32_t rank = pending_rank_[size_t(expert)];
+    return rank >= 0 ? rank : kNever;
+  }
+  // The rank of its first (token, top-k rank) in that step and layer: the
+  // order admit_one_at_a_time takes the layer's experts in.
+  const int64_t s = cur_step_ + offset;
+  if (s < 0 || s >= int64_t(steps_.size()) || layer < 0 || layer >= L_) return kNever;
+  int64_t rank = 0;
+  std::vector<char> seen(size_t(E_), 0);
+  for (const auto& [seq, pos] : steps_[s].tokens) {
+    const int32_t* ids = run_.ids(run_.token(seq, pos), layer);
+    if (ids[0] == kHoleId) continue;
+    for (int32_t j = 0; j < k_; ++j) {
+      if (ids[j] == expert) return rank;
+      if (!seen[size_t(ids[j])]) {
+        seen[size_t(ids[j])] = 1;
+        ++rank;
+      }
+    }
+  }
+  return kNever;
 }
 
 std::span<const ActiveExpert> Engine::active(int64_t offset, int32_t layer) const {
@@ -2000,7 +2035,12 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
     }
   }
   keep_.clear();
+  pending_rank_.assign(size_t(E_), -1);
+  for (size_t i = 0; i < route_order_.size(); ++i)
+    pending_rank_[size_t(route_order_[i])] = int32_t(i);
+  admitting_layer_ = l;
   for (int32_t e : route_order_) {
+    pending_rank_[size_t(e)] = -1;  // in its turn now: its use is this one
     const ActiveExpert* it = activated(l, e);
     const bool hit = res_.resident(l, e);
     record_access(l, r, it->tokens, hit);
@@ -2012,6 +2052,7 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
     const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
     run_gpu_expert(l, e, staged, r);
   }
+  admitting_layer_ = -1;
 }
 
 // 5. CPU side: the activations to the CPU, the immediate experts and their

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -105,11 +106,20 @@ struct Context {
 // Look-ahead for oracle components (Belady, perfect prediction).
 class FutureView {
  public:
+  // next_use of an expert never used again.
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
   virtual ~FutureView() = default;
   // Steps from the current position until expert e of layer l is next
   // activated (the current step counts from layers after the current one);
   // a large number if never.
   virtual int64_t next_use(int32_t layer, int32_t expert) const = 0;
+  // Where, within step current + step_offset and layer l, expert e is first
+  // used: 0 when the layer's experts are admitted together at its gate;
+  // with residency.admission = "one-at-a-time", its rank in the order the
+  // layer's experts are admitted (a large number if it is not used there).
+  // With next_use and the layer it orders every future use exactly, which
+  // an optimal replacement needs (Belady's MIN breaks no tie by name).
+  virtual int64_t use_position(int64_t step_offset, int32_t layer, int32_t expert) const = 0;
   // Activated experts (with workloads) of layer l in step current + offset.
   virtual std::span<const ActiveExpert> active(int64_t step_offset, int32_t layer) const = 0;
 };

@@ -547,11 +547,16 @@ void check_top_level(const Value& root) {
 
 namespace {
 
-// Trace files already opened while expanding one experiment file, by path.
-using TraceHeaders = std::map<std::string, TraceInfo>;
+// Trace files already opened while expanding one experiment file, by path:
+// their header and their identity when opened.
+struct TraceHeader {
+  TraceInfo info;
+  std::string path, stamp;
+};
+using TraceHeaders = std::map<std::string, TraceHeader>;
 
-const TraceInfo& trace_header(const Value& wl, const std::string& key, const std::string& rel,
-                              const fs::path& base_dir, const ModelSpec& m, TraceHeaders& cache) {
+const TraceHeader& trace_header(const Value& wl, const std::string& key, const std::string& rel,
+                                const fs::path& base_dir, const ModelSpec& m, TraceHeaders& cache) {
   const fs::path path = fs::path(rel).is_absolute() ? fs::path(rel) : base_dir / rel;
   const std::string id = path.lexically_normal().string() + "\n" + m.name;
   if (auto it = cache.find(id); it != cache.end()) return it->second;
@@ -569,7 +574,8 @@ const TraceInfo& trace_header(const Value& wl, const std::string& key, const std
                       e.what());
   }
   check_trace_model(src->info(), m, path.string());
-  return cache.emplace(id, src->info()).first->second;
+  return cache.emplace(id, TraceHeader{src->info(), path.string(), src->file_stamp()})
+      .first->second;
 }
 
 // Applies sequences / prompt_len / decode_len to a trace workload (select the
@@ -577,10 +583,15 @@ const TraceInfo& trace_header(const Value& wl, const std::string& key, const std
 // selected, and records the values that apply: the number of sequences kept
 // and the longest prompt and generation kept.
 void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const fs::path& base_dir,
-                   TraceHeaders& cache) {
-  const TraceInfo& in = trace_header(wl, "trace", w.trace, base_dir, m, cache);
-  if (!w.calibration_trace.empty())
-    trace_header(wl, "calibration_trace", w.calibration_trace, base_dir, m, cache);
+                   TraceHeaders& cache, std::map<std::string, std::string>* stamps) {
+  const TraceHeader& h = trace_header(wl, "trace", w.trace, base_dir, m, cache);
+  const TraceInfo& in = h.info;
+  (*stamps)[h.path] = h.stamp;
+  if (!w.calibration_trace.empty()) {
+    const TraceHeader& c =
+        trace_header(wl, "calibration_trace", w.calibration_trace, base_dir, m, cache);
+    (*stamps)[c.path] = c.stamp;
+  }
   TraceSelection sel;
   if (wl.find("sequences")) sel.sequences = w.sequences;
   if (wl.find("prompt_len")) sel.prompt_cap = w.prompt_len;
@@ -734,8 +745,9 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     for (int64_t si = 0; si < n_seeds; ++si) {
       WorkloadSpec w = w0;
       auto axes = axes0;
+      std::map<std::string, std::string> stamps;
       if (w.kind == "trace") {
-        resolve_trace(w, wl_v, m, base_dir, traces);
+        resolve_trace(w, wl_v, m, base_dir, traces, &stamps);
       } else if (replicate) {
         w.seed = ex.suite.seed + si;
         if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
@@ -775,6 +787,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
             c.timeline = ex.suite.timeline;
             c.axes = std::move(case_axes);
             c.base_dir = base_dir;
+            c.file_stamps = stamps;
             nlohmann::ordered_json cj;
             cj["run"] = {{"backend", c.backend},
                          {"repetitions", c.repetitions},

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +112,10 @@ struct Case {
   nlohmann::ordered_json
       config;  // {run: {backend, repetitions, warmup}, model, hardware, workload, strategy}
   std::filesystem::path base_dir;  // directory of the experiment file (relative paths)
+  // Every trace file the case reads (resolved path) and its identity when
+  // the suite was loaded (core/util/paths.h, file_stamp): a file that
+  // changes under the run fails the case instead of giving other results.
+  std::map<std::string, std::string> file_stamps;
 };
 
 struct Experiment {

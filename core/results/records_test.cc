@@ -44,7 +44,9 @@ TEST(Records, RunDirectoryStoresCasesAndRegeneratesRuns) {
   EXPECT_EQ(run.read_manifest()["schema_version"], 1);
   run.write_case("abc", {{"case_id", "abc"}, {"rows", 2}});
   // A stale temporary from a killed writer is ignored and cleaned.
-  dir.write("results/s/r1/cases/def.json.tmp.999999.0", "{trunc");
+  dir.write("results/s/r1/cases/0123456789abcdef.json.tmp.999999.0", "{trunc");
+  // A file of the user's that only looks like a temporary is never ours.
+  dir.write("results/s/r1/draft.tmp.999999.0", "a draft");
   const auto done = run.finished_cases();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done.at("abc")["rows"], 2);
@@ -56,7 +58,9 @@ TEST(Records, RunDirectoryStoresCasesAndRegeneratesRuns) {
   EXPECT_EQ(read_file(run.path() / "runs.jsonl").substr(0, 41),
             "{\"suite\":null,\"run_id\":null,\"case_id\":\"ab");
   run.prepare();  // removes the stale temporary
-  EXPECT_FALSE(std::filesystem::exists(dir / "results/s/r1/cases/def.json.tmp.999999.0"));
+  EXPECT_FALSE(
+      std::filesystem::exists(dir / "results/s/r1/cases/0123456789abcdef.json.tmp.999999.0"));
+  EXPECT_EQ(read_file(dir / "results/s/r1/draft.tmp.999999.0"), "a draft");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,11 +13,56 @@
 
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "core/util/paths.h"
 
 namespace moebench {
 namespace fs = std::filesystem;
 
 RunDirectory::RunDirectory(fs::path dir) : dir_(std::move(dir)) {}
+
+void require_results_root(const fs::path& root, const std::string& what) {
+  auto refuse = [&](const std::string& found) {
+    throw Error(fmt::format("{} {}: expected a folder results can be written in, found {}", what,
+                            root.string(), found));
+  };
+  std::error_code ec;
+  const auto st = fs::status(root, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    refuse(fmt::format("an unusable path ({})", ec.message()));
+  if (st.type() == fs::file_type::not_found) {
+    if (fs::is_symlink(root, ec)) refuse("a symbolic link to nothing");
+    fs::create_directories(root, ec);
+    if (ec) refuse(fmt::format("a path where no folder can be created ({})", ec.message()));
+    return;
+  }
+  if (!fs::is_directory(st)) refuse(file_kind(root));
+  if (::access(root.c_str(), W_OK | X_OK) != 0)
+    refuse(fmt::format("a folder that cannot be written ({})", std::strerror(errno)));
+}
+
+std::string RunDirectory::not_a_run_folder(const fs::path& dir) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (ec || st.type() == fs::file_type::not_found) return "";  // created (or refused) by lock()
+  if (!fs::is_directory(dir, ec)) return file_kind(dir);
+  if (fs::is_regular_file(dir / "manifest.json", ec)) return "";
+  // What lock() and an unfinished start leave: the lock, empty cases/ and timelines/.
+  std::vector<std::string> foreign;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code eec;
+    if (name == ".run_suite.lock" && e.is_regular_file(eec)) continue;
+    if ((name == "cases" || name == "timelines") && e.is_directory(eec) &&
+        fs::is_empty(e.path(), eec) && !eec)
+      continue;
+    foreign.push_back(name);
+  }
+  if (ec) return fmt::format("a folder that cannot be listed ({})", ec.message());
+  if (foreign.empty()) return "";
+  std::sort(foreign.begin(), foreign.end());
+  return fmt::format("a folder that is not a run (no manifest.json) holding '{}'{}", foreign[0],
+                     foreign.size() > 1 ? fmt::format(" and {} more", foreign.size() - 1) : "");
+}
 
 RunDirectory::~RunDirectory() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
@@ -68,8 +114,15 @@ void RunDirectory::prepare() {
     throw Error(fmt::format("{}: expected to be able to create the run directory, found: {}",
                             dir_.string(), ec.message()));
   }
-  remove_stale_temporaries(dir_);
-  remove_stale_temporaries(dir_ / "cases");
+  // Only the temporaries of the files a run writes: a user's file that looks
+  // like one is not ours to delete.
+  remove_stale_temporaries(dir_, [](const std::string& name) {
+    return name == "manifest.json" || name == "runs.jsonl" || name == "runs.csv";
+  });
+  remove_stale_temporaries(dir_ / "cases", [](const std::string& name) {
+    return name.size() == 21 && name.substr(16) == ".json" &&
+           name.find_first_not_of("0123456789abcdef") == 16;
+  });
 }
 
 void RunDirectory::write_manifest(const nlohmann::ordered_json& manifest) const {

@@ -23,6 +23,12 @@
 
 namespace moebench {
 
+// Creates the results root `root` when missing and checks that results can
+// be written in it. Throws moebench::Error naming `root`, the option that
+// named it (`what`, e.g. "--results") and the problem: a file, a device, a
+// symbolic link loop or to nothing, a read-only or unwritable folder.
+void require_results_root(const std::filesystem::path& root, const std::string& what);
+
 class RunDirectory {
  public:
   explicit RunDirectory(std::filesystem::path dir);
@@ -36,6 +42,12 @@ class RunDirectory {
   // host, command) when another process holds it: two run_suite processes
   // never write one run folder.
   void lock(const std::string& holder);
+
+  // Why `dir` cannot be used as a run folder ("" when it can): it must not
+  // exist yet, be empty, or be a run folder (with manifest.json). A folder
+  // of the user's is never written into: its files would be mixed with the
+  // results and could be taken for a killed writer's temporaries.
+  static std::string not_a_run_folder(const std::filesystem::path& dir);
 
   const std::filesystem::path& path() const { return dir_; }
   // Creates the directory (and cases/), removing temporaries left by killed writers.

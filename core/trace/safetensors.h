@@ -58,11 +58,27 @@ class File {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   // nullptr when absent.
   const TensorInfo* find(const std::string& name) const;
-  // The tensor's bytes (may be unaligned: read with memcpy).
+  // The tensor's bytes (may be unaligned): read them with read(), never
+  // directly. They are the mapping's: another process that truncates the
+  // file makes a direct read end the process (SIGBUS).
   const uint8_t* data(const TensorInfo& t) const { return data_ + t.begin; }
+  // Copies n bytes at `src` (inside the mapping) to `dst`. A file cut short
+  // under the mapping is a moebench::Error naming it, not a SIGBUS.
+  void read(const uint8_t* src, void* dst, size_t n) const;
+  // "" while the file at path() is the one opened, with the size and
+  // modification time it had; otherwise what changed (a file written to,
+  // truncated or replaced while a run reads it gives other results).
+  std::string changed() const;
+  // The file's identity when it was opened (core/util/paths.h, file_stamp).
+  std::string stamp() const;
 
  private:
+  struct Identity {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_ns = 0;
+  };
   File() = default;
+  Identity identity_;
   std::string path_;
   uint64_t size_ = 0;
   const uint8_t* base_ = nullptr;  // mapping

@@ -141,6 +141,13 @@ class TraceSource {
   virtual std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const = 0;
   // nullptr when the source has no gate weights.
   virtual const GateWeights* gate_weights() const = 0;
+  // "" while what the source reads is as it was when opened; otherwise why
+  // a result computed from it is not valid (a trace file written to,
+  // truncated or replaced meanwhile), naming the file.
+  virtual std::string changed_since_open() const { return ""; }
+  // A file's identity when it was opened (core/util/paths.h, file_stamp);
+  // "" for a source that is not a file.
+  virtual std::string file_stamp() const { return ""; }
 };
 
 struct TraceWriteOptions {

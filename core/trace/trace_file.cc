@@ -212,6 +212,9 @@ void write_trace(const TraceSource& src, const std::filesystem::path& out,
 
 namespace {
 
+// Values read out of the mapping at a time when a whole tensor is scanned.
+constexpr int64_t kScanChunk = 1 << 16;
+
 class FileTraceSource;
 
 class FileSequenceReader : public SequenceReader {
@@ -223,6 +226,7 @@ class FileSequenceReader : public SequenceReader {
   const FileTraceSource* src_;
   int64_t seq_, pos_ = 0, first_ = 0, len_ = 0;
   unsigned fields_;
+  std::vector<uint8_t> raw_;  // a token's half-precision rows, read out of the mapping
 };
 
 class FileTraceSource : public TraceSource {
@@ -238,6 +242,16 @@ class FileTraceSource : public TraceSource {
   }
   const GateWeights* gate_weights() const override {
     return info_.has_gate_weights ? &gates_ : nullptr;
+  }
+  std::string file_stamp() const override { return file_->stamp(); }
+  std::string changed_since_open() const override {
+    const std::string what = file_->changed();
+    return what.empty() ? what
+                        : fmt::format(
+                              "{}: expected the trace file to stay as it was while the "
+                              "case read it, found that {}; the case's result is not "
+                              "valid (rerun it with --resume once the file is stable)",
+                              file_->path(), what);
   }
 
   const st::File& file() const { return *file_; }
@@ -322,10 +336,11 @@ class FileTraceSource : public TraceSource {
     tensor("seq_prompt_len", st::DType::kI32, {S}, true);
     const st::TensorInfo* dl = tensor("seq_decode_len", st::DType::kI32, {S}, true);
     int64_t T = 0;
+    std::vector<int32_t> prompt_lens(static_cast<size_t>(S)), decode_lens(static_cast<size_t>(S));
+    file_->read(file_->data(*pl), prompt_lens.data(), size_t(S) * 4);
+    file_->read(file_->data(*dl), decode_lens.data(), size_t(S) * 4);
     for (int64_t s = 0; s < S; ++s) {
-      int32_t p, d;
-      std::memcpy(&p, file_->data(*pl) + 4 * s, 4);
-      std::memcpy(&d, file_->data(*dl) + 4 * s, 4);
+      const int32_t p = prompt_lens[size_t(s)], d = decode_lens[size_t(s)];
       if (p < 0 || d < 0)
         bad(fmt::format("sequence {}", s), "non-negative lengths",
             fmt::format("prompt {} decode {}", p, d));
@@ -361,9 +376,9 @@ class FileTraceSource : public TraceSource {
       gates_.weight.resize(L * E * H);
       gates_.bias.resize(L * E);
       gates_.selection_bias.resize(L * E);
-      std::memcpy(gates_.weight.data(), file_->data(*gw), gates_.weight.size() * 4);
-      std::memcpy(gates_.bias.data(), file_->data(*gb), gates_.bias.size() * 4);
-      std::memcpy(gates_.selection_bias.data(), file_->data(*sb), gates_.selection_bias.size() * 4);
+      file_->read(file_->data(*gw), gates_.weight.data(), gates_.weight.size() * 4);
+      file_->read(file_->data(*gb), gates_.bias.data(), gates_.bias.size() * 4);
+      file_->read(file_->data(*sb), gates_.selection_bias.data(), gates_.selection_bias.size() * 4);
       // Routing recomputed from non-finite gates is undefined (det::exp of a
       // NaN once converted NaN to int): refused here, with the index.
       auto finite = [&](const std::vector<float>& v, const char* name, int64_t inner) {
@@ -392,11 +407,14 @@ class FileTraceSource : public TraceSource {
     auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner,
                          bool probability) {
       if (!t) return;
-      const uint8_t* p = file_->data(*t);
       const int64_t n = T * L * inner;
+      std::vector<uint16_t> chunk;
       for (int64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
+        if (i % kScanChunk == 0) {  // read through the guard, a chunk at a time
+          chunk.resize(size_t(std::min(kScanChunk, n - i)));
+          file_->read(file_->data(*t) + 2 * i, chunk.data(), chunk.size() * 2);
+        }
+        const uint16_t h = chunk[size_t(i % kScanChunk)];
         const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
         const bool outside =
             probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
@@ -412,8 +430,8 @@ class FileTraceSource : public TraceSource {
     scan_half(topp_probs_, "router_topp_probs", info_.top_p, true);
 
     // Ids and weights are small: check them all now.
-    const uint8_t* idp = file_->data(*ids_);
-    const uint8_t* wp = file_->data(*weights_);
+    std::vector<int32_t> ids;
+    std::vector<float> weights;
     std::vector<int32_t> row(k);
     // Holes (docs/TRACE_FORMAT.md): rows whose every id is kHoleId and every
     // weight 0, only in a file whose metadata counts them, never with gate
@@ -425,13 +443,21 @@ class FileTraceSource : public TraceSource {
           fmt::format("{} with h_trace {}", holes_stated, info_.h_trace));
     }
     int64_t holes = 0;
+    const int64_t chunk_tokens = std::max<int64_t>(1, kScanChunk / (L * k));
     for (int64_t t = 0; t < T; ++t) {
+      if (t % chunk_tokens == 0) {  // read through the guard, a chunk of tokens at a time
+        const size_t n = size_t(std::min(chunk_tokens, T - t) * L * k);
+        ids.resize(n);
+        weights.resize(n);
+        file_->read(file_->data(*ids_) + t * L * k * 4, ids.data(), n * 4);
+        file_->read(file_->data(*weights_) + t * L * k * 4, weights.data(), n * 4);
+      }
+      const int64_t t0 = (t % chunk_tokens) * L * k;  // this token's first entry in the chunk
       for (int64_t l = 0; l < L; ++l) {
-        std::memcpy(row.data(), idp + ((t * L + l) * k) * 4, k * 4);
+        std::memcpy(row.data(), ids.data() + t0 + l * k, size_t(k) * 4);
         if (may_have_holes && row[0] == kHoleId) {
           for (int64_t j = 0; j < k; ++j) {
-            float w;
-            std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
+            const float w = weights[size_t(t0 + l * k + j)];
             if (row[j] != kHoleId || w != 0.0f) {
               bad(fmt::format("topk_ids[token {}, layer {}]", t, l),
                   fmt::format("a hole (every id {} and every weight 0) or expert ids in [0, {})",
@@ -453,8 +479,7 @@ class FileTraceSource : public TraceSource {
               bad(fmt::format("topk_ids[token {}, layer {}]", t, l), "distinct expert ids",
                   fmt::format("expert {} twice", row[j]));
           }
-          float w;
-          std::memcpy(&w, wp + ((t * L + l) * k + j) * 4, 4);
+          const float w = weights[size_t(t0 + l * k + j)];
           if (!std::isfinite(w) || w < 0) {
             bad(fmt::format("topk_weights[token {}, layer {}]", t, l),
                 "finite non-negative weights", fmt::format("{}", w));
@@ -497,8 +522,8 @@ bool FileSequenceReader::next(TokenRecord& out) {
   out.pos = pos_;
   out.ids.resize(L * k);
   out.weights.resize(L * k);
-  std::memcpy(out.ids.data(), f.data(*src_->ids_) + t * L * k * 4, L * k * 4);
-  std::memcpy(out.weights.data(), f.data(*src_->weights_) + t * L * k * 4, L * k * 4);
+  f.read(f.data(*src_->ids_) + t * L * k * 4, out.ids.data(), size_t(L * k) * 4);
+  f.read(f.data(*src_->weights_) + t * L * k * 4, out.weights.data(), size_t(L * k) * 4);
   auto nan_check = [&](const std::vector<float>& v, const char* what) {
     for (size_t i = 0; i < v.size(); ++i) {
       if (std::isnan(v[i])) {
@@ -511,13 +536,18 @@ bool FileSequenceReader::next(TokenRecord& out) {
   if ((fields_ & kProbs) && in.probs != ProbsStorage::kNone) {
     out.probs.assign(L * E, 0.0f);
     if (src_->probs_) {
-      if (st::half_to_float_n(f.data(*src_->probs_) + t * L * E * 2, L * E, out.probs.data())) {
+      raw_.resize(size_t(L * E) * 2);
+      f.read(f.data(*src_->probs_) + t * L * E * 2, raw_.data(), raw_.size());
+      if (st::half_to_float_n(raw_.data(), L * E, out.probs.data())) {
         nan_check(out.probs, "router probabilities");
       }
     } else {
       const int64_t P = in.top_p;
-      const uint8_t* ip = f.data(*src_->topp_ids_) + t * L * P * 4;
-      const uint8_t* pp = f.data(*src_->topp_probs_) + t * L * P * 2;
+      raw_.resize(size_t(L * P) * 6);
+      uint8_t* const ip = raw_.data();
+      uint8_t* const pp = raw_.data() + L * P * 4;
+      f.read(f.data(*src_->topp_ids_) + t * L * P * 4, ip, size_t(L * P) * 4);
+      f.read(f.data(*src_->topp_probs_) + t * L * P * 2, pp, size_t(L * P) * 2);
       for (int64_t l = 0; l < L; ++l) {
         for (int64_t j = 0; j < P; ++j) {
           int32_t id;
@@ -539,7 +569,9 @@ bool FileSequenceReader::next(TokenRecord& out) {
   out.gate_input.clear();
   if ((fields_ & kGateInput) && H > 0) {
     out.gate_input.resize(L * H);
-    if (st::half_to_float_n(f.data(*src_->gate_) + t * L * H * 2, L * H, out.gate_input.data())) {
+    raw_.resize(size_t(L * H) * 2);
+    f.read(f.data(*src_->gate_) + t * L * H * 2, raw_.data(), raw_.size());
+    if (st::half_to_float_n(raw_.data(), L * H, out.gate_input.data())) {
       nan_check(out.gate_input, "gate_input");
     }
   }

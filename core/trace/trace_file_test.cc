@@ -2,8 +2,11 @@
 #include <cmath>
 #include <cstring>
 
+#include <chrono>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +15,7 @@
 #include "core/trace/safetensors.h"
 #include "core/trace/trace.h"
 #include "core/util/error.h"
+#include "core/util/paths.h"
 
 namespace moebench {
 namespace {
@@ -338,6 +342,89 @@ TEST(TraceFile, NonFiniteGateInputRefusedAtLoadWithItsIndex) {
             (dir / "n.safetensors").string() +
                 ": tensor 'gate_input'[token 4, layer 1, 1]: expected finite values, "
                 "found nan");
+}
+
+// A trace cut short while it is read (truncate, an in-place copy) once
+// ended the process with SIGBUS from the memory map, and one zeroed in place
+// gave a case "ok" with another hit rate. A read past the new end is an Error
+// naming the file; any change since it was opened is reported by
+// changed_since_open(), which run_case turns into the case's error.
+TEST(TraceFile, AFileCutShortOrWrittenUnderTheReaderIsReportedNotACrash) {
+  testing::TempDir dir;
+  const auto p = dir / "t.safetensors";
+  write_trace(small_source(), p, {});
+  {
+    auto src = open_trace_file(p);
+    EXPECT_EQ(src->changed_since_open(), "");
+    EXPECT_EQ(src->file_stamp(), file_stamp(p));
+    std::filesystem::resize_file(p, 0);  // every page of the map now lies past the end
+    auto r = src->open(1, kAllFields);
+    TokenRecord rec;
+    try {
+      r->next(rec);
+      ADD_FAILURE() << "a read past the file's new end returned";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ": expected the file to stay as it was "
+                                                        "while it is read, found it cut short"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("0 bytes now"), std::string::npos) << e.what();
+    }
+    EXPECT_NE(src->changed_since_open().find("its size went from"), std::string::npos)
+        << src->changed_since_open();
+  }
+  {
+    write_trace(small_source(), p, {});  // a new file at the path
+    auto src = open_trace_file(p);
+    const auto size = std::filesystem::file_size(p);
+    // Zeroed in place, as dd conv=notrunc does: same size, same inode.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later modification time
+    {
+      std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(std::streamoff(size - 16));
+      const char zeros[16] = {};
+      f.write(zeros, 16);
+    }
+    EXPECT_EQ(std::filesystem::file_size(p), size);
+    EXPECT_NE(src->changed_since_open().find("it was written to"), std::string::npos)
+        << src->changed_since_open();
+  }
+  {
+    auto src = open_trace_file(p);
+    write_trace(small_source(), p, {});  // replaced by rename (atomic writers do that)
+    EXPECT_NE(src->changed_since_open().find("another file was put at its path"), std::string::npos)
+        << src->changed_since_open();
+  }
+}
+
+// A header of 50 million nested '[' (inside the 100 MB header limit) took
+// 4 GB and 14 s before JSON parsing failed, and under a memory limit the
+// message named neither the file nor the header. The depth is bounded first.
+TEST(TraceFile, ADeeplyNestedHeaderIsRefusedBeforeParsing) {
+  testing::TempDir dir;
+  const std::string header = std::string(1000000, '[');
+  std::string bytes(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) bytes[size_t(i)] = char((n >> (8 * i)) & 0xff);
+  const auto p = dir.write("deep.safetensors", bytes + header);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    open_trace_file(p);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              p.string() +
+                  ": header: expected JSON nested at most 16 levels deep, found more at "
+                  "byte 16 of the header");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  // Brackets inside strings are text, not nesting.
+  std::vector<st::TensorInfo> tensors;
+  std::map<std::string, std::string> meta;
+  EXPECT_NO_THROW(st::parse_header(
+      R"({"__metadata__": {"note": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[[["}})", 0, "x",
+      &tensors, &meta));
+  EXPECT_EQ(meta.at("note").substr(0, 3), "[[[");
 }
 
 }  // namespace

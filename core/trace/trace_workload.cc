@@ -134,6 +134,8 @@ class SelectedSource : public TraceSource {
   }
   const TraceInfo& info() const override { return info_; }
   const GateWeights* gate_weights() const override { return base_->gate_weights(); }
+  std::string changed_since_open() const override { return base_->changed_since_open(); }
+  std::string file_stamp() const override { return base_->file_stamp(); }
   std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const override {
     class Reader : public SequenceReader {
      public:

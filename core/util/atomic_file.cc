@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -56,7 +57,25 @@ fs::path temporary_path_for(const fs::path& path) {
   return fs::path(path.string() + fmt::format(".tmp.{}.{}", ::getpid(), g_counter++));
 }
 
+static void require_replaceable(const fs::path& path) {
+  struct stat lb {};
+  if (::lstat(path.c_str(), &lb) != 0) {
+    if (errno == ENOENT) return;  // a new file
+    fail(path, "inspect the destination");
+  }
+  if (S_ISREG(lb.st_mode)) return;
+  // The rename would put a regular file where a device, a FIFO, a folder or
+  // a link was (as root, /dev/null itself): refused, nothing written.
+  const std::string kind =
+      S_ISLNK(lb.st_mode) ? "a symbolic link (to " + file_kind(path) + ")" : file_kind(path);
+  throw Error(fmt::format(
+      "{}: expected a new file or a regular file to replace, found {}; nothing was written (name "
+      "a file path instead)",
+      path.string(), kind));
+}
+
 AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
+  require_replaceable(path_);
   ensure_parent(path_);
   tmp_ = temporary_path_for(path_);
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -108,6 +127,7 @@ void AtomicFileWriter::commit() {
     fail(tmp_, "close");
   }
   fd_ = -1;
+  require_replaceable(path_);  // again: the destination may have appeared meanwhile
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail(path_, "rename into place");
   committed_ = true;
   fsync_dir(path_.parent_path());
@@ -119,14 +139,16 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   w.commit();
 }
 
-int remove_stale_temporaries(const fs::path& dir) {
+int remove_stale_temporaries(const fs::path& dir,
+                             const std::function<bool(const std::string&)>& ours) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return 0;
   int removed = 0;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     const auto pos = name.rfind(".tmp.");
-    if (pos == std::string::npos) continue;
+    if (pos == std::string::npos || !ours(name.substr(0, pos))) continue;
+    if (!entry.is_regular_file(ec)) continue;
     const auto parts = split(std::string_view(name).substr(pos + 5), '.');
     if (parts.size() != 2) continue;
     char* end = nullptr;

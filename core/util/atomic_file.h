@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ namespace moebench {
 // Writes `content` to `path` atomically: the bytes go to a temporary file in
 // the same directory, are fsync'ed, and the temporary is renamed over `path`
 // (then the directory is fsync'ed). Creates missing parent directories.
+// Only a new file or a regular file is replaced: a device, a FIFO, a folder
+// or a symbolic link at `path` is refused before anything is written.
 // Throws moebench::Error naming the path and the system error on failure.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
@@ -47,8 +50,11 @@ class AtomicFileWriter {
 std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 
 // Removes temporaries in `dir` (not recursive) left behind by writers whose
-// process no longer exists. Returns how many were removed.
-int remove_stale_temporaries(const std::filesystem::path& dir);
+// process no longer exists, only those of files `ours` names (given the name
+// before ".tmp."): a user's "draft.tmp.999999.0" is not ours to delete.
+// Returns how many were removed.
+int remove_stale_temporaries(const std::filesystem::path& dir,
+                             const std::function<bool(const std::string&)>& ours);
 
 // Reads a whole file. Throws moebench::Error ("<path>: expected a readable
 // file, found <reason>") when it cannot.

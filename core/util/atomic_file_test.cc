@@ -2,8 +2,11 @@
 #include "core/util/atomic_file.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -71,10 +74,58 @@ TEST(AtomicFile, KillDuringWriteKeepsOldFile) {
   waitpid(child, &status, 0);
   EXPECT_EQ(read_file(p), "old complete content");
   // The killed writer's temporary is cleaned up by the next run.
-  EXPECT_GE(remove_stale_temporaries(dir.path()), 1);
+  // A user's file that only looks like a temporary is not touched.
+  std::ofstream(dir / "draft.tmp.999999.0") << "a user's draft";
+  EXPECT_EQ(remove_stale_temporaries(dir.path(), [](const std::string& n) { return n == "x"; }), 0);
+  EXPECT_GE(
+      remove_stale_temporaries(dir.path(), [](const std::string& n) { return n == "result.json"; }),
+      1);
   int files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
-  EXPECT_EQ(files, 1);
+  EXPECT_EQ(files, 2);
+  EXPECT_EQ(read_file(dir / "draft.tmp.999999.0"), "a user's draft");
+}
+
+// The atomic rename replaces whatever is at the path: a FIFO, a folder or a
+// link (as root, a device) would become a regular file. Only a regular file
+// is replaced; the others are refused by name and left as they were.
+TEST(AtomicFile, RefusesToReplaceAnythingButARegularFile) {
+  testing::TempDir dir;
+  const auto fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto folder = dir / "folder";
+  std::filesystem::create_directory(folder);
+  write_file_atomic(dir / "target", "kept");
+  const auto link = dir / "link";
+  std::filesystem::create_symlink(dir / "target", link);
+  const std::pair<std::filesystem::path, std::string> cases[] = {
+      {fifo, "a FIFO (named pipe)"},
+      {folder, "a directory"},
+      {link, "a symbolic link (to a regular file)"},
+      {"/dev/null", "a character device"}};
+  for (const auto& [p, kind] : cases) {
+    try {
+      write_file_atomic(p, "new");
+      ADD_FAILURE() << p << " was replaced";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("expected a new file or a regular file to replace, "
+                                           "found " +
+                                           kind),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  struct stat sb {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &sb), 0);
+  EXPECT_TRUE(S_ISFIFO(sb.st_mode));
+  ASSERT_EQ(::lstat(link.c_str(), &sb), 0);
+  EXPECT_TRUE(S_ISLNK(sb.st_mode));
+  EXPECT_EQ(read_file(dir / "target"), "kept");
+  ASSERT_EQ(::stat("/dev/null", &sb), 0);
+  EXPECT_TRUE(S_ISCHR(sb.st_mode));
+  int files = 0;  // no temporary left behind
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 4);
 }
 
 TEST(AtomicFile, ReadMissingFileIsUserError) {

@@ -79,6 +79,17 @@ std::string file_kind(const fs::path& path) {
   return "something that is not a regular file";
 }
 
+std::string stat_stamp(uint64_t dev, uint64_t ino, uint64_t size, int64_t mtime_ns) {
+  return fmt::format("dev {} inode {} size {} mtime {}", dev, ino, size, mtime_ns);
+}
+
+std::string file_stamp(const fs::path& path) {
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) return "";
+  return stat_stamp(uint64_t(sb.st_dev), uint64_t(sb.st_ino), uint64_t(sb.st_size),
+                    int64_t(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec);
+}
+
 void require_regular_file(const fs::path& path, const std::string& expected) {
   const std::string kind = file_kind(path);
   if (kind != "a regular file")

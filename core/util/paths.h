@@ -40,6 +40,14 @@ std::filesystem::path child_path(const std::filesystem::path& root, std::string_
 // "no such file", or "an unreadable path (<reason>)". Does not open it.
 std::string file_kind(const std::filesystem::path& path);
 
+// A file's identity for "has it changed?": device, inode, size and
+// modification time (ns), as text. stat_stamp() formats the fields, so a
+// stamp taken from an open file descriptor compares equal to file_stamp()
+// of its path while neither changed. file_stamp() is "" for a path that
+// cannot be stat()ed.
+std::string stat_stamp(uint64_t dev, uint64_t ino, uint64_t size, int64_t mtime_ns);
+std::string file_stamp(const std::filesystem::path& path);
+
 // Throws moebench::Error "<path>: expected <expected>, found <file_kind>"
 // unless `path` is (a link to) a regular file. Never blocks: a FIFO is
 // refused without opening it.

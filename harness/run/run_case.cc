@@ -9,6 +9,7 @@
 
 #include "core/trace/trace_workload.h"
 #include "core/util/cancel.h"
+#include "core/util/cpu_info.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
 #include "harness/backend/real_cpu_executor.h"
@@ -34,6 +35,23 @@ std::unique_ptr<TraceSource> open_checked(const std::filesystem::path& path, con
   auto src = open_trace_file(path);
   check_trace_model(src->info(), m, path.string(), /*warn_name=*/false);  // warned at load
   return src;
+}
+
+// A trace the case read must be the file the suite loaded (the cases of one
+// run read one version) and stay as it was while the case read it.
+void check_unchanged(const Case& c, const TraceSource* s, const std::string& rel, const char* key) {
+  if (!s || rel.empty()) return;
+  if (const std::string why = s->changed_since_open(); !why.empty())
+    throw Error(fmt::format("workload.{}: {}", key, why));
+  const std::string path = resolve(c.base_dir, rel).string();
+  const auto it = c.file_stamps.find(path);
+  if (it != c.file_stamps.end() && !it->second.empty() && it->second != s->file_stamp()) {
+    throw Error(fmt::format(
+        "workload.{}: {}: expected the trace file the suite loaded, found that it changed since "
+        "(written to, truncated or replaced); the case's result would not be the run's (rerun "
+        "with --resume once the file is stable)",
+        key, path));
+  }
 }
 
 }  // namespace
@@ -151,7 +169,24 @@ std::mutex g_real_mu;
 std::string g_real_key;
 std::unique_ptr<RealCpuExecutor> g_real;
 
-RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw) {
+// The threads a real case runs each expert task on: suite.real_threads (or
+// the profile's cpu.threads), at most this machine's CPUs. More threads
+// than CPUs only time their own contention (1,024 threads once took 23 s for
+// a 0.1 s case); the cap is said in the case's warnings.
+int real_thread_count(const Case& c, const HardwareProfile& hw, std::string* warning) {
+  const int64_t asked = c.real_threads > 0 ? c.real_threads : hw.cpu.threads;
+  const int cpus = std::max(1, cpu_info().logical_cpus);
+  if (asked <= cpus) return int(std::max<int64_t>(1, asked));
+  *warning = fmt::format(
+      "{} = {} is more than the {} CPUs this process may run on: capped at {} (the real "
+      "backend's times are this machine's)",
+      c.real_threads > 0 ? "suite.real_threads" : "the hardware profile's cpu.threads", asked, cpus,
+      cpus);
+  return cpus;
+}
+
+RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw,
+                               std::string* thread_warning) {
   if (hw.has_gpu()) {
     throw Error(
         fmt::format("suite.backend = \"real\": expected a CPU-only hardware profile (the real "
@@ -162,7 +197,7 @@ RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw) {
   RealCpuOptions o;
   o.kernel = c.real_kernel;
   o.weights_gib = c.real_weights_gib;
-  o.threads = int(c.real_threads > 0 ? c.real_threads : hw.cpu.threads);
+  o.threads = real_thread_count(c, hw, thread_warning);
   std::string timings_key;
   if (o.kernel == "auto") {
     for (const KernelTime* t :
@@ -318,17 +353,24 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   // milliseconds, not after minutes of generation (issue 39).
   check_case(c, hw, st);
   auto source = make_workload(c.workload, c.model, c.base_dir, paths);
+  check_unchanged(c, source.get(), c.workload.trace, "trace");
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
   CaseRun r;
   r.backend = c.backend;
   if (c.backend == "real") {
     std::lock_guard<std::mutex> lock(g_real_mu);
     EngineOptions eo = opt;
-    eo.executor = &real_executor(c, hw);
+    std::string thread_warning;
+    eo.executor = &real_executor(c, hw, &thread_warning);
     r.result = simulate(c.model, hw, c.workload, st, *source, &calib, eo);
-    return r;
+    if (!thread_warning.empty()) r.result.warnings.push_back(thread_warning);
+  } else {
+    r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
   }
-  r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
+  // A trace changed while the case read it (written in place, truncated,
+  // replaced) gives a result of neither version: the case fails by name.
+  check_unchanged(c, source.get(), c.workload.trace, "trace");
+  check_unchanged(c, calib.opened(), c.workload.calibration_trace, "calibration_trace");
   return r;
 }
 

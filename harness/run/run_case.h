@@ -24,6 +24,8 @@ class WorkloadCalibration : public CalibrationData {
                       const std::filesystem::path& base_dir, const ConfigPaths& paths);
   const CalibrationProfile& profile() const override;
   const TraceSource& trace() const override;
+  // The calibration workload if a component asked for it, else nullptr.
+  const TraceSource* opened() const { return src_.get(); }
 
  private:
   void load() const;

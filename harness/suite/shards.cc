@@ -232,6 +232,11 @@ MergeOutcome merge_shards(const MergeOptions& opt) {
     dir = child_path(opt.results_root, suite, "suite.name") /
           fmt::format("{}-{}-merged", utc_now_stamp(), hash.substr(0, 8));
   }
+  if (const std::string why = RunDirectory::not_a_run_folder(dir); !why.empty()) {
+    throw Error(fmt::format(
+        "--merge --out {}: expected a new or empty folder, found {}; nothing was written",
+        dir.string(), why));
+  }
   RunDirectory run(dir);
   run.lock(fmt::format("run_suite --merge pid {}", ::getpid()));
   if (run.has_manifest()) {

@@ -463,6 +463,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       fmt::format("run_suite pid {} ({})", ::getpid(), join(opt.argv, " ").substr(0, 300));
   std::unique_ptr<RunDirectory> run_ptr;
   if (dir.empty()) {
+    // The root named once, before any folder name is tried in it.
+    require_results_root(opt.results_root, "--results");
+    require_results_root(suite_root, "--results");
     // A new run folder: the first free name; two runs of one suite started
     // in the same second take different ones.
     const std::string base = fmt::format(
@@ -484,6 +487,12 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       run_ptr = std::move(candidate);
     }
   } else {
+    if (const std::string why = RunDirectory::not_a_run_folder(dir); !why.empty()) {
+      throw Error(fmt::format(
+          "--out {}: expected a new or empty folder, or a run folder to --resume, found {}; "
+          "nothing was written",
+          dir.string(), why));
+    }
     run_ptr = std::make_unique<RunDirectory>(dir);
     run_ptr->lock(holder);
   }
@@ -601,6 +610,21 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   auto term_handler = std::signal(SIGTERM, on_signal);
 
   std::set<std::string> warned;  // each warning printed once per run (under mu)
+  // A result that could not be written (a full disk, a file system gone
+  // read-only): the case is not committed (--resume runs it), the run stops
+  // taking cases and ends "partial". Under mu.
+  std::vector<std::string> write_failures;
+  std::atomic<bool> write_failed{false};
+  auto stopping = [&] { return g_interrupted.load() || write_failed.load(); };
+  auto record_write_failure = [&](const std::string& what, const std::string& error) {
+    write_failures.push_back(what + ": " + error);
+    if (!write_failed.exchange(true)) {
+      fmt::print(stderr,
+                 "run_suite: {}: could not be written: {}; no further case is started (the cases "
+                 "already written are kept)\n",
+                 what, error);
+    }
+  };
   // Identical simulations (the same simulation_key: the as-published and
   // mechanism comparisons of a strategy no fitted entry applies to, a case
   // two figures share with different labels) are simulated once; the other
@@ -623,7 +647,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   }
   size_t next_todo = 0;  // under mu
   auto worker = [&]() {
-    while (!g_interrupted.load()) {
+    while (!stopping()) {
       size_t i = 0;
       const Shared* copy = nullptr;  // the simulation this case's rows copy
       bool owner = false;            // this worker simulates keys[i] for the cases that share it
@@ -646,9 +670,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
               deferred.push_back(i);  // take another case meanwhile
               continue;
             }
-            while (it->second.running && !g_interrupted.load())
+            while (it->second.running && !stopping())
               sims_cv.wait_for(lk, std::chrono::milliseconds(100));
-            if (g_interrupted.load()) return;
+            if (stopping()) return;
           }
           if (it == sims.end()) {
             sims[keys[i]].from = todo[i]->id;
@@ -767,8 +791,14 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       stored["status"] = error.empty() ? "ok" : "error";
       {
         std::lock_guard<std::mutex> lk(mu);
-        if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
-        run.write_case(c.id, stored);
+        try {
+          if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
+          run.write_case(c.id, stored);
+        } catch (const std::exception& e) {
+          // Not committed: the case is not in cases/ and --resume runs it.
+          record_write_failure(fmt::format("case {} ({})", c.id, c.strategy.name), e.what());
+          continue;
+        }
         done[c.id] = stored;
         // runs.jsonl/runs.csv are a view of cases/ (the committed record):
         // refreshed at most every kRunsRefresh while the run goes on and
@@ -777,7 +807,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         // 52 MB at its end, 1,482 cases).
         const auto now = std::chrono::steady_clock::now();
         if (now - last_runs_write >= kRunsRefresh) {
-          run.write_runs(result_columns(), rows_of());
+          try {
+            run.write_runs(result_columns(), rows_of());
+          } catch (const std::exception& e) {
+            record_write_failure("runs.jsonl and runs.csv", e.what());
+          }
           last_runs_write = std::chrono::steady_clock::now();
         }
         const int64_t n = ++finished;
@@ -820,22 +854,46 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
                opt.jobs);
   }
   const int jobs = real ? 1 : std::max(1, opt.jobs);
-  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  // Nothing a case does may end the process: an exception that escaped the
+  // worker's own handling stops the run like a failed write.
+  for (int j = 0; j < jobs; ++j) {
+    threads.emplace_back([&] {
+      try {
+        worker();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lk(mu);
+        record_write_failure("a worker thread", e.what());
+        sims_cv.notify_all();
+      }
+    });
+  }
   for (auto& t : threads) t.join();
   std::signal(SIGINT, handler);
   std::signal(SIGTERM, term_handler);
   if (opt.progress_tty && !opt.quiet) fmt::print("\n");
 
   const auto rows = rows_of();
-  run.write_runs(result_columns(), rows);
+  try {
+    run.write_runs(result_columns(), rows);
+  } catch (const std::exception& e) {
+    record_write_failure("runs.jsonl and runs.csv", e.what());
+  }
   int64_t failed_total = 0;
   for (const auto& [id, c] : done) failed_total += c.value("status", "") != "ok";
   const bool interrupted = g_interrupted.load();
-  manifest["status"] = interrupted ? "interrupted" : "complete";
+  const bool partial = !write_failures.empty();
+  manifest["status"] = partial ? "partial" : interrupted ? "interrupted" : "complete";
   manifest["finished_utc"] = utc_now_iso();
   manifest["counts"] = {
       {"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
-  run.write_manifest(manifest);
+  if (partial) manifest["write_errors"] = write_failures;
+  try {
+    run.write_manifest(manifest);
+  } catch (const std::exception& e) {
+    // The manifest keeps "running" with this (then dead) pid: --resume
+    // takes it as a killed run.
+    fmt::print(stderr, "run_suite: manifest.json: could not be written: {}\n", e.what());
+  }
   if (!opt.quiet) {
     if (!rows.empty()) fmt::print("\n{}", summary_table(rows));
     fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n",
@@ -843,7 +901,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   }
   // A paper suite (one that names what it reproduces) ends with its verdicts.
   const bool paper = !ex.suite.reproduces.empty() && !starts_with(ex.suite.reproduces, "none");
-  if (!opt.quiet && !interrupted && paper) {
+  if (!opt.quiet && !interrupted && !partial && paper) {
     if (opt.shard.active()) {
       fmt::print(
           "\nverdicts need the whole suite (this run is shard {}/{}): run_suite --merge the "
@@ -876,8 +934,19 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
                                   : std::string(),
                dir.string());
   }
-  out.failed = failed_total;
-  out.exit_code = interrupted ? 130 : failed_total > 0 ? 1 : 0;
+  if (partial) {
+    // Always said, even with --quiet: what was lost and how to finish.
+    fmt::print(stderr,
+               "run_suite: partial: {} of {} cases are written in {}; a result could not be "
+               "written ({}). Free the space (or fix the folder), then finish with:\n  run_suite "
+               "{}{} --resume --out {}\n",
+               done.size(), cases.size(), dir.string(), write_failures.front(), opt.file.string(),
+               opt.shard.active() ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
+                                  : std::string(),
+               dir.string());
+  }
+  out.failed = failed_total + int64_t(write_failures.size());
+  out.exit_code = interrupted ? 130 : partial || failed_total > 0 ? 1 : 0;
   return out;
 }
 

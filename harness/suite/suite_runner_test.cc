@@ -2,10 +2,12 @@
 #include "harness/suite/suite_runner.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -19,6 +21,9 @@
 #include "core/trace/memory_source.h"
 #include "core/trace/trace.h"
 #include "core/util/atomic_file.h"
+#include "core/util/cpu_info.h"
+#include "core/util/paths.h"
+#include "harness/run/run_case.h"
 
 namespace moebench {
 namespace {
@@ -106,7 +111,7 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
   testing::TempDir dir;
   auto text = [](const std::string& backend, const std::string& hw) {
     return "strategies = [\"all-cpu\"]\n[suite]\nname = \"t\"\nbackend = \"" + backend +
-           "\"\nreal_weights_gib = 0.05\nrepetitions = 2\n[model]\npreset = "
+           "\"\nreal_weights_gib = 0.05\nrepetitions = 2\nreal_threads = 1024\n[model]\npreset = "
            "\"deepseek-v2-lite\"\n[hardware]\npreset = \"" +
            hw + "\"\n[workload]\nsequences = 1\nprompt_len = 4\ndecode_len = 2\n";
   };
@@ -132,6 +137,13 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
         std::string::npos);
     EXPECT_GT(r["expert_ms_per_moe_layer"].get<double>(), 0.0);
     EXPECT_GT(r["host_wall_s"].get<double>(), 0.0);
+    // 1,024 threads on this machine's CPUs only time their own contention:
+    // capped, and said (a thread count the system refuses is an error).
+    EXPECT_NE(r["warnings"].get<std::string>().find("suite.real_threads = 1024 is more than the " +
+                                                    std::to_string(cpu_info().logical_cpus) +
+                                                    " CPUs this process may run on"),
+              std::string::npos)
+        << r["warnings"];
     // issue 41: every task of a CPU-only step ran (nothing is left to the
     // cost model), TTFT and TBT are the steps' wall clock, and the lanes'
     // composition of the measured durations is beside them.
@@ -300,6 +312,120 @@ TEST(RunSuite, ExistingRunDirectoryNeedsResume) {
   EXPECT_EQ(again.skipped, 3);
 }
 
+// A full disk during a run once ended the process from a worker thread
+// (SIGABRT), leaving a 0-byte temporary and a manifest saying "running".
+// A file size limit stands in for the full disk (every write past it fails,
+// EFBIG instead of ENOSPC, through the same path), between the manifest's size
+// and a case file's: the first case fails by name, no case is started after
+// it, the run ends "partial" with nothing half-written, and --resume finishes.
+TEST(RunSuite, AResultThatCannotBeWrittenEndsTheRunPartialAndResumeFinishesIt) {
+  testing::TempDir dir;
+  std::string text = suite_text(1, 2);
+  text.replace(text.find("[suite]\n"), 8, "[suite]\nrepetitions = 6\n");
+  auto o = options(dir, text);
+  o.jobs = 2;
+  // The sizes of the two kinds of file, from an unlimited run elsewhere.
+  auto sized = o;
+  sized.results_root = dir / "sizes";
+  const auto ref = run_suite(sized, builtin_registry());
+  const uint64_t manifest = std::filesystem::file_size(ref.run_dir / "manifest.json");
+  uint64_t smallest_case = UINT64_MAX;
+  for (const auto& f : std::filesystem::directory_iterator(ref.run_dir / "cases"))
+    smallest_case = std::min<uint64_t>(smallest_case, std::filesystem::file_size(f.path()));
+  ASSERT_LT(manifest + 4096, smallest_case) << "the limit must fall between the two";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails instead of ending the process
+    const rlim_t cap = (manifest + smallest_case) / 2;
+    const rlimit lim{cap, cap};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(7);
+    int code = 8;
+    try {
+      code = run_suite(o, builtin_registry()).exit_code;
+    } catch (...) {
+      code = 9;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::filesystem::path run_dir;
+  for (const auto& d : std::filesystem::directory_iterator(dir / "results" / "t"))
+    run_dir = d.path();
+  ASSERT_FALSE(run_dir.empty());
+  const auto m = RunDirectory(run_dir).read_manifest();
+  EXPECT_EQ(m["status"], "partial");
+  ASSERT_GE(m["write_errors"].size(), 1u);
+  const std::string first = m["write_errors"][0].get<std::string>();
+  EXPECT_EQ(first.rfind("case ", 0), 0u) << first;
+  EXPECT_NE(first.find("File too large"), std::string::npos) << first;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(run_dir))
+    EXPECT_EQ(f.path().filename().string().find(".tmp."), std::string::npos) << f.path();
+  o.resume = true;
+  const auto r = run_suite(o, builtin_registry());
+  EXPECT_EQ(r.run_dir, run_dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.ran + r.skipped, 3);
+  EXPECT_EQ(RunDirectory(run_dir).read_manifest()["status"], "complete");
+}
+
+// --out into a folder of the user's: its files named like temporaries
+// ("draft.tmp.999999.0") were deleted, and the message promised "a new or
+// empty folder" while a non-empty one was written into.
+TEST(RunSuite, AnOutFolderThatIsNotARunIsRefusedAndLeftAsItWas) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  o.out = dir / "mine";
+  dir.write("mine/draft.tmp.999999.0", "a draft");
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a new or empty folder, or a run folder to "
+                                         "--resume, found a folder that is not a run (no "
+                                         "manifest.json) holding 'draft.tmp.999999.0'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_file(dir / "mine" / "draft.tmp.999999.0"), "a draft");
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir / "mine"))
+    ++entries;
+  EXPECT_EQ(entries, 1);
+  o.out = dir / "empty";  // an empty folder is fine
+  std::filesystem::create_directory(o.out);
+  EXPECT_EQ(run_suite(o, builtin_registry()).exit_code, 0);
+}
+
+// An unusable results root was reported as the 100th folder name tried
+// inside it ("<root>/<suite>/<stamp>-<hash>-100") after 99 retries.
+TEST(RunSuite, AnUnusableResultsRootIsNamedAtOnce) {
+  testing::TempDir dir;
+  auto o = options(dir, suite_text(1, 2));
+  dir.write("a-file", "x");
+  std::filesystem::create_symlink(dir / "nothing", dir / "dangling");
+  std::filesystem::create_symlink(dir / "loop", dir / "loop");
+  const std::pair<std::string, std::string> roots[] = {
+      {"a-file", "found a regular file"},
+      {"dangling", "found a symbolic link to nothing"},
+      {"loop", "found an unusable path (Too many levels of symbolic links)"},
+      {"a-file/sub", "found an unusable path (Not a directory)"}};
+  for (const auto& [root, found] : roots) {
+    o.results_root = dir / root;
+    try {
+      run_suite(o, builtin_registry());
+      ADD_FAILURE() << root << " was accepted";
+    } catch (const Error& e) {
+      const std::string want = "--results " + (dir / root).string() +
+                               ": expected a folder results can be written in, " + found;
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  }
+}
+
 // issue 39: two run_suite processes into one --out (different suites, the
 // same suite, or two --resume of one run) both ran and wrote over each
 // other. The folder is locked; the second is refused and told who holds it.
@@ -394,31 +520,36 @@ TEST(RunSuite, DryRunSaysWhichCasesCannotRun) {
 // failed only when its case came up. --dry-run says so per case, and a run
 // is refused at load, naming the component and the trace, before anything
 // is written.
+// A Mixtral trace of one sequence (4 prompt tokens, 2 generated), with router
+// probabilities and without gate inputs.
+std::filesystem::path write_mixtral_trace(const std::filesystem::path& path) {
+  const ModelSpec m = load_model("mixtral-8x7b", ConfigPaths::defaults());
+  TraceInfo info;
+  info.model_name = m.name;
+  info.model_hash = m.hash();
+  info.moe_layers = m.moe_layers();
+  info.routing = RoutingConfig::from_model(m);
+  info.probs = ProbsStorage::kFull;
+  info.sequences = {{4, 2}};
+  MemoryTraceSource mem(info);
+  for (int64_t t = 0; t < 6; ++t) {
+    TokenRecord r;
+    r.probs.assign(size_t(m.moe_layers() * 8), 0.01f);
+    for (int64_t l = 0; l < m.moe_layers(); ++l) {
+      r.ids.insert(r.ids.end(), {int32_t((t + l) % 8), int32_t((t + l + 3) % 8)});
+      r.weights.insert(r.weights.end(), {0.7f, 0.3f});
+    }
+    mem.add(0, std::move(r));
+  }
+  TraceWriteOptions o;
+  o.gate_inputs = false;
+  write_trace(mem, path, o);
+  return path;
+}
+
 TEST(RunSuite, ComponentsWhoseNeedsTheWorkloadCannotMeetAreRefusedAtLoad) {
   testing::TempDir dir;
-  {
-    const ModelSpec m = load_model("mixtral-8x7b", ConfigPaths::defaults());
-    TraceInfo info;
-    info.model_name = m.name;
-    info.model_hash = m.hash();
-    info.moe_layers = m.moe_layers();
-    info.routing = RoutingConfig::from_model(m);
-    info.probs = ProbsStorage::kFull;
-    info.sequences = {{4, 2}};
-    MemoryTraceSource mem(info);
-    for (int64_t t = 0; t < 6; ++t) {
-      TokenRecord r;
-      r.probs.assign(size_t(m.moe_layers() * 8), 0.01f);
-      for (int64_t l = 0; l < m.moe_layers(); ++l) {
-        r.ids.insert(r.ids.end(), {int32_t((t + l) % 8), int32_t((t + l + 3) % 8)});
-        r.weights.insert(r.weights.end(), {0.7f, 0.3f});
-      }
-      mem.add(0, std::move(r));
-    }
-    TraceWriteOptions o;
-    o.gate_inputs = false;
-    write_trace(mem, dir / "t.safetensors", o);
-  }
+  write_mixtral_trace(dir / "t.safetensors");
   auto o = options(
       dir,
       "strategies = [\"all-cpu\", \"adapmoe\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
@@ -450,6 +581,42 @@ TEST(RunSuite, ComponentsWhoseNeedsTheWorkloadCannotMeetAreRefusedAtLoad) {
         << m;
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "results" / "t"));
+}
+
+// A trace written to while a suite ran gave a case "ok" with another hit
+// rate. The cases of a run read the file the suite loaded: one changed since
+// (here between load and the case, in place, as dd conv=notrunc does) fails
+// the case by name, and the run's other cases fail with it.
+TEST(RunSuite, ATraceChangedUnderTheRunFailsItsCasesByName) {
+  testing::TempDir dir;
+  const auto trace = write_mixtral_trace(dir / "t.safetensors");
+  const Experiment ex = load_experiment_text(
+      "strategies = [\"all-cpu\", \"gpu-ondemand\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
+      "\"mixtral-8x7b\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nkind = "
+      "\"trace\"\ntrace = \"t.safetensors\"\n",
+      "t.toml", dir.path(), ConfigPaths::defaults(), &builtin_registry());
+  ASSERT_EQ(ex.cases.size(), 2u);
+  EXPECT_EQ(ex.cases[0].file_stamps.at(trace.string()), file_stamp(trace));
+  EXPECT_NO_THROW(run_case(ex.cases[0], builtin_registry(), ConfigPaths::defaults(), {}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later modification time
+  {
+    std::fstream f(trace, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-8, std::ios::end);
+    const char zeros[8] = {};
+    f.write(zeros, 8);
+  }
+  for (const Case& c : ex.cases) {
+    try {
+      run_case(c, builtin_registry(), ConfigPaths::defaults(), {});
+      ADD_FAILURE() << c.strategy.name << " finished on a changed trace";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("workload.trace: " + trace.string() +
+                                           ": expected the trace file the suite loaded, found "
+                                           "that it changed since"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // issue 39: SIGTERM waited for the running cases (54 s in one trial). Now

@@ -3,6 +3,9 @@
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
 #include <omp.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -299,6 +303,37 @@ TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
     seen.push_back(b);
   });
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 4, 4, 8, 8, 10}));
+}
+
+// 1,024 threads under an address-space limit once stopped at 962 and left
+// the process asleep for ever (a joinable std::thread destroyed in a failed
+// constructor). A thread the system refuses is an Error, the ones started are
+// joined. Run in a child: the limit would bind the whole test process.
+TEST(ThreadPool, AThreadTheSystemRefusesIsAnErrorNotAHang) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Room for a few 8 MiB thread stacks above what the process maps now.
+    std::ifstream statm("/proc/self/statm");
+    uint64_t pages = 0;
+    statm >> pages;
+    const rlim_t cap = rlim_t(pages) * uint64_t(::sysconf(_SC_PAGESIZE)) + (64ull << 20);
+    const rlimit lim{cap, cap};
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+    try {
+      ThreadPool pool(256);
+      _exit(4);  // every thread started: the limit did not bind
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      _exit(what.find("expected to start 256 threads, found that the system refused") == 0 ? 0 : 5);
+    } catch (...) {
+      _exit(6);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(ThreadPool, BlockTilesVisitEveryBlockAndTileOnce) {

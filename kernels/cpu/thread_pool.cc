@@ -3,24 +3,45 @@
 
 #include <algorithm>
 #include <chrono>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
 
 namespace moebench {
 
 ThreadPool::ThreadPool(int threads, int spin_us) : spin_us_(std::max(0, spin_us)) {
   const int workers = std::max(1, threads) - 1;
   workers_.reserve(size_t(workers));
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error& e) {
+    // The threads started so far are stopped and joined (a joinable thread
+    // destroyed would end the process), and the failure is the caller's error.
+    const size_t started = workers_.size();
+    stop();
+    throw Error(fmt::format(
+        "expected to start {} threads, found that the system refused the {}th ({}); ask for "
+        "fewer threads (at most this machine's CPUs)",
+        threads, started + 2, e.what()));
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_.store(true, std::memory_order_release);
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
+}
+
+ThreadPool::~ThreadPool() {
+  stop();
 }
 
 void ThreadPool::drain() {

@@ -29,7 +29,9 @@ namespace moebench {
 
 class ThreadPool {
  public:
-  // `threads` >= 1 counts the caller: threads - 1 workers are started.
+  // `threads` >= 1 counts the caller: threads - 1 workers are started. A
+  // thread the system refuses to start is a moebench::Error (the ones
+  // started are joined first).
   explicit ThreadPool(int threads, int spin_us = kDefaultSpinUs);
   static constexpr int kDefaultSpinUs = 200;
   ~ThreadPool();
@@ -46,6 +48,7 @@ class ThreadPool {
  private:
   void work();
   void drain();
+  void stop();  // stops and joins the workers
   // Polls ready() for up to spin_us_; whether it became true.
   template <class Ready>
   bool spin(Ready&& ready) const;

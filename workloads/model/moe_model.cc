@@ -50,7 +50,9 @@ std::vector<uint16_t> read_bf16(const st::File& f, const std::string& name,
                                 const std::vector<int64_t>& shape) {
   const st::TensorInfo& t = need(f, name, shape);
   std::vector<uint16_t> out(size_t(t.numel()));
-  const uint8_t* p = f.data(t);
+  std::vector<uint8_t> bytes(size_t(t.end - t.begin));
+  f.read(f.data(t), bytes.data(), bytes.size());  // through the guard: the file may shrink
+  const uint8_t* p = bytes.data();
   for (size_t i = 0; i < out.size(); ++i) {
     if (t.dtype == st::DType::kBF16) {
       std::memcpy(&out[i], p + 2 * i, 2);

@@ -298,7 +298,7 @@ std::vector<T> ref_tensor(const st::File& f, const std::string& name, st::DType 
                       : std::string("none")));
   }
   std::vector<T> v(size_t(t->numel()));
-  std::memcpy(v.data(), f.data(*t), v.size() * sizeof(T));
+  f.read(f.data(*t), v.data(), v.size() * sizeof(T));
   return v;
 }
 
