@@ -221,6 +221,7 @@ class LastIterationPredictor : public Predictor {
   explicit LastIterationPredictor(const Params&) {}
   void predict(const Context& ctx, int32_t target, int64_t offset,
                std::span<float> scores) override;
+  bool scores_later_layers() const override { return false; }
 };
 
 // ---------------------------------------------------------------- frequency

@@ -142,6 +142,7 @@ class NonePrefetcher : public Prefetcher {
 class NextLayerPrefetcher : public Prefetcher {
  public:
   bool predicts() const override { return true; }
+  bool asks_later_layers() const override { return true; }
   struct Params {
     int64_t size = 1;
     int64_t distance = 1;

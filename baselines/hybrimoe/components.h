@@ -220,6 +220,7 @@ class MrsCache : public CachePolicy {
 class ImpactPrefetcher : public Prefetcher {
  public:
   bool predicts() const override { return true; }
+  bool asks_later_layers() const override { return true; }
   struct Params {
     int64_t depth = 3;          // layers ahead (the paper: the next three)
     int64_t max_prefetch = -1;  // requests per layer (-1: as many as the link fits)

@@ -246,4 +246,12 @@ std::string ModelSpec::hash() const {
   return sha256_hex(to_json().dump());
 }
 
+std::string ModelSpec::routing_hash() const {
+  nlohmann::ordered_json j = to_json();
+  for (const char* storage : {"description", "source", "expert_dtype", "dense_dtype",
+                              "quant_group_size", "quant_scale_bytes", "kv_cache_elem_bytes"})
+    j.erase(storage);
+  return sha256_hex(j.dump());
+}
+
 }  // namespace moebench

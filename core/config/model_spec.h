@@ -116,6 +116,11 @@ struct ModelSpec {
   // SHA-256 of the canonical resolved JSON: two specs with equal hashes
   // describe the same shape.
   std::string hash() const;
+  // The hash of what decides routing: the spec without how the weights are
+  // stored (expert_dtype, dense_dtype, quantisation, KV element size) or
+  // described. A trace's model_hash: a trace recorded at bf16 is the same
+  // routing on the int4 model.
+  std::string routing_hash() const;
 };
 
 }  // namespace moebench

@@ -82,6 +82,16 @@ StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Regist
         "layer, as Fate's code runs), found {}",
         spec.name, spec.residency.recopy_from_layer, spec.residency.micro_batches));
   }
+  if (s.prefetcher->asks_later_layers() && !s.predictor->scores_later_layers()) {
+    // Found at run time before ("asked for layer 1 of the current token at
+    // layer 0"), after --dry-run and config validate had accepted it.
+    throw Error(fmt::format(
+        "strategy '{}': strategy.prefetcher = \"{}\" asks for later layers of the token being "
+        "routed; expected a predictor that can score them, found strategy.predictor = \"{}\", "
+        "which only repeats layers already routed (use it with prefetcher = \"token-wise\", or "
+        "choose another predictor)",
+        spec.name, spec.prefetcher.kind, spec.predictor.kind));
+  }
   if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
     throw Error(
         fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "

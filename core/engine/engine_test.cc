@@ -415,6 +415,23 @@ TEST(EngineResidency, OneAtATimeAdmissionRefusesPinnedTokens) {
   expect_refused(spec, "expected pin_active_token = false, found true");
 }
 
+// preset = "hybrimoe" with predictor = "last-iteration" passed --dry-run and
+// config validate and failed at run time ("asked for layer 1 of the current
+// token at layer 0"). Refused when the strategy is created, which both run.
+TEST(EngineResidency, APrefetcherOfLaterLayersNeedsAPredictorThatScoresThem) {
+  auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
+  spec.predictor = testing::component("last-iteration");
+  for (const char* kind : {"next-layer", "impact"}) {
+    spec.prefetcher = testing::component(kind);
+    expect_refused(spec, fmt::format("strategy.prefetcher = \"{}\" asks for later layers of the "
+                                     "token being routed; expected a predictor that can score "
+                                     "them, found strategy.predictor = \"last-iteration\"",
+                                     kind));
+  }
+  spec.prefetcher = testing::component("token-wise");  // the next token's layers: fine
+  EXPECT_NO_THROW(StrategyInstance::create(spec, builtin_registry()));
+}
+
 TEST(EngineResidency, APrefetcherThatPredictsNeedsAPredictor) {
   auto spec = strategy("gpu-ondemand", "lru", "uniform", 1);
   for (const char* kind : {"next-layer", "impact", "token-wise"}) {

@@ -325,6 +325,10 @@ class Prefetcher : public PolicyComponent {
   // with predictor "none" such a prefetcher loads nothing, and the strategy
   // is refused at creation rather than run as a silent no-op).
   virtual bool predicts() const { return false; }
+  // Whether it asks the predictor for later layers of the current token
+  // (target_step_offset 0), which a predictor that only repeats what is
+  // already routed cannot score (Predictor::scores_later_layers).
+  virtual bool asks_later_layers() const { return false; }
   // Whether it may ask for reduced-precision copies (PrefetchRequest::reduced;
   // a strategy whose residency reduces no copy is refused at creation).
   virtual bool requests_reduced() const { return false; }
@@ -352,6 +356,9 @@ class Predictor : public PolicyComponent {
   // GPU time of one prediction for `tokens` tokens (ns), charged by the
   // prefetcher that uses it.
   virtual double gpu_ns(const CostModel&, int64_t /*tokens*/) const { return 0.0; }
+  // Whether it can score a later layer of the current token (offset 0);
+  // one that predicts from layers already routed (last-iteration) cannot.
+  virtual bool scores_later_layers() const { return true; }
 };
 
 // ---------------------------------------------------------------- Deferral

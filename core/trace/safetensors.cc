@@ -167,6 +167,15 @@ int64_t TensorInfo::numel() const {
 
 void parse_header(const std::string& json_text, uint64_t data_size, const std::string& file,
                   std::vector<TensorInfo>* tensors, std::map<std::string, std::string>* metadata) {
+  // The C++ and Python readers take the same headers: JSON parsers differ on
+  // a byte-order mark (nlohmann skips it, Python refuses it) and on a NUL
+  // (nlohmann stops there and ignores what follows), so both are refused.
+  if (json_text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    bad(file, "header", "JSON text without a byte-order mark", "a UTF-8 byte-order mark");
+  if (const size_t nul = json_text.find('\0'); nul != std::string::npos) {
+    bad(file, "header", "JSON text (padded with spaces, never NUL)",
+        fmt::format("a NUL byte at byte {} of the header", nul));
+  }
   if (const size_t at = too_deep_at(json_text); at != std::string::npos) {
     bad(file, "header", fmt::format("JSON nested at most {} levels deep", kMaxHeaderDepth),
         fmt::format("more at byte {} of the header", at));

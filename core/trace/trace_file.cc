@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -302,6 +303,30 @@ class FileTraceSource : public TraceSource {
     return t;
   }
 
+  // Routing recomputed from finite gate inputs and weights can still
+  // overflow to inf in the logits (weights of 7.6e37 were routed silently):
+  // refused when a layer's bound on |logit|, sum |w| x max |x| + |biases|,
+  // passes what a float holds.
+  void check_logits_finite(const std::vector<uint16_t>& gate_max) const {
+    const int64_t L = info_.moe_layers, E = info_.experts(), H = info_.h_trace;
+    for (int64_t l = 0; l < L; ++l) {
+      const double x = std::abs(double(st::half_to_float(gate_max[size_t(l)])));
+      for (int64_t e = 0; e < E; ++e) {
+        double w = 0;
+        for (int64_t h = 0; h < H; ++h)
+          w += std::abs(double(gates_.weight[size_t((l * E + e) * H + h)]));
+        const double bound = w * x + std::abs(double(gates_.bias[size_t(l * E + e)])) +
+                             std::abs(double(gates_.selection_bias[size_t(l * E + e)]));
+        if (bound <= double(std::numeric_limits<float>::max())) continue;
+        bad(fmt::format("tensor 'gate_weight'[layer {}, expert {}]", l, e),
+            "weights whose logits stay finite on the trace's gate inputs (|logit| below 3.4e38)",
+            fmt::format("sum |w| = {:.3g} with max |gate_input| = {:.3g} in layer {}: a bound of "
+                        "{:.3g}",
+                        w, x, l, bound));
+      }
+    }
+  }
+
   void load() {
     if (meta("format") != kTraceFormat)
       bad("__metadata__.format", std::string("'") + kTraceFormat + "'", "'" + meta("format") + "'");
@@ -404,9 +429,10 @@ class FileTraceSource : public TraceSource {
     // Half-precision tensors, scanned once as integers (fast enough for any
     // trace that fits in memory): gate inputs must be finite (routing is
     // recomputed from them), probabilities in [0, 1].
-    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner,
-                         bool probability) {
+    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner, bool probability,
+                         std::vector<uint16_t>* layer_max = nullptr) {
       if (!t) return;
+      if (layer_max) layer_max->assign(size_t(L), 0);
       const int64_t n = T * L * inner;
       std::vector<uint16_t> chunk;
       for (int64_t i = 0; i < n; ++i) {
@@ -415,6 +441,10 @@ class FileTraceSource : public TraceSource {
           file_->read(file_->data(*t) + 2 * i, chunk.data(), chunk.size() * 2);
         }
         const uint16_t h = chunk[size_t(i % kScanChunk)];
+        if (layer_max) {  // |x| orders as the half's bits without the sign
+          uint16_t& m = (*layer_max)[size_t((i / inner) % L)];
+          m = std::max<uint16_t>(m, h & 0x7fffu);
+        }
         const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
         const bool outside =
             probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
@@ -425,7 +455,9 @@ class FileTraceSource : public TraceSource {
             fmt::format("{}", st::half_to_float(h)));
       }
     };
-    scan_half(gate_, "gate_input", H, false);
+    std::vector<uint16_t> gate_max;
+    scan_half(gate_, "gate_input", H, false, &gate_max);
+    if (info_.has_gate_weights) check_logits_finite(gate_max);
     scan_half(probs_, "router_probs", E, true);
     scan_half(topp_probs_, "router_topp_probs", info_.top_p, true);
 

@@ -344,6 +344,26 @@ TEST(TraceFile, NonFiniteGateInputRefusedAtLoadWithItsIndex) {
                 "found nan");
 }
 
+// Finite gate inputs and weights whose logits overflow (weights of 7.6e37)
+// were routed silently (inf logits, NaN probabilities). Refused at load.
+TEST(TraceFile, GateWeightsWhoseLogitsOverflowAreRefusedAtLoad) {
+  testing::TempDir dir;
+  MemoryTraceSource src = small_source();
+  GateWeights g = *src.gate_weights();
+  g.weight[size_t((1 * 4 + 2) * 4 + 3)] = 2e38f;  // layer 1, expert 2: x 3.75 overflows
+  src.set_gate_weights(g);
+  write_trace(src, dir / "o.safetensors", {});
+  const std::string err = open_error(dir / "o.safetensors");
+  EXPECT_NE(err.find("tensor 'gate_weight'[layer 1, expert 2]: expected weights whose logits stay "
+                     "finite on the trace's gate inputs"),
+            std::string::npos)
+      << err;
+  g.weight[size_t((1 * 4 + 2) * 4 + 3)] = 7.6e30f;  // large, but its logits stay finite
+  src.set_gate_weights(g);
+  write_trace(src, dir / "ok.safetensors", {});
+  EXPECT_EQ(open_error(dir / "ok.safetensors"), "<ok>");
+}
+
 // A trace cut short while it is read (truncate, an in-place copy) once
 // ended the process with SIGBUS from the memory map, and one zeroed in place
 // gave a case "ok" with another hit rate. A read past the new end is an Error

@@ -54,15 +54,17 @@ void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::strin
         "as it is\n",
         where.c_str(), m.name.c_str(), fmt::format("{}", fmt::join(differ, ", ")).c_str());
   }
+  // The hash of the routing-relevant spec (written since routing_hash), or
+  // of the whole spec (older traces): how the experts are stored (int4 or
+  // bf16) does not change which experts were routed.
   if (!in.model_name.empty() && in.model_name == m.name && !in.model_hash.empty() &&
-      in.model_hash != m.hash()) {
+      in.model_hash != m.routing_hash() && in.model_hash != m.hash()) {
     std::fprintf(stderr,
                  "warning: %s: the trace's model_hash (%.12s) is not model '%s' as this case "
                  "configures it (%.12s): "
-                 "it was recorded with other settings of the model (an expert_dtype, say) or its "
-                 "metadata was "
-                 "edited; its routing is used as it is\n",
-                 where.c_str(), in.model_hash.c_str(), m.name.c_str(), m.hash().c_str());
+                 "it was recorded with other settings of the model's shape or router, or its "
+                 "metadata was edited; its routing is used as it is\n",
+                 where.c_str(), in.model_hash.c_str(), m.name.c_str(), m.routing_hash().c_str());
   }
   if (in.hole_rows > 0) {
     const int64_t rows = in.total_tokens() * in.moe_layers;

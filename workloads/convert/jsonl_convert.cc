@@ -12,6 +12,7 @@
 
 #include "core/trace/memory_source.h"
 #include "core/trace/routing.h"
+#include "core/trace/safetensors.h"
 #include "core/util/atomic_file.h"
 #include "core/util/memory.h"
 #include "core/util/paths.h"
@@ -42,12 +43,14 @@ struct Seq {
 // substring match), for the error that lists every missing field.
 std::string guess_key(const nlohmann::ordered_json& j, const std::string& field) {
   static const std::map<std::string, std::vector<std::string>> hints = {
-      {"seq", {"request", "req_id", "seq", "sequence", "sample", "conversation"}},
+      {"seq",
+       {"request", "req_id", "seq", "sequence", "sample", "conversation", "problem", "prompt_id",
+        "uid", "session"}},
       {"token", {"position", "pos", "token", "step"}},
       {"layer", {"layer"}},
       {"experts", {"expert", "topk_id", "ids", "selected"}},
       {"weights", {"weight", "topk_w", "gate_w"}},
-      {"probs", {"prob", "score"}},
+      {"probs", {"probs", "gating", "score", "prob"}},
       {"logits", {"logit"}}};
   for (const auto& h : hints.at(field)) {
     for (auto it = j.begin(); it != j.end(); ++it) {
@@ -56,6 +59,61 @@ std::string guess_key(const nlohmann::ordered_json& j, const std::string& field)
                      [](unsigned char c) { return char(std::tolower(c)); });
       if (k.find(h) != std::string::npos) return it.key();
     }
+  }
+  return "";
+}
+
+// The same file twice would double its sequences, and an output that is an
+// input would replace the log it is converted from.
+void check_inputs_and_output(const std::vector<std::string>& inputs, const std::string& out) {
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::error_code ec;
+    for (size_t j = 0; j < i; ++j) {
+      if (fs::equivalent(inputs[i], inputs[j], ec)) {
+        throw Error(fmt::format(
+            "{}: expected each input file once, found it twice (also as {}): its sequences would "
+            "be counted twice",
+            inputs[i], inputs[j]));
+      }
+    }
+    if (!out.empty() && fs::exists(out, ec) && fs::equivalent(inputs[i], out, ec)) {
+      throw Error(fmt::format(
+          "--out {}: expected a file other than the inputs, found the input {} itself; nothing "
+          "was written",
+          out, inputs[i]));
+    }
+  }
+}
+
+// Why a line that is not valid JSON may not be one, for the error: the text
+// of a UTF-16 file or of one whose lines end with CR only.
+// Parses one line; `duplicate` gets the first key an object repeats.
+nlohmann::ordered_json parse_line(const std::string& line, std::string* duplicate) {
+  std::vector<std::unordered_set<std::string>> keys;
+  return nlohmann::ordered_json::parse(
+      line, [&](int, nlohmann::ordered_json::parse_event_t ev, nlohmann::ordered_json& v) {
+        using E = nlohmann::ordered_json::parse_event_t;
+        if (ev == E::object_start) keys.emplace_back();
+        if (ev == E::object_end && !keys.empty()) keys.pop_back();
+        if (ev == E::key && !keys.empty() && v.is_string() &&
+            !keys.back().insert(v.get<std::string>()).second && duplicate->empty())
+          *duplicate = v.get<std::string>();
+        return true;
+      });
+}
+
+std::string encoding_hint(const std::string& line) {
+  const bool bom16 = line.size() >= 2 && ((uint8_t(line[0]) == 0xff && uint8_t(line[1]) == 0xfe) ||
+                                          (uint8_t(line[0]) == 0xfe && uint8_t(line[1]) == 0xff));
+  if (bom16 || line.find('\0') != std::string::npos) {
+    return "; the file looks like UTF-16 (NUL bytes between characters): convert it to UTF-8 "
+           "first, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT";
+  }
+  const size_t cr = line.find('\r');
+  if (cr != std::string::npos && cr + 1 < line.size()) {
+    return "; its lines look separated by CR alone (not LF): convert them first, e.g. tr '\\r' "
+           "'\\n' < IN > OUT";
   }
   return "";
 }
@@ -103,6 +161,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
   const std::vector<std::string> inputs =
       opt.inputs.empty() ? std::vector<std::string>{opt.input} : opt.inputs;
   for (const auto& f : inputs) require_regular_file(f, "a readable JSON-lines file");
+  check_inputs_and_output(inputs, opt.out);
   const bool per_forward = opt.layout == "per-forward";
   std::map<std::pair<int64_t, int64_t>, Seq> seqs;  // (file, seq id)
   ConvertSummary sum;
@@ -143,9 +202,34 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
           (non_negative && x.get<double>() < 0)) {
         bad(key, non_negative ? "finite non-negative numbers" : "finite numbers", x.dump());
       }
+      // Stored as 32-bit floats: 1e39 would become inf, which the trace
+      // reader refuses (the error is the log's line, not a token's index).
+      if (!std::isfinite(float(x.get<double>()))) {
+        bad(key, "numbers a 32-bit float holds (magnitude below 3.4e38)", x.dump());
+      }
       out.push_back(float(x.get<double>()));
     }
     return out;
+  };
+  // Probabilities in [0, 1] as stored (half precision: 1.0004 is 1, 1.001
+  // is not), every value the trace reader would refuse refused at its line.
+  auto check_probs = [&](const std::vector<float>& p, const std::string& key,
+                         const nlohmann::ordered_json* v) {
+    for (float x : p) {
+      if (st::float_to_half(x) > 0x3c00u)
+        bad(key, "probabilities in [0, 1]", fmt::format("{} in {}", x, v->dump()));
+    }
+  };
+  // At least one positive combine weight as stored: all 0 (or 1e-46, which
+  // a float rounds to 0) is a layer that contributes nothing.
+  auto check_weights = [&](const std::vector<float>& w, const std::string& key,
+                           const nlohmann::ordered_json* v) {
+    if (std::none_of(w.begin(), w.end(), [](float x) { return x > 0.0f; })) {
+      bad(key,
+          "at least one positive combine weight among the top-k (as a 32-bit float: values "
+          "below 1.4e-45 are 0)",
+          v ? v->dump() : std::string("all zero"));
+    }
   };
   // Every field the first line lacks, in one error with a command that maps them.
   auto check_fields = [&](const nlohmann::ordered_json& j) {
@@ -163,8 +247,13 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     if (!has("layer")) need("layer", "the MoE layer");
     const bool scores = has("probs") || has("logits");
     if (!has("experts") && !scores) need("experts", fmt::format("the {} chosen expert ids", k));
-    if (!has("weights") && !scores)
+    if (!has("weights") && !scores) {
       need("weights", fmt::format("the {} combine weights, or probs/logits", k));
+      // No weights-like key but a probabilities-like one (gating_probs): the
+      // weights are taken from the probabilities, so map those instead.
+      if (guess_key(j, "weights").empty() && !guess_key(j, "probs").empty())
+        maps.back() = "--field probs=" + guess_key(j, "probs");
+    }
     if (missing.empty()) return;
     std::vector<std::string> found;
     for (auto it = j.begin(); it != j.end(); ++it) found.push_back(it.key());
@@ -197,20 +286,38 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
     lineno = 0;
     bool first = true;
     std::map<std::string, int64_t> string_ids;  // string sequence ids of this file
+    int seq_kind = 0;  // 1: integer ids, 2: string ids (one file must not mix them)
+    int64_t seq_kind_line = 0;
     while (std::getline(in, line)) {
       ++lineno;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       ++sum.lines;
       nlohmann::ordered_json j;
+      std::string duplicate;  // JSON lets a repeated key replace the first: refused instead
       try {
-        j = nlohmann::ordered_json::parse(line);
+        j = parse_line(line, &duplicate);
       } catch (const nlohmann::ordered_json::exception& e) {
-        bad("", "a JSON object", fmt::format("invalid JSON ({})", e.what()));
+        bad("", "a JSON object", fmt::format("invalid JSON ({}){}", e.what(), encoding_hint(line)));
       }
+      if (!duplicate.empty()) bad(duplicate, "each key once per object", "it twice");
       if (!j.is_object()) bad("", "a JSON object", j.type_name());
       if (first) check_fields(j);
       first = false;
       int64_t s = 0;
+      if (auto [sv, s_key] = find(j, "seq"); sv) {
+        // String ids are numbered 0, 1, ...: mixed with integer ids they
+        // would join other sequences.
+        const int kind = sv->is_string() ? 2 : 1;
+        if (seq_kind == 0) {
+          seq_kind = kind;
+          seq_kind_line = lineno;
+        } else if (kind != seq_kind) {
+          bad(s_key,
+              fmt::format("sequence ids of one kind in a file ({} since line {})",
+                          seq_kind == 2 ? "strings" : "integers", seq_kind_line),
+              sv->dump());
+        }
+      }
       if (auto [sv, s_key] = find(j, "seq"); sv && sv->is_string()) {
         // A request id such as vLLM's "cmpl-...": numbered in order of first appearance, per file.
         const auto [it, fresh] =
@@ -233,6 +340,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
         row.probs = rp;
       } else if (pr) {
         row.probs = numbers(pr, pr_key, true);
+        check_probs(row.probs, pr_key, pr);
         if (int64_t(row.probs.size()) != k && int64_t(row.probs.size()) != E) {
           bad(pr_key,
               fmt::format("{} probabilities (the chosen experts') or {} (every expert's)", k, E),
@@ -283,8 +391,10 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
         row.weights = numbers(w, w_key, true);
         if (int64_t(row.weights.size()) != k)
           bad(w_key, fmt::format("{} combine weights", k), w->dump());
+        check_weights(row.weights, w_key, w);
       } else if (int64_t(row.probs.size()) == k) {
         row.weights = row.probs;  // the chosen experts' probabilities, as the log gives them
+        check_weights(row.weights, pr_key, pr);
       } else if (full) {
         double sumw = 0;
         for (int32_t e : row.ids) sumw += row.probs[e];
@@ -293,6 +403,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
           if (rc.norm_topk_prob && sumw > 0) x /= sumw;
           row.weights.push_back(float(x * rc.routed_scaling_factor));
         }
+        check_weights(row.weights, lg ? lg_key : pr_key, lg ? lg : pr);
       } else {
         bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k),
             "no value");
@@ -327,7 +438,10 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
       layers.resize(L);
       if (layers[l].seen)
         bad("", "each (seq, token, layer) once",
-            fmt::format("seq {} token {} layer {} again", s, t, l));
+            fmt::format("seq {} token {} layer {} again{}", s, t, l,
+                        per_forward ? ""
+                                    : " (a log whose positions restart in every forward pass "
+                                      "needs --layout per-forward)"));
       layers[l] = std::move(row);
       if (auto [p, p_key] = find(j, "prompt"); p) {
         if (!p->is_boolean()) bad(p_key, "a boolean", p->dump());
@@ -474,7 +588,7 @@ ConvertSummary convert_jsonl(const ConvertOptions& opt, const ConfigPaths& paths
 
   TraceInfo info;
   info.model_name = m.name;
-  info.model_hash = m.hash();
+  info.model_hash = m.routing_hash();
   info.moe_layers = L;
   info.routing = rc;
   info.probs = width == 0   ? ProbsStorage::kNone

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "core/testing/temp_dir.h"
 #include "core/trace/memory_source.h"
 #include "core/trace/trace.h"
+#include "core/util/atomic_file.h"
 #include "core/util/error.h"
 #include "workloads/stats/trace_stats.h"
 
@@ -103,7 +105,82 @@ TEST(JsonlConvert, RejectsBadLines) {
       "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], \"probs\": [0.5, 0.5]}\n";
   EXPECT_EQ(
       convert_error(twice),
-      "log.jsonl:2: expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again");
+      "log.jsonl:2: expected each (seq, token, layer) once, found seq 0 token 0 layer 0 again (a "
+      "log whose positions restart in every forward pass needs --layout per-forward)");
+}
+
+// trace convert wrote traces its own reader refused (exit 0), whose error then
+// named a token and layer instead of the log's line; other inputs joined or
+// doubled sequences, or replaced the log. Each is refused at its line now.
+TEST(JsonlConvert, WhatTheTraceReaderWouldRefuseIsRefusedAtTheLogsLine) {
+  const std::string head = "{\"seq\": 0, \"token\": 0, \"layer\": 0, \"experts\": [1, 2], ";
+  EXPECT_EQ(convert_error(head + "\"probs\": [3.0, 0.5]}\n"),
+            "log.jsonl:1: key 'probs': expected probabilities in [0, 1], found 3 in [3.0,0.5]");
+  EXPECT_EQ(convert_error(head + "\"weights\": [0, 0]}\n"),
+            "log.jsonl:1: key 'weights': expected at least one positive combine weight among the "
+            "top-k (as a 32-bit float: values below 1.4e-45 are 0), found [0,0]");
+  EXPECT_EQ(convert_error(head + "\"weights\": [1e-46, 1e-46]}\n"),
+            "log.jsonl:1: key 'weights': expected at least one positive combine weight among the "
+            "top-k (as a 32-bit float: values below 1.4e-45 are 0), found [1e-46,1e-46]");
+  EXPECT_EQ(convert_error(head + "\"weights\": [1e39, 0.5]}\n"),
+            "log.jsonl:1: key 'weights': expected numbers a 32-bit float holds (magnitude below "
+            "3.4e38), found 1e+39");
+  // A repeated key: the last one won, and the error blamed a later line.
+  EXPECT_EQ(convert_error("{\"seq\": 0, \"token\": 0, \"layer\": 0, \"layer\": 1, \"experts\": "
+                          "[1, 2], \"weights\": [0.5, 0.5]}\n"),
+            "log.jsonl:1: key 'layer': expected each key once per object, found it twice");
+  // String ids are numbered 0, 1, ...: "cmpl-b" after the integer 0 joined sequence 0.
+  EXPECT_EQ(convert_error(head + "\"weights\": [0.5, 0.5]}\n" +
+                          "{\"seq\": \"cmpl-b\", \"token\": 0, \"layer\": 0, \"experts\": [1, "
+                          "2], \"weights\": [0.5, 0.5]}\n"),
+            "log.jsonl:2: key 'seq': expected sequence ids of one kind in a file (integers since "
+            "line 1), found \"cmpl-b\"");
+  // UTF-16 and CR-only files: "invalid JSON" with the likely reason.
+  std::string utf16 = "\xff\xfe";
+  for (char c : head) utf16 += std::string(1, c) + '\0';
+  EXPECT_NE(convert_error(utf16 + "\n").find("the file looks like UTF-16"), std::string::npos);
+  EXPECT_NE(convert_error(head + "\"weights\": [0.5, 0.5]}\r" + head + "\"weights\": [1, 1]}\r")
+                .find("its lines look separated by CR alone"),
+            std::string::npos);
+}
+
+TEST(JsonlConvert, AnInputTwiceOrTheOutputOverAnInputIsRefused) {
+  testing::TempDir dir;
+  const std::string log = lines(1, 2, false);
+  ConvertOptions o;
+  o.inputs = {dir.write("a.jsonl", log).string(), (dir / "sub" / ".." / "a.jsonl").string()};
+  std::filesystem::create_directory(dir / "sub");
+  o.out = (dir / "t.safetensors").string();
+  o.model = "mixtral-8x7b";
+  try {
+    convert_jsonl(o, ConfigPaths::defaults());
+    ADD_FAILURE() << "the same file twice was converted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected each input file once, found it twice"),
+              std::string::npos)
+        << e.what();
+  }
+  o.inputs = {(dir / "a.jsonl").string()};
+  o.out = (dir / "a.jsonl").string();
+  try {
+    convert_jsonl(o, ConfigPaths::defaults());
+    ADD_FAILURE() << "the output replaced its input";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a file other than the inputs, found the input"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_file(dir / "a.jsonl"), log);
+}
+
+// The hint left seq= and weights= blank when problem_id and gating_probs
+// were the obvious candidates.
+TEST(JsonlConvert, TheMappingHintNamesProblemIdsAndGatingProbabilities) {
+  EXPECT_NE(convert_error("{\"problem_id\": 3, \"pos\": 0, \"layer_id\": 0, \"topk_ids\": [1, 2], "
+                          "\"gating_probs\": [0.6, 0.4]}\n")
+                .find("--field seq=problem_id --field token=pos --field layer=layer_id --field "
+                      "experts=topk_ids --field probs=gating_probs"),
+            std::string::npos);
 }
 
 // A log in another system's vocabulary: other key names, full-width router

@@ -45,7 +45,7 @@ std::unique_ptr<MemoryTraceSource> record_trace(MoeModel& model, const std::stri
   const ModelSpec spec = model.spec();
   TraceInfo info;
   info.model_name = spec.name;
-  info.model_hash = spec.hash();
+  info.model_hash = spec.routing_hash();
   info.moe_layers = spec.moe_layers();
   info.h_trace = spec.hidden_size;
   info.routing = RoutingConfig::from_model(spec);

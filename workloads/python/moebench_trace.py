@@ -64,6 +64,13 @@ def read_safetensors(path: str):
         if n > MAX_HEADER or n > size - 8:
             _bad(path, "header size", f"at most {min(MAX_HEADER, size - 8)} bytes", f"{n} bytes")
         raw = f.read(n)
+    # Refused as the C++ reader refuses them (core/trace/safetensors.cc): JSON
+    # parsers differ on a byte-order mark and on what follows a NUL.
+    if raw.startswith(b"\xef\xbb\xbf"):
+        _bad(path, "header", "JSON text without a byte-order mark", "a UTF-8 byte-order mark")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        _bad(path, "header", "JSON text (padded with spaces, never NUL)", f"a NUL byte at byte {nul} of the header")
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -112,6 +112,31 @@ def test_numpy_reader_rejects_bad_files(tmp_path):
         mt.read(str(tmp_path / "missing.safetensors"))
 
 
+def test_both_readers_refuse_a_header_with_a_byte_order_mark_or_a_nul(tmp_path):
+    """The C++ reader (nlohmann) skipped a UTF-8 byte-order mark and stopped at a
+    NUL, taking headers the Python reader refused: both refuse them alike now."""
+    good = tmp_path / "g.safetensors"
+    mt.write(str(good), topk_ids=np.array([[[0, 1]]]), topk_weights=np.ones((1, 1, 2)),
+             prompt_len=[0], decode_len=[1], model="m", routed_experts=4)
+    data = good.read_bytes()
+    n = int.from_bytes(data[:8], "little")
+    header, rest = data[8:8 + n], data[8 + n:]
+    bom = b"\xef\xbb\xbf" + header.rstrip(b" ")
+    bom += b" " * (n - len(bom))
+    nul = header.rstrip(b" ") + b"\0" + b"x" * 4
+    nul += b" " * (n - len(nul))
+    for name, text, want in [("bom", bom, "a UTF-8 byte-order mark"),
+                             ("nul", nul, f"a NUL byte at byte {len(header.rstrip(b' '))} of the header")]:
+        path = tmp_path / f"{name}.safetensors"
+        path.write_bytes(data[:8] + text + rest)
+        with pytest.raises(mt.TraceError, match=want):
+            mt.read(str(path))
+        r = subprocess.run([BIN, "trace", "stats", str(path)], capture_output=True, text=True,
+                           env=dict(os.environ, MOEBENCH_HOME=str(ROOT)))
+        assert r.returncode == 2, r.stdout
+        assert f"{path}: header: expected" in r.stderr and want in r.stderr, r.stderr
+
+
 def test_holes_round_trip_between_numpy_and_cpp(tmp_path):
     """issue 44: a row a logger dropped is a hole (every id HOLE_ID, every weight 0); numpy writes the count into the
     metadata, both readers accept it and leave it out, and a mixed row is refused by both."""

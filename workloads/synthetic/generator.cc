@@ -323,7 +323,7 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   }
 
   info_.model_name = model.name;
-  info_.model_hash = model.hash();
+  info_.model_hash = model.routing_hash();
   info_.moe_layers = L;
   info_.h_trace = H;
   info_.routing = s.routing;
