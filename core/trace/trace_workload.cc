@@ -14,6 +14,28 @@
 
 namespace moebench {
 
+namespace {
+
+// Whether `hash` is the model's routing hash, or the whole-spec hash older
+// traces carry, of the model with its weights stored in any dtype: a trace
+// recorded at bf16 routes the int4 model's tokens the same way.
+bool same_routing_model(const std::string& hash, const ModelSpec& m) {
+  if (hash == m.routing_hash() || hash == m.hash()) return true;
+  const WeightDtype all[] = {WeightDtype::kBf16, WeightDtype::kFp16, WeightDtype::kInt8,
+                             WeightDtype::kInt4};
+  ModelSpec v = m;
+  for (WeightDtype e : all) {
+    for (WeightDtype d : all) {
+      v.expert_dtype = e;
+      v.dense_dtype = d;
+      if (hash == v.hash()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::string& where,
                        bool warn_name) {
   if (in.moe_layers != m.moe_layers() || in.experts() != m.routed_experts ||
@@ -58,7 +80,7 @@ void check_trace_model(const TraceInfo& in, const ModelSpec& m, const std::strin
   // of the whole spec (older traces): how the experts are stored (int4 or
   // bf16) does not change which experts were routed.
   if (!in.model_name.empty() && in.model_name == m.name && !in.model_hash.empty() &&
-      in.model_hash != m.routing_hash() && in.model_hash != m.hash()) {
+      !same_routing_model(in.model_hash, m)) {
     std::fprintf(stderr,
                  "warning: %s: the trace's model_hash (%.12s) is not model '%s' as this case "
                  "configures it (%.12s): "
