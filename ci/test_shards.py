@@ -156,6 +156,67 @@ def test_merge_refuses_duplicates_and_foreign_shards(runs, tmp_path):
         assert not (tmp_path / d / "manifest.json").exists()
 
 
+def _copies(runs, tmp_path):
+    out = []
+    for d in runs["shards"]:
+        c = tmp_path / "in" / d.name
+        shutil.copytree(d, c)
+        (c / ".run_suite.lock").unlink(missing_ok=True)
+        out.append(c)
+    return out
+
+
+def _edit_manifests(dirs, edit):
+    for d in dirs:
+        m = manifest(d)
+        edit(m)
+        (d / "manifest.json").write_text(json.dumps(m))
+
+
+def test_merge_recomputes_the_case_list_and_checks_every_row(runs, tmp_path):
+    """--merge trusted the manifests: a case id removed from every shard's list (and its file) merged as
+    "complete, 7 of 7" for an 8-case suite; edited hashes and case rows were accepted. The case list and the
+    experiment hash are recomputed from the suite file, every stored row is checked against its case, and
+    nothing is written on a refusal."""
+    dirs = _copies(runs, tmp_path)
+    gone = manifest(dirs[0])["cases"][0]["case_id"]
+    _edit_manifests(dirs, lambda m: m["shard"]["suite_cases"].remove(gone))
+    (dirs[0] / "cases" / f"{gone}.json").unlink()
+    _edit_manifests(dirs[:1], lambda m: m.update(cases=[c for c in m["cases"] if c["case_id"] != gone]))
+    p = run("--merge", *dirs, "--out", tmp_path / "a", check=2)
+    assert "key 'shard.suite_cases': expected the" in p.stderr and f"without {gone}" in p.stderr, p.stderr
+    dirs = _copies(runs, tmp_path / "2")
+    _edit_manifests(dirs, lambda m: m.update(experiment_hash="0" * 16))
+    p = run("--merge", *dirs, "--out", tmp_path / "b", check=2)
+    assert "key 'experiment_hash': expected" in p.stderr, p.stderr
+    dirs = _copies(runs, tmp_path / "3")
+    case = sorted((dirs[1] / "cases").glob("*.json"))[0]
+    stored = json.loads(case.read_text())
+    stored["rows"][0]["strategy.cache.kind"] = "belady"
+    case.write_text(json.dumps(stored))
+    p = run("--merge", *dirs, "--out", tmp_path / "c", check=2)
+    assert f"{case}: row of case {case.stem}: key 'strategy.cache.kind': expected" in p.stderr, p.stderr
+    for d in ("a", "b", "c"):
+        assert not (tmp_path / d).exists()
+
+
+def test_merge_names_the_file_and_key_of_a_wrong_json_type(runs, tmp_path):
+    """Wrong JSON types gave "internal error: [json.exception.type_error.302]", exit 3, and left 8 case files
+    and a lock."""
+    dirs = _copies(runs, tmp_path)
+    _edit_manifests(dirs[2:3], lambda m: m["shard"].update(index="2"))
+    p = run("--merge", *dirs, "--out", tmp_path / "out", check=2)
+    assert f"{dirs[2] / 'manifest.json'}: key 'shard.index': expected an integer, found string" in p.stderr, \
+        p.stderr
+    assert "internal error" not in p.stderr and not (tmp_path / "out").exists()
+    dirs = _copies(runs, tmp_path / "2")
+    case = sorted((dirs[0] / "cases").glob("*.json"))[0]
+    case.write_text(json.dumps({"case_id": case.stem, "status": "ok", "rows": {"a": 1}}))
+    p = run("--merge", *dirs, "--out", tmp_path / "out2", check=2)
+    assert f"{case}: key 'rows': expected an array, found object" in p.stderr, p.stderr
+    assert not (tmp_path / "out2").exists()
+
+
 def test_a_shard_resumes_itself_only(runs, tmp_path):
     d = tmp_path / "s1"
     run(SUITE, "--shard", "1/4", "--out", d, "--quiet", check=0)

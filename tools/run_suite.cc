@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       m.partial = partial;
       m.quiet = opt.quiet;
       m.argv = opt.argv;
-      return moebench::merge_shards(m).exit_code;
+      return moebench::merge_shards(m, moebench::builtin_registry()).exit_code;
     }
     if (!shard.empty()) opt.shard = moebench::parse_shard(shard);
     const auto o = moebench::run_suite(opt, moebench::builtin_registry());

@@ -6,10 +6,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "core/config/validate.h"
 #include "core/trace/trace_workload.h"
+#include "core/util/atomic_file.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
 
@@ -158,6 +160,44 @@ std::string singular(const std::string& kind) {
   return kind;
 }
 
+// While a case's sections are resolved: the preset files they come from.
+thread_local std::vector<PresetFile>* t_preset_log = nullptr;
+
+// Records the preset files resolved while it lives (one case's sections).
+class PresetLog {
+ public:
+  explicit PresetLog(std::vector<PresetFile>* out) : prev_(t_preset_log) { t_preset_log = out; }
+  ~PresetLog() { t_preset_log = prev_; }
+  PresetLog(const PresetLog&) = delete;
+  PresetLog& operator=(const PresetLog&) = delete;
+
+ private:
+  std::vector<PresetFile>* prev_;
+};
+
+// A preset on an earlier search-path folder hides one of the same name
+// further on (a MOEBENCH_CONFIG_PATH "all-cpu" that is really on-demand
+// loading): said once per file pair, when their contents differ.
+void warn_if_shadowing(const std::string& kind, const std::string& name, const fs::path& used,
+                       const ConfigPaths& paths) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::error_code ec;
+  const fs::path used_canon = fs::weakly_canonical(used, ec);
+  for (const auto& r : paths.roots) {
+    const fs::path other = r / kind / (name + ".toml");
+    if (!fs::is_regular_file(other, ec) || fs::weakly_canonical(other, ec) == used_canon) continue;
+    if (read_file(other) == read_file(used)) continue;
+    std::lock_guard<std::mutex> lk(mu);
+    if (!warned.insert(used.string() + "\n" + other.string()).second) continue;
+    fmt::print(stderr,
+               "warning: preset '{}' ({}): using {}, which shadows {} of the same name with other "
+               "contents (found first on the search path: $MOEBENCH_CONFIG_PATH, then configs/); "
+               "the manifest and every row record the file used\n",
+               name, kind, used.string(), other.string());
+  }
+}
+
 fs::path locate_preset(const std::string& kind, const Value& preset_v, const std::string& key,
                        const ConfigPaths& paths, const fs::path& base_dir) {
   if (!preset_v.is_string()) {
@@ -175,7 +215,10 @@ fs::path locate_preset(const std::string& kind, const Value& preset_v, const std
     }
     return p;
   }
-  if (auto p = paths.find(kind, name)) return *p;
+  if (auto p = paths.find(kind, name)) {
+    warn_if_shadowing(kind, name, *p, paths);
+    return *p;
+  }
   const auto names = paths.list(kind);
   throw ConfigError(preset_v.where(), key,
                     fmt::format("a {} preset in configs/{}/ ({})", singular(kind), kind,
@@ -193,6 +236,10 @@ Value resolve_preset_depth(const std::string& kind, const Value& section, const 
                       "a longer chain (a cycle?)");
   }
   const fs::path file = locate_preset(kind, *preset_v, key, paths, base_dir);
+  if (t_preset_log) {
+    t_preset_log->push_back(
+        {kind, preset_v->as_string(), file.string(), sha256_hex(read_file(file))});
+  }
   Value base = cfg::load_toml_file(file);
   base = resolve_preset_depth(kind, base, prefix, paths, file.parent_path(), depth + 1);
   base.erase("preset");
@@ -720,6 +767,8 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
       }
       axes0.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
     }
+    std::vector<PresetFile> section_presets;  // the model's and hardware's files
+    PresetLog section_log(&section_presets);
     const Value model_v = resolve_preset("models", tables[0], "model", paths, base_dir);
     const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
     const ModelSpec m = parse_model(model_v, "model");
@@ -771,8 +820,10 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
               case_axes.emplace_back(entry.axes[a].label,
                                      show_value(entry.axes[a].values[sidx[a]]));
             }
-            const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
             Case c;
+            c.presets = section_presets;
+            PresetLog strategy_log(&c.presets);
+            const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
             c.model = m;
             c.hardware = h;
             c.workload = w;

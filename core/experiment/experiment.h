@@ -88,6 +88,14 @@ struct SuiteSpec {
   static const cfg::Schema<SuiteSpec>& schema();
 };
 
+// A preset file a case was resolved from: its kind ("models", "hardware",
+// "strategies"), the name or path the experiment gave, the file found (the
+// first on the search path: $MOEBENCH_CONFIG_PATH, then the built-in
+// configs/) and the SHA-256 of its bytes.
+struct PresetFile {
+  std::string kind, name, path, sha256;
+};
+
 // One point of the sweep, fully resolved.
 struct Case {
   std::string id;    // first 16 hex digits of SHA-256 of the resolved config
@@ -116,6 +124,10 @@ struct Case {
   // the suite was loaded (core/util/paths.h, file_stamp): a file that
   // changes under the run fails the case instead of giving other results.
   std::map<std::string, std::string> file_stamps;
+  // Every preset file the case's model, hardware and strategy came from (a
+  // file on $MOEBENCH_CONFIG_PATH may shadow a built-in of the same name):
+  // in the manifest and, briefly, in every row.
+  std::vector<PresetFile> presets;
 };
 
 struct Experiment {

@@ -17,6 +17,7 @@
 #include "core/util/paths.h"
 #include "core/util/strings.h"
 #include "harness/run/platform_provenance.h"
+#include "harness/suite/merge_checks.h"
 #include "harness/suite/suite_runner.h"
 
 namespace moebench {
@@ -95,9 +96,31 @@ const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& m, const std
   return *p;
 }
 
+// A merge that fails once it has created its folder (a full disk, say)
+// leaves nothing behind: the folder it created is removed, or, when it was
+// given an empty one, what it wrote in it (8 case files and a lock were
+// once left after an error).
+struct RemoveUnlessKept {
+  fs::path dir;
+  bool existed = false;
+  bool keep = false;
+  ~RemoveUnlessKept() {
+    if (keep) return;
+    std::error_code ec;
+    if (!existed) {
+      fs::remove_all(dir, ec);
+      return;
+    }
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::error_code rec;
+      fs::remove_all(e.path(), rec);
+    }
+  }
+};
+
 }  // namespace
 
-MergeOutcome merge_shards(const MergeOptions& opt) {
+MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
   if (opt.inputs.empty()) {
     throw Error("--merge: expected the run folders of a suite's shards, found none");
   }
@@ -121,11 +144,19 @@ MergeOutcome merge_shards(const MergeOptions& opt) {
                               d.string(), file_kind(d)));
     }
     Input x{d, rd.read_manifest(), rd.finished_cases()};
-    if (!x.manifest.contains("shard")) {
+    if (x.manifest.is_object() && !x.manifest.contains("shard")) {
       throw Error(fmt::format(
           "--merge: {}: expected the run folder of a shard (run_suite --shard I/N), found a run "
           "without one",
           d.string()));
+    }
+    // The keys and types a run writes, before any is read (an edited file
+    // once gave "internal error: [json.exception.type_error.302]").
+    try {
+      check_shard_manifest(x.manifest, d / "manifest.json");
+      for (const auto& [id, c] : x.cases) check_stored_case(id, c, d / "cases" / (id + ".json"));
+    } catch (const Error& e) {
+      throw Error(fmt::format("--merge: {}; nothing was written", e.what()));
     }
     in.push_back(std::move(x));
   }
@@ -176,13 +207,18 @@ MergeOutcome merge_shards(const MergeOptions& opt) {
   const std::vector<std::string> suite_cases =
       m0["shard"]["suite_cases"].get<std::vector<std::string>>();
   std::map<std::string, const nlohmann::ordered_json*> found;  // case id -> stored case
+  std::map<std::string, std::pair<const nlohmann::ordered_json*, fs::path>> found_in;
   std::map<std::string, std::vector<std::string>> dup;
   for (const auto& x : in) {
     for (const auto& [id, c] : x.cases) {
       auto [it, fresh] = found.emplace(id, &c);
       if (!fresh) dup[id].push_back(x.dir.string());
+      found_in.emplace(id, std::make_pair(&c, x.dir));
     }
   }
+  // The case list, the experiment hash and every stored row against the
+  // suite file the manifests name, recomputed (not trusted from them).
+  check_against_suite(m0, in[0].dir / "manifest.json", found_in, registry);
   std::vector<std::string> missing;
   for (const auto& id : suite_cases) {
     if (!found.count(id)) missing.push_back(id);
@@ -237,12 +273,15 @@ MergeOutcome merge_shards(const MergeOptions& opt) {
         "--merge --out {}: expected a new or empty folder, found {}; nothing was written",
         dir.string(), why));
   }
+  std::error_code dir_ec;
+  const bool existed = fs::exists(dir, dir_ec);
   RunDirectory run(dir);
   run.lock(fmt::format("run_suite --merge pid {}", ::getpid()));
   if (run.has_manifest()) {
     throw Error(
         fmt::format("--merge: {}: expected a new or empty folder, found a run", dir.string()));
   }
+  RemoveUnlessKept cleanup{dir, existed};  // only once the folder is this merge's
   run.prepare();
 
   nlohmann::ordered_json manifest;
@@ -307,6 +346,7 @@ MergeOutcome merge_shards(const MergeOptions& opt) {
                         {"failed", out.failed}};
   run.write_runs(result_columns(), rows);
   run.write_manifest(manifest);
+  cleanup.keep = true;
 
   out.run_dir = dir;
   out.cases = int64_t(suite_cases.size());

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/experiment/experiment.h"
+#include "core/policy/registry.h"
 
 namespace moebench {
 
@@ -66,6 +67,10 @@ struct MergeOutcome {
 // hash, the experiment hash, the backend, the commit, the filter, the shard
 // count), when a shard index appears twice, or, without `partial`, when a
 // case is missing or in two shards (each named by id).
-MergeOutcome merge_shards(const MergeOptions& opt);
+// Before writing, every manifest and stored case is checked for the keys and
+// types a run writes, and against the suite file the manifests name,
+// recomputed (harness/suite/merge_checks.h). A merge that fails after it
+// created its folder removes it.
+MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry);
 
 }  // namespace moebench

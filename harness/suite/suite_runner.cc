@@ -105,6 +105,19 @@ std::string axes_text(const Case& c) {
   return join(parts, "; ");
 }
 
+// The preset files a case came from, for its rows: "strategies/all-cpu
+// <file> sha256 <first 12>; ..." (the manifest has the whole hashes).
+std::string presets_text(const Case& c) {
+  std::vector<std::string> parts;
+  for (const PresetFile& p : c.presets) {
+    parts.push_back(
+        fmt::format("{}/{} {} sha256 {}", p.kind, p.name, p.path, p.sha256.substr(0, 12)));
+  }
+  return join(parts, "; ");
+}
+
+}  // namespace
+
 std::string experiment_hash(const Experiment& ex) {
   Sha256 h;
   for (const auto& c : ex.cases) {
@@ -114,6 +127,8 @@ std::string experiment_hash(const Experiment& ex) {
   h.update(ex.suite.name);
   return h.hex_digest().substr(0, 16);
 }
+
+namespace {
 
 // The source tree holding analysis/: $MOEBENCH_HOME, else the build's source.
 fs::path analysis_home() {
@@ -559,10 +574,16 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   std::set<int64_t> seeds;
   for (const Case* c : cases) {
     seeds.insert(c->workload.seed);
+    nlohmann::ordered_json presets = nlohmann::ordered_json::array();
+    for (const PresetFile& p : c->presets) {
+      presets.push_back(
+          {{"kind", p.kind}, {"name", p.name}, {"file", p.path}, {"sha256", p.sha256}});
+    }
     manifest["cases"].push_back({{"case_id", c->id},
                                  {"index", c->index},
                                  {"parts", c->parts},
                                  {"axes", axes_text(*c)},
+                                 {"presets", presets},
                                  {"config", c->config}});
   }
   for (int64_t s : seeds) manifest["seeds"].push_back(s);
@@ -765,6 +786,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         f["strategy"] = c.strategy.name;
         f["axes"] = axes_text(c);
         f["parts"] = join(c.parts, ";");
+        f["preset_files"] = presets_text(c);
         f["utc_time"] = utc_now_iso();
         return row;
       };

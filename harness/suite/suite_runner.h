@@ -46,6 +46,10 @@ struct SuiteOutcome {
 // moebench::Error for a malformed expression.
 bool case_matches(const Case& c, const std::string& filter);
 
+// A run's experiment hash: its suite's name and every case's id and parts
+// (the manifest's experiment_hash; --resume and --merge check it).
+std::string experiment_hash(const Experiment& ex);
+
 // The identity and metric columns of result rows.
 std::vector<Column> result_columns();
 
