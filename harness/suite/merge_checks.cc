@@ -56,9 +56,10 @@ const J& need(const J& root, const std::string& path, Kind k, const fs::path& fi
   const J* p = &root;
   for (const std::string& part : split(path, '.')) {
     if (!p->is_object() || !p->contains(part)) {
-      throw Error(fmt::format("{}: key '{}': expected {}, found none (not a run_suite file, or "
-                              "edited?)",
-                              file.string(), path, kind_name(k)));
+      throw Error(
+          fmt::format("{}: key '{}': expected {}, found none (not a run_suite file, or "
+                      "edited?)",
+                      file.string(), path, kind_name(k)));
     }
     p = &(*p)[part];
   }
@@ -84,9 +85,10 @@ void check_shard_manifest(const J& m, const fs::path& file) {
   const J& ids = need(m, "shard.suite_cases", Kind::kArray, file);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!ids[i].is_string()) {
-      throw Error(fmt::format("{}: key 'shard.suite_cases[{}]': expected a string (a case id), "
-                              "found {} {}",
-                              file.string(), i, ids[i].type_name(), ids[i].dump().substr(0, 80)));
+      throw Error(
+          fmt::format("{}: key 'shard.suite_cases[{}]': expected a string (a case id), "
+                      "found {} {}",
+                      file.string(), i, ids[i].type_name(), ids[i].dump().substr(0, 80)));
     }
   }
   const J& cases = need(m, "cases", Kind::kArray, file);
@@ -114,8 +116,8 @@ void check_stored_case(const std::string& id, const J& c, const fs::path& file) 
   need(c, "status", Kind::kString, file);
   const J& rows = need(c, "rows", Kind::kArray, file);
   if (rows.empty()) {
-    throw Error(fmt::format("{}: key 'rows': expected at least one row, found none",
-                            file.string()));
+    throw Error(
+        fmt::format("{}: key 'rows': expected at least one row, found none", file.string()));
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string at = fmt::format("rows[{}]", i);
@@ -125,7 +127,8 @@ void check_stored_case(const std::string& id, const J& c, const fs::path& file) 
     }
     if (!rows[i].contains("case_id") || rows[i]["case_id"] != id) {
       throw Error(fmt::format("{}: key '{}.case_id': expected '{}', found {}", file.string(), at,
-                              id, rows[i].contains("case_id") ? rows[i]["case_id"].dump() : "none"));
+                              id,
+                              rows[i].contains("case_id") ? rows[i]["case_id"].dump() : "none"));
     }
   }
 }
@@ -139,10 +142,10 @@ void check_rows_against_case(const Case& c, const J& stored, const fs::path& fil
   const J flat = flatten(c.config);
   for (const J& row : stored["rows"]) {
     const std::pair<const char*, J> identity[] = {{"strategy", J(c.strategy.name)},
-                                                   {"model", J(c.model.name)},
-                                                   {"hardware", J(c.hardware.name)},
-                                                   {"backend", J(c.backend)},
-                                                   {"case_index", J(int64_t(c.index))}};
+                                                  {"model", J(c.model.name)},
+                                                  {"hardware", J(c.hardware.name)},
+                                                  {"backend", J(c.backend)},
+                                                  {"case_index", J(int64_t(c.index))}};
     for (const auto& [key, want] : identity) {
       if (!row.contains(key) || row[key] != want) {
         throw Error(fmt::format(
@@ -204,7 +207,8 @@ void check_against_suite(const J& m, const fs::path& manifest_file,
         manifest_file.string(), ids.size(), suite.string(),
         filter.empty() ? "" : " (filter '" + filter + "')", listed.size(),
         absent.empty() ? "" : fmt::format(" without {}", join(absent, ", ")),
-        extra.empty() ? "" : fmt::format(" with {} that the suite does not have", join(extra, ", ")),
+        extra.empty() ? ""
+                      : fmt::format(" with {} that the suite does not have", join(extra, ", ")),
         absent.empty() && extra.empty() ? " in another order" : ""));
   }
   if (experiment_hash(ex) != m["experiment_hash"].get<std::string>()) {
