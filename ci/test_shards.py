@@ -266,9 +266,40 @@ def test_slurm_sweep_submits_an_array_and_a_merge_that_waits_for_it(tmp_path):
     assert f"MOEBENCH_MERGED={tmp_path}/smoke/" in merge_cmd  # where make report finds it
     assert str(tmp_path) in where
     assert list(tmp_path.iterdir()) == []  # a dry run writes nothing
-    for bad, msg in ((["--shards", "0"], "--shards: expected a whole number >= 1"),
+    for bad, msg in ((["--shards", "0"], "--shards: expected a whole number from 1 to 100000"),
                      (["--shards", "2", "--bogus"], "expected an option of slurm-sweep --help"),
                      (["--shards", "2", "--bin", str(tmp_path)], "expected run_suite in")):
         p = subprocess.run([str(ROOT / "scripts" / "slurm-sweep"), "suites/smoke.toml", *bad, "--dry-run"],
                            capture_output=True, text=True, cwd=ROOT, env=env)
         assert p.returncode == 2 and msg in p.stderr, (bad, p.stderr)
+
+
+def test_slurm_sweep_refuses_what_slurm_or_run_suite_would_misread(tmp_path):
+    """A comma in --results set another run_suite for the array tasks through --export, %j in a path is a
+    Slurm pattern, --shards 99999999999999999999 wrapped round to --array=0-7766279631452241918, --cpus 1000
+    and -- --out X failed in every task at start, --dry-run printed arguments unquoted (a newline in --mem split
+    the command) and created the results folder."""
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+
+    def sweep(*args):
+        return subprocess.run([str(ROOT / "scripts" / "slurm-sweep"), "suites/smoke.toml", *map(str, args),
+                               "--dry-run"], capture_output=True, text=True, cwd=ROOT, env=env)
+
+    for bad, msg in ((["--shards", "2", "--results", tmp_path / "r,MOEBENCH_RUN_SUITE=evil"],
+                      "--results: expected a path without commas, %"),
+                     (["--shards", "2", "--results", tmp_path / "r%j"], "--results: expected a path without"),
+                     (["--shards", "99999999999999999999"], "--shards: expected a whole number from 1 to 100000"),
+                     (["--shards", "200000"], "--shards: expected a whole number from 1 to 100000"),
+                     (["--shards", "2", "--cpus", "1000"], "--cpus: expected a whole number from 1 to 256"),
+                     (["--shards", "2", "--mem", "16G\nx"], "expected sbatch option values without control"),
+                     (["--shards", "2", "--", "--out", "X"], "expected run_suite options other than the ones")):
+        p = sweep(*bad)
+        assert p.returncode == 2 and msg in p.stderr, (bad, p.stderr)
+    p = sweep("--shards", "40")
+    assert p.returncode == 0 and "warning: --shards 40 for the suite's 7 case(s): 33 shard(s)" in p.stderr
+    fresh = tmp_path / "not-yet"
+    p = sweep("--shards", "2", "--results", fresh / "with space")
+    assert p.returncode == 0, p.stderr
+    assert not fresh.exists()  # nothing created by a dry run
+    shard_cmd = p.stdout.splitlines()[0]
+    assert "with\\ space" in shard_cmd  # quoted as a shell reads it
