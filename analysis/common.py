@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import sys
 from typing import Optional
 
 import pandas as pd
@@ -29,23 +30,139 @@ def _is_shard(manifest_path: pathlib.Path) -> bool:
         head = f.read(1 << 16)
     cut = head.find(b'\n  "cases":')
     if cut < 0:
-        return "shard" in json.loads(manifest_path.read_text())
+        try:
+            m = json.loads(manifest_path.read_text())
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False  # not readable: latest_run and find_part skip it with a warning
+        return isinstance(m, dict) and "shard" in m
     return b'\n  "shard":' in head[:cut]
+
+
+class RunsError(RuntimeError):
+    """A run's files are not what run_suite writes (corrupt, edited, incomplete): the message names the file, the
+    line or case, and why. Figure scripts let it through, so the figure says why it has no verdict."""
+
+
+def run_status(run_dir: pathlib.Path) -> Optional[str]:
+    """A run's manifest status, or None (with a warning naming the file) when the manifest cannot be read: a newer
+    run with a broken manifest must not hide every older run of its suite."""
+    path = run_dir / "manifest.json"
+    try:
+        m = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        print(f"warning: {path}: expected a readable JSON manifest, found {type(e).__name__}: {e}; this run is "
+              f"skipped", file=sys.stderr)
+        return None
+    return m.get("status") if isinstance(m, dict) else None
 
 
 def latest_run(results: str, suite: str, complete_only: bool = True) -> Optional[pathlib.Path]:
     for d in reversed(run_dirs(results, suite)):
-        m = json.loads((d / "manifest.json").read_text())
-        if not complete_only or m.get("status") == "complete":
+        status = run_status(d)
+        if status is not None and (not complete_only or status == "complete"):
             return d
     return None
 
 
+def _reject_constant(name):
+    raise ValueError(f"{name} (run_suite writes null for a missing number, never NaN or Infinity)")
+
+
+# The metrics every successful row of run_suite has, each a finite number (null only where the workload has no
+# such tokens); speeds, times and hit rates are never negative, hit rates at most 1.
+HEADLINE = ("ttft_mean_ms", "tbt_mean_ms", "prefill_tokens_per_s", "decode_tokens_per_s", "total_time_s")
+HOST_COLUMNS = ("run_id", "utc_time", "wall_time_s", "result_of", "warnings", "preset_files")
+
+
+def _row_problems(row: dict) -> list:
+    """Why one row of runs.jsonl is not a successful run_suite row (empty when it is, or is not a success)."""
+    if row.get("status") != "ok":
+        return []
+    out = []
+    written_by_run_suite = "run_id" in row and "suite" in row  # test fixtures write a few keys only
+    for k in HEADLINE:
+        if k not in row:
+            if written_by_run_suite:
+                out.append(f"no key '{k}'")
+            continue
+        v = row[k]
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            out.append(f"'{k}' is {json.dumps(v)[:40]} (not a number)")
+        elif v != v or v in (float("inf"), float("-inf")) or v < 0:
+            out.append(f"'{k}' is {v}")
+    for k, v in row.items():
+        if "hit_rate" in k and k.endswith("_frac") and isinstance(v, (int, float)) and not isinstance(v, bool):
+            if not 0 <= v <= 1:
+                out.append(f"'{k}' is {v} (a fraction in [0, 1])")
+    return out
+
+
+def _parse_rows(path: pathlib.Path) -> list:
+    """runs.jsonl's rows, strictly: a line that is not a JSON object (or holds NaN or Infinity) is an error
+    naming the file and the line."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunsError(f"{path}: expected a readable runs.jsonl, found {type(e).__name__}: {e}")
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line, parse_constant=_reject_constant)
+        except ValueError as e:
+            raise RunsError(f"{path}:{i}: expected one JSON object per line, found invalid JSON ({e})")
+        if not isinstance(r, dict):
+            raise RunsError(f"{path}:{i}: expected one JSON object per line, found {type(r).__name__}")
+        rows.append((i, r))
+    return rows
+
+
 def load_runs(run_dir: pathlib.Path) -> pd.DataFrame:
-    """The rows of runs.jsonl (one per case and repetition)."""
+    """The rows of runs.jsonl (one per case and repetition), checked: a verdict is computed only from complete,
+    finite, unique rows of the run's own cases. Otherwise RunsError says which rows and why (a NaN in every
+    llama.cpp row once gave "not reproduced ... nanx-nanx", an inf in one seed moved a range, a planted duplicate
+    turned a ratio into 0.20x, an empty runs.jsonl read as "not run")."""
     path = run_dir / "runs.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return pd.DataFrame(rows)
+    rows = _parse_rows(path)
+    man = {}
+    try:
+        man = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        pass
+    cases = man.get("cases") if isinstance(man, dict) else None
+    known = {c.get("case_id") for c in cases if isinstance(c, dict)} if isinstance(cases, list) else None
+    suite = man.get("suite", {}).get("name") if isinstance(man.get("suite"), dict) else None
+    problems, seen, first_of = [], {}, {}
+    for i, r in rows:
+        where = f"line {i}" + (f" (case {r.get('case_id')})" if "case_id" in r else "")
+        why = _row_problems(r)
+        if known is not None and "case_id" in r and r["case_id"] not in known:
+            why.append("a case the manifest does not list")
+        if suite is not None and "suite" in r and r["suite"] != suite:
+            why.append(f"suite {r['suite']!r}, not the run's {suite!r}")
+        if "case_id" in r:
+            key = (r["case_id"], r.get("repetition", 0))
+            if key in seen:
+                why.append(f"repetition {key[1]} of the case again (also line {seen[key]})")
+            seen[key] = i
+            # The simulated backend gives one result per case: its repetitions must agree.
+            if r.get("backend") == "sim" and r.get("status") == "ok":
+                head = tuple(r.get(k) for k in HEADLINE)
+                if r["case_id"] in first_of and first_of[r["case_id"]] != head:
+                    why.append("simulated metrics unlike the case's other repetition")
+                first_of.setdefault(r["case_id"], head)
+        problems += [f"{where}: {w}" for w in why]
+    if problems:
+        raise RunsError(f"{path}: expected complete, finite, unique rows as run_suite writes them, found "
+                        f"{len(problems)} problem(s) (no verdict is computed from this run): "
+                        + "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else ""))
+    if not rows and isinstance(cases, list) and cases and man.get("status") == "complete":
+        raise RunsError(f"{path}: expected the rows of the run's {len(cases)} case(s) (its manifest says complete), "
+                        f"found none")
+    return pd.DataFrame([r for _, r in rows])
 
 
 def manifest(run_dir: pathlib.Path) -> dict:
@@ -133,7 +250,7 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
         for run in reversed(run_dirs(results, suite)):
             if best is not None and run.name <= best[0].name:
                 break
-            if json.loads((run / "manifest.json").read_text()).get("status") != "complete":
+            if run_status(run) != "complete":
                 continue
             df = load_runs(run)
             if "parts" not in df.columns:

@@ -28,7 +28,11 @@ def main(argv=None) -> int:
         print(f"smoke.py: error: expected a complete run in {a.results}/{a.suite}/, found none "
               f"(run build/bin/run_suite suites/smoke.toml first)", file=sys.stderr)
         return 2
-    df = common.load_runs(run)
+    try:
+        df = common.load_runs(run)  # checked: complete, finite, unique rows of this run's cases
+    except common.RunsError as e:
+        print(f"smoke.py: error: {e}", file=sys.stderr)
+        return 2
     df = df[df["status"] == "ok"].drop_duplicates("case_id")
     if df.empty:
         print(f"smoke.py: error: expected successful cases in {run}, found none", file=sys.stderr)
@@ -41,6 +45,9 @@ def main(argv=None) -> int:
                                        ("ttft_mean_ms", "prefill: time to first token (ms)"),
                                        ("decode_hit_rate_token_frac", "decode: expert hit rate")]):
         ax.barh(table["strategy"], table[col].fillna(0), color="#4878a8")
+        for y, v in enumerate(table[col]):  # a metric the case does not have is labelled, not a 0-length bar
+            if v != v:
+                ax.text(0, y, " n/a", va="center", fontsize=8)
         ax.set_title(title)
     axes[0].invert_yaxis()
     m = common.manifest(run)

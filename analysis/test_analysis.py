@@ -55,7 +55,7 @@ def test_metrics_doc_defines_every_metric_column(smoke_results):
     run = common.latest_run(str(smoke_results), "smoke")
     row = json.loads((run / "runs.jsonl").read_text().splitlines()[0])
     identity = ["suite", "run_id", "case_id", "case_index", "repetition", "status", "error", "warnings", "backend", "model",
-                "hardware", "strategy", "axes", "parts", "utc_time", "wall_time_s", "result_of"]
+                "hardware", "strategy", "axes", "parts", "preset_files", "utc_time", "wall_time_s", "result_of"]
     keys = list(row.keys())
     assert keys[: len(identity)] == identity
     metrics = [k for k in keys[len(identity):] if "." not in k]

@@ -24,6 +24,9 @@ const std::vector<Column>& identity_columns() {
       {"axes", "Sweep coordinates of this case, \"key=value; ...\"."},
       {"parts",
        "Experiment files (suite names) that define this case, ';'-separated (composite suites)."},
+      {"preset_files",
+       "The preset files the case's model, hardware and strategy came from, \"kind/name file "
+       "sha256 <first 12>\", '; '-separated (the manifest has whole hashes)."},
       {"utc_time", "When the repetition finished (ISO 8601, UTC)."},
       {"wall_time_s", "Host wall-clock time the repetition took to run."},
       {"result_of",
