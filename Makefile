@@ -139,13 +139,17 @@ tiny-routing: build
 	  MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite suites/tiny-$$f-$$s.toml --quiet || exit 1; done; done
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/tiny_routing.py --results results --out results/report
 
-# A strategy against every baseline (docs/ADDING_A_POLICY.md):
+# A strategy against every baseline (docs/ADDING_A_POLICY.md), after every
+# component's unit tests (baselines/**/*_test.cc, the new policy's among them)
+# and the conformance test pass:
 # suites/compare.toml with STRATEGY in place of example-fifo (every mention:
 # the strategy list, its Belady variant and the description), written under
 # results/compare/ and run from there.
 STRATEGY ?= example-fifo
 COMPARE_SUITE ?= results/compare/compare-$(STRATEGY).toml
 compare: compare-suite build
+	@echo "make compare: the components' unit tests and the conformance test first (yours included)"
+	MOEBENCH_HOME=$(CURDIR) $(BUILD)/tests/baselines_tests --gtest_brief=1
 	MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite $(COMPARE_SUITE)
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/compare.py --strategy $(STRATEGY)
 

@@ -73,3 +73,27 @@ def test_preset_resolves_and_compare_commands_run(tmp_path):
     # The tutorial's comparison is the mechanism one, and the table says so.
     assert "Comparison: mechanism" in r.stdout, r.stdout[:400]
     assert (next(results.glob("compare/*/figures")) / "compare.png").is_file()
+
+
+def test_two_components_with_one_class_name_fail_the_build(tmp_path):
+    """A copy of baselines/example whose FifoCache was not renamed built with no error: the static library held two
+    FifoCache::victim and the linker kept the first, so the new policy silently ran the old code. Every object of
+    the library is linked whole into check_unique_components, which makes that a "multiple definition" error; the
+    same two objects linked from an archive the usual way show the silent case it replaces."""
+    build = BIN.parent
+    link = build / "baselines" / "CMakeFiles" / "check_unique_components.dir" / "link.txt"
+    text = link.read_text()
+    assert "--whole-archive" in text and "libmoebench_baselines.a" in text, text
+    obj = tmp_path / "fifo.o"
+    subprocess.run(["c++", "-std=c++20", f"-I{ROOT}", "-c", str(ROOT / "baselines/example/cache/fifo.cc"), "-o",
+                    str(obj)], check=True)
+    (tmp_path / "fifo_copy.o").write_bytes(obj.read_bytes())  # the copy, class name unchanged
+    subprocess.run(["ar", "rcs", str(tmp_path / "libdup.a"), str(obj), str(tmp_path / "fifo_copy.o")], check=True)
+    (tmp_path / "main.cc").write_text("int main() { return 0; }\n")
+
+    def link_with(*archive):
+        return subprocess.run(["c++", str(tmp_path / "main.cc"), "-o", str(tmp_path / "a.out"), *archive,
+                               "-Wl,--unresolved-symbols=ignore-all"], capture_output=True, text=True)
+    assert link_with(str(tmp_path / "libdup.a")).returncode == 0  # what a plain static link does
+    r = link_with("-Wl,--whole-archive", str(tmp_path / "libdup.a"), "-Wl,--no-whole-archive")
+    assert r.returncode != 0 and "multiple definition of `moebench::FifoCache::victim" in r.stderr, r.stderr

@@ -9,8 +9,11 @@
 
 namespace moebench {
 
-// MemAvailable from /proc/meminfo in bytes (physical memory if that cannot be
-// read), lowered to $MOEBENCH_MEMORY_LIMIT_MB when that is set.
+// The memory this process can still allocate, in bytes: the least of
+// MemAvailable from /proc/meminfo (physical memory if that cannot be read),
+// what the process's memory cgroup (v1 or v2, and its parents) still allows,
+// and what an address-space or data-size rlimit leaves; lowered to
+// $MOEBENCH_MEMORY_LIMIT_MB when that is set.
 uint64_t available_memory_bytes();
 
 // Throws moebench::Error naming `what` when `bytes` exceeds the available memory.

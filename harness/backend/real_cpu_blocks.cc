@@ -37,6 +37,27 @@ struct RealCpuBlocks::Block {
   }
 };
 
+BlocksFootprint blocks_footprint(const ModelSpec& m, double budget_gib, int64_t max_sequences,
+                                 int64_t max_positions, int64_t max_step_tokens) {
+  const bool mla = m.attention == AttentionKind::kMla;
+  const int64_t H = m.hidden_size;
+  const int64_t kv_row = mla ? m.kv_lora_rank + m.qk_rope_head_dim : m.num_kv_heads * m.head_dim;
+  const int64_t rows = std::max<int64_t>(1, max_sequences) * std::max<int64_t>(1, max_positions);
+  BlocksFootprint f;
+  f.kv_cache = uint64_t(rows * kv_row * 2 * (mla ? 1 : 2));
+  f.block_weights =
+      uint64_t(m.matrix_bytes(m.attention_params() + m.gate_params(), WeightDtype::kBf16));
+  const double budget = budget_gib * double(int64_t(1) << 30);
+  f.buffers =
+      std::clamp<int64_t>(int64_t(budget / double(f.block_weights + f.kv_cache)), 1, m.num_layers);
+  f.lm_head = uint64_t(m.vocab_size * H * 2);
+  f.dense_ffn = m.first_dense_layers > 0 ? uint64_t(3 * H * m.dense_intermediate * 2) : 0;
+  f.scratch = uint64_t(std::max<int64_t>(1, max_step_tokens) *
+                       (4 * H + std::max<int64_t>(m.vocab_size, 1) / 8) * 4);
+  f.packing = std::max(f.lm_head, f.dense_ffn);
+  return f;
+}
+
 RealCpuBlocks::RealCpuBlocks(const ModelSpec& m, double budget_gib, int64_t max_sequences,
                              int64_t max_positions, int64_t max_step_tokens, ThreadPool* pool,
                              uint64_t seed)
@@ -59,24 +80,16 @@ RealCpuBlocks::RealCpuBlocks(const ModelSpec& m, double budget_gib, int64_t max_
   const int64_t kv_row =
       mla ? lat : m.num_kv_heads * m.head_dim;  // elements per cache row (K; V the same in GQA)
   const int64_t rows = max_seqs_ * max_pos_;
-  const int64_t kv_bytes = rows * kv_row * 2 * (mla ? 1 : 2);
-  const int64_t attn_bytes =
-      m.matrix_bytes(m.attention_params() + m.gate_params(), WeightDtype::kBf16);
-  const double budget = budget_gib * double(int64_t(1) << 30);
-  const int64_t n =
-      std::clamp<int64_t>(int64_t(budget / double(attn_bytes + kv_bytes)), 1, m.num_layers);
-  const int64_t head_bytes = m.vocab_size * H * 2;
-  const int64_t ffn_bytes = m.first_dense_layers > 0 ? 3 * H * m.dense_intermediate * 2 : 0;
-  const int64_t scratch = max_tokens_ * (4 * H + std::max<int64_t>(m.vocab_size, 1) / 8) * 4;
+  const BlocksFootprint f = blocks_footprint(m, budget_gib, max_seqs_, max_pos_, max_tokens_);
+  const int64_t n = f.buffers;
   check_allocation(
-      uint64_t(n * (attn_bytes + kv_bytes) + head_bytes + ffn_bytes + scratch) +
-          (uint64_t(1) << 30),
+      f.total() + (uint64_t(1) << 30),
       fmt::format(
           "the real backend's attention, dense FFN and lm head (model '{}': {} block buffers of "
           "{:.1f} MiB weights and {:.1f} MiB KV cache for {} sequences x {} positions, lm head "
           "{:.0f} MiB; suite.real_weights_gib = {} bounds the blocks; plus 1 GiB for the rest)",
-          m.name, n, double(attn_bytes) / (1 << 20), double(kv_bytes) / (1 << 20), max_seqs_,
-          max_pos_, double(head_bytes) / (1 << 20), budget_gib));
+          m.name, n, double(f.block_weights) / (1 << 20), double(f.kv_cache) / (1 << 20), max_seqs_,
+          max_pos_, double(f.lm_head) / (1 << 20), budget_gib));
   uint64_t sd = seed * 1000003;
   for (int64_t i = 0; i < n; ++i) {
     throw_if_cancelled();

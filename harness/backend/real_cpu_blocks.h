@@ -38,6 +38,21 @@ namespace moebench {
 
 class ThreadPool;
 
+// What RealCpuBlocks holds for a run of this shape: `buffers` attention
+// blocks (weights and KV cache each, as many as the budget allows, at least
+// one), the lm head, the dense FFN and the step's scratch, and at its peak
+// the largest of those matrices a second time (built row-major, then packed),
+// in bytes.
+struct BlocksFootprint {
+  int64_t buffers = 0;
+  uint64_t block_weights = 0, kv_cache = 0, lm_head = 0, dense_ffn = 0, scratch = 0, packing = 0;
+  uint64_t total() const {
+    return uint64_t(buffers) * (block_weights + kv_cache) + lm_head + dense_ffn + scratch + packing;
+  }
+};
+BlocksFootprint blocks_footprint(const ModelSpec& m, double budget_gib, int64_t max_sequences,
+                                 int64_t max_positions, int64_t max_step_tokens);
+
 class RealCpuBlocks {
  public:
   // Allocates every buffer (seconds for gigabytes). Throws moebench::Error

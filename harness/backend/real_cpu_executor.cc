@@ -1,6 +1,8 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "harness/backend/real_cpu_executor.h"
 
+#include "harness/backend/real_cpu_blocks.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +15,31 @@
 #include "core/util/memory.h"
 
 namespace moebench {
+
+RealFootprint real_footprint(const ModelSpec& model, const RealCpuOptions& opt) {
+  RealFootprint f;
+  const double budget = opt.weights_gib * double(int64_t(1) << 30);
+  // As the buffers are sized below: the shared experts take up to a quarter
+  // of the budget (at least two), the routed ones the rest (at least two),
+  // and one seed of each is built unpacked, then packed.
+  const double expert = double(model.expert_bytes());
+  const double shared_one = double(model.shared_bytes());
+  const double shared =
+      model.shared_experts > 0
+          ? std::max(2 * shared_one,
+                     std::min(0.25 * budget, shared_one * double(model.moe_layers())))
+          : 0.0;
+  const double routed = std::max(
+      2 * expert, std::min(std::max(0.0, budget - shared),
+                           expert * double(model.moe_layers()) * double(model.routed_experts)));
+  f.experts = routed + shared + 2 * std::max(expert, shared_one);
+  const BlocksFootprint b = blocks_footprint(model, opt.weights_gib, opt.plan_sequences,
+                                             opt.plan_positions, opt.plan_step_tokens);
+  f.block_buffers = b.buffers;
+  f.blocks = double(uint64_t(b.buffers) * (b.block_weights + b.kv_cache));
+  f.other = double(b.lm_head + b.dense_ffn + b.scratch + b.packing);
+  return f;
+}
 
 RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& opt)
     : model_(model), opt_(opt) {
@@ -45,24 +72,24 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
   }
   pool_ = std::make_unique<ThreadPool>(opt.threads, opt.spin_us);
 
-  // The budget against the memory this machine has free, from the model's
-  // sizes, before even the first expert is generated and packed (seconds
-  // for a large expert); checked again with the packed sizes below.
+  // Everything the run will hold against the memory this machine has free,
+  // before even the first expert is generated and packed (seconds for a
+  // large expert): DeepSeek-V3 at the default 4 GiB once passed a check of
+  // 4 + 1 GiB and peaked at 11.8 GB. Checked again below with the packed
+  // sizes, and by the blocks when a run begins.
   {
-    const double budget = opt.weights_gib * double(int64_t(1) << 30);
-    const double routed =
-        std::min(budget, double(model.expert_bytes()) * double(model.moe_layers()) *
-                             double(model.routed_experts));
-    const double shared =
-        model.shared_experts > 0
-            ? std::min(0.25 * budget, double(model.shared_bytes()) * double(model.moe_layers()))
-            : 0.0;
+    constexpr double kGiB = double(int64_t(1) << 30);
+    const RealFootprint f = real_footprint(model, opt);
     check_allocation(
-        uint64_t(std::min(routed + shared, 1e18)) + (uint64_t(1) << 30),
+        uint64_t(std::min(f.total(), 1e18)) + (uint64_t(1) << 30),
         fmt::format(
-            "suite.real_weights_gib = {} (model '{}': about {:.2f} GiB of expert buffers, plus "
-            "1 GiB for the rest of the run; lower real_weights_gib)",
-            opt.weights_gib, model.name, (routed + shared) / double(int64_t(1) << 30)));
+            "suite.real_weights_gib = {} (model '{}': about {:.2f} GiB of expert buffers, {:.2f} "
+            "GiB of attention blocks for {} of {} layers with their KV caches ({} sequences x {} "
+            "positions), {:.2f} GiB of lm head, dense FFN, scratch and packing, plus 1 GiB for the "
+            "rest "
+            "of the run; lower real_weights_gib or the workload)",
+            opt.weights_gib, model.name, f.experts / kGiB, f.blocks / kGiB, f.block_buffers,
+            model.num_layers, opt.plan_sequences, opt.plan_positions, f.other / kGiB));
   }
   // One expert's values per shape, copied into every buffer; packed at load
   // for a kernel that reads the packed layout, which is then the only copy.

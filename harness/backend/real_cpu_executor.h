@@ -50,7 +50,25 @@ struct RealCpuOptions {
   // that feed a GPU beside it (moebench replay --spin-us).
   int spin_us = ThreadPool::kDefaultSpinUs;
   uint64_t seed = 1;
+  // The run's largest shape as the case's workload gives it (sequences in a
+  // step, positions, tokens in a step): the memory check before anything is
+  // allocated counts the attention blocks' KV caches and scratch for it.
+  int64_t plan_sequences = 1, plan_positions = 1, plan_step_tokens = 1;
 };
+
+// The memory a real run holds, in bytes, from the model's sizes and the
+// options (the budget, the run's shape), before anything is allocated: the
+// expert buffers (with one seed built unpacked and packed), the attention
+// blocks with their KV caches, and the lm head, dense FFN and scratch. The
+// executor checks it, plus 1 GiB for the rest of the run, against the
+// memory available (DeepSeek-V3 at the default 4 GiB: 12.23 GiB counted,
+// 11.30 GiB peak resident measured; docs/BACKENDS.md, "Memory").
+struct RealFootprint {
+  double experts = 0, blocks = 0, other = 0;
+  int64_t block_buffers = 0;
+  double total() const { return experts + blocks + other; }
+};
+RealFootprint real_footprint(const ModelSpec& model, const RealCpuOptions& opt);
 
 // auto_expert_kernel, the fixed rule of "auto": kernels/cpu/kernel_registry.h.
 

@@ -3,7 +3,12 @@
 // its buffers by the budget, and rejects what it cannot run by name.
 #include "harness/backend/real_cpu_executor.h"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -212,6 +217,63 @@ TEST(RealCpuExecutor, AWeightBudgetBeyondTheMemoryAvailableIsRefusedBeforeAlloca
       0u)
       << e;
   EXPECT_NE(e.find("expected at most 2.00 GiB (the memory available)"), std::string::npos) << e;
+}
+
+// The memory check counts what the run holds: DeepSeek-V3 at the default
+// budget passed a check of 4 + 1 GiB and peaked at 11.8 GB (its attention
+// blocks, KV caches, lm head and packing were not counted). The footprint is
+// checked against the resident memory a run of that shape grows by, in a
+// child process (its peak is its own).
+TEST(RealCpuExecutor, TheMemoryCheckCountsWhatTheRunHolds) {
+  ModelSpec m = small(WeightDtype::kBf16, 2);
+  m.num_layers = 8;
+  m.hidden_size = 1024;
+  m.expert_intermediate = 512;
+  m.shared_intermediate = 512;
+  m.routed_experts = 32;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab_size = 16384;
+  RealCpuOptions o;
+  o.threads = 1;
+  o.weights_gib = 0.1;
+  o.plan_sequences = 4;
+  o.plan_positions = 512;
+  o.plan_step_tokens = 64;
+  const RealFootprint f = real_footprint(m, o);
+  int fd[2];
+  ASSERT_EQ(::pipe(fd), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto rss_kb = [] {
+      std::ifstream in("/proc/self/status");
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+      return 0LL;
+    };
+    const long long before = rss_kb();
+    {
+      RealCpuExecutor ex(m, o);
+      ex.begin_run(o.plan_sequences, o.plan_positions, o.plan_step_tokens, false);
+    }
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    const double grew = double(u.ru_maxrss - before) * 1024;
+    (void)!::write(fd[1], &grew, sizeof grew);
+    _exit(0);
+  }
+  double grew = 0;
+  ASSERT_EQ(::read(fd[0], &grew, sizeof grew), ssize_t(sizeof grew));
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_GT(f.blocks, 0.0);
+  EXPECT_GE(f.total(), grew) << "counted " << f.total() / 1048576 << " MiB, grew by "
+                             << grew / 1048576 << " MiB";
+  EXPECT_LE(f.total(), 1.5 * grew)
+      << "counted " << f.total() / 1048576 << " MiB, grew by " << grew / 1048576 << " MiB";
 }
 
 // SIGINT/SIGTERM stop the allocation and the kernels (core/util/cancel.h).

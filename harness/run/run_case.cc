@@ -198,6 +198,12 @@ RealCpuExecutor& real_executor(const Case& c, const HardwareProfile& hw,
   o.kernel = c.real_kernel;
   o.weights_gib = c.real_weights_gib;
   o.threads = real_thread_count(c, hw, thread_warning);
+  // The run's largest step as the engine will ask for it (Engine::run: a
+  // batch's sequences, their positions, a prefill of the whole batch).
+  const WorkloadSpec& w = c.workload;
+  o.plan_sequences = std::max<int64_t>(1, std::min(w.batch_size, w.sequences));
+  o.plan_positions = std::max<int64_t>(1, w.prompt_len + w.decode_len);
+  o.plan_step_tokens = o.plan_sequences * std::max<int64_t>(1, w.prompt_len);
   std::string timings_key;
   if (o.kernel == "auto") {
     for (const KernelTime* t :
