@@ -4,4 +4,6 @@
 // baselines/example whose FifoCache was not renamed) fail the build with
 // "multiple definition of moebench::FifoCache::victim" instead of the linker
 // silently keeping the first. It does nothing when run.
-int main() { return 0; }
+int main() {
+  return 0;
+}
