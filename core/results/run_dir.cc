@@ -129,6 +129,28 @@ void RunDirectory::write_manifest(const nlohmann::ordered_json& manifest) const 
   write_file_atomic(dir_ / "manifest.json", manifest.dump(2) + "\n");
 }
 
+void RunDirectory::reserve(uint64_t bytes) const {
+  const fs::path file = dir_ / ".manifest-reserve";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int err = fd < 0 ? errno : ::posix_fallocate(fd, 0, off_t(bytes));
+  if (fd >= 0) ::close(fd);
+  if (err != 0) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    const auto space = fs::space(dir_, ec);
+    throw Error(fmt::format(
+        "{}: expected room to finish the run's record (at least {} KiB on its file system), "
+        "found: {} ({} KiB free); free some space, then --resume",
+        dir_.string(), (bytes + 1023) / 1024, std::strerror(err),
+        ec ? std::string("?") : std::to_string(space.available / 1024)));
+  }
+}
+
+void RunDirectory::release_reserve() const {
+  std::error_code ec;
+  fs::remove(dir_ / ".manifest-reserve", ec);
+}
+
 bool RunDirectory::has_manifest() const {
   std::error_code ec;
   return fs::is_regular_file(dir_ / "manifest.json", ec);

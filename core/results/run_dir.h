@@ -54,6 +54,12 @@ class RunDirectory {
   void prepare();
 
   void write_manifest(const nlohmann::ordered_json& manifest) const;
+  // Sets aside `bytes` of the file system (.manifest-reserve, allocated) so
+  // that the run's last manifest can be written when the disk fills during
+  // the run: release_reserve() frees them just before. Throws moebench::Error
+  // naming the folder when the file system has no room for them.
+  void reserve(uint64_t bytes) const;
+  void release_reserve() const;
   bool has_manifest() const;
   nlohmann::ordered_json read_manifest() const;
 

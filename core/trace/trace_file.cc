@@ -251,7 +251,7 @@ class FileTraceSource : public TraceSource {
                         : fmt::format(
                               "{}: expected the trace file to stay as it was while the "
                               "case read it, found that {}; the case's result is not "
-                              "valid (rerun it with --resume once the file is stable)",
+                              "valid (run the suite again once the file is stable)",
                               file_->path(), what);
   }
 

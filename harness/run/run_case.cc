@@ -48,8 +48,8 @@ void check_unchanged(const Case& c, const TraceSource* s, const std::string& rel
   if (it != c.file_stamps.end() && !it->second.empty() && it->second != s->file_stamp()) {
     throw Error(fmt::format(
         "workload.{}: {}: expected the trace file the suite loaded, found that it changed since "
-        "(written to, truncated or replaced); the case's result would not be the run's (rerun "
-        "with --resume once the file is stable)",
+        "(written to, truncated or replaced); the case's result would not be the run's (run the "
+        "suite again once the file is stable)",
         key, path));
   }
 }

@@ -588,6 +588,9 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   }
   for (int64_t s : seeds) manifest["seeds"].push_back(s);
   run.write_manifest(manifest);
+  // Room for the last manifest, whatever the cases' files take meanwhile: a
+  // disk that fills during the run still ends with "partial" on record.
+  run.reserve(manifest.dump(2).size() + (uint64_t(64) << 10));
 
   // What is left to run.
   std::map<std::string, nlohmann::ordered_json> done = run.finished_cases();
@@ -909,6 +912,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   manifest["counts"] = {
       {"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
   if (partial) manifest["write_errors"] = write_failures;
+  run.release_reserve();  // its room is the manifest's now
   try {
     run.write_manifest(manifest);
   } catch (const std::exception& e) {

@@ -321,7 +321,7 @@ TEST(RunSuite, ExistingRunDirectoryNeedsResume) {
 TEST(RunSuite, AResultThatCannotBeWrittenEndsTheRunPartialAndResumeFinishesIt) {
   testing::TempDir dir;
   std::string text = suite_text(1, 2);
-  text.replace(text.find("[suite]\n"), 8, "[suite]\nrepetitions = 6\n");
+  text.replace(text.find("[suite]\n"), 8, "[suite]\nrepetitions = 24\n");
   auto o = options(dir, text);
   o.jobs = 2;
   // The sizes of the two kinds of file, from an unlimited run elsewhere.
@@ -332,12 +332,14 @@ TEST(RunSuite, AResultThatCannotBeWrittenEndsTheRunPartialAndResumeFinishesIt) {
   uint64_t smallest_case = UINT64_MAX;
   for (const auto& f : std::filesystem::directory_iterator(ref.run_dir / "cases"))
     smallest_case = std::min<uint64_t>(smallest_case, std::filesystem::file_size(f.path()));
-  ASSERT_LT(manifest + 4096, smallest_case) << "the limit must fall between the two";
+  // The run sets aside the manifest's size and 64 KiB for its last manifest.
+  const uint64_t reserve = manifest + (64 << 10);
+  ASSERT_LT(reserve + 4096, smallest_case) << "the limit must fall between the two";
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails instead of ending the process
-    const rlim_t cap = (manifest + smallest_case) / 2;
+    const rlim_t cap = (reserve + smallest_case) / 2;
     const rlimit lim{cap, cap};
     if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(7);
     int code = 8;
