@@ -51,6 +51,22 @@ def _bad(path, where, expected, found):
     raise TraceError(f"{prefix}expected {expected}, found {found}")
 
 
+def _require_replaceable(path: str) -> None:
+    """The rename that makes a write atomic replaces whatever is at `path`: only a new file or a regular file may
+    be replaced (a device, a FIFO, a folder or a link is refused, as the C++ writer refuses them)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    import stat
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode)
+                else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a character device"
+                if stat.S_ISCHR(st.st_mode) else "something that is not a regular file")
+        raise TraceError(f"{path}: expected a new file or a regular file to replace, found {kind}; nothing was "
+                         f"written")
+
+
 def read_safetensors(path: str):
     """Returns (tensors, metadata): tensors maps name -> read-only memory-mapped array."""
     try:
@@ -137,6 +153,7 @@ def write_safetensors(path: str, tensors: Dict[str, np.ndarray], metadata: Dict[
         header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
     text = json.dumps(header, separators=(",", ":"))
     text += " " * ((-(8 + len(text))) % 64)
+    _require_replaceable(path)
     tmp = f"{path}.tmp.{os.getpid()}.0"
     with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(text)))

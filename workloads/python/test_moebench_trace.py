@@ -163,3 +163,13 @@ def test_holes_round_trip_between_numpy_and_cpp(tmp_path):
     r = subprocess.run([BIN, "trace", "stats", str(mixed)], capture_output=True, text=True,
                        env=dict(os.environ, MOEBENCH_HOME=str(ROOT)))
     assert r.returncode == 2 and "topk_ids[token 1, layer 0]: expected a hole" in r.stderr, r.stderr
+
+
+def test_the_numpy_writer_replaces_only_a_regular_file(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target, kind in ((fifo, "a FIFO"), (tmp_path, "a directory")):
+        with pytest.raises(mt.TraceError, match=f"expected a new file or a regular file to replace, found {kind}"):
+            mt.write(str(target), topk_ids=np.array([[[0, 1]]]), topk_weights=np.ones((1, 1, 2)), prompt_len=[0],
+                     decode_len=[1], model="m", routed_experts=4)
+    assert fifo.exists() and not any(p.name.startswith("pipe.tmp") for p in tmp_path.iterdir())
