@@ -181,7 +181,12 @@ class PresetLog {
 void warn_if_shadowing(const std::string& kind, const std::string& name, const fs::path& used,
                        const ConfigPaths& paths) {
   static std::mutex mu;
-  static std::set<std::string> warned;
+  static std::set<std::string> warned, checked;
+  {
+    // Once per file a process resolves (a sweep resolves a preset per case).
+    std::lock_guard<std::mutex> lk(mu);
+    if (!checked.insert(kind + "/" + name + "\n" + used.string()).second) return;
+  }
   std::error_code ec;
   const fs::path used_canon = fs::weakly_canonical(used, ec);
   for (const auto& r : paths.roots) {
@@ -196,6 +201,24 @@ void warn_if_shadowing(const std::string& kind, const std::string& name, const f
                "the manifest and every row record the file used\n",
                name, kind, used.string(), other.string());
   }
+}
+
+// The SHA-256 of a preset file, computed once per file and version (its
+// identity: size and modification time) in a process: a sweep resolves its
+// presets once per case.
+std::string preset_sha256(const fs::path& file) {
+  static std::mutex mu;
+  static std::map<std::string, std::pair<std::string, std::string>> cache;  // path -> stamp, hash
+  const std::string stamp = file_stamp(file);
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    auto it = cache.find(file.string());
+    if (it != cache.end() && it->second.first == stamp) return it->second.second;
+  }
+  const std::string hash = sha256_hex(read_file(file));
+  std::lock_guard<std::mutex> lk(mu);
+  cache[file.string()] = {stamp, hash};
+  return hash;
 }
 
 fs::path locate_preset(const std::string& kind, const Value& preset_v, const std::string& key,
@@ -236,10 +259,8 @@ Value resolve_preset_depth(const std::string& kind, const Value& section, const 
                       "a longer chain (a cycle?)");
   }
   const fs::path file = locate_preset(kind, *preset_v, key, paths, base_dir);
-  if (t_preset_log) {
-    t_preset_log->push_back(
-        {kind, preset_v->as_string(), file.string(), sha256_hex(read_file(file))});
-  }
+  if (t_preset_log)
+    t_preset_log->push_back({kind, preset_v->as_string(), file.string(), preset_sha256(file)});
   Value base = cfg::load_toml_file(file);
   base = resolve_preset_depth(kind, base, prefix, paths, file.parent_path(), depth + 1);
   base.erase("preset");
