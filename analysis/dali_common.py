@@ -45,16 +45,16 @@ def speedup_summary(df, metric, by, pv):
 
 
 def speed_checks(d, metric, by, pv):
-    """One seed's effects: DALI faster than each baseline on every model (its mean over the batch sizes; the
-    figure shows each model) by the paper's average speedup over that baseline (the text's number: the mean
-    over models and batch sizes), and the paper's order of the speedups (over llama.cpp > over KTransformers
-    > over HybriMoE), each by more than REL_TOL."""
+    """One seed's effects: DALI faster than each baseline at every point the figure shows (each model and batch
+    size: the direction is not judged on a mean, which can hide a contrary point) by the paper's average speedup
+    over that baseline (the text's number is an average over models and batch sizes, "DALI achieves average
+    speedups of ...", so its magnitude is the harness's average, the effect within the band of the paper's),
+    and the paper's order of the speedups (over llama.cpp > over KTransformers > over HybriMoE), each by more
+    than REL_TOL."""
     sp = common.speedups(d, by, metric, "dali", BASELINES)
     m = {b: float(sp[f"dali / {b}"].mean()) for b in BASELINES}
-    per_model = (sp.groupby("model")[[f"dali / {b}" for b in BASELINES]].mean() if "model" in sp.columns
-                 else sp[[f"dali / {b}" for b in BASELINES]].mean().to_frame().T)
-    out = {f"DALI faster than {b} (on every model; magnitude: the average)": common.Claim(
-               common.every(common.more(x, 1.0) for x in per_model[f"dali / {b}"]), common.within(m[b], pv[b]))
+    out = {f"DALI faster than {b} (at every model and batch size; magnitude: the average)": common.Claim(
+               common.every(common.more(x, 1.0) for x in sp[f"dali / {b}"]), common.within_effect(m[b], pv[b]))
            for b in BASELINES}
     out["speedup over llama.cpp > over KTransformers"] = common.more(m["llamacpp"], m["ktransformers"])
     out["speedup over KTransformers > over HybriMoE"] = common.more(m["ktransformers"], m["hybrimoe"])

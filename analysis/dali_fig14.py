@@ -55,13 +55,13 @@ def run(results: str, out):
         mn, pm = r[cols].mean(), r.groupby("model")[cols].mean()
         return {"HybriMoE's assignment beats Naive (every model; magnitude: the average)": common.Claim(
                     common.every(common.more(x, 1.0) for x in pm["hybrimoe / naive"]),
-                    common.within(mn["hybrimoe / naive"], pv["hybrimoe"])),
+                    common.within_effect(mn["hybrimoe / naive"], pv["hybrimoe"])),
                 "greedy beats Naive (every model; magnitude: the average)": common.Claim(
                     common.every(common.more(x, 1.0) for x in pm["greedy / naive"]),
-                    common.within(mn["greedy / naive"], pv["greedy"])),
+                    common.within_effect(mn["greedy / naive"], pv["greedy"])),
                 "greedy beats HybriMoE's assignment (every model; magnitude: the average)": common.Claim(
                     common.every(common.more(x, 1.0) for x in pm["greedy / hybrimoe"]),
-                    common.within(mn["greedy / hybrimoe"], pv["greedy_over_hybrimoe"]))}
+                    common.within_effect(mn["greedy / hybrimoe"], pv["greedy_over_hybrimoe"]))}
 
     checks = common.evaluate(rows, measure)
     table = ratios(common.seed_mean(rows))

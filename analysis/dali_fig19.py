@@ -66,17 +66,19 @@ def run(results: str, out):
                       for s, _ in STEPS]
             for (_, label), prev, cur in zip(STEPS[1:], speeds, speeds[1:]):
                 factors.setdefault(label, []).append(cur / prev)
-        # The figure shows each model's bars, so each must improve (direction, per model; a mean once hid
-        # Mixtral's +0.1-0.7% cache step); the text's factor is the two models' mean (magnitude).
-        return {f"{label} improves on the step before (on every model; magnitude: the mean of the two)":
-                    common.Claim(common.every(common.more(f, 1.0) for f in v),
-                                 common.within(sum(v) / len(v), pv[label])) for label, v in factors.items()}
+        # The figure shows each model's bars and the text states one factor per step for them, not an
+        # average: each model's step must improve (direction) by the stated factor (magnitude, its effect
+        # within the band of the paper's). A mean once hid Mixtral's +0.1-0.7% cache step, and a mean
+        # magnitude let one model's step stand for both.
+        return {f"{label} improves on the step before (on every model, each by the paper's factor)":
+                    common.every_claim(common.Claim(common.more(f, 1.0), common.within_effect(f, pv[label]))
+                                       for f in v) for label, v in factors.items()}
 
     checks = common.evaluate(both, measure)
-    notes = ("Decode tokens/s per model; each step over the one before it. The paper states the factors for "
-             "both models together (greedy 4.1x over naive, prefetch +9%, cache +38%); its figure shows each "
-             "model's bars, so a step's direction must hold on every model, and its magnitude is the two models' "
-             "mean against the stated factor. Numbers: "
+    notes = ("Decode tokens/s per model; each step over the one before it. The paper states one factor per step "
+             "(greedy 4.1x over naive, prefetch +9%, cache +38%), not an average, and its figure shows each "
+             "model's bars, so each model's step must hold in direction and match the stated factor in magnitude "
+             "(its effect within 25% of the paper's effect). Numbers: "
              + common.seeds_text(both) + "; step factors (mean of the two models) "
              + ", ".join(f"{k} {v:.2f}x" for k, v in helps.items()) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks)

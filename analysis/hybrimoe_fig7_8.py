@@ -24,8 +24,8 @@ import common  # noqa: E402
 FIGURE = {"paper": "HybriMoE", "figure": "Fig. 7 and Fig. 8",
           "suite": "suites/hybrimoe-fig7-8.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): systems against each other (HybriMoE, kTransformers, llama.cpp, AdapMoE).
-JUDGED_IN = common.AS_PUBLISHED
+# The comparison this paper claim is judged in (common.py, "the two comparisons"): HybriMoE against its baselines, whose ratio as published is set by the kTransformers host time fitted on the baseline and not carried by HybriMoE (docs/TESTBEDS.md: 8.6x decode against the paper's 1.91x); every system on one implementation judges what the strategies decide (docs/REPRODUCING.md, "Which comparison judges each claim").
+JUDGED_IN = common.MECHANISM
 
 PART = "hybrimoe-fig7-8"
 TITLE = "HybriMoE Fig. 7-8: prefill TTFT and decode throughput vs baselines (cache 25/50/75%)"
@@ -64,10 +64,10 @@ def run(results: str, out):
                     common.more(r["hybrimoe"], max(r[s] for s in others)) for _, r in dec.iterrows()),
                 "HybriMoE over kTransformers, prefill (faster in every configuration; magnitude: the average)":
                     common.Claim(common.every(common.more(x, 1.0) for x in pre),
-                                 common.within(pre.mean(), pv["prefill_vs_ktransformers"])),
+                                 common.within_effect(pre.mean(), pv["prefill_vs_ktransformers"])),
                 "HybriMoE over kTransformers, decode (faster in every configuration; magnitude: the average)":
                     common.Claim(common.every(common.more(x, 1.0) for x in dsp),
-                                 common.within(dsp.mean(), pv["decode_vs_ktransformers"])),
+                                 common.within_effect(dsp.mean(), pv["decode_vs_ktransformers"])),
                 "llama.cpp has the highest TTFT (by the margin) in most configurations":
                     common.Effect(sum(llama_worst) / len(llama_worst) - 0.5, 0.0)}
 

@@ -68,7 +68,7 @@ def run(results: str, out):
         # Each claim's direction in every setting; its magnitude against the paper's range for that kind of
         # setting (a ratio counts against the nearest end of the range, with the band).
         def in_range(x, a, b):
-            return common.within(x, min(max(x, a), b))
+            return common.within_effect(x, min(max(x, a), b))
 
         qlo, qhi = pv["ktrans_over_llamacpp_quant.min"], pv["ktrans_over_llamacpp_quant.max"]
         flo, fhi = pv["ktrans_over_fiddler_bf16.min"], pv["ktrans_over_fiddler_bf16.max"]

@@ -110,7 +110,7 @@ def verdict_counts(entries) -> dict:
 
 def headline(entries) -> str:
     c = verdict_counts(entries)
-    n = sum(v for k, v in c.items() if k not in (common.CONSTRUCTION, common.NO_CLAIM))
+    n = sum(v for k, v in c.items() if k not in (common.CONSTRUCTION, common.HOST_TIME, common.NO_CLAIM))
     s = (f"{n} figures and tables from results, each in the comparison its paper's claim is judged in: "
          f"{c.get(common.REPRODUCED, 0)} reproduced (direction and magnitude), "
          f"{c.get(common.DIRECTION_ONLY, 0)} direction only (the paper's number missed, or none reachable to "
@@ -118,6 +118,9 @@ def headline(entries) -> str:
          f"{c.get(common.NOT_REPRODUCED, 0)} not reproduced, {c.get(common.INCONCLUSIVE, 0)} inconclusive")
     if c.get(common.CONSTRUCTION, 0):
         s += f"; {c[common.CONSTRUCTION]} more true by construction (reported, not counted)"
+    if c.get(common.HOST_TIME, 0):
+        s += (f"; {c[common.HOST_TIME]} of this machine's host time only (reported, not counted: it says nothing "
+              "about the paper's testbed)")
     if c.get(common.NO_CLAIM, 0):
         s += f"; {c[common.NO_CLAIM]} comparison page(s) without a claim (shown, not counted)"
     if c.get("no margin", 0):

@@ -83,22 +83,27 @@ def run(results: str, out):
             # KTrans, Qwen3 up to 7x; up to 2.98x (DeepSeek-V3) and 1.82x (Qwen3) over HybriMoE.
             prompts = [int(x) for x in col(t, model, "smoe", "prompt")]
             if model == "deepseek":
-                mags = [common.within(x, p10[f"smoe_vs_ktrans.deepseek.{n}"]) for x, n in zip(sp, prompts)
+                mags = [common.within_effect(x, p10[f"smoe_vs_ktrans.deepseek.{n}"]) for x, n in zip(sp, prompts)
                         if f"smoe_vs_ktrans.deepseek.{n}" in p10]
             else:
-                mags = [common.within(max(sp), p10[f"max_smoe_vs_ktrans.{model}"])]
+                mags = [common.within_effect(max(sp), p10[f"max_smoe_vs_ktrans.{model}"])]
             checks[f"{model}: SMoE + Pipe faster than KTrans at every length"] = common.Claim(
                 common.every(common.more(x, 1.0) for x in sp), common.every(mags) if mags else None)
             checks[f"{model}: the speedup over KTrans grows with the prompt"] = common.more(sp[-1], sp[0])
-            checks[f"{model}: SMoE + Pipe faster than HybriMoE at the longest prompt"] = common.Claim(
-                common.more(vs_h[-1], 1.0), common.within(max(vs_h), p10[f"max_smoe_vs_hybrimoe.{model}"]))
+            # "Up to" the paper's number: the direction at every length, the magnitude the largest speedup (the
+            # direction was once judged at the longest prompt and the magnitude at the largest: two points).
+            checks[f"{model}: SMoE + Pipe faster than HybriMoE at every length (magnitude: the largest)"] = \
+                common.Claim(common.every(common.more(x, 1.0) for x in vs_h),
+                             common.within_effect(max(vs_h), p10[f"max_smoe_vs_hybrimoe.{model}"]))
             checks[f"{model}: KTrans' TTFT grows faster than HybriMoE's"] = common.more(kt[-1] / kt[0], hy[-1] / hy[0])
             checks[f"{model}: the pipeline lowers TTFT at every length"] = common.every(
                 common.more(b, a) for a, b in zip(pipe, nopipe))
             checks[f"{model}: GPU share of experts rises with the prompt (first to last)"] = common.more_abs(
                 share[-1], share[0])
-            checks[f"{model}: GPU share of experts never falls (by more than the tolerance)"] = common.every(
-                common.Effect(b - a + common.ABS_TOL, 0.0) for a, b in zip(share, share[1:]))
+            # "Gradually increases": a rise at every step. A check that the share never falls passed where it
+            # stayed flat or saturated, so it could not fail there.
+            checks[f"{model}: GPU share of experts rises at every longer prompt"] = common.every(
+                common.more_abs(b, a) for a, b in zip(share, share[1:]))
         return checks
 
     checks = common.evaluate(both, measure)
