@@ -148,7 +148,8 @@ int remove_stale_temporaries(const fs::path& dir,
     const std::string name = entry.path().filename().string();
     const auto pos = name.rfind(".tmp.");
     if (pos == std::string::npos || !ours(name.substr(0, pos))) continue;
-    if (!entry.is_regular_file(ec)) continue;
+    std::error_code kind_ec;
+    if (!entry.is_regular_file(kind_ec)) continue;
     const auto parts = split(std::string_view(name).substr(pos + 5), '.');
     if (parts.size() != 2) continue;
     char* end = nullptr;
