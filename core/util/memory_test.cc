@@ -1,15 +1,11 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/util/memory.h"
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
-#include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "core/testing/child.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -43,22 +39,12 @@ TEST(Memory, TheEnvironmentCanLowerTheBudget) {
 // free memory and the run was killed. The limit is counted (in a child: it
 // binds the whole process).
 TEST(Memory, AnAddressSpaceLimitIsCounted) {
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::ifstream statm("/proc/self/statm");
-    uint64_t pages = 0;
-    statm >> pages;
-    const rlim_t cap = rlim_t(pages) * uint64_t(::sysconf(_SC_PAGESIZE)) + (256ull << 20);
-    const rlimit lim{cap, cap};
-    if (::setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
-    const uint64_t avail = available_memory_bytes();
-    _exit(avail <= (257ull << 20) && avail >= (200ull << 20) ? 0 : 4);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(testing::exit_code_in_child([] {
+              if (!testing::limit_address_space_above_now(256ull << 20)) return 3;
+              const uint64_t avail = available_memory_bytes();
+              return avail <= (257ull << 20) && avail >= (200ull << 20) ? 0 : 4;
+            }),
+            0);
 }
 
 }  // namespace

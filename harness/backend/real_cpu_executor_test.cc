@@ -4,7 +4,6 @@
 #include "harness/backend/real_cpu_executor.h"
 
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/config/hardware_profile.h"
+#include "core/testing/child.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
@@ -244,31 +244,29 @@ TEST(RealCpuExecutor, TheMemoryCheckCountsWhatTheRunHolds) {
   const RealFootprint f = real_footprint(m, o);
   int fd[2];
   ASSERT_EQ(::pipe(fd), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto rss_kb = [] {
-      std::ifstream in("/proc/self/status");
-      std::string line;
-      while (std::getline(in, line))
-        if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-      return 0LL;
-    };
-    const long long before = rss_kb();
-    {
-      RealCpuExecutor ex(m, o);
-      ex.begin_run(o.plan_sequences, o.plan_positions, o.plan_step_tokens, false);
-    }
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
-    const double grew = double(u.ru_maxrss - before) * 1024;
-    (void)!::write(fd[1], &grew, sizeof grew);
-    _exit(0);
-  }
+  ASSERT_EQ(testing::exit_code_in_child([&] {
+              auto rss_kb = [] {
+                std::ifstream in("/proc/self/status");
+                std::string line;
+                while (std::getline(in, line))
+                  if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+                return 0LL;
+              };
+              const long long before = rss_kb();
+              {
+                RealCpuExecutor ex(m, o);
+                ex.begin_run(o.plan_sequences, o.plan_positions, o.plan_step_tokens, false);
+              }
+              rusage u{};
+              ::getrusage(RUSAGE_SELF, &u);
+              const double grew = double(u.ru_maxrss - before) * 1024;
+              return ::write(fd[1], &grew, sizeof grew) == ssize_t(sizeof grew) ? 0 : 1;
+            }),
+            0);
   double grew = 0;
   ASSERT_EQ(::read(fd[0], &grew, sizeof grew), ssize_t(sizeof grew));
-  int status = 0;
-  waitpid(child, &status, 0);
+  ::close(fd[0]);
+  ::close(fd[1]);
   EXPECT_GT(f.blocks, 0.0);
   EXPECT_GE(f.total(), grew) << "counted " << f.total() / 1048576 << " MiB, grew by "
                              << grew / 1048576 << " MiB";

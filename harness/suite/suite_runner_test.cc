@@ -17,6 +17,7 @@
 
 #include "baselines/register.h"
 #include "core/results/run_dir.h"
+#include "core/testing/child.h"
 #include "core/testing/temp_dir.h"
 #include "core/trace/memory_source.h"
 #include "core/trace/trace.h"
@@ -335,25 +336,14 @@ TEST(RunSuite, AResultThatCannotBeWrittenEndsTheRunPartialAndResumeFinishesIt) {
   // The run sets aside the manifest's size and 64 KiB for its last manifest.
   const uint64_t reserve = manifest + (64 << 10);
   ASSERT_LT(reserve + 4096, smallest_case) << "the limit must fall between the two";
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails instead of ending the process
-    const rlim_t cap = (reserve + smallest_case) / 2;
-    const rlimit lim{cap, cap};
-    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(7);
-    int code = 8;
-    try {
-      code = run_suite(o, builtin_registry()).exit_code;
-    } catch (...) {
-      code = 9;
-    }
-    _exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(testing::exit_code_in_child([&] {
+              ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails instead of ending it
+              const rlim_t cap = (reserve + smallest_case) / 2;
+              const rlimit lim{cap, cap};
+              if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) return 7;
+              return run_suite(o, builtin_registry()).exit_code;
+            }),
+            1);
   std::filesystem::path run_dir;
   for (const auto& d : std::filesystem::directory_iterator(dir / "results" / "t"))
     run_dir = d.path();

@@ -3,9 +3,6 @@
 // error on random weights and inputs of many shapes (odd sizes included),
 // and the accumulate-with-combine-weight contract.
 #include <omp.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -21,6 +17,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/testing/child.h"
 #include "core/testing/random_vec.h"
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
@@ -310,30 +307,20 @@ TEST(ThreadPool, RunsEveryTaskOnceAndRethrows) {
 // constructor). A thread the system refuses is an Error, the ones started are
 // joined. Run in a child: the limit would bind the whole test process.
 TEST(ThreadPool, AThreadTheSystemRefusesIsAnErrorNotAHang) {
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // Room for a few 8 MiB thread stacks above what the process maps now.
-    std::ifstream statm("/proc/self/statm");
-    uint64_t pages = 0;
-    statm >> pages;
-    const rlim_t cap = rlim_t(pages) * uint64_t(::sysconf(_SC_PAGESIZE)) + (64ull << 20);
-    const rlimit lim{cap, cap};
-    if (::setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
-    try {
-      ThreadPool pool(256);
-      _exit(4);  // every thread started: the limit did not bind
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      _exit(what.find("expected to start 256 threads, found that the system refused") == 0 ? 0 : 5);
-    } catch (...) {
-      _exit(6);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(
+      testing::exit_code_in_child([] {
+        // Room for a few 8 MiB thread stacks above what the process maps now.
+        if (!testing::limit_address_space_above_now(64ull << 20)) return 3;
+        try {
+          ThreadPool pool(256);
+          return 4;  // every thread started: the limit did not bind
+        } catch (const Error& e) {
+          const std::string what = e.what();
+          return what.find("expected to start 256 threads, found that the system refused") == 0 ? 0
+                                                                                                : 5;
+        }
+      }),
+      0);
 }
 
 TEST(ThreadPool, BlockTilesVisitEveryBlockAndTileOnce) {
