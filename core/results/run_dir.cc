@@ -125,8 +125,10 @@ void RunDirectory::prepare() {
   });
 }
 
-void RunDirectory::write_manifest(const nlohmann::ordered_json& manifest) const {
-  write_file_atomic(dir_ / "manifest.json", manifest.dump(2) + "\n");
+uint64_t RunDirectory::write_manifest(const nlohmann::ordered_json& manifest) const {
+  const std::string text = manifest.dump(2) + "\n";
+  write_file_atomic(dir_ / "manifest.json", text);
+  return text.size();
 }
 
 void RunDirectory::reserve(uint64_t bytes) const {

@@ -12,6 +12,7 @@
 // duplicating anything. runs.jsonl/runs.csv are regenerated from cases/
 // every 20 s while the run goes on and at its end (interrupted or not).
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -53,7 +54,8 @@ class RunDirectory {
   // Creates the directory (and cases/), removing temporaries left by killed writers.
   void prepare();
 
-  void write_manifest(const nlohmann::ordered_json& manifest) const;
+  // Returns the bytes written.
+  uint64_t write_manifest(const nlohmann::ordered_json& manifest) const;
   // Sets aside `bytes` of the file system (.manifest-reserve, allocated) so
   // that the run's last manifest can be written when the disk fills during
   // the run: release_reserve() frees them just before. Throws moebench::Error

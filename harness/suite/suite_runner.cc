@@ -587,10 +587,10 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
                                  {"config", c->config}});
   }
   for (int64_t s : seeds) manifest["seeds"].push_back(s);
-  run.write_manifest(manifest);
+  const uint64_t manifest_bytes = run.write_manifest(manifest);
   // Room for the last manifest, whatever the cases' files take meanwhile: a
   // disk that fills during the run still ends with "partial" on record.
-  run.reserve(manifest.dump(2).size() + (uint64_t(64) << 10));
+  run.reserve(manifest_bytes + (uint64_t(64) << 10));
 
   // What is left to run.
   std::map<std::string, nlohmann::ordered_json> done = run.finished_cases();
