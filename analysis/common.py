@@ -43,12 +43,30 @@ class RunsError(RuntimeError):
     line or case, and why. Figure scripts let it through, so the figure says why it has no verdict."""
 
 
+_MANIFESTS: dict = {}  # path -> ((inode, size, mtime_ns), parsed manifest)
+
+
+def _read_manifest(run_dir: pathlib.Path):
+    """A run's parsed manifest, read once per version of the file in a process: the report's figure scripts look
+    at the same runs again and again, and a paper suite's manifest holds every case's configuration (megabytes).
+    The dict is shared: callers only read it. Raises what reading or parsing raises."""
+    path = pathlib.Path(run_dir) / "manifest.json"
+    st = path.stat()
+    version = (st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = _MANIFESTS.get(str(path))
+    if hit and hit[0] == version:
+        return hit[1]
+    m = json.loads(path.read_text())
+    _MANIFESTS[str(path)] = (version, m)
+    return m
+
+
 def run_status(run_dir: pathlib.Path) -> Optional[str]:
     """A run's manifest status, or None (with a warning naming the file) when the manifest cannot be read: a newer
     run with a broken manifest must not hide every older run of its suite."""
     path = run_dir / "manifest.json"
     try:
-        m = json.loads(path.read_text())
+        m = _read_manifest(run_dir)
     except (OSError, UnicodeDecodeError, ValueError) as e:
         print(f"warning: {path}: expected a readable JSON manifest, found {type(e).__name__}: {e}; this run is "
               f"skipped", file=sys.stderr)
@@ -129,8 +147,8 @@ def load_runs(run_dir: pathlib.Path) -> pd.DataFrame:
     rows = _parse_rows(path)
     man = {}
     try:
-        man = json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
+        man = _read_manifest(run_dir)
+    except (OSError, UnicodeDecodeError, ValueError):
         pass
     cases = man.get("cases") if isinstance(man, dict) else None
     known = {c.get("case_id") for c in cases if isinstance(c, dict)} if isinstance(cases, list) else None
@@ -166,7 +184,7 @@ def load_runs(run_dir: pathlib.Path) -> pd.DataFrame:
 
 
 def manifest(run_dir: pathlib.Path) -> dict:
-    return json.loads((run_dir / "manifest.json").read_text())
+    return _read_manifest(run_dir)
 
 
 def write_text_atomic(path: pathlib.Path, text: str) -> None:
