@@ -13,7 +13,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds region report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -171,6 +171,18 @@ testbeds: build
 	for p in $(FITTED_TESTBEDS); do \
 	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/fit-testbed $$p \
 	    --json results/testbeds/$$p.json || exit 1; \
+	done
+
+# Each fitted testbed's region (scripts/testbed-region; docs/TESTBEDS.md, "The
+# region of testbeds"): the profiles its baselines' published numbers allow,
+# then every claim of its region_suites at the region's one-at-a-time points.
+# REGION_OPTS="--unknowns KEY,..." judges at the named unknowns' points only.
+# Resumable: a point's finished suites are not run again.
+REGION_OPTS ?=
+region: build
+	for p in $(FITTED_TESTBEDS); do \
+	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/testbed-region $$p \
+	    --verdicts $(REGION_OPTS) || exit 1; \
 	done
 
 report: build

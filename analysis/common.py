@@ -233,7 +233,7 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 AS_PUBLISHED, MECHANISM = "as-published", "mechanism"
 COMPARISONS = (AS_PUBLISHED, MECHANISM)
 COMPARISON_COLUMN = "run.comparison.mode"
-_state = {"comparison": AS_PUBLISHED, "lookups": 0}
+_state = {"comparison": AS_PUBLISHED, "lookups": 0, "checks": []}
 
 
 def set_comparison(comparison: str) -> None:
@@ -647,6 +647,7 @@ class Check:
             self.magnitude = "matches" if self.direction == REPRODUCED else "differs"
         elif self.direction == REPRODUCED and self.magnitude in ("differs", "not published"):
             self.verdict = DIRECTION_ONLY
+        _state["checks"].append(self)
 
     def _rate(self, effects: dict):
         outcomes = {e.outcome() for e in effects.values()}
@@ -681,6 +682,13 @@ class Check:
         label = {"construction": " [by construction: not counted]",
                  "host-time": " [host time of the machine that ran the suite: not counted]"}.get(self.role, "")
         return f"{self.name}{label}: {self.verdict} (effect {vals}; {margin}; {seeds}{why}{mag})"
+
+
+def take_checks() -> list:
+    """Every Check made since the last call, in order (scripts/testbed-region reads a figure's checks this way,
+    without each script having to return them)."""
+    out, _state["checks"] = _state["checks"], []
+    return out
 
 
 def seeds(df: pd.DataFrame):

@@ -19,6 +19,7 @@ import traceback
 import pandas as pd
 
 import common
+import regions
 import testbeds
 
 # Every figure script, as each declares itself (FIGURE = {...}; common.figure_scripts): a new script needs
@@ -177,6 +178,8 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
     tb = _TESTBEDS.get("markdown", "")
     if tb:
         s += "\n## Testbeds: the baselines' absolute times and breakdowns\n\n" + tb + "\n"
+    s += ("\n## Across the testbed regions\n\nEach claim judged at the profiles its testbed's baseline evidence "
+          "allows (docs/REPRODUCING.md, \"Across the testbed region\").\n\n" + regions.markdown(results))
     s += "\n## Details\n\n"
     for e in entries:
         if e["status"] == "ok":

@@ -22,8 +22,8 @@ import common  # noqa: E402
 def smoke_results(tmp_path_factory):
     res = tmp_path_factory.mktemp("results")
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
-    r = subprocess.run([str(BIN / "run_suite"), str(ROOT / "suites" / "smoke.toml"), "--results", str(res), "--quiet"],
-                       capture_output=True, text=True, env=env)
+    r = subprocess.run([str(BIN / "run_suite"), str(ROOT / "suites" / "smoke.toml"), "--results", str(res), "--quiet",
+                        "--jobs", "2"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     return res
 

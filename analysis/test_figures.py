@@ -26,8 +26,9 @@ VERDICTS = common.VERDICTS
 def run_suite(results, *args):
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
     env.pop("MOEBENCH_TEST_SLOWDOWN", None)
-    r = subprocess.run([str(BIN / "run_suite"), *args, "--results", str(results), "--quiet"], capture_output=True,
-                       text=True, env=env, cwd=ROOT)
+    # Two cases at a time: CI's machine has two cores and the rows do not depend on the order.
+    r = subprocess.run([str(BIN / "run_suite"), *args, "--results", str(results), "--quiet", "--jobs", "2"],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
 
 
@@ -401,7 +402,7 @@ def test_a_paper_suite_ends_with_its_verdicts_and_the_next_command(tmp_path):
     # pointer to make report. A paper suite run without --quiet ends with each of its figures' verdicts.
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT), MOEBENCH_PYTHON=sys.executable)
     env.pop("MOEBENCH_TEST_SLOWDOWN", None)
-    r = subprocess.run([str(BIN / "run_suite"), "suites/hybrimoe-fig9.toml", "--results", str(tmp_path)],
+    r = subprocess.run([str(BIN / "run_suite"), "suites/hybrimoe-fig9.toml", "--results", str(tmp_path), "-j", "2"],
                        capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     tail = r.stdout[r.stdout.index("verdicts (HybriMoE Fig. 9"):]

@@ -64,7 +64,8 @@ def test_preset_resolves_and_compare_commands_run(tmp_path):
     results = tmp_path / "results"
     # On one model to stay quick.
     r = subprocess.run([str(BIN / "run_suite"), str(fixture), "--filter", "model.name=deepseek-v2-lite",
-                        "--results", str(results), "--quiet"], capture_output=True, text=True, env=env, cwd=ROOT)
+                        "--results", str(results), "--quiet", "--jobs", "2"], capture_output=True, text=True, env=env,
+                       cwd=ROOT)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([sys.executable, str(ROOT / "analysis" / "compare.py"), "--strategy", "example-fifo",
                         "--results", str(results)], capture_output=True, text=True, cwd=ROOT)

@@ -327,5 +327,26 @@ TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
   EXPECT_EQ(load_error(two), "<no error>");
 }
 
+// A testbed's unknown (scripts/testbed-region): a range, and "solved" only for
+// a key a calibration target fits.
+TEST(ConfigErrors, TestbedUnknownRangeAndRole) {
+  const std::string empty_range =
+      std::string(kHead) +
+      "[[hardware.unknown]]\nkey = \"link.h2d_gbps\"\nlow = 5.0\nhigh = 2.0\nsource = \"x\"\n"
+      "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(empty_range).find("high': expected a value above low (5), found 2"),
+            std::string::npos)
+      << load_error(empty_range);
+  const std::string unfitted =
+      std::string(kHead) +
+      "[[hardware.unknown]]\nkey = \"link.h2d_gbps\"\nrole = \"solved\"\nlow = 5.0\nhigh = "
+      "20.0\nsource = \"x\"\n"
+      "[model]\npreset = \"mixtral-8x7b\"\n[[strategy]]\nname = \"s\"\n";
+  EXPECT_NE(load_error(unfitted).find("role': expected 'sampled' for a key no [[calibration]] "
+                                      "target fits, found 'solved' for 'link.h2d_gbps'"),
+            std::string::npos)
+      << load_error(unfitted);
+}
+
 }  // namespace
 }  // namespace moebench

@@ -311,6 +311,31 @@ const cfg::Schema<TestbedTarget>& feasibility_schema() {
   return s;
 }
 
+const cfg::Schema<TestbedUnknown>& unknown_schema() {
+  static const cfg::Schema<TestbedUnknown> s = [] {
+    using S = TestbedUnknown;
+    using namespace cfg;
+    cfg::Schema<S> s("hardware.unknown");
+    s.string("key", &S::key,
+             "The profile key: cpu.<k>, gpu.<k>, link.<k>, stack.<name>.<k> or "
+             "cpu_kernel.<family>.<k>.")
+        .required()
+        .choice("role", &S::role, {"sampled", "solved"},
+                "sampled: spread over the range; solved: fitted on the [[calibration]] targets at "
+                "every sample (it must be one of their fits).")
+        .number("low", &S::low, "Smallest value the evidence allows.", positive())
+        .required()
+        .number("high", &S::high, "Largest value the evidence allows.", positive())
+        .required()
+        .choice("scale", &S::scale, {"log", "linear"}, "How samples spread over the range.")
+        .string_list("tied", &S::tied, "Keys that always take this key's value.")
+        .string("source", &S::source, "Where the range comes from.")
+        .required();
+    return s;
+  }();
+  return s;
+}
+
 }  // namespace
 
 const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
@@ -342,7 +367,12 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
         .table_list(
             "feasibility", &S::feasibility, feasibility_schema(),
             "The proposed systems' published numbers here: bounds a fit must leave attainable "
-            "(scripts/fit-testbed), never targets.");
+            "(scripts/fit-testbed), never targets.")
+        .table_list("unknown", &S::unknowns, unknown_schema(),
+                    "Quantities of this testbed its evidence leaves unknown, with their ranges "
+                    "(scripts/testbed-region).")
+        .string_list("region_suites", &S::region_suites,
+                     "Suites whose claims scripts/testbed-region judges across the region.");
     return s;
   }();
   return s;
@@ -488,6 +518,24 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
           tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),
           "one entry per model, dtype and kernel",
           fmt::format("'{}' for {} {} again (kernel_time[{}])", t.kernel, t.model, t.dtype, j));
+    }
+  }
+  const cfg::Value* unknowns_v = src.find("unknown");
+  for (size_t i = 0; i < unknowns.size(); ++i) {
+    const auto& u = unknowns[i];
+    const std::string up = fmt::format("{}.unknown[{}]", prefix, i);
+    require_key(item(unknowns_v, i), up, "high", u.high > u.low,
+                fmt::format("a value above low ({})", u.low), fmt::format("{}", u.high));
+    bool fitted = false;
+    for (const auto& t : calibration) {
+      fitted = fitted || std::find(t.fits.begin(), t.fits.end(), u.key) != t.fits.end();
+    }
+    require_key(item(unknowns_v, i), up, "role", u.role != "solved" || fitted,
+                "'sampled' for a key no [[calibration]] target fits",
+                fmt::format("'solved' for '{}'", u.key));
+    for (size_t j = 0; j < i; ++j) {
+      require_key(item(unknowns_v, i), up, "key", unknowns[j].key != u.key, "one entry per key",
+                  fmt::format("'{}' again (unknown[{}])", u.key, j));
     }
   }
 }

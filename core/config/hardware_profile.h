@@ -150,6 +150,23 @@ struct TestbedTarget {
   bool per_sequence = false;
 };
 
+// A quantity of a paper's testbed that its evidence leaves unknown, with the
+// range the evidence allows (scripts/testbed-region samples it; docs/TESTBEDS.md,
+// "The region of testbeds"). role "sampled": spread over [low, high];
+// "solved": fitted on the [[calibration]] targets at every sample, and a sample
+// whose solution leaves [low, high] is outside the region. Not part of a
+// case's identity: it describes the profile's uncertainty, not the profile.
+struct TestbedUnknown {
+  std::string
+      key;  // "cpu.<k>", "gpu.<k>", "link.<k>", "stack.<name>.<k>", "cpu_kernel.<family>.<k>"
+  std::string role = "sampled";  // "sampled" or "solved"
+  double low = 0;
+  double high = 0;
+  std::string scale = "log";      // how samples spread over the range: "log" or "linear"
+  std::vector<std::string> tied;  // keys that always take this key's value
+  std::string source;             // where the range comes from
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -165,6 +182,10 @@ struct HardwareProfile {
   // The proposed systems' published numbers on this testbed, as bounds a
   // fit must leave attainable (scripts/fit-testbed, issue 40); never targets.
   std::vector<TestbedTarget> feasibility;
+  // The testbed's unknowns and the suites whose claims are judged across
+  // their region (scripts/testbed-region).
+  std::vector<TestbedUnknown> unknowns;
+  std::vector<std::string> region_suites;
 
   bool has_gpu() const { return gpu.count > 0; }
   int64_t gpu_mem_bytes() const;

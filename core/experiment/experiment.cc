@@ -882,6 +882,10 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
             // citation, so rewording it does not make a new case.
             nlohmann::ordered_json identity = cj;
             identity["strategy"].erase("source");
+            // A testbed's unknowns and region suites describe the evidence
+            // around the profile (scripts/testbed-region), not the profile.
+            identity["hardware"].erase("unknown");
+            identity["hardware"].erase("region_suites");
             c.id = sha256_hex(identity.dump()).substr(0, 16);
             c.config = std::move(cj);
             c.index = ex.cases.size();
