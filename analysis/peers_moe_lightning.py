@@ -67,7 +67,7 @@ def run(results: str, out):
         """The busiest lane's time per decode step, ms: the bound a perfect overlap reaches."""
         return max(float(r[f"decode_{x}_busy_ms_per_step"]) for x in ("h2d", "cpu", "gpu"))
 
-    m = common.seed_mean(seeded)
+    m = common.seed_mean(seeded).copy()  # one seed: seed_mean returns the rows themselves
     m[MB] = m[MB].astype(int)
     bound = {st: lanes(row(m, *st, 1))[0] >= lanes(row(m, *st, 1))[1] for st in settings}
     judged = [st for st in settings if not bound[st]]
