@@ -7,6 +7,7 @@ paper's number would need (docs/REPRODUCING.md, "Across the testbed region")."""
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 
@@ -47,7 +48,8 @@ def load(results: str) -> list:
     return found
 
 
-def markdown(results: str) -> str:
+def markdown(results: str, out=None) -> str:
+    """The section; links to each region.md are relative to `out` (the report's folder) when given."""
     found = load(results)
     if not found:
         return ("Not run: `make region` (scripts/testbed-region on each fitted testbed: its region from the "
@@ -55,7 +57,9 @@ def markdown(results: str) -> str:
     s = ""
     for f, r in found:
         inside = sum(p["in_region"] for p in r["points"])
-        s += (f"**{r['profile']}** ([{f.parent.name}/region.md]({f.parent / 'region.md'})): {inside} of "
+        link = f.parent / "region.md"
+        link = os.path.relpath(link, out) if out is not None else link
+        s += (f"**{r['profile']}** ([{f.parent.name}/region.md]({link})): {inside} of "
               f"{len(r['points'])} points meet every target; claims judged at {len(r['claims']['points'])} "
               f"({', '.join(r['claims']['points'])}).\n\n"
               "| paper | figure | judged in | at the committed profile | across the region | flips with | cause "

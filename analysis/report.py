@@ -152,7 +152,7 @@ VERDICT_RULE = (f"Each claim has two outcomes. Its *direction* holds when its ef
                 "them says what the decisions alone give (docs/COST_MODEL.md).")
 
 
-def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -> str:
+def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE, out=None) -> str:
     s = ("# moebench report\n\nEvery figure and table the harness reproduces, from the latest complete runs in "
          f"`{results}/`. Paper values are the papers' (analysis/paper_values/); harness values are simulated. "
          "The verdict is each script's stated checks, not a judgement of closeness; the tables give the "
@@ -179,7 +179,7 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE) -
     if tb:
         s += "\n## Testbeds: the baselines' absolute times and breakdowns\n\n" + tb + "\n"
     s += ("\n## Across the testbed regions\n\nEach claim judged at the profiles its testbed's baseline evidence "
-          "allows (docs/REPRODUCING.md, \"Across the testbed region\").\n\n" + regions.markdown(results))
+          "allows (docs/REPRODUCING.md, \"Across the testbed region\").\n\n" + regions.markdown(results, out))
     s += "\n## Details\n\n"
     for e in entries:
         if e["status"] == "ok":
@@ -482,7 +482,7 @@ def main(argv=None) -> int:
     entries = run_all(a.results, out)
     run_testbeds(a.results, out)
     run_machine(a.results, out)
-    common.write_text_atomic(out / "index.md", index_markdown(entries, a.results, reference))
+    common.write_text_atomic(out / "index.md", index_markdown(entries, a.results, reference, out))
     common.write_text_atomic(out / "index.html", index_html(entries, out, a.results, reference))
     ok = sum(e["status"] == "ok" for e in entries)
     print(f"wrote {out / 'index.md'} and {out / 'index.html'}: {ok} of {len(entries)} figures from results, "
