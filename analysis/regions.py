@@ -66,7 +66,9 @@ def markdown(results: str, out=None) -> str:
               "(checks not reproduced) |\n|---|---|---|---|---|---|---|\n")
         for c in r["claims"]["claims"]:
             flips = "; ".join(f"`{x['key']}` ({_fmt(x['low'][0])}: {x['low'][1]}, {_fmt(x['high'][0])}: "
-                              f"{x['high'][1]})" for x in c["flips"]) or "-"
+                              f"{x['high'][1]})" for x in c["flips"])
+            flips = flips or "; ".join(f"unknowns together at {pid}: {v}" for pid, v in c.get("joint", {}).items()) \
+                or "-"
             s += (f"| {c['paper']} | {c['figure']} | {c['judged_in']} | {c['center']} | {c['outcome']} | {flips} | "
                   f"{cause_text(c) or '-'} |\n")
         s += "\n"

@@ -172,6 +172,12 @@ def test_a_claim_holds_across_the_region_or_depends_on_the_unknown_that_flips_it
     assert claims["B"]["outcome"] == "depends on the unknowns"
     assert [f["key"] for f in claims["B"]["flips"]] == ["link.h2d_gbps"]
     assert claims["B"]["flips"][0]["low"] == [14, "not reproduced"]
+    assert claims["A"]["joint"] == {} and claims["B"]["joint"] == {}
+    # A hypercube point (every unknown moved at once) that differs where no one-at-a-time end does.
+    judged["sample-1"] = [entry("A", "inconclusive", check("a", "inconclusive", [0.0] * 3, [0.0] * 3))]
+    joint = {c["figure"]: c for c in REG.aggregate(region, judged, us)}["A"]
+    assert joint["outcome"] == "depends on the unknowns" and joint["joint"] == {"sample-1": "inconclusive"}
+    del judged["sample-1"]
     cause = claims["B"]["checks"][0]["cause"]
     top = cause["by_unknown"][0]
     assert top["key"] == "gpu.kernel_launch_us" and top["moves"] == pytest.approx(0.5)
