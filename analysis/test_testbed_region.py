@@ -189,7 +189,8 @@ def test_a_claim_holds_across_the_region_or_depends_on_the_unknown_that_flips_it
     assert "(outside the range)" in md
 
 
-@pytest.mark.parametrize("name", ["dali-rtx3090", "hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100"])
+@pytest.mark.parametrize("name", ["dali-rtx3090", "hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100",
+                                  "ktransformers-rtx4080"])
 def test_every_committed_unknown_names_a_key_of_its_profile_and_holds_its_committed_value(name):
     path = ROOT / "configs" / "hardware" / f"{name}.toml"
     text = path.read_text()
