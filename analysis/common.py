@@ -233,7 +233,9 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 AS_PUBLISHED, MECHANISM = "as-published", "mechanism"
 COMPARISONS = (AS_PUBLISHED, MECHANISM)
 COMPARISON_COLUMN = "run.comparison.mode"
-_state = {"comparison": AS_PUBLISHED, "lookups": 0, "checks": []}
+# "checks": the Checks made since take_checks() was last called; None until it is first called (nothing is kept
+# for a caller that never reads them, such as the report).
+_state = {"comparison": AS_PUBLISHED, "lookups": 0, "checks": None}
 
 
 def set_comparison(comparison: str) -> None:
@@ -647,7 +649,8 @@ class Check:
             self.magnitude = "matches" if self.direction == REPRODUCED else "differs"
         elif self.direction == REPRODUCED and self.magnitude in ("differs", "not published"):
             self.verdict = DIRECTION_ONLY
-        _state["checks"].append(self)
+        if _state["checks"] is not None:
+            _state["checks"].append(self)
 
     def _rate(self, effects: dict):
         outcomes = {e.outcome() for e in effects.values()}
@@ -685,9 +688,9 @@ class Check:
 
 
 def take_checks() -> list:
-    """Every Check made since the last call, in order (scripts/testbed-region reads a figure's checks this way,
-    without each script having to return them)."""
-    out, _state["checks"] = _state["checks"], []
+    """Every Check made since the last call, in order, and from now on keeps them (scripts/testbed-region reads a
+    figure's checks this way, without each script having to return them)."""
+    out, _state["checks"] = _state["checks"] or [], []
     return out
 
 
