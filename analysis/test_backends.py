@@ -28,11 +28,12 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
     cal = r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(out), "--models",
                         "deepseek-v2-lite", "--dtypes", "bf16", "--tokens", "1,3", "--repeats", "1",
                         "--weights-gib", "0.05", "--burst", "0", "--choice-tokens", "1,2", "--choice-repeats", "1",
-                        "--layer-tokens", "1,2", "--layer-repeats", "1"], capture_output=True, text=True, env=env)
+                        "--layer-tokens", "1,2", "--layer-repeats", "1", "--warmup-ms", "50"],
+                       capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert text.startswith("# Written by `moebench calibrate")
-    assert "--burst 0" in text and "ran top-k (a layer's worth) back to back" in text
+    assert "--burst 0" in text and "--warmup-ms 50" in text and "ran top-k (a layer's worth) back to back" in text
     # issue 43: the counts measured largest first, and whether a task depends on the one before it measured.
     assert "the counts largest first" in text
     assert "# A 1-token task right after a 3-token one, over one right after a 1-token task" in text
@@ -275,7 +276,9 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
                         "--results", str(results),
                         "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1",
                         "--calibrate-arg=--choice-tokens=1,2", "--calibrate-arg=--choice-repeats=1",
-                        "--calibrate-arg=--weights-gib=0.05"], capture_output=True, text=True, env=env)
+                        "--calibrate-arg=--weights-gib=0.05", "--calibrate-arg=--warmup-ms=50",
+                        "--calibrate-arg=--layer-tokens=1,2,8", "--calibrate-arg=--layer-repeats=1"],
+                       capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert not (ROOT / "configs" / "hardware" / "vi-test-calibrated.toml").exists()
     (cal,) = (results / "validation-interleaved").glob("*-configs/hardware/vi-test-calibrated.toml")
@@ -343,7 +346,9 @@ def test_validate_interleaved_runs_a_series_of_rounds(tmp_path):
     cmd = [sys.executable, str(ROOT / "tools" / "validate_interleaved.py"), "--bin", str(BIN.parent),
            "--real", str(tmp_path / "real.toml"), "--sim", str(tmp_path / "sim.toml"),
            "--profile", str(tmp_path / "cal.toml"), "--results", str(results),
-           "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1", "--calibrate-arg=--weights-gib=0.05"]
+           "--calibrate-arg=--tokens=1,2", "--calibrate-arg=--repeats=1", "--calibrate-arg=--weights-gib=0.05",
+           "--calibrate-arg=--warmup-ms=50", "--calibrate-arg=--choice-tokens=1,2", "--calibrate-arg=--choice-repeats=1",
+           "--calibrate-arg=--layer-tokens=1,2,8", "--calibrate-arg=--layer-repeats=1"]
     r = subprocess.run(cmd + ["--rounds", "0"], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "--rounds: expected a whole number from 1 to 99, found '0'" in r.stderr
     r = subprocess.run(cmd + ["--rounds", "2"], capture_output=True, text=True, env=env)

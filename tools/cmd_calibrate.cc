@@ -78,6 +78,8 @@ struct CalibrateOptions {
   int choice_repeats = 11;
   // Paired rounds of check_transition per model and dtype (0: none).
   int transition_rounds = 21;
+  // Untimed warm-up before each series, milliseconds (warm_up).
+  int warmup_ms = 1000;
 };
 
 // A TOML value from JSON (strings, numbers, booleans, arrays of scalars).
@@ -140,15 +142,16 @@ void check_token_counts(const std::vector<int64_t>& v, const char* option) {
 }
 
 // The untimed one-token tasks before any measurement (`run(i)` on buffer i),
-// for at least a second and two passes over every buffer (pages, caches,
-// thread pool and the machine settle after gigabytes were allocated: the
-// first series of a fresh process measured up to 6x slower at one token);
-// returns the next buffer index.
+// for at least `ms` milliseconds (--warmup-ms, default a second) and two
+// passes over every buffer (pages, caches, thread pool and the machine
+// settle after gigabytes were allocated: the first series of a fresh process
+// measured up to 6x slower at one token); returns the next buffer index.
 template <class Run>
-int64_t warm_up(int64_t buffers, Run&& run) {
+int64_t warm_up(int64_t buffers, int ms, Run&& run) {
   int64_t next = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  while (next < 2 * buffers || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
+  while (next < 2 * buffers ||
+         std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(ms)) {
     run(next);
     ++next;
   }
@@ -170,8 +173,8 @@ double entry(std::vector<double>& samples, bool mean) {
 // issue 43 smallest first, so a 1-token task followed a 256-token one).
 template <class Run>
 std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
-                            int64_t buffers, bool mean, Run&& run) {
-  int64_t next = warm_up(buffers, [&](int64_t i) { run(i, 1); });
+                            int64_t buffers, bool mean, int warmup_ms, Run&& run) {
+  int64_t next = warm_up(buffers, warmup_ms, [&](int64_t i) { run(i, 1); });
   for (int64_t T : tokens) run(next++, T);  // first use of each activation size
   std::vector<std::vector<double>> xs(tokens.size());
   for (int r = 0; r < repeats; ++r) {
@@ -246,7 +249,7 @@ std::vector<KernelTiming> measure_candidates(RealCpuExecutor& ex, WeightDtype dt
   if (names.size() < 2) return {};
   std::vector<std::unique_ptr<ExpertKernel>> ks;
   for (const auto& n : names) ks.push_back(make_expert_kernel(n));
-  int64_t next = warm_up(ex.routed_buffers(), [&](int64_t i) {
+  int64_t next = warm_up(ex.routed_buffers(), opt.warmup_ms, [&](int64_t i) {
     ex.time_routed_with(*ks[size_t(i % int64_t(ks.size()))], i, 1);
   });
   for (auto& k : ks)
@@ -299,18 +302,18 @@ std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec&
   const int64_t moe = std::max<int64_t>(1, m.moe_layers());
   const std::vector<double> x(opt.layer_tokens.begin(), opt.layer_tokens.end());
   std::vector<CostTable> out;
-  const auto att =
-      measure(opt.layer_tokens, opt.layer_repeats, 1, moe, mean, [&](int64_t i, int64_t T) {
+  const auto att = measure(
+      opt.layer_tokens, opt.layer_repeats, 1, moe, mean, opt.warmup_ms, [&](int64_t i, int64_t T) {
         return ex.attention_ns(int32_t(m.first_dense_layers + i % moe), step_of(T), 0.0);
       });
   out.push_back(CostTable{"cpu-attention", m.name, "", x, att});
   fmt::print(stderr, "  cpu-attention us: {}\n", fmt::join(att, " "));
   if (m.first_dense_layers > 0) {
-    const auto ffn = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean,
+    const auto ffn = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean, opt.warmup_ms,
                              [&](int64_t, int64_t T) { return ex.dense_ffn_ns(0, T, 0.0); });
     out.push_back(CostTable{"cpu-dense-ffn", m.name, "", x, ffn});
   }
-  const auto head = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean,
+  const auto head = measure(opt.layer_tokens, opt.layer_repeats, 1, 1, mean, opt.warmup_ms,
                             [&](int64_t, int64_t T) { return ex.lm_head_ns(T, 0.0); });
   out.push_back(CostTable{"cpu-lm-head", m.name, "", x, head});
   fmt::print(stderr, "  cpu-lm-head us: {}\n", fmt::join(head, " "));
@@ -378,16 +381,17 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                  ex.kernel_name(), threads, ex.routed_buffers());
       const int64_t E = m.routed_experts;
       const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
-      const auto routed = measure(
-          opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, [&](int64_t i, int64_t T) {
-            return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
-          });
+      const auto routed =
+          measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, opt.warmup_ms,
+                  [&](int64_t i, int64_t T) {
+                    return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
+                  });
       replace_table(h,
                     CostTable{"cpu-expert", m.name, dname,
                               std::vector<double>(opt.tokens.begin(), opt.tokens.end()), routed});
       if (m.shared_experts > 0) {
         const auto shared = measure(
-            opt.tokens, opt.repeats, 1, ex.shared_buffers(), mean,
+            opt.tokens, opt.repeats, 1, ex.shared_buffers(), mean, opt.warmup_ms,
             [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
         replace_table(h,
                       CostTable{"cpu-shared", m.name, dname,
@@ -572,6 +576,10 @@ void add_calibrate_command(CLI::App& app) {
          "Paired rounds of the check whether a 1-token task is slower right after the largest "
          "count's task (0 = skip)")
       ->check(cli::whole(0, 10000));
+  cmd->add_option("--warmup-ms", opt.warmup_ms,
+                  "Untimed one-token tasks before each series, at least this long, ms (default "
+                  "1000; less only for tests)")
+      ->check(cli::whole(0, 60000));
   cmd->callback([cmd] {
     std::vector<std::string> argv = {"moebench", "calibrate"};
     for (const auto* o : cmd->get_options()) {
