@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/routing_cache.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
@@ -341,7 +342,8 @@ class Engine : public FutureView {
         cost_(model, hw),
         exec_(opt.executor ? opt.executor : &sim_exec_),
         needs_(st.needs(model)),
-        run_(source, needs_.top_p),
+        run_ptr_(shared_run_routing(source, needs_.top_p)),
+        run_(*run_ptr_),
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
@@ -553,7 +555,10 @@ class Engine : public FutureView {
   SimExecutor sim_exec_;
   Executor* exec_;
   Needs needs_;
-  RunRouting run_;
+  // The workload's routing, shared with the other cases of this process that
+  // read the same workload (core/engine/routing_cache.h).
+  std::shared_ptr<const RunRouting> run_ptr_;
+  const RunRouting& run_;
   StepRouting step_;
   Link link_;
   Residency res_;

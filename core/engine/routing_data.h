@@ -34,6 +34,12 @@ class RunRouting {
   int64_t experts() const { return E_; }
   int64_t top_k() const { return k_; }
   int64_t top_p() const { return p_; }
+  // Memory held, bytes (the routing cache's budget counts it).
+  int64_t bytes() const {
+    return int64_t(ids_.size() * sizeof(int32_t) + weights_.size() * sizeof(float) +
+                   topp_ids_.size() * sizeof(int32_t) + topp_probs_.size() * sizeof(float) +
+                   seq_first_.size() * sizeof(int64_t) + info_.size() * sizeof(SequenceInfo));
+  }
   // The top-p a component asked for when the trace holds fewer router
   // probabilities per token and layer (top_p() is then what it holds); 0 otherwise.
   int64_t short_of_top_p() const { return short_of_top_p_; }

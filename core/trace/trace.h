@@ -148,6 +148,11 @@ class TraceSource {
   // A file's identity when it was opened (core/util/paths.h, file_stamp);
   // "" for a source that is not a file.
   virtual std::string file_stamp() const { return ""; }
+  // A digest of everything that decides what the source yields: two sources
+  // with the same non-empty key yield the same tokens, bit for bit (the
+  // routing cache shares one materialisation between them,
+  // core/engine/routing_cache.h). "" (the default): never shared.
+  virtual std::string content_key() const { return ""; }
 };
 
 struct TraceWriteOptions {

@@ -336,6 +336,16 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   src["seed"] = layout_.seed;
   src["stream"] = layout_.calibration ? "calibration" : "evaluation";
   info_.source = src.dump();
+  // What the tokens depend on: the model's routing (its storage dtypes do
+  // not matter), the parameters, the stream and seed, the sequences' lengths
+  // and h_trace.
+  nlohmann::ordered_json key = src;
+  key["model"] = model.name;
+  key["model_routing"] = info_.model_hash;
+  key["h_trace"] = H;
+  auto& seqs = key["sequences"] = nlohmann::ordered_json::array();
+  for (const auto& q : layout_.sequences) seqs.push_back({q.prompt_len, q.decode_len});
+  key_ = sha256_hex(key.dump());
 }
 
 SyntheticSource::~SyntheticSource() = default;

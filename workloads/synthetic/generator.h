@@ -115,6 +115,9 @@ class SyntheticSource : public TraceSource {
   const TraceInfo& info() const override { return info_; }
   std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const override;
   const GateWeights* gate_weights() const override;
+  // The model, the generator's parameters and the layout (sequences, seed,
+  // h_trace, stream): the generator reads nothing else.
+  std::string content_key() const override { return key_; }
 
   struct Structure;  // the static "model" (public for the reader)
   const Structure& structure() const { return *structure_; }
@@ -125,6 +128,7 @@ class SyntheticSource : public TraceSource {
   GeneratorParams params_;
   SyntheticLayout layout_;
   TraceInfo info_;
+  std::string key_;
   std::unique_ptr<Structure> structure_;
   mutable std::unique_ptr<GateWeights> gates_;  // materialised on first request
 };

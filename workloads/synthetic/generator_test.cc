@@ -38,6 +38,29 @@ TEST(Generator, SameSeedSameBytesDifferentSeedDifferentBytes) {
   EXPECT_NE(a, c);
 }
 
+TEST(Generator, TheContentKeyNamesWhatTheTokensDependOn) {
+  // Same inputs, same key (the routing cache shares their routing); seed, stream, length, h_trace
+  // and model each change it; the experts' storage dtype, which the tokens do not read, does not.
+  const std::string a = make("deepseek-v2-lite", 3, 2, 16).content_key();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_EQ(a, make("deepseek-v2-lite", 3, 2, 16).content_key());
+  for (const std::string& other : {make("deepseek-v2-lite", 4, 2, 16).content_key(),
+                                   make("deepseek-v2-lite", 3, 2, 16, true).content_key(),
+                                   make("deepseek-v2-lite", 3, 2, 18).content_key(),
+                                   make("deepseek-v2-lite", 3, 3, 16).content_key(),
+                                   make("deepseek-v2-lite", 3, 2, 16, false, 128).content_key(),
+                                   make("qwen3-30b-a3b", 3, 2, 16).content_key()})
+    EXPECT_NE(a, other);
+  const auto paths = ConfigPaths::defaults();
+  ModelSpec m = load_model("deepseek-v2-lite", paths);
+  m.expert_dtype = WeightDtype::kInt4;
+  SyntheticLayout lay;
+  lay.sequences.assign(2, SequenceInfo{8, 8});
+  lay.seed = 3;
+  lay.h_trace = 64;
+  EXPECT_EQ(a, SyntheticSource(m, load_generator("auto", m, paths), lay).content_key());
+}
+
 TEST(Generator, SequencesAreIndependentStreams) {
   // Sequence 1 is the same whether 2 or 5 sequences are generated.
   const SyntheticSource a = make("qwen3-30b-a3b", 9, 2, 12);
