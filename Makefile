@@ -175,12 +175,13 @@ testbeds: build
 
 # Each paper testbed's region (scripts/testbed-region; docs/TESTBEDS.md, "The
 # region of testbeds"): the profiles its baselines' published numbers allow
-# (every point of the box for KTransformers' two, which have no target),
+# (every point of the box for KTransformers' two and MoE-Lightning's T4,
+# which have no target),
 # then every claim of its region_suites at the region's one-at-a-time points.
 # REGION_OPTS="--unknowns KEY,..." judges at the named unknowns' points only.
 # Resumable: a point's finished suites are not run again.
 REGION_OPTS ?=
-REGION_TESTBEDS = $(FITTED_TESTBEDS) ktransformers-a100 ktransformers-rtx4080
+REGION_TESTBEDS = $(FITTED_TESTBEDS) ktransformers-a100 ktransformers-rtx4080 moe-lightning-t4
 region: build
 	for p in $(REGION_TESTBEDS); do \
 	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/testbed-region $$p \

@@ -18,6 +18,7 @@ import traceback
 
 import pandas as pd
 
+import causes
 import common
 import regions
 import testbeds
@@ -98,6 +99,15 @@ def other_text(e) -> str:
     return f"{e['other_comparison']}: " + (common.verdict_of(e["other"]) if e.get("other") else "not run")
 
 
+def cause_cell(e, known: dict) -> str:
+    """The cause beside a verdict that is not "reproduced" (analysis/causes.toml; docs/REPRODUCING.md, "Why a
+    claim is not reproduced"); empty for the others."""
+    if e["status"] != "ok" or common.verdict_of(e["summary"]) not in causes.NEEDS_CAUSE:
+        return ""
+    c = known.get((e["paper"], e["figure"]))
+    return causes.text(c) if c else "none recorded in analysis/causes.toml"
+
+
 def verdict_counts(entries) -> dict:
     """How many figures have each verdict (figures with results only), in the comparison each is judged in."""
     out = {}
@@ -157,19 +167,21 @@ def index_markdown(entries, results: str, reference: pathlib.Path = REFERENCE, o
          f"`{results}/`. Paper values are the papers' (analysis/paper_values/); harness values are simulated. "
          "The verdict is each script's stated checks, not a judgement of closeness; the tables give the "
          "numbers and their ratios.\n\n" + VERDICT_RULE + "\n\n**" + headline(entries) + "**\n\n")
-    s += ("| paper | figure / table | judged in | verdict | other comparison | numbers (harness vs paper) | suite |\n"
-          "|---|---|---|---|---|---|---|\n")
+    known = causes.load()
+    s += ("| paper | figure / table | judged in | verdict | other comparison | numbers (harness vs paper) | suite | "
+          "cause (not reproduced) |\n|---|---|---|---|---|---|---|---|\n")
     for e in entries:
         if e["status"] == "ok":
             sm = e["summary"]
             s += (f"| {e['paper']} | [{e['figure']}]({sm['markdown']}) | {e['judged_in']} | {common.verdict_of(sm)} | "
-                  f"{other_text(e)} | {sm.get('headline', '')} | {e['suite']} |\n")
+                  f"{other_text(e)} | {sm.get('headline', '')} | {e['suite']} | "
+                  f"{cause_cell(e, known).replace(chr(10), ' ')} |\n")
         elif e["status"] == "not run":
             how = e["suite"] if e["suite"].startswith("make ") else f"build/bin/run_suite {e['suite'].split(' ')[0]}"
-            s += f"| {e['paper']} | {e['figure']} | {e['judged_in']} | not run | - | - | run `{how}` |\n"
+            s += f"| {e['paper']} | {e['figure']} | {e['judged_in']} | not run | - | - | run `{how}` | - |\n"
         else:
             s += (f"| {e['paper']} | {e['figure']} | {e['judged_in']} | {e['status']} | - | "
-                  f"{html.escape(e.get('error', ''))[:100]} | {e['suite']} |\n")
+                  f"{html.escape(e.get('error', ''))[:100]} | {e['suite']} | - |\n")
     s += "\n## Pending\n\n| paper | figure / table | why |\n|---|---|---|\n"
     for paper, fig, why in PENDING:
         s += f"| {paper} | {fig} | {why} |\n"
@@ -314,6 +326,9 @@ def accept_reference(entries, path: pathlib.Path) -> None:
     t["recorded"] = f"{commit} {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}"
     path.parent.mkdir(parents=True, exist_ok=True)
     common.write_text_atomic(path, t.to_csv(index=False))
+    # Every claim not reproduced needs a cause (analysis/test_causes.py fails until it has one).
+    for problem in causes.check(path, causes.load()):
+        print(f"report-accept: {problem} (add or remove it in analysis/causes.toml)", file=sys.stderr)
 
 
 def change(before: str, now: str) -> str:
@@ -366,7 +381,8 @@ def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path
              f"papers'; harness values are simulated.</p><p>{html.escape(VERDICT_RULE)}</p>"
              f"<p><b>{html.escape(headline(entries))}</b></p><table><tr><th>paper</th><th>figure / table</th>"
              "<th>judged in</th><th>verdict</th><th>other comparison</th><th>numbers (harness vs paper)</th>"
-             "<th>status</th></tr>"]
+             "<th>status</th><th>cause (not reproduced)</th></tr>"]
+    known = causes.load()
     for e in entries:
         tr = common.verdict_of(e["summary"]) if e["status"] == "ok" else "-"
         # Only a figure with results has a section to link to.
@@ -376,7 +392,7 @@ def index_html(entries, out: pathlib.Path, results: str, reference: pathlib.Path
                      f"<td>{html.escape(tr)}</td>"
                      f"<td>{html.escape(other_text(e) if e['status'] == 'ok' else '-')}</td>"
                      f"<td>{html.escape(e['summary'].get('headline', '') if e['status'] == 'ok' else '')}</td>"
-                     f"<td>{e['status']}</td></tr>")
+                     f"<td>{e['status']}</td><td>{html.escape(cause_cell(e, known))}</td></tr>")
     parts.append("</table><h2>Pending</h2><table><tr><th>paper</th><th>figure / table</th><th>why</th></tr>")
     for paper, fig, why in PENDING:
         parts.append(f"<tr><td>{paper}</td><td>{html.escape(fig)}</td><td>{html.escape(why)}</td></tr>")

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
 import math
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +22,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+RUN_SUITE = os.environ.get("MOEBENCH_RUN_SUITE", str(ROOT / "build" / "bin" / "run_suite"))
 
 
 def _region():
@@ -190,13 +195,14 @@ def test_a_claim_holds_across_the_region_or_depends_on_the_unknown_that_flips_it
 
 
 @pytest.mark.parametrize("name", ["dali-rtx3090", "hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100",
-                                  "ktransformers-rtx4080"])
+                                  "ktransformers-rtx4080", "moe-lightning-t4"])
 def test_every_committed_unknown_names_a_key_of_its_profile_and_holds_its_committed_value(name):
     path = ROOT / "configs" / "hardware" / f"{name}.toml"
     text = path.read_text()
     prof = tomllib.loads(text)
     fits = {k for t in prof.get("calibration", []) for k in t.get("fits", [])}
     assert prof["region_suites"] and all((ROOT / s).is_file() for s in prof["region_suites"])
+    REG.check_suites_run_on(name, prof["region_suites"], RUN_SUITE)  # each suite has cases on this profile
     for d in prof["unknown"]:
         u = REG.Unknown(d, name)
         v = REG.fit.get_value(text, u.key)
@@ -206,6 +212,16 @@ def test_every_committed_unknown_names_a_key_of_its_profile_and_holds_its_commit
             assert u.key in fits
         for t in u.tied:
             assert REG.fit.get_value(text, t) == v
+
+
+def test_a_region_suite_that_does_not_run_on_the_profile_is_refused(capsys):
+    # peers-kt-dynamic runs on smoe-rtx4090: judged in the A6000's region its claim could not move (it was, until
+    # 2026-11-28, and "held across the region").
+    with pytest.raises(SystemExit):
+        REG.check_suites_run_on("hybrimoe-a6000", ["suites/peers-kt-dynamic.toml"], RUN_SUITE)
+    err = capsys.readouterr().err
+    assert ("configs/hardware/hybrimoe-a6000.toml: key 'region_suites': expected suites with cases on hybrimoe-a6000; "
+            "found suites/peers-kt-dynamic.toml, whose cases run on smoe-rtx4090") in err
 
 
 def test_a_proposed_systems_published_number_is_placed_against_its_range_over_the_region():
@@ -253,3 +269,36 @@ def test_the_reports_region_section_shows_each_claims_outcome_and_cause(tmp_path
     assert "prefill gain: not reproduced; moves most with `link.h2d_gbps` (2.2 to 4.2 over its range); the paper's " \
            "needs 6.5 (outside the range)" in md
     assert "update gain: direction only; no testbed unknown moves it" in md and "met:" not in md
+
+
+def test_slurm_submits_each_points_suites_with_its_profile_and_runs_nothing(tmp_path):
+    # slurm-sweep --dry-run prints the sbatch commands: each names the point's results root and its profile folder.
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT), MOEBENCH_RUN_SUITE=RUN_SUITE, MOEBENCH_CACHE=str(tmp_path / "c"))
+    cmd = [sys.executable, str(ROOT / "scripts" / "testbed-region"), "ktransformers-rtx4080", "--out", str(tmp_path),
+           "--samples", "0", "--verdicts", "--unknowns", "link.h2d_gbps", "-j", "2"]
+    r = subprocess.run(cmd + ["--slurm", "0"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 2 and "--slurm: expected --verdicts and a shard count of at least 1, found 0" in r.stderr
+    r = subprocess.run(cmd + ["--slurm", "3", "--slurm-arg=--dry-run"], capture_output=True, text=True, env=env,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    base = tmp_path / "ktransformers-rtx4080"
+    for pid in ("center", "link.h2d_gbps-low"):
+        assert f"MOEBENCH_CONFIG_PATH={base / pid / 'configs'}" in r.stdout
+        assert f"MOEBENCH_RESULTS={base / pid / 'results'}" in r.stdout
+    assert "--array=0-2" in r.stdout and "--cpus-per-task=2" in r.stdout
+    assert "submitted 0 Slurm job(s) for 3 point(s)" in r.stdout  # a dry run submits nothing
+    assert not any(base.glob("*/results/*/*/runs.jsonl"))  # and nothing ran here
+    assert json.loads((base / "region.json").read_text())["claims"] is None
+
+
+def test_a_points_results_stay_when_only_the_regions_own_entries_change(tmp_path):
+    # region_suites and [[unknown]] are not part of a case's identity: a new region suite must not wipe the
+    # point's finished runs (it did on 2026-11-28, and every SMoE point ran again); a changed value must.
+    text = 'region_suites = ["suites/a.toml"]\n' + PROFILE
+    REG.write_point(tmp_path, "toy", text)
+    (tmp_path / "results" / "s").mkdir(parents=True)
+    REG.write_point(tmp_path, "toy", text.replace('["suites/a.toml"]', '["suites/a.toml", "suites/b.toml"]')
+                    + '[[unknown]]\nkey = "link.h2d_gbps"\nlow = 1.0\nhigh = 30.0\nsource = "s"\n')
+    assert (tmp_path / "results" / "s").is_dir()
+    REG.write_point(tmp_path, "toy", text.replace("h2d_gbps = 25.0", "h2d_gbps = 14.0"))
+    assert not (tmp_path / "results").exists()

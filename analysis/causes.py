@@ -1,0 +1,129 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""Why each claim the reference does not reproduce is not reproduced (issue 64): analysis/causes.toml, one entry
+per claim, each with its kind of cause and the evidence it rests on (docs/REPRODUCING.md, "Why a claim is not
+reproduced"). The report shows the cause beside the verdict; ci and analysis tests check that every claim of
+results/reference/verdicts.csv that is not reproduced has one and that every piece of evidence it names exists.
+
+    python3 analysis/causes.py     # checks the file against the reference; prints the count per kind"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import re
+import sys
+
+import common
+
+CAUSES = pathlib.Path(__file__).resolve().parent / "causes.toml"
+
+# What a kind says (docs/REPRODUCING.md has the longer form).
+KINDS = {
+    "testbed": "the verdict flips with a testbed quantity inside the range its evidence allows",
+    "beyond the testbed range": "the number moves with a testbed quantity, but the paper's number needs a value "
+                                "of it outside the range its evidence allows",
+    "mechanism": "no testbed quantity moves it to the paper's number: the decisions as the paper describes them, "
+                 "run on one core, give another result (a controlled experiment says so)",
+    "not the testbed": "no testbed quantity moves it to the paper's number within three widths of its range; "
+                       "whether the mechanism or the workload is the cause is not yet separated",
+    "workload": "a property of the synthetic routing that its calibration targets, fitted on other measurements, "
+                "do not give",
+    "no published number": "the direction holds; the paper publishes no number its magnitude could match",
+    "unmeasured runtime cost": "the proposed system's own absolute numbers imply a cost of its implementation "
+                               "that no evidence here measures",
+    "open": "no cause backed by evidence yet",
+}
+
+# Verdicts that need a cause, and those that do not (reported, not counted).
+NEEDS_CAUSE = (common.DIRECTION_ONLY, common.NOT_REPRODUCED, common.INCONCLUSIVE)
+
+
+def slug(heading: str) -> str:
+    """A Markdown heading's anchor as GitHub writes it."""
+    s = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return s.replace(" ", "-")
+
+
+def _anchors(path: pathlib.Path) -> set:
+    return {slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", path.read_text(), re.M)}
+
+
+def load(path: pathlib.Path = CAUSES) -> dict:
+    """{(paper, figure): entry}; raises ValueError naming the file, the entry and the key on a malformed one."""
+    try:
+        data = common.load_toml(path)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: expected the TOML of analysis/causes.toml, found {e}")
+    out = {}
+    root = common.repo_root()
+    for i, c in enumerate(data.get("cause", [])):
+        where = f"{path}: [[cause]] {i + 1} ({c.get('paper')}, {c.get('figure')})"
+        for key in ("paper", "figure", "kind", "text", "evidence"):
+            if key not in c:
+                raise ValueError(f"{where}: expected key '{key}', found none")
+        kinds = c["kind"] if isinstance(c["kind"], list) else [c["kind"]]
+        for k in kinds:
+            if k not in KINDS:
+                raise ValueError(f"{where}: key 'kind': expected one of {', '.join(KINDS)}; found '{k}'")
+        if not c["evidence"] and kinds != ["open"]:
+            raise ValueError(f"{where}: key 'evidence': expected at least one file, found none")
+        for ev in c["evidence"]:
+            file, _, anchor = ev.partition("#")
+            f = root / file
+            if not f.is_file():
+                raise ValueError(f"{where}: key 'evidence': expected a file of the repository, found '{file}'")
+            if anchor and anchor not in _anchors(f):
+                raise ValueError(f"{where}: key 'evidence': expected a heading of {file} with anchor '{anchor}', "
+                                 "found none")
+        key = (c["paper"], c["figure"])
+        if key in out:
+            raise ValueError(f"{where}: expected one entry per claim, found a second")
+        out[key] = dict(c, kind=kinds)
+    return out
+
+
+def text(entry: dict) -> str:
+    """The report's cell: kinds, then the cause."""
+    return f"*{', '.join(entry['kind'])}*: {entry['text']}"
+
+
+def check(reference: pathlib.Path, causes: dict) -> list:
+    """What is wrong between the reference verdicts and the causes: a counted claim not reproduced without an
+    entry, or an entry for a claim that is not in the reference or is reproduced."""
+    problems, seen = [], set()
+    with open(reference, newline="") as f:
+        for r in csv.DictReader(f):
+            key = (r["paper"], r["figure"])
+            seen.add(key)
+            if r["verdict"] in NEEDS_CAUSE and key not in causes:
+                problems.append(f"{reference}: {key[0]} {key[1]} is '{r['verdict']}' and has no entry in "
+                                f"{CAUSES.name}")
+            if r["verdict"] not in NEEDS_CAUSE and key in causes:
+                problems.append(f"{CAUSES.name}: {key[0]} {key[1]} has a cause but is '{r['verdict']}' in "
+                                f"{reference}")
+    for key in causes:
+        if key not in seen:
+            problems.append(f"{CAUSES.name}: {key[0]} {key[1]} is not a claim of {reference}")
+    return problems
+
+
+def main() -> int:
+    import report
+    try:
+        causes = load()
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 1
+    problems = check(report.REFERENCE, causes)
+    for p in problems:
+        print(p, file=sys.stderr)
+    counts = {}
+    for c in causes.values():
+        for k in c["kind"]:
+            counts[k] = counts.get(k, 0) + 1
+    print(f"{len(causes)} claims with a cause; by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""analysis/causes.toml: a cause with evidence for every claim the reference does not reproduce (issue 64)."""
+
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import causes  # noqa: E402
+import common  # noqa: E402
+import report  # noqa: E402
+
+
+def test_every_claim_not_reproduced_in_the_reference_has_a_cause_with_evidence():
+    known = causes.load()  # every evidence file and anchor exists, every kind is known
+    assert causes.check(report.REFERENCE, known) == []
+    assert all(c["text"].strip() for c in known.values())
+
+
+ENTRY = """[[cause]]
+paper = "P"
+figure = "F"
+kind = {kind}
+text = "t"
+evidence = {evidence}
+"""
+
+
+@pytest.mark.parametrize("kind, evidence, message", [
+    ('"guess"', '["docs/REPRODUCING.md"]', "key 'kind': expected one of testbed,"),
+    ('"workload"', '["docs/NOPE.md"]', "key 'evidence': expected a file of the repository, found 'docs/NOPE.md'"),
+    ('"workload"', '["docs/REPRODUCING.md#no-such-heading"]', "expected a heading of docs/REPRODUCING.md with anchor"),
+    ('"workload"', '[]', "key 'evidence': expected at least one file, found none"),
+])
+def test_a_malformed_entry_is_refused_by_file_entry_and_key(tmp_path, kind, evidence, message):
+    f = tmp_path / "causes.toml"
+    f.write_text(ENTRY.format(kind=kind, evidence=evidence))
+    with pytest.raises(ValueError) as e:
+        causes.load(f)
+    assert str(f) in str(e.value) and "[[cause]] 1 (P, F)" in str(e.value) and message in str(e.value)
+
+
+def test_check_names_a_claim_without_a_cause_and_a_cause_without_a_claim(tmp_path):
+    ref = tmp_path / "verdicts.csv"
+    ref.write_text("paper,figure,judged in,verdict,other comparison,headline,recorded\n"
+                   "A,Fig. 1,mechanism,not reproduced,-,h,x\nB,Fig. 2,mechanism,reproduced,-,h,x\n"
+                   "C,Table 8,n/a,construction,-,h,x\n")
+    f = tmp_path / "causes.toml"
+    f.write_text(ENTRY.format(kind='"open"', evidence="[]").replace('"P"', '"B"').replace('"F"', '"Fig. 2"')
+                 + ENTRY.format(kind='"open"', evidence="[]").replace('"P"', '"Z"'))
+    problems = causes.check(ref, causes.load(f))
+    assert any("A Fig. 1 is 'not reproduced' and has no entry" in p for p in problems)
+    assert any("B Fig. 2 has a cause but is 'reproduced'" in p for p in problems)
+    assert any("Z F is not a claim of" in p for p in problems)
+    assert not any("Table 8" in p for p in problems)  # a construction check needs no cause
+
+
+def test_the_report_shows_the_cause_beside_a_verdict_that_needs_one():
+    known = causes.load()
+    e = {"status": "ok", "paper": "DALI", "figure": "Table 4", "summary": {"verdict": common.NOT_REPRODUCED}}
+    assert report.cause_cell(e, known).startswith("*testbed*: Depends on the link")
+    assert report.cause_cell(dict(e, summary={"verdict": common.REPRODUCED}), known) == ""
+    assert report.cause_cell(dict(e, figure="Fig. 99"), known) == "none recorded in analysis/causes.toml"
