@@ -16,7 +16,8 @@ namespace {
 // the test's to choose; counts how often it is read.
 class KeyedSource : public MemoryTraceSource {
  public:
-  KeyedSource(std::string key, int first_expert) : MemoryTraceSource(tiny_info()), key_(std::move(key)) {
+  KeyedSource(std::string key, int first_expert)
+      : MemoryTraceSource(tiny_info()), key_(std::move(key)) {
     for (int s = 0; s < 3; ++s) {
       for (int t = 0; t < 4; ++t) {
         TokenRecord r;
