@@ -275,7 +275,7 @@ def test_slurm_submits_each_points_suites_with_its_profile_and_runs_nothing(tmp_
     # slurm-sweep --dry-run prints the sbatch commands: each names the point's results root and its profile folder.
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT), MOEBENCH_RUN_SUITE=RUN_SUITE, MOEBENCH_CACHE=str(tmp_path / "c"))
     cmd = [sys.executable, str(ROOT / "scripts" / "testbed-region"), "ktransformers-rtx4080", "--out", str(tmp_path),
-           "--samples", "0", "--verdicts", "--unknowns", "link.h2d_gbps", "-j", "2"]
+           "--samples", "0", "--verdicts", "--unknowns", "link.h2d_gbps,gpu.hbm_efficiency", "-j", "2"]
     r = subprocess.run(cmd + ["--slurm", "0"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode == 2 and "--slurm: expected --verdicts and a shard count of at least 1, found 0" in r.stderr
     r = subprocess.run(cmd + ["--slurm", "3", "--slurm-arg=--dry-run"], capture_output=True, text=True, env=env,
@@ -286,7 +286,11 @@ def test_slurm_submits_each_points_suites_with_its_profile_and_runs_nothing(tmp_
         assert f"MOEBENCH_CONFIG_PATH={base / pid / 'configs'}" in r.stdout
         assert f"MOEBENCH_RESULTS={base / pid / 'results'}" in r.stdout
     assert "--array=0-2" in r.stdout and "--cpus-per-task=2" in r.stdout
-    assert "submitted 0 Slurm job(s) for 3 point(s)" in r.stdout  # a dry run submits nothing
+    # gpu.hbm_efficiency's high end is the committed 1.0: that point is the center, submitted once (it once
+    # stopped the submission with a KeyError).
+    assert "submitted 0 Slurm job(s) for 5 point(s)" in r.stdout  # a dry run submits nothing
+    assert r.stdout.count("submitted suite 'ktransformers-fig12'") == 0  # (dry run: the sbatch lines instead)
+    assert r.stdout.count("--array=0-2") == 4
     assert not any(base.glob("*/results/*/*/runs.jsonl"))  # and nothing ran here
     assert json.loads((base / "region.json").read_text())["claims"] is None
 
