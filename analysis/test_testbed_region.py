@@ -306,3 +306,10 @@ def test_a_points_results_stay_when_only_the_regions_own_entries_change(tmp_path
     assert (tmp_path / "results" / "s").is_dir()
     REG.write_point(tmp_path, "toy", text.replace("h2d_gbps = 25.0", "h2d_gbps = 14.0"))
     assert not (tmp_path / "results").exists()
+
+
+def test_the_saved_region_is_reused_when_only_the_judged_suites_change():
+    a = tomllib.loads('region_suites = ["suites/a.toml"]\n' + PROFILE)
+    b = tomllib.loads('region_suites = ["suites/a.toml", "suites/b.toml"]\n' + PROFILE)
+    c = tomllib.loads('region_suites = ["suites/a.toml"]\n' + PROFILE.replace("latency_us = 10.0", "latency_us = 3.0"))
+    assert REG.region_key(a) == REG.region_key(b) != REG.region_key(c)
