@@ -54,7 +54,7 @@ def load(path: pathlib.Path = CAUSES) -> dict:
         data = common.load_toml(path)
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: expected the TOML of analysis/causes.toml, found {e}")
-    out = {}
+    out, anchors = {}, {}  # anchors: each evidence file's headings, read once
     root = common.repo_root()
     for i, c in enumerate(data.get("cause", [])):
         where = f"{path}: [[cause]] {i + 1} ({c.get('paper')}, {c.get('figure')})"
@@ -72,7 +72,9 @@ def load(path: pathlib.Path = CAUSES) -> dict:
             f = root / file
             if not f.is_file():
                 raise ValueError(f"{where}: key 'evidence': expected a file of the repository, found '{file}'")
-            if anchor and anchor not in _anchors(f):
+            if anchor and file not in anchors:
+                anchors[file] = _anchors(f)
+            if anchor and anchor not in anchors[file]:
                 raise ValueError(f"{where}: key 'evidence': expected a heading of {file} with anchor '{anchor}', "
                                  "found none")
         key = (c["paper"], c["figure"])
