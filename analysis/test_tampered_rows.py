@@ -97,3 +97,16 @@ def test_smoke_refuses_another_suites_row(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 2 and "a case the manifest does not list" in p.stderr, p.stderr
     assert not (d / "figures").exists()
+
+
+def test_a_run_read_again_is_reparsed_when_its_files_change_and_each_caller_owns_its_copy(tmp_path):
+    d = write_run(tmp_path, [row("a"), row("b")])
+    first = common.load_runs(d)
+    first.loc[0, "tbt_mean_ms"] = 99.0  # the caller's copy: the next read does not see it
+    assert common.load_runs(d)["tbt_mean_ms"].tolist() == [2.0, 2.0]
+    # The run changes under the same name (a resumed run appends, a tampered one is caught): read again.
+    (d / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [row("a"), row("b", tbt_mean_ms=3.25)]))
+    assert common.load_runs(d)["tbt_mean_ms"].tolist() == [2.0, 3.25]
+    (d / "runs.jsonl").write_text(json.dumps(row("a")) + "\n" + json.dumps(row("a")) + "\n")
+    with pytest.raises(common.RunsError):
+        common.load_runs(d)

@@ -23,9 +23,11 @@ void GateReusePredictor::predict(const Context& ctx, int32_t target, int64_t off
         name(), target, offset, ctx.layer));
   }
   const StepRouting& r = *ctx.routing;
-  xs_.resize(size_t(r.tokens()));
-  for (int64_t t = 0; t < r.tokens(); ++t) xs_[size_t(t)] = r.gate_input(t, ctx.layer);
-  probe_.add_workload_each(xs_.data(), r.tokens(), target, scores);
+  // A token's prediction depends on its gate input at ctx.layer and the
+  // target's router alone: shared with the other cases of the workload.
+  TokenMemo::Table* memo = probe_.memo_table(r, "gate-reuse", ctx.layer, target);
+  probe_.add_step(
+      r, memo, target, [&](int64_t t) { return r.gate_input(t, ctx.layer); }, scores);
 }
 
 double GateReusePredictor::gpu_ns(const CostModel& c, int64_t tokens) const {

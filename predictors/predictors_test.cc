@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/testing.h"
+#include "core/engine/routing_cache.h"
 #include "core/trace/memory_source.h"
 #include "core/trace/safetensors.h"
 #include "core/util/detmath.h"
@@ -282,6 +283,59 @@ TEST(RandomPredictor, PrecisionNearChanceAndDeterministic) {
   const double sd = std::sqrt(chance * (1 - chance) / double(a.prefetch_loads));
   EXPECT_NEAR(precision, chance, 3 * sd + 0.02);
   EXPECT_EQ(o.prefetch_useful, o.prefetch_loads);
+}
+
+// A calibration workload that is a synthetic stream (the residual predictor reads its trace).
+class SyntheticCalibration : public CalibrationData {
+ public:
+  explicit SyntheticCalibration(const SyntheticSource& src) : src_(src) {}
+  const CalibrationProfile& profile() const override { return p_; }
+  const TraceSource& trace() const override { return src_; }
+
+ private:
+  const SyntheticSource& src_;
+  CalibrationProfile p_;
+};
+
+// Cases that share a workload share each token's routed prediction (the
+// routing's memo, core/engine/token_memo.h): the second case reads what the
+// first wrote, and both run as a case computing everything alone, bit for bit.
+TEST(RouterProbe, PredictionsSharedBetweenCasesGiveTheSameRun) {
+  const ModelSpec m = small_model(RoutingFunction::kSoftmaxTopK);
+  const SyntheticSource calib_src = synthetic(m, 2, 24, true);
+  const SyntheticCalibration calib(calib_src);
+  for (const char* pred : {"gate-reuse", "residual"}) {
+    SCOPED_TRACE(pred);
+    auto run_with = [&] {
+      SyntheticSource src = synthetic(m, 2, 40);
+      StrategySpec s = testing::strategy("resident", "lru", "uniform", 4);
+      s.prefetcher = testing::component("next-layer");
+      s.prefetcher.params = cfg::parse_toml("size = 2\n", "<test>");
+      s.predictor = testing::component(pred);
+      StrategyInstance st = StrategyInstance::create(s, builtin_registry());
+      return simulate(m, testing::round_hardware(), testing::workload_of(src), st, src, &calib,
+                      EngineOptions{})
+          .metrics;
+    };
+    reset_routing_cache(0);  // no sharing: no memo
+    const int64_t before = TokenMemo::total_bytes();
+    const RunMetrics alone = run_with();
+    EXPECT_EQ(TokenMemo::total_bytes(), before);
+    reset_routing_cache(int64_t(1) << 30);
+    const RunMetrics first = run_with();
+    const int64_t made = TokenMemo::total_bytes();
+    EXPECT_GT(made, before);  // the first case wrote its predictions
+    const RunMetrics second = run_with();
+    EXPECT_EQ(TokenMemo::total_bytes(), made);  // the second read them: no table made again
+    for (const RunMetrics* r : {&first, &second}) {
+      ASSERT_GT(alone.prefetch_loads, 0);
+      EXPECT_EQ(r->prefetch_loads, alone.prefetch_loads);
+      EXPECT_EQ(r->prefetch_useful, alone.prefetch_useful);
+      EXPECT_EQ(r->demand_loads, alone.demand_loads);
+      EXPECT_EQ(r->makespan_ns, alone.makespan_ns);
+    }
+  }
+  reset_routing_cache();
 }
 
 }  // namespace

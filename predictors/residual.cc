@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/util/error.h"
+#include "core/util/sha256.h"
 #include "predictors/components.h"
 
 namespace moebench {
@@ -34,7 +35,7 @@ std::vector<float> mean_residuals(const TraceSource& src, int64_t max_tokens) {
   TokenRecord rec;
   for (int64_t s = 0; s < int64_t(in.sequences.size()) && (max_tokens <= 0 || n < max_tokens);
        ++s) {
-    auto rd = src.open(s, kGateInput);
+    auto rd = src.open(s, kGateInput | kNoRouting);
     while ((max_tokens <= 0 || n < max_tokens) && rd->next(rec)) {
       for (int64_t l = 0; l + 1 < L; ++l) {
         const float* a = &rec.gate_input[l * H];
@@ -62,6 +63,9 @@ void ResidualPredictor::prepare(const ModelSpec& m, const CalibrationData* calib
         name(), probe_.h(), calib->trace().info().h_trace));
   }
   res_ = mean_residuals(calib->trace(), p_.max_tokens);
+  // What the shifted inputs depend on besides the token: the residuals' bits.
+  res_key_ = sha256_hex(
+      std::string_view(reinterpret_cast<const char*>(res_.data()), res_.size() * sizeof(float)));
   x_.resize(probe_.h());
 }
 
@@ -75,21 +79,24 @@ void ResidualPredictor::predict(const Context& ctx, int32_t target, int64_t offs
   }
   const StepRouting& r = *ctx.routing;
   const int64_t H = probe_.h(), n = r.tokens();
-  // Every token's shifted gate input first, then all of them through the
-  // router at once (add_workload_each: the same bits as one at a time).
+  // Each token's shifted gate input (for the tokens no other case of the
+  // workload has routed with these residuals), then all of them through
+  // the router at once (add_step: the same bits as one at a time).
   x_.resize(size_t(std::max<int64_t>(n, 1) * H));
-  xs_.resize(size_t(n));
-  for (int64_t t = 0; t < n; ++t) {
-    float* x = &x_[size_t(t * H)];
-    const float* g = r.gate_input(t, ctx.layer);
-    for (int64_t i = 0; i < H; ++i) x[i] = g[i];
-    for (int32_t l = ctx.layer; l < target; ++l) {
-      const float* d = &res_[size_t(l) * H];
-      for (int64_t i = 0; i < H; ++i) x[i] += d[i];
-    }
-    xs_[size_t(t)] = x;
-  }
-  probe_.add_workload_each(xs_.data(), n, target, scores);
+  TokenMemo::Table* memo = probe_.memo_table(r, "residual|" + res_key_, ctx.layer, target);
+  probe_.add_step(
+      r, memo, target,
+      [&](int64_t t) {
+        float* x = &x_[size_t(t * H)];
+        const float* g = r.gate_input(t, ctx.layer);
+        for (int64_t i = 0; i < H; ++i) x[i] = g[i];
+        for (int32_t l = ctx.layer; l < target; ++l) {
+          const float* d = &res_[size_t(l) * H];
+          for (int64_t i = 0; i < H; ++i) x[i] += d[i];
+        }
+        return static_cast<const float*>(x);
+      },
+      scores);
 }
 
 double ResidualPredictor::gpu_ns(const CostModel& c, int64_t tokens) const {

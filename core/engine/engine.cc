@@ -507,7 +507,7 @@ class Engine : public FutureView {
   void advance_link(double now);
   // Copies queued from position `from` on may have moved: refresh their end
   // times in residency.
-  void refresh_transfer_ends(size_t from);
+  void refresh_transfer_ends(size_t from, size_t to);
   // Frees a slot for (layer, expert) by asking the cache policy; returns the
   // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
   // lists experts of `layer` that must not be evicted.
@@ -993,10 +993,10 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.step = cur_step_;
   t.target_step = target_step;
   t.target_layer = target_layer;
-  size_t pos = 0;
-  const int64_t id = link_.issue(t, &pos);
-  refresh_transfer_ends(pos + 1);   // issuing may move the transfers queued behind it
-  if (kind == TaskKind::kRecopy) {  // already cached: in flight again, the cache not told
+  size_t pos = 0, moved_to = 0;
+  const int64_t id = link_.issue(t, &pos, &moved_to);
+  refresh_transfer_ends(pos + 1, moved_to);  // issuing may move the transfers queued behind it
+  if (kind == TaskKind::kRecopy) {           // already cached: in flight again, the cache not told
     res_.refresh(layer, expert, id, link_.get(id).end_ns);
   } else if (!staging) {
     res_.set_buffered(layer, expert, kind == TaskKind::kPrefetchLoad && res_.buffer_slots() > 0);
@@ -1027,9 +1027,9 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   return id;
 }
 
-void Engine::refresh_transfer_ends(size_t from) {
+void Engine::refresh_transfer_ends(size_t from, size_t to) {
   const auto& queue = link_.queue();
-  for (size_t i = from; i < queue.size(); ++i) {
+  for (size_t i = from; i < std::min(to, queue.size()); ++i) {
     const int64_t q = queue[i];
     const Transfer& x = link_.get(q);
     if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
@@ -1408,7 +1408,7 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
     } else {
       for (int64_t t = 0; t < step_.tokens(); ++t) {
         const int64_t seq = step_.seq(t), pos = step_.pos(t);
-        if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput);
+        if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput | kNoRouting);
         while (gate_pos_[seq] <= pos) {
           if (!gate_readers_[seq]->next(gate_rec_))
             throw InternalError("gate input stream ended early");
@@ -1574,9 +1574,9 @@ double Engine::copy_kv_to_gpu(int32_t l, const MicroBatch& b) {
   t.bytes = cost_.kv_bytes(b.sequences, b.context);
   t.staging = true;
   t.step = cur_step_;
-  size_t pos = 0;
-  const int64_t id = link_.issue(t, &pos);
-  refresh_transfer_ends(pos + 1);
+  size_t pos = 0, moved_to = 0;
+  const int64_t id = link_.issue(t, &pos, &moved_to);
+  refresh_transfer_ends(pos + 1, moved_to);
   link_.fix(id);
   m_.kv_h2d_bytes += t.bytes;
   return link_.get(id).end_ns;
@@ -2194,7 +2194,7 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
     if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
       ++m_.prefetch_cancelled;
       m_.h2d_bytes -= link_.get(res_.transfer(l, e)).bytes;  // a cancelled copy moves nothing
-      refresh_transfer_ends(0);  // the transfers behind it moved earlier
+      refresh_transfer_ends(0, link_.queue().size());  // the transfers behind it moved earlier
     }
     res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);

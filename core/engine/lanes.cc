@@ -68,7 +68,7 @@ bool is_demand(TaskKind k) {
 }
 }  // namespace
 
-int64_t Link::issue(Transfer t, size_t* moved_from) {
+int64_t Link::issue(Transfer t, size_t* moved_from, size_t* moved_to) {
   t.id = base_ + int64_t(all_.size());
   t.fixed = false;
   t.done = false;
@@ -94,19 +94,26 @@ int64_t Link::issue(Transfer t, size_t* moved_from) {
   } else {
     queue_.insert(queue_.begin() + std::ptrdiff_t(pos), t.id);
   }
-  reschedule(pos);
+  const size_t to = reschedule(pos);
   if (moved_from) *moved_from = pos;
+  if (moved_to) *moved_to = to;
   return t.id;
 }
 
-void Link::reschedule(size_t from) {
+size_t Link::reschedule(size_t from) {
+  // Every queued transfer's times follow from its predecessor's end (the
+  // invariant issue, cancel and advance keep), so the first one behind
+  // `from` that starts where it did leaves the rest as they were.
   double prev = from == 0 ? committed_free_ : get(queue_[from - 1]).end_ns;
   for (size_t i = from; i < queue_.size(); ++i) {
     Transfer& q = get(queue_[i]);
-    q.start_ns = std::max({prev, q.issue_ns, q.earliest_ns});
+    const double start = std::max({prev, q.issue_ns, q.earliest_ns});
+    if (i > from && start == q.start_ns) return i;
+    q.start_ns = start;
     q.end_ns = q.start_ns + q.duration_ns;
     prev = q.end_ns;
   }
+  return queue_.size();
 }
 
 void Link::fix(int64_t id) {

@@ -127,9 +127,9 @@ class Link {
   // Queues a transfer; returns its id. Earlier-queued transfers that have
   // not started by `t.issue_ns` and are not fixed are moved behind a demand
   // load when the order is demand-first. `moved_from`, when given, receives
-  // the queue position it was inserted at: the transfers queued after it
-  // are the ones whose times may have changed.
-  int64_t issue(Transfer t, size_t* moved_from = nullptr);
+  // the queue position it was inserted at, and `moved_to` one past the last
+  // position whose times changed: only the transfers queued in between moved.
+  int64_t issue(Transfer t, size_t* moved_from = nullptr, size_t* moved_to = nullptr);
   // Freezes transfer `id` (and everything queued before it).
   void fix(int64_t id);
   // Completes, in event order, every transfer ending at or before now_ns;
@@ -149,7 +149,11 @@ class Link {
   const std::deque<int64_t>& queue() const { return queue_; }
 
  private:
-  void reschedule(size_t from);
+  // Recomputes start and end from queue position `from` on; stops at the
+  // first later transfer whose start is unchanged (every one behind it keeps
+  // its times, which were computed from the same predecessor). Returns one
+  // past the last position it changed.
+  size_t reschedule(size_t from);
 
   LinkOrder order_;
   std::deque<Transfer> all_;  // transfers with id >= base_

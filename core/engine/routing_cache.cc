@@ -73,7 +73,10 @@ Shared shared_run_routing(const TraceSource& src, int64_t top_p) {
   const std::string content = src.content_key();
   Cache& c = cache();
   std::unique_lock<std::mutex> lock(c.mu);
-  if (c.budget < 0) c.budget = env_budget();
+  if (c.budget < 0) {
+    c.budget = env_budget();
+    TokenMemo::set_budget(c.budget);
+  }
   if (content.empty() || c.budget == 0) {
     lock.unlock();
     return std::make_shared<const RunRouting>(src, top_p);
@@ -92,7 +95,9 @@ Shared shared_run_routing(const TraceSource& src, int64_t top_p) {
   lock.unlock();
   Shared r;
   try {
-    r = std::make_shared<const RunRouting>(src, top_p);
+    auto built_routing = std::make_shared<RunRouting>(src, top_p);
+    built_routing->enable_memo();  // shared: what one case computes per token, the others reuse
+    r = std::move(built_routing);
   } catch (...) {
     built.set_exception(std::current_exception());
     std::lock_guard<std::mutex> g(c.mu);
@@ -127,6 +132,7 @@ void reset_routing_cache(int64_t budget_bytes) {
   c.bytes = c.builds = c.hits = 0;
   c.clock = 0;
   c.budget = budget_bytes < 0 ? env_budget() : budget_bytes;
+  TokenMemo::set_budget(c.budget);
 }
 
 }  // namespace moebench

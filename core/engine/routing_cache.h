@@ -11,6 +11,8 @@
 // budget, MOEBENCH_ROUTING_CACHE_MIB (default 2048; 0 turns sharing off),
 // and one larger than the budget is built for its case alone. Thread-safe:
 // cases running at once that ask for the same routing wait for one build.
+// A shared routing carries a TokenMemo (core/engine/token_memo.h): per-token
+// results the cases of its workload compute once between them.
 
 #include <cstdint>
 #include <memory>

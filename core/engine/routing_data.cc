@@ -32,6 +32,7 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
   }
   info_ = in.sequences;
   const int64_t T = in.total_tokens();
+  tokens_ = T;
   ids_.resize(T * L_ * k_);
   weights_.resize(T * L_ * k_);
   topp_ids_.resize(T * L_ * p_);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/token_memo.h"
 #include "core/trace/trace.h"
 
 namespace moebench {
@@ -59,9 +60,15 @@ class RunRouting {
   const float* topp_probs(int64_t token, int64_t layer) const {
     return &topp_probs_[(token * L_ + layer) * p_];
   }
+  // The memo of per-token results shared with every case that shares this
+  // routing (core/engine/token_memo.h); nullptr for a routing of one case.
+  TokenMemo* memo() const { return memo_.get(); }
+  // Gives the routing a memo (the routing cache, before sharing it).
+  void enable_memo() { memo_ = std::make_unique<TokenMemo>(tokens_); }
 
  private:
-  int64_t L_ = 0, E_ = 0, k_ = 0, p_ = 0, short_of_top_p_ = 0;
+  int64_t L_ = 0, E_ = 0, k_ = 0, p_ = 0, short_of_top_p_ = 0, tokens_ = 0;
+  std::unique_ptr<TokenMemo> memo_;
   std::vector<SequenceInfo> info_;
   std::vector<int64_t> seq_first_;
   std::vector<int32_t> ids_;

@@ -123,7 +123,16 @@ struct TokenRecord {
   std::vector<float> gate_input;  // [L][H]; empty if not requested/available
 };
 
-enum TraceFields : unsigned { kIdsWeights = 0, kProbs = 1, kGateInput = 2, kAllFields = 3 };
+enum TraceFields : unsigned {
+  kIdsWeights = 0,
+  kProbs = 1,
+  kGateInput = 2,
+  kAllFields = 3,
+  // A hint: the caller reads only the optional parts it named, so a source
+  // may leave ids and weights empty where computing them costs time (the
+  // synthetic generator skips its router). Other sources may ignore it.
+  kNoRouting = 4,
+};
 
 class SequenceReader {
  public:
@@ -137,7 +146,8 @@ class TraceSource {
   virtual ~TraceSource() = default;
   virtual const TraceInfo& info() const = 0;
   // Streams sequence `seq` from its first token. `fields` selects the
-  // optional parts (kProbs, kGateInput); unavailable parts stay empty.
+  // optional parts (kProbs, kGateInput); unavailable parts stay empty
+  // (kNoRouting: ids and weights may be left empty too).
   virtual std::unique_ptr<SequenceReader> open(int64_t seq, unsigned fields) const = 0;
   // nullptr when the source has no gate weights.
   virtual const GateWeights* gate_weights() const = 0;

@@ -424,7 +424,7 @@ TraceStats compute_stats(const TraceSource& src, const StatsOptions& opt) {
     std::vector<double> corr(L - 1, 0);
     TokenRecord rec;
     for (int64_t s = 0; s < S; ++s) {
-      auto reader = src.open(s, kGateInput);
+      auto reader = src.open(s, kGateInput | kNoRouting);
       while (reader->next(rec)) {
         for (int64_t l = 0; l + 1 < L; ++l) {
           corr[l] += cosine(&rec.gate_input[l * H], &rec.gate_input[(l + 1) * H], &res[l * H], H);

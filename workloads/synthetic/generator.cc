@@ -579,10 +579,13 @@ class SyntheticReader : public SequenceReader {
     const int nb = int(std::min<int64_t>(16, len_ - pos_));
     const bool gate = fields_ & kGateInput;
     const bool probs = fields_ & kProbs;
+    // Gate inputs alone (kNoRouting): the router is skipped; it draws no
+    // random numbers, so the gate inputs are the same bits either way.
+    const bool routing = probs || !(fields_ & kNoRouting);
     for (int b = 0; b < nb; ++b) {
       TokenRecord& t = block_[b];
-      t.ids.resize(L * k);
-      t.weights.resize(L * k);
+      t.ids.resize(routing ? L * k : 0);
+      t.weights.resize(routing ? L * k : 0);
       if (probs)
         t.probs.resize(L * E);
       else
@@ -646,6 +649,7 @@ class SyntheticReader : public SequenceReader {
         for (int b = 0; b < nb; ++b) gate_rows[b] = block_[b].gate_input.data();
         lanes::unpack_at(h_.data(), H, nb, gate_rows, l * H);
       }
+      if (!routing) continue;
       gate_logits_block(h_.data(), &s_.sign[l * s_.blocks * Hv], &s_.row[l * E], &s_.beta[l * E],
                         &s_.scale[l * E], Hv, E, s_.blocks, x_.data(), logits_.data());
       for (int b = 0; b < nb; ++b) {

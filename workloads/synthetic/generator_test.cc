@@ -101,6 +101,25 @@ TEST(Generator, RoutingDoesNotDependOnRequestedFields) {
   }
 }
 
+// kNoRouting skips the router: the gate inputs are the same bits, the ids
+// and weights are left empty (the engine's gate-input stream reads so).
+TEST(Generator, GateInputsWithoutRoutingAreTheSameBits) {
+  const SyntheticSource s = make("qwen3-30b-a3b", 3, 1, 20, false, 128);
+  auto a = s.open(0, kGateInput), b = s.open(0, kGateInput | kNoRouting);
+  TokenRecord x, y;
+  int64_t n = 0;
+  while (a->next(x)) {
+    ASSERT_TRUE(b->next(y));
+    EXPECT_EQ(x.gate_input, y.gate_input);
+    EXPECT_FALSE(x.ids.empty());
+    EXPECT_TRUE(y.ids.empty());
+    EXPECT_TRUE(y.weights.empty());
+    ++n;
+  }
+  EXPECT_FALSE(b->next(y));
+  EXPECT_EQ(n, 20);
+}
+
 // The gate weights written to trace files really are the router: applying
 // them to a token's gate input and routing gives the token's experts.
 TEST(Generator, GateWeightsReproduceRouting) {
