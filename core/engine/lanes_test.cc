@@ -65,6 +65,33 @@ TEST(Link, AdvanceCompletesInTimeOrderAndCancelDropsQueuedWork) {
   EXPECT_DOUBLE_EQ(link.busy_ns(), 10);
 }
 
+// A demand load moves the transfers behind it up to the first one that
+// waits anyway (issued later than the link frees): moved_to stops there, and
+// every transfer's times are those of a queue rescheduled in full.
+TEST(Link, MovedToEndsAtTheFirstTransferThatKeepsItsTimes) {
+  Link link(LinkOrder::kDemandFirst);
+  link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));                      // [0, 5]
+  const int64_t p2 = link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));   // [5, 10]
+  const int64_t p3 = link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));   // [10, 15]
+  const int64_t p4 = link.issue(xfer(TaskKind::kPrefetchLoad, 40, 5));  // [40, 45]: waits
+  const int64_t p5 = link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));   // [45, 50]
+  size_t from = 99, to = 99;
+  const int64_t d = link.issue(xfer(TaskKind::kDemandLoad, 1, 5), &from, &to);
+  EXPECT_EQ(from, 1u);  // before p2, which had not started
+  EXPECT_EQ(to, 4u);    // p2 and p3 moved; p4 starts at its issue time as before
+  EXPECT_DOUBLE_EQ(link.get(d).start_ns, 5);
+  EXPECT_DOUBLE_EQ(link.get(p2).start_ns, 10);
+  EXPECT_DOUBLE_EQ(link.get(p3).end_ns, 20);
+  EXPECT_DOUBLE_EQ(link.get(p4).start_ns, 40);
+  EXPECT_DOUBLE_EQ(link.get(p5).start_ns, 45);
+  // A second demand load pushes p3 past p4's issue time: p4 and p5 move too.
+  link.issue(xfer(TaskKind::kDemandLoad, 2, 22), &from, &to);
+  EXPECT_EQ(to, 7u);
+  EXPECT_DOUBLE_EQ(link.get(p4).start_ns, 42);
+  EXPECT_DOUBLE_EQ(link.get(p5).end_ns, 52);
+  EXPECT_DOUBLE_EQ(link.free_ns(), 52);
+}
+
 TEST(EventOrder, TimeThenLanePriorityThenSequence) {
   struct E {
     double t;

@@ -67,8 +67,7 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
   }
 }
 
-void StepRouting::check(int64_t l) const {
-  if (l <= revealed_ || oracle_) return;
+void StepRouting::refuse(int64_t l) const {
   throw InternalError(
       fmt::format("component '{}' read the routing of MoE layer {} before its gate ran "
                   "(revealed up to layer {}); only oracle components may look ahead",

@@ -147,7 +147,11 @@ class StepRouting {
   void set_reader(const std::string* name) const { reader_ = name; }
 
  private:
-  void check(int64_t l) const;
+  // Inline: every routing read of the engine's hot loops passes here.
+  void check(int64_t l) const {
+    if (l > revealed_ && !oracle_) refuse(l);
+  }
+  [[noreturn]] void refuse(int64_t l) const;
 
   const RunRouting* run_;
   Phase phase_;

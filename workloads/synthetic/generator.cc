@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -170,19 +172,44 @@ bool is_pow2(int64_t x) {
   return x > 0 && (x & (x - 1)) == 0;
 }
 
+// Structures by key, the most recent kept (a suite's models and generator
+// presets: a handful; each a few MB at most).
+constexpr size_t kStructuresKept = 32;
+
+struct StructureCache {
+  std::mutex mu;
+  std::deque<std::pair<std::string, std::shared_ptr<const SyntheticSource::Structure>>> kept;
+};
+
+StructureCache& structure_cache() {
+  static StructureCache c;
+  return c;
+}
+
 }  // namespace
 
-SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& params,
-                                 SyntheticLayout layout)
-    : params_(params), layout_(std::move(layout)), structure_(std::make_unique<Structure>()) {
-  const int64_t H = layout_.h_trace;
-  if (!is_pow2(H) || H < 32) {
-    throw Error(
-        fmt::format("workload.h_trace: expected a power of two >= 32 (the generator's gates "
-                    "are Hadamard transforms), found {}",
-                    H));
+std::shared_ptr<const SyntheticSource::Structure> SyntheticSource::shared_structure(
+    const std::string& key, const std::function<std::shared_ptr<const Structure>()>& build) {
+  StructureCache& c = structure_cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    for (const auto& [k, v] : c.kept) {
+      if (k == key) return v;
+    }
   }
-  Structure& s = *structure_;
+  std::shared_ptr<const Structure> built = build();  // may throw: nothing kept
+  std::lock_guard<std::mutex> g(c.mu);
+  for (const auto& [k, v] : c.kept) {
+    if (k == key) return v;  // built meanwhile by another case: the same bits
+  }
+  c.kept.emplace_back(key, built);
+  if (c.kept.size() > kStructuresKept) c.kept.pop_front();
+  return built;
+}
+
+// The static "model" of the generator: means, mixing, gates, popularity.
+void SyntheticSource::build_structure(Structure& s, const ModelSpec& model,
+                                      const GeneratorParams& params, int64_t H) {
   s.L = model.moe_layers();
   s.E = model.routed_experts;
   s.H = H;
@@ -321,12 +348,34 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
       }
     }
   }
+}
 
+SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& params,
+                                 SyntheticLayout layout)
+    : params_(params), layout_(std::move(layout)) {
+  const int64_t H = layout_.h_trace;
+  if (!is_pow2(H) || H < 32) {
+    throw Error(
+        fmt::format("workload.h_trace: expected a power of two >= 32 (the generator's gates "
+                    "are Hadamard transforms), found {}",
+                    H));
+  }
+  // The structure depends on the model's routing, the parameters and h_trace
+  // alone (not the seed, stream or sequences): every source of a process with
+  // those shares one, built once (the same bits as building it again).
+  const std::string skey =
+      fmt::format("{}|{}|{}|{}|{}|{}", model.name, model.routing_hash(), model.moe_layers(),
+                  model.routed_experts, params.to_json().dump(), H);
+  structure_ = shared_structure(skey, [&] {
+    auto built = std::make_shared<Structure>();
+    build_structure(*built, model, params, H);
+    return built;
+  });
   info_.model_name = model.name;
   info_.model_hash = model.routing_hash();
-  info_.moe_layers = L;
+  info_.moe_layers = structure_->L;
   info_.h_trace = H;
-  info_.routing = s.routing;
+  info_.routing = structure_->routing;
   info_.probs = ProbsStorage::kFull;
   info_.has_gate_weights = true;
   info_.sequences = layout_.sequences;

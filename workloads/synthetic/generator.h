@@ -41,6 +41,7 @@
 // bytes on every machine (integer RNG, det:: math, no FMA contraction).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,7 +130,11 @@ class SyntheticSource : public TraceSource {
   SyntheticLayout layout_;
   TraceInfo info_;
   std::string key_;
-  std::unique_ptr<Structure> structure_;
+  std::shared_ptr<const Structure> structure_;  // shared by the sources of one model and preset
+  static void build_structure(Structure& s, const ModelSpec& model, const GeneratorParams& params,
+                              int64_t H);
+  static std::shared_ptr<const Structure> shared_structure(
+      const std::string& key, const std::function<std::shared_ptr<const Structure>()>& build);
   mutable std::unique_ptr<GateWeights> gates_;  // materialised on first request
 };
 

@@ -101,6 +101,25 @@ TEST(Generator, RoutingDoesNotDependOnRequestedFields) {
   }
 }
 
+// The structure (means, mixing, gates) depends on the model, the parameters
+// and h_trace only: the sources of every seed and stream share one, and
+// another model, preset or h_trace has its own.
+TEST(Generator, SourcesOfOneModelAndPresetShareTheirStructure) {
+  const SyntheticSource a = make("deepseek-v2-lite", 1, 2, 8),
+                        b = make("deepseek-v2-lite", 7, 3, 12, true);
+  EXPECT_EQ(&a.structure(), &b.structure());
+  EXPECT_NE(&a.structure(), &make("deepseek-v2-lite", 1, 2, 8, false, 128).structure());
+  EXPECT_NE(&a.structure(), &make("qwen3-30b-a3b", 1, 2, 8).structure());
+  const auto paths = ConfigPaths::defaults();
+  const ModelSpec m = load_model("deepseek-v2-lite", paths);
+  GeneratorParams p = load_generator("auto", m, paths);
+  p.structure_seed += 1;
+  SyntheticLayout lay;
+  lay.sequences.assign(2, SequenceInfo{4, 4});
+  lay.h_trace = 64;
+  EXPECT_NE(&a.structure(), &SyntheticSource(m, p, lay).structure());
+}
+
 // kNoRouting skips the router: the gate inputs are the same bits, the ids
 // and weights are left empty (the engine's gate-input stream reads so).
 TEST(Generator, GateInputsWithoutRoutingAreTheSameBits) {

@@ -9,6 +9,9 @@
 // public code's eviction loop spares its current prefetch candidates. Open
 // decision (docs/STRATEGIES.md): the paper describes this ranking; the
 // public code's eviction loop walks the cached experts by their visit count.
+#include <cmath>
+#include <limits>
+
 #include "baselines/moe_infinity/components.h"
 
 namespace moebench {
@@ -75,14 +78,38 @@ double ActivationAwareCache::priority(int32_t layer, int32_t expert, const Conte
   return p_.layer_decay ? p * (1.0 - double(layer) / double(L_ + 1)) : p;
 }
 
+double ActivationAwareCache::priority_cached(int32_t layer, int32_t expert) {
+  double p = 0;
+  const size_t S = seqs_.size();
+  for (size_t i = 0; i < S; ++i) {
+    const std::vector<float>& m = tracer_.eam(seqs_[i]);
+    if (m.empty()) continue;
+    double& sum = sums_[size_t(layer) * S + i];
+    if (std::isnan(sum)) {
+      sum = 0;
+      for (int32_t e = 0; e < E_; ++e) sum += m[size_t(layer) * E_ + e];
+    }
+    if (sum > 0) p += m[size_t(layer) * E_ + expert] / sum;
+  }
+  return p_.layer_decay ? p * (1.0 - double(layer) / double(L_ + 1)) : p;
+}
+
 size_t ActivationAwareCache::victim(std::span<const SlotRef> c, SlotRef, const Context& ctx) {
+  // The step's sequences as priority() visits them, and no row sum yet.
+  const StepRouting& r = *ctx.routing;
+  seqs_.clear();
+  for (int64_t t = 0; t < r.tokens(); ++t) {
+    if (seqs_.empty() || seqs_.back() != r.seq(t)) seqs_.push_back(r.seq(t));
+  }
+  sums_.assign(size_t(L_) * seqs_.size(), std::numeric_limits<double>::quiet_NaN());
+  auto priority = [&](int32_t layer, int32_t expert) { return priority_cached(layer, expert); };
   size_t best = 0;
   bool best_w = waiting(c[0], ctx);
-  double best_p = priority(c[0].layer, c[0].expert, ctx);
+  double best_p = priority(c[0].layer, c[0].expert);
   uint64_t best_t = last_[size_t(c[0].layer) * E_ + c[0].expert];
   for (size_t i = 1; i < c.size(); ++i) {
     const bool w = waiting(c[i], ctx);
-    const double p = priority(c[i].layer, c[i].expert, ctx);
+    const double p = priority(c[i].layer, c[i].expert);
     const uint64_t t = last_[size_t(c[i].layer) * E_ + c[i].expert];
     if (w != best_w ? !w : (p < best_p || (p == best_p && t < best_t))) {
       best = i;
