@@ -142,7 +142,6 @@ class GateReusePredictor : public Predictor {
   int64_t extra_ = 0;
   RouterProbe probe_;
   int64_t hidden_ = 0;
-  std::vector<const float*> xs_;
 };
 
 // ---------------------------------------------------------------- cross-layer
@@ -189,7 +188,6 @@ class ResidualPredictor : public Predictor {
   std::vector<float> res_;  // [L-1][h]
   std::string res_key_;     // SHA-256 of res_ (its memo tables' name)
   std::vector<float> x_;    // the shifted gate inputs of a step's tokens (tokens x h)
-  std::vector<const float*> xs_;
 };
 
 // Mean residual vectors of a trace (the DALI offline step), [L-1][h].
