@@ -140,8 +140,8 @@ def _parse_rows(path: pathlib.Path) -> list:
 
 # load_runs' checked tables by run folder, kept while its runs.jsonl and manifest.json are the files they were
 # when read (the same inode, size and modification and change times): the report's figures read the same run many
-# times (DALI's 22 scripts one 1,746-row, 39 MB run), and parsing it was most of their time. run_suite appends rows
-# (the size changes) and replaces the manifest by renaming (the inode changes).
+# times (DALI's verdict summary read its 1,746-row, 39 MB run 40 times), and parsing it was most of their time.
+# run_suite appends rows (the size changes) and replaces the manifest by renaming (the inode changes).
 _RUNS_CACHE: dict = {}
 
 
