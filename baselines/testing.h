@@ -134,6 +134,20 @@ inline StrategySpec strategy(const std::string& assigner, const std::string& cac
   return s;
 }
 
+// A calibration workload that is a trace source the test holds (components
+// that read its trace: the residual predictor, MoE-Infinity's tracer); its
+// activation profile is empty.
+class TraceCalibration : public CalibrationData {
+ public:
+  explicit TraceCalibration(const TraceSource& t) : t_(t) {}
+  const CalibrationProfile& profile() const override { return p_; }
+  const TraceSource& trace() const override { return t_; }
+
+ private:
+  const TraceSource& t_;
+  CalibrationProfile p_;
+};
+
 inline WorkloadSpec workload_of(const TraceSource& src) {
   WorkloadSpec w;
   w.sequences = int64_t(src.info().sequences.size());

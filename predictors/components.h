@@ -43,33 +43,23 @@ class RouterProbe {
   int64_t top_k() const { return cfg_.top_k; }
   // Routes one gate input `x` (h floats) through layer `layer`'s router.
   void route_one(const float* x, int32_t layer, int32_t* ids, float* weights);
-  // Adds the predicted workload of `n` gate inputs (n x h floats) to scores.
-  void add_workload(const float* x, int64_t n, int32_t layer, std::span<float> scores);
-  // add_workload(xs[t], 1, layer, scores) for t = 0 .. n-1 in order, the same
-  // bits, with the router's matrix read once per four inputs.
-  void add_workload_each(const float* const* xs, int64_t n, int32_t layer, std::span<float> scores);
-  // add_workload_each for the step's tokens, input(t) giving token t's gate
-  // input, with each token's routed experts read from `memo` when another
-  // case of the same workload has routed it (core/engine/token_memo.h) and
-  // written there otherwise: the same bits (a token's result depends on its
-  // input alone; the scores are added in token order). memo may be nullptr.
+  // Adds the step's predicted workload to scores: each token's routed top-k
+  // adds 1 + 0.5 x its share of the token's weights, in token order. input(t)
+  // gives token t's gate input; each token's routed experts are read from
+  // `memo` when another case of the same workload has routed it
+  // (core/engine/token_memo.h) and written there otherwise: the same bits (a
+  // token's result depends on its input alone), with the router's matrix
+  // read once per four missing tokens. memo may be nullptr.
   template <class Input>
   void add_step(const StepRouting& r, TokenMemo::Table* memo, int32_t layer, Input input,
                 std::span<float> scores) {
     const int64_t n = r.tokens();
-    hit_.assign(size_t(n), -1);
+    tok_ids_.assign(size_t(n), nullptr);
+    tok_w_.assign(size_t(n), nullptr);
     xs_.clear();
     miss_.clear();
-    memo_ids_.clear();
-    memo_w_.clear();
     for (int64_t t = 0; t < n; ++t) {
-      const int32_t* ids = nullptr;
-      const float* w = nullptr;
-      if (memo && memo->get(r.run_token(t), &ids, &w)) {
-        hit_[size_t(t)] = int64_t(memo_ids_.size());
-        memo_ids_.push_back(ids);
-        memo_w_.push_back(w);
-      } else {
+      if (!memo || !memo->get(r.run_token(t), &tok_ids_[size_t(t)], &tok_w_[size_t(t)])) {
         miss_.push_back(t);
         xs_.push_back(input(t));
       }
@@ -86,23 +76,18 @@ class RouterProbe {
   const GateWeights* gates_ = nullptr;
   RoutingConfig cfg_;
   RoutingScratch scratch_;
-  std::vector<float> logits_, probs_, w_;
-  std::vector<int32_t> ids_;
-  std::vector<const float*> xs_;
-  // The gate inputs xs[0..n) routed, each token's top-k adding 1 + tie x its share of the weights.
-  void add_routed(const float* const* xs, int64_t n, int32_t layer, float tie,
-                  std::span<float> scores);
-  // add_step's second half: routes the missing tokens (xs_), writes them to
-  // the memo and adds every token's experts in token order.
+  std::vector<float> logits_, probs_;
+  std::vector<const float*> xs_;  // the missing tokens' gate inputs
+  // add_step's second half: routes the missing tokens, writes them to the
+  // memo and adds every token's experts in token order.
   void add_step_routed(const StepRouting& r, TokenMemo::Table* memo, int32_t layer,
                        std::span<float> scores);
-  // Adds one token's routed experts (ids, weights) with tie-break `tie`.
-  void add_experts(const int32_t* ids, const float* w, float tie, std::span<float> scores) const;
 
-  // add_step's per-token bookkeeping: hit_[t] indexes memo_ids_/memo_w_ (-1: a miss).
-  std::vector<int64_t> hit_, miss_;
-  std::vector<const int32_t*> memo_ids_;
-  std::vector<const float*> memo_w_;
+  // add_step's per-token results (the memo's, or miss_ids_/miss_w_ for the
+  // missing tokens miss_) and the missing tokens.
+  std::vector<const int32_t*> tok_ids_;
+  std::vector<const float*> tok_w_;
+  std::vector<int64_t> miss_;
   std::vector<int32_t> miss_ids_;
   std::vector<float> miss_w_;
   // memo_table's lookups for the memo they came from (its serial; [from * L + to]; 1 = looked up).
@@ -186,7 +171,7 @@ class ResidualPredictor : public Predictor {
   RouterProbe probe_;
   int64_t hidden_ = 0;
   std::vector<float> res_;  // [L-1][h]
-  std::string res_key_;     // SHA-256 of res_ (its memo tables' name)
+  std::string memo_what_;   // its memo tables' name: "residual|" + SHA-256 of res_
   std::vector<float> x_;    // the shifted gate inputs of a step's tokens (tokens x h)
 };
 

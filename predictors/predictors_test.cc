@@ -285,25 +285,13 @@ TEST(RandomPredictor, PrecisionNearChanceAndDeterministic) {
   EXPECT_EQ(o.prefetch_useful, o.prefetch_loads);
 }
 
-// A calibration workload that is a synthetic stream (the residual predictor reads its trace).
-class SyntheticCalibration : public CalibrationData {
- public:
-  explicit SyntheticCalibration(const SyntheticSource& src) : src_(src) {}
-  const CalibrationProfile& profile() const override { return p_; }
-  const TraceSource& trace() const override { return src_; }
-
- private:
-  const SyntheticSource& src_;
-  CalibrationProfile p_;
-};
-
 // Cases that share a workload share each token's routed prediction (the
 // routing's memo, core/engine/token_memo.h): the second case reads what the
 // first wrote, and both run as a case computing everything alone, bit for bit.
 TEST(RouterProbe, PredictionsSharedBetweenCasesGiveTheSameRun) {
   const ModelSpec m = small_model(RoutingFunction::kSoftmaxTopK);
   const SyntheticSource calib_src = synthetic(m, 2, 24, true);
-  const SyntheticCalibration calib(calib_src);
+  const testing::TraceCalibration calib(calib_src);  // the residual predictor reads its trace
   for (const char* pred : {"gate-reuse", "residual"}) {
     SCOPED_TRACE(pred);
     auto run_with = [&] {

@@ -64,8 +64,8 @@ void ResidualPredictor::prepare(const ModelSpec& m, const CalibrationData* calib
   }
   res_ = mean_residuals(calib->trace(), p_.max_tokens);
   // What the shifted inputs depend on besides the token: the residuals' bits.
-  res_key_ = sha256_hex(
-      std::string_view(reinterpret_cast<const char*>(res_.data()), res_.size() * sizeof(float)));
+  memo_what_ = "residual|" + sha256_hex(std::string_view(reinterpret_cast<const char*>(res_.data()),
+                                                         res_.size() * sizeof(float)));
   x_.resize(probe_.h());
 }
 
@@ -83,7 +83,7 @@ void ResidualPredictor::predict(const Context& ctx, int32_t target, int64_t offs
   // workload has routed with these residuals), then all of them through
   // the router at once (add_step: the same bits as one at a time).
   x_.resize(size_t(std::max<int64_t>(n, 1) * H));
-  TokenMemo::Table* memo = probe_.memo_table(r, "residual|" + res_key_, ctx.layer, target);
+  TokenMemo::Table* memo = probe_.memo_table(r, memo_what_, ctx.layer, target);
   probe_.add_step(
       r, memo, target,
       [&](int64_t t) {

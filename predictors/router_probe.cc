@@ -30,8 +30,6 @@ void RouterProbe::init(const ModelSpec& model, const GateWeights* gates, const s
   }
   logits_.resize(gates->experts);
   probs_.resize(gates->experts);
-  ids_.resize(cfg_.top_k);
-  w_.resize(cfg_.top_k);
 }
 
 void RouterProbe::route_one(const float* x, int32_t layer, int32_t* ids, float* weights) {
@@ -41,47 +39,13 @@ void RouterProbe::route_one(const float* x, int32_t layer, int32_t* ids, float* 
   route(cfg_, logits_.data(), sel, ids, weights, probs_.data(), scratch_);
 }
 
-void RouterProbe::add_workload(const float* x, int64_t n, int32_t layer, std::span<float> scores) {
-  xs_.resize(size_t(std::max<int64_t>(n, 0)));
-  for (int64_t t = 0; t < n; ++t) xs_[size_t(t)] = x + t * gates_->h;
-  add_routed(xs_.data(), n, layer, n > 0 ? 0.5f / float(n) : 0.0f, scores);
-}
-
-void RouterProbe::add_workload_each(const float* const* xs, int64_t n, int32_t layer,
-                                    std::span<float> scores) {
-  add_routed(xs, n, layer, 0.5f, scores);  // the tie of one input: 0.5 / 1
-}
-
-void RouterProbe::add_experts(const int32_t* ids, const float* w, float tie,
-                              std::span<float> scores) const {
-  const int64_t k = cfg_.top_k;
-  float wsum = 0;
-  for (int64_t j = 0; j < k; ++j) wsum += std::abs(w[j]);
-  for (int64_t j = 0; j < k; ++j) {
-    scores[ids[j]] += 1.0f + tie * (wsum > 0 ? std::abs(w[j]) / wsum : 0.0f);
-  }
-}
-
-void RouterProbe::add_routed(const float* const* xs, int64_t n, int32_t layer, float tie,
-                             std::span<float> scores) {
-  if (n <= 0) return;
-  const int64_t E = gates_->experts;
-  // Every input's logits at once (gemv_batch: the same bits as route_one's gemv on each).
-  logits_.resize(size_t(n * E));
-  gemv_batch(gates_->w(layer), gates_->b(layer), xs, n, E, gates_->h, logits_.data());
-  const float* sel = gates_->selection_bias.empty() ? nullptr : gates_->sel(layer);
-  for (int64_t t = 0; t < n; ++t) {
-    route(cfg_, logits_.data() + t * E, sel, ids_.data(), w_.data(), probs_.data(), scratch_);
-    add_experts(ids_.data(), w_.data(), tie, scores);
-  }
-}
-
 void RouterProbe::add_step_routed(const StepRouting& r, TokenMemo::Table* memo, int32_t layer,
                                   std::span<float> scores) {
   const int64_t E = gates_->experts, k = cfg_.top_k, m = int64_t(miss_.size());
   miss_ids_.resize(size_t(m * k));
   miss_w_.resize(size_t(m * k));
   if (m > 0) {
+    // Every missing token's logits at once (gemv_batch: the same bits as route_one's gemv on each).
     logits_.resize(size_t(m * E));
     gemv_batch(gates_->w(layer), gates_->b(layer), xs_.data(), m, E, gates_->h, logits_.data());
     const float* sel = gates_->selection_bias.empty() ? nullptr : gates_->sel(layer);
@@ -89,18 +53,19 @@ void RouterProbe::add_step_routed(const StepRouting& r, TokenMemo::Table* memo, 
       int32_t* ids = &miss_ids_[size_t(i * k)];
       float* w = &miss_w_[size_t(i * k)];
       route(cfg_, logits_.data() + i * E, sel, ids, w, probs_.data(), scratch_);
-      if (memo) memo->put(r.run_token(miss_[size_t(i)]), ids, w);
+      const int64_t t = miss_[size_t(i)];
+      if (memo) memo->put(r.run_token(t), ids, w);
+      tok_ids_[size_t(t)] = ids;
+      tok_w_[size_t(t)] = w;
     }
   }
-  // Every token in order, the tie of one input (0.5 / 1) as add_workload_each.
-  int64_t next_miss = 0;
   for (int64_t t = 0; t < r.tokens(); ++t) {
-    const int64_t h = hit_[size_t(t)];
-    if (h >= 0) {
-      add_experts(memo_ids_[size_t(h)], memo_w_[size_t(h)], 0.5f, scores);
-    } else {
-      add_experts(&miss_ids_[size_t(next_miss * k)], &miss_w_[size_t(next_miss * k)], 0.5f, scores);
-      ++next_miss;
+    const int32_t* ids = tok_ids_[size_t(t)];
+    const float* w = tok_w_[size_t(t)];
+    float wsum = 0;
+    for (int64_t j = 0; j < k; ++j) wsum += std::abs(w[j]);
+    for (int64_t j = 0; j < k; ++j) {
+      scores[ids[j]] += 1.0f + 0.5f * (wsum > 0 ? std::abs(w[j]) / wsum : 0.0f);
     }
   }
 }

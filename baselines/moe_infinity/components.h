@@ -104,12 +104,12 @@ class ActivationAwareCache : public CachePolicy {
 
  private:
   bool waiting(const SlotRef& s, const Context& ctx) const;
-  // priority() with each (sequence, layer) row sum of the EAMs taken from
-  // sums_ (filled on first use in one victim() call: the same for every
-  // candidate of a layer; the same sums, so the same bits).
-  double priority_cached(int32_t layer, int32_t expert);
-  std::vector<int64_t> seqs_;  // the step's sequences in priority()'s order
-  std::vector<double> sums_;   // [layer][i]: row sum of seqs_[i]'s EAM; NaN: not yet
+  // The priority of (layer, expert) over the step's sequences `seqs`, each
+  // request's row sum of its EAM taken from sums[i] (NaN: computed there
+  // first, so a victim() call sums each row once; the same doubles).
+  double share(int32_t layer, int32_t expert, const std::vector<int64_t>& seqs, double* sums) const;
+  std::vector<int64_t> seqs_;  // victim()'s: the step's sequences
+  std::vector<double> sums_;   // victim()'s: [layer][i] row sum of seqs_[i]'s EAM (NaN: not yet)
 
   Params p_;
   int32_t L_ = 0, E_ = 0;

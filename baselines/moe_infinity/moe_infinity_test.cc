@@ -41,16 +41,7 @@ MemoryTraceSource workload(const std::vector<Ids>& seqs, int64_t prompt_len = 0)
   return src;
 }
 
-class Calibration : public CalibrationData {
- public:
-  explicit Calibration(const TraceSource& t) : t_(t) {}
-  const CalibrationProfile& profile() const override { return p_; }
-  const TraceSource& trace() const override { return t_; }
-
- private:
-  const TraceSource& t_;
-  CalibrationProfile p_;
-};
+using Calibration = testing::TraceCalibration;
 
 struct Fixture {
   ModelSpec m = testing::tiny_model(3, 4, 1);

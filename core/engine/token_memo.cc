@@ -38,11 +38,6 @@ void TokenMemo::Table::put(int64_t token, const int32_t* ids, const float* weigh
   state_[size_t(token)].store(2, std::memory_order_release);
 }
 
-int64_t TokenMemo::Table::bytes() const {
-  return int64_t(ids_.size() * sizeof(int32_t) + weights_.size() * sizeof(float) +
-                 ids_.size() / size_t(std::max<int64_t>(width_, 1)));
-}
-
 TokenMemo::~TokenMemo() {
   g_bytes.fetch_sub(bytes_);
 }

@@ -36,7 +36,6 @@ class TokenMemo {
     bool get(int64_t token, const int32_t** ids, const float** weights) const;
     // Writes the token's result unless another case has claimed it.
     void put(int64_t token, const int32_t* ids, const float* weights);
-    int64_t bytes() const;
 
    private:
     int64_t width_;

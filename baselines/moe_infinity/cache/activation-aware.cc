@@ -61,48 +61,47 @@ void ActivationAwareCache::after_step(const Context& ctx, std::vector<Swap>&) {
   tracer_.finish_step(ctx);  // capacity 0: the finished requests' EAMs are dropped
 }
 
-double ActivationAwareCache::priority(int32_t layer, int32_t expert, const Context& ctx) const {
-  const StepRouting& r = *ctx.routing;
-  double p = 0;
-  int64_t prev = -1;
+namespace {
+// The step's sequences in token order (a prefill step's tokens come sequence by sequence: each
+// once).
+void step_sequences(const StepRouting& r, std::vector<int64_t>* out) {
+  out->clear();
   for (int64_t t = 0; t < r.tokens(); ++t) {
-    const int64_t s = r.seq(t);
-    if (s == prev) continue;  // a prefill step's tokens come sequence by sequence
-    prev = s;
-    const std::vector<float>& m = tracer_.eam(s);
+    if (out->empty() || out->back() != r.seq(t)) out->push_back(r.seq(t));
+  }
+}
+}  // namespace
+
+double ActivationAwareCache::share(int32_t layer, int32_t expert, const std::vector<int64_t>& seqs,
+                                   double* sums) const {
+  double p = 0;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const std::vector<float>& m = tracer_.eam(seqs[i]);
     if (m.empty()) continue;
-    double sum = 0;
-    for (int32_t e = 0; e < E_; ++e) sum += m[size_t(layer) * E_ + e];
-    if (sum > 0) p += m[size_t(layer) * E_ + expert] / sum;
+    if (std::isnan(sums[i])) {
+      sums[i] = 0;
+      for (int32_t e = 0; e < E_; ++e) sums[i] += m[size_t(layer) * E_ + e];
+    }
+    if (sums[i] > 0) p += m[size_t(layer) * E_ + expert] / sums[i];
   }
   return p_.layer_decay ? p * (1.0 - double(layer) / double(L_ + 1)) : p;
 }
 
-double ActivationAwareCache::priority_cached(int32_t layer, int32_t expert) {
-  double p = 0;
-  const size_t S = seqs_.size();
-  for (size_t i = 0; i < S; ++i) {
-    const std::vector<float>& m = tracer_.eam(seqs_[i]);
-    if (m.empty()) continue;
-    double& sum = sums_[size_t(layer) * S + i];
-    if (std::isnan(sum)) {
-      sum = 0;
-      for (int32_t e = 0; e < E_; ++e) sum += m[size_t(layer) * E_ + e];
-    }
-    if (sum > 0) p += m[size_t(layer) * E_ + expert] / sum;
-  }
-  return p_.layer_decay ? p * (1.0 - double(layer) / double(L_ + 1)) : p;
+double ActivationAwareCache::priority(int32_t layer, int32_t expert, const Context& ctx) const {
+  std::vector<int64_t> seqs;
+  step_sequences(*ctx.routing, &seqs);
+  std::vector<double> sums(seqs.size(), std::numeric_limits<double>::quiet_NaN());
+  return share(layer, expert, seqs, sums.data());
 }
 
 size_t ActivationAwareCache::victim(std::span<const SlotRef> c, SlotRef, const Context& ctx) {
-  // The step's sequences as priority() visits them, and no row sum yet.
-  const StepRouting& r = *ctx.routing;
-  seqs_.clear();
-  for (int64_t t = 0; t < r.tokens(); ++t) {
-    if (seqs_.empty() || seqs_.back() != r.seq(t)) seqs_.push_back(r.seq(t));
-  }
-  sums_.assign(size_t(L_) * seqs_.size(), std::numeric_limits<double>::quiet_NaN());
-  auto priority = [&](int32_t layer, int32_t expert) { return priority_cached(layer, expert); };
+  // Each (sequence, layer) row sum once per call: the same for every candidate of a layer.
+  step_sequences(*ctx.routing, &seqs_);
+  const size_t S = seqs_.size();
+  sums_.assign(size_t(L_) * S, std::numeric_limits<double>::quiet_NaN());
+  auto priority = [&](int32_t layer, int32_t expert) {
+    return share(layer, expert, seqs_, &sums_[size_t(layer) * S]);
+  };
   size_t best = 0;
   bool best_w = waiting(c[0], ctx);
   double best_p = priority(c[0].layer, c[0].expert);
