@@ -12,109 +12,12 @@
 #include <fmt/format.h>
 
 #include "core/engine/routing_cache.h"
+#include "core/engine/scheduler/scheduler.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 
 namespace moebench {
-
-// ---------------------------------------------------------------- strategy
-
-StrategyInstance StrategyInstance::create(const StrategySpec& spec, const Registry& registry) {
-  StrategyInstance s;
-  s.name = spec.name;
-  s.residency = spec.residency;
-  s.placement = registry.make<Placement>("placement", spec.placement, "strategy.placement");
-  s.assigner = registry.make<Assigner>("assigner", spec.assigner, "strategy.assigner");
-  s.cache = registry.make<CachePolicy>("cache", spec.cache, "strategy.cache");
-  s.prefetcher = registry.make<Prefetcher>("prefetcher", spec.prefetcher, "strategy.prefetcher");
-  s.predictor = registry.make<Predictor>("predictor", spec.predictor, "strategy.predictor");
-  s.deferral = registry.make<Deferral>("deferral", spec.deferral, "strategy.deferral");
-  if (spec.residency.admission == "one-at-a-time" && spec.residency.pin_active_token) {
-    throw Error(
-        fmt::format("strategy '{}': strategy.residency.admission = \"one-at-a-time\" lets a load "
-                    "evict an expert the same "
-                    "token needs later; expected pin_active_token = false, found true (pinned, the "
-                    "token's experts are "
-                    "judged as at the gate: use admission = \"at-gate\")",
-                    spec.name));
-  }
-  if (spec.residency.writeback &&
-      (s.cache->admits_prefetched() || spec.residency.cancel_stale_prefetch)) {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.residency.writeback = true charges an evicted expert's copy back "
-        "to host memory to the copy that replaces it; expected every eviction to come with such a "
-        "copy, found {} (an eviction without a copy, or a copy cancelled after its eviction)",
-        spec.name,
-        s.cache->admits_prefetched()
-            ? fmt::format("strategy.cache = \"{}\", which takes used prefetches into its share",
-                          spec.cache.kind)
-            : std::string("strategy.residency.cancel_stale_prefetch = true")));
-  }
-  if (spec.residency.one_stream && spec.residency.link_order != "fifo") {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.residency.one_stream = true runs copies in the order they are "
-        "issued, between the GPU work around them; expected link_order = \"fifo\", found \"{}\"",
-        spec.name, spec.residency.link_order));
-  }
-  const bool reduces = spec.residency.reduced_copy_ratio < 1.0;
-  if (!reduces && (spec.residency.reduced_demand_loads || s.prefetcher->requests_reduced())) {
-    throw Error(fmt::format(
-        "strategy '{}': {} asks for reduced-precision copies; expected "
-        "strategy.residency.reduced_copy_ratio < 1 (the fraction of an expert's bytes such a "
-        "copy moves), found {} (every copy full: the setting would do nothing)",
-        spec.name,
-        spec.residency.reduced_demand_loads
-            ? std::string("strategy.residency.reduced_demand_loads = true")
-            : fmt::format("strategy.prefetcher = \"{}\"", spec.prefetcher.kind),
-        spec.residency.reduced_copy_ratio));
-  }
-  if (reduces && !spec.residency.reduced_demand_loads && !s.prefetcher->requests_reduced()) {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.residency.reduced_copy_ratio = {} sizes reduced-precision "
-        "copies; expected reduced_demand_loads = true or a prefetcher that asks for reduced "
-        "copies (next-layer's reduced_share > 0), found neither (no copy would be reduced)",
-        spec.name, spec.residency.reduced_copy_ratio));
-  }
-  if (spec.residency.recopy_from_layer >= 0 && spec.residency.micro_batches > 1) {
-    throw Error(fmt::format(
-        "strategy '{}': strategy.residency.recopy_from_layer = {} copies a layer's computed "
-        "experts again when its GPU work is done; expected micro_batches = 1 (one GPU pass per "
-        "layer, as Fate's code runs), found {}",
-        spec.name, spec.residency.recopy_from_layer, spec.residency.micro_batches));
-  }
-  if (s.prefetcher->asks_later_layers() && !s.predictor->scores_later_layers()) {
-    // Found at run time before ("asked for layer 1 of the current token at
-    // layer 0"), after --dry-run and config validate had accepted it.
-    throw Error(fmt::format(
-        "strategy '{}': strategy.prefetcher = \"{}\" asks for later layers of the token being "
-        "routed; expected a predictor that can score them, found strategy.predictor = \"{}\", "
-        "which only repeats layers already routed (use it with prefetcher = \"token-wise\", or "
-        "choose another predictor)",
-        spec.name, spec.prefetcher.kind, spec.predictor.kind));
-  }
-  if (s.prefetcher->predicts() && spec.predictor.kind == "none") {
-    throw Error(
-        fmt::format("strategy '{}': strategy.prefetcher = \"{}\" loads the experts "
-                    "strategy.predictor scores; expected a "
-                    "predictor, found \"none\" (it would prefetch nothing; for no prefetching set "
-                    "prefetcher = \"none\")",
-                    spec.name, spec.prefetcher.kind));
-  }
-  return s;
-}
-
-Needs StrategyInstance::needs(const ModelSpec& m) const {
-  Needs n;
-  for (const auto& [family, c] : components()) {
-    const Needs x = c->needs(m);
-    n.top_p = std::max(n.top_p, x.top_p);
-    n.gate_inputs = n.gate_inputs || x.gate_inputs;
-    n.calibration = n.calibration || x.calibration;
-    n.future = n.future || x.future;
-  }
-  return n;
-}
 
 namespace {
 
@@ -158,172 +61,7 @@ class TimedPredictor final : public Predictor {
   double* nested_ns_;
 };
 
-struct StepPlan {
-  Phase phase;
-  int64_t batch;
-  int64_t decode_step;                              // -1 for prefill
-  std::vector<std::pair<int64_t, int64_t>> tokens;  // (sequence, position)
-};
-
-// Slots per layer of the prefetch buffer (residency.prefetch_buffer).
-int64_t buffer_slots(const StrategyInstance& st) {
-  return st.residency.prefetch_buffer && st.prefetcher
-             ? std::max<int64_t>(0, st.prefetcher->max_per_layer())
-             : 0;
-}
-
 }  // namespace
-
-CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
-                             const StrategyInstance& st, const RunShape& shape) {
-  CaseFootprint f;
-  const int64_t L = model.moe_layers(), E = model.routed_experts, k = model.top_k;
-  const int64_t cache = std::min<int64_t>(E, st.residency.slots(E));
-  const int64_t per_layer = std::min<int64_t>(E, cache + buffer_slots(st));
-  const int64_t buffer = per_layer - cache;
-  f.slots_per_layer = per_layer;
-  // The prefetch buffer's entries leave after their layer: at most two
-  // layers' worth (the one computing and the next one loading) at a time.
-  f.gpu_cache_slots = cache * L + 2 * buffer;
-  const int64_t B = std::min<int64_t>(shape.batch_size, shape.sequences);
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
-  f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
-  // residency.attention = "cpu" or "gpu-host-kv": the KV cache lives in
-  // host memory; "gpu-host-kv" holds two layers' entries of one micro-batch
-  // on the GPU (the one attending and the next one arriving).
-  const int64_t mb = std::max<int64_t>(1, std::min<int64_t>(st.residency.micro_batches, B));
-  f.gpu_kv_gib = st.residency.attention == "cpu" ? 0.0
-                 : st.residency.attention == "gpu-host-kv"
-                     ? 2.0 * double((B + mb - 1) / mb) * double(shape.max_tokens) *
-                           double(model.kv_bytes_per_token()) / gib
-                     : double(B) * double(shape.max_tokens) * double(model.num_layers) *
-                           double(model.kv_bytes_per_token()) / gib;
-  f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
-  f.gpu_total_gib = f.gpu_weights_gib + f.gpu_cache_gib + f.gpu_kv_gib + f.gpu_runtime_gib;
-
-  // Host: the arrays a run holds whole (core/engine/routing_data.h, the
-  // per-expert state here and in Residency, the generator's structure).
-  const Needs n = st.needs(model);
-  const double T = double(shape.total_tokens), LE = double(L) * double(E);
-  const double routing = T * double(L) * double(k) * 8.0 * (n.future ? 2.0 : 1.0) +
-                         T * double(L) * double(std::min<int64_t>(n.top_p, E)) * 8.0;
-  const double experts = LE * 64.0;
-  const double generator = shape.synthetic
-                               ? LE * 40.0 + double(E) * double(shape.h_trace) * 4.0 +
-                                     (n.gate_inputs ? LE * double(shape.h_trace) * 4.0 : 0.0)
-                               : 0.0;
-  f.host_gib = (routing + experts + generator) / gib;
-  f.host_breakdown = fmt::format(
-      "routing of {} tokens x {} MoE layers {:.2f} + per-expert state of {} x {} experts {:.2f}{}",
-      shape.total_tokens, L, routing / gib, L, E, experts / gib,
-      shape.synthetic ? fmt::format(" + synthetic generator {:.2f}{}", generator / gib,
-                                    n.gate_inputs ? " (with gate weights)" : "")
-                      : std::string());
-  return f;
-}
-
-void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,
-                     const StrategyInstance& st, bool host) {
-  if (!hw.has_gpu()) {
-    if (f.gpu_cache_slots > 0) {
-      throw Error(fmt::format(
-          "strategy '{}': expected no GPU expert cache on hardware '{}' (it has no GPU), "
-          "found {} slots per layer",
-          st.name, hw.name, f.slots_per_layer));
-    }
-  } else if (f.gpu_total_gib > hw.gpu.mem_gib) {
-    throw Error(
-        fmt::format("case does not fit: expected at most {:.1f} GiB of GPU memory ({}), found "
-                    "{:.1f} GiB needed: "
-                    "non-expert weights {:.1f} ({}) + expert cache {:.1f} ({} slots of {:.1f} MiB, "
-                    "{}) + KV cache {:.1f} "
-                    "+ runtime {:.1f}; use a smaller cache, fewer sequences per batch or a smaller "
-                    "dense_dtype/expert_dtype",
-                    hw.gpu.mem_gib, hw.gpu.model, f.gpu_total_gib, f.gpu_weights_gib,
-                    to_string(model.dense_dtype), f.gpu_cache_gib, f.gpu_cache_slots,
-                    double(model.expert_bytes()) / (1024.0 * 1024.0), to_string(model.expert_dtype),
-                    f.gpu_kv_gib, f.gpu_runtime_gib));
-  }
-  if (!host) return;
-  const double avail = double(available_memory_bytes()) / (1024.0 * 1024.0 * 1024.0);
-  if (f.host_gib > avail) {
-    throw Error(fmt::format(
-        "case does not fit in host memory: expected at most {:.2f} GiB (the memory available "
-        "now), found about {:.2f} GiB needed by the simulation itself: {} GiB; use fewer or "
-        "shorter sequences, or a model with fewer layers or experts",
-        avail, f.host_gib, f.host_breakdown));
-  }
-}
-
-void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
-                            const RunShape& shape, int64_t prompt_len, int64_t decode_len) {
-  const CostModel cost(model, hw);
-  ResidencyQuestion q;
-  q.model = &model;
-  q.cost = &cost;
-  q.base = st.residency;
-  q.batch = std::max<int64_t>(1, std::min(shape.batch_size, shape.sequences));
-  q.prompt_len = prompt_len;
-  q.decode_len = decode_len;
-  q.gpu_capacity_gib = hw.has_gpu() ? hw.gpu.mem_gib : 0.0;
-  // The footprint of other settings: the instance's own, swapped in and back.
-  q.gpu_gib = [&](const ResidencySpec& r) {
-    const ResidencySpec keep = st.residency;
-    st.residency = r;
-    const double gib = case_footprint(model, hw, st, shape).gpu_total_gib;
-    st.residency = keep;
-    return gib;
-  };
-  std::optional<ResidencyChoice> chosen;
-  std::string who;
-  for (const auto& [family, comp] : st.components()) {
-    if (!comp) continue;
-    std::optional<ResidencyChoice> c = comp->choose_residency(q);
-    if (!c) continue;
-    const std::string me = fmt::format("strategy.{} = \"{}\"", family, comp->name());
-    if (chosen) {
-      throw Error(
-          fmt::format("strategy '{}': expected at most one component choosing the "
-                      "residency settings, found {} and {}",
-                      st.name, who, me));
-    }
-    chosen = std::move(c);
-    who = me;
-  }
-  if (!chosen) return;
-  const ResidencySpec& r = chosen->residency;
-  auto refuse = [&](const std::string& expected, const std::string& found) {
-    throw Error(
-        fmt::format("strategy '{}': {} chose residency settings the core refuses: "
-                    "expected {}, found {}",
-                    st.name, who, expected, found));
-  };
-  nlohmann::ordered_json a = ResidencySpec::schema().to_json(q.base);
-  nlohmann::ordered_json b = ResidencySpec::schema().to_json(r);
-  for (const char* k : {"attention", "micro_batches", "cache_ratio"}) {
-    a.erase(k);
-    b.erase(k);
-  }
-  if (a != b) refuse("only attention, micro_batches and cache_ratio changed", b.dump());
-  if (r.attention != "gpu" && r.attention != "cpu" && r.attention != "gpu-host-kv")
-    refuse("attention \"gpu\", \"cpu\" or \"gpu-host-kv\"", fmt::format("\"{}\"", r.attention));
-  if (r.micro_batches < 1 || r.micro_batches > q.batch)
-    refuse(fmt::format("micro_batches in [1, {}] (the batch)", q.batch),
-           std::to_string(r.micro_batches));
-  if (!(r.cache_ratio >= 0.0 && r.cache_ratio <= 1.0))
-    refuse("cache_ratio in [0, 1]", fmt::format("{}", r.cache_ratio));
-  if (r.attention != "gpu" && !hw.has_gpu())
-    refuse("attention \"gpu\" on hardware without a GPU", fmt::format("\"{}\"", r.attention));
-  const double need = q.gpu_gib(r);
-  if (hw.has_gpu() && need > hw.gpu.mem_gib)
-    refuse(fmt::format("at most {:.1f} GiB of GPU memory", hw.gpu.mem_gib),
-           fmt::format("{:.1f} GiB needed", need));
-  st.residency = r;
-  st.residency_chosen_by = who;
-  st.residency_estimate_ns = chosen->estimate_ns_per_step;
-  st.residency_why = chosen->why;
-}
 
 namespace {
 
@@ -347,7 +85,7 @@ class Engine : public FutureView {
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
-             buffer_slots(st), st.residency.pool == "global") {
+             prefetch_buffer_slots(st), st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
     one_at_a_time_ = st.residency.admission == "one-at-a-time";
@@ -662,27 +400,18 @@ class Engine : public FutureView {
 // ---------------------------------------------------------------- setup
 
 void Engine::plan_steps() {
-  const int64_t S = run_.sequences();
-  const int64_t B = std::min<int64_t>(workload_.batch_size, S);
-  int64_t batch = 0;
-  for (int64_t b0 = 0; b0 < S; b0 += B, ++batch) {
-    const int64_t b1 = std::min(S, b0 + B);
-    StepPlan pre{Phase::kPrefill, batch, -1, {}};
-    int64_t max_decode = 0;
-    for (int64_t s = b0; s < b1; ++s) {
-      for (int64_t p = 0; p < run_.sequence(s).prompt_len; ++p) pre.tokens.push_back({s, p});
-      max_decode = std::max(max_decode, run_.sequence(s).decode_len);
-    }
-    if (!pre.tokens.empty()) steps_.push_back(std::move(pre));
-    for (int64_t d = 0; d < max_decode; ++d) {
-      StepPlan dec{Phase::kDecode, batch, d, {}};
-      for (int64_t s = b0; s < b1; ++s) {
-        if (d < run_.sequence(s).decode_len)
-          dec.tokens.push_back({s, run_.sequence(s).prompt_len + d});
-      }
-      steps_.push_back(std::move(dec));
-    }
+  // The scheduler forms the steps (core/engine/scheduler/); the static one's
+  // are known before the first, which the oracles' future reads.
+  std::unique_ptr<Scheduler> sched = make_scheduler("static");
+  std::vector<SequenceInfo> seqs;
+  seqs.reserve(size_t(run_.sequences()));
+  for (int64_t s = 0; s < run_.sequences(); ++s) seqs.push_back(run_.sequence(s));
+  sched->start(std::move(seqs), workload_.batch_size);
+  if (!sched->plans_ahead()) {
+    throw InternalError("scheduler '" + sched->name() + "': the engine runs planned steps only");
   }
+  StepPlan sp;
+  while (sched->next(0.0, &sp)) steps_.push_back(std::move(sp));
   if (needs_.future) {
     uses_.assign(size_t(L_) * size_t(E_), {});
     for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
@@ -2243,113 +1972,6 @@ SimulationResult simulate(const ModelSpec& model, const HardwareProfile& hw,
                           const EngineOptions& opt) {
   Engine sim(model, hw, workload, strategy, source, calibration, opt);
   return sim.run();
-}
-
-std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std::string& title,
-                              const std::vector<TaskRecord>& measured) {
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  const int processes = measured.empty() ? 1 : 2;
-  for (int pid = 0; pid < processes; ++pid) {
-    for (int i = 0; i < kNumLanes; ++i) {
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", pid},
-                        {"tid", i},
-                        {"args", {{"name", to_string(static_cast<Lane>(i))}}}});
-    }
-  }
-  if (!measured.empty()) {
-    events.push_back({{"name", "process_name"},
-                      {"ph", "M"},
-                      {"pid", 0},
-                      {"args", {{"name", "composed lanes"}}}});
-    events.push_back({{"name", "process_name"},
-                      {"ph", "M"},
-                      {"pid", 1},
-                      {"args", {{"name", "measured (host clock)"}}}});
-  }
-  // Each dependency between two recorded lane tasks as a flow arrow (from
-  // the end of the task waited for to the start of the one waiting).
-  std::map<int64_t, const TaskRecord*> by_task, by_copy;
-  for (const auto& t : timeline) {
-    if (t.task >= 0) by_task[t.task] = &t;
-    if (t.task < 0 && t.copy >= 0) by_copy[t.copy] = &t;
-  }
-  int64_t flow = 0;
-  for (const auto& t : timeline) {
-    const TaskRecord* waited[5] = {};
-    for (int q = 0; q < 4; ++q) {
-      const auto it = t.waits[q] >= 0 ? by_task.find(t.waits[q]) : by_task.end();
-      if (it != by_task.end()) waited[q] = it->second;
-    }
-    if (t.task >= 0 && t.copy >= 0) {  // a GPU expert and its own copy
-      const auto it = by_copy.find(t.copy);
-      if (it != by_copy.end()) waited[4] = it->second;
-    }
-    for (const TaskRecord* w : waited) {
-      if (!w) continue;
-      const TaskRecord& from = *w;
-      events.push_back({{"name", "waits for"},
-                        {"cat", "dependency"},
-                        {"ph", "s"},
-                        {"id", flow},
-                        {"pid", 0},
-                        {"tid", static_cast<int>(from.lane)},
-                        {"ts", from.end_ns / 1e3}});
-      events.push_back({{"name", "waits for"},
-                        {"cat", "dependency"},
-                        {"ph", "f"},
-                        {"bp", "e"},
-                        {"id", flow},
-                        {"pid", 0},
-                        {"tid", static_cast<int>(t.lane)},
-                        {"ts", t.start_ns / 1e3}});
-      ++flow;
-    }
-  }
-  // Process 0: the lanes' tasks with their graph, for tools that read the
-  // timeline back (moebench replay): the task's id, the ids it waits for,
-  // its copy's transfer id. Process 1: a real run's executed tasks as
-  // measured (their records carry no graph: what they waited for is in
-  // process 0).
-  auto task_event = [&](const TaskRecord& t, int pid) {
-    nlohmann::ordered_json args = {{"step", t.step}};
-    if (t.layer >= 0) args["layer"] = t.layer;
-    if (t.expert >= 0) args["expert"] = t.expert;
-    if (t.tokens >= 0) args["tokens"] = t.tokens;
-    if (t.task >= 0) args["task"] = t.task;
-    nlohmann::ordered_json waits = nlohmann::ordered_json::array();
-    for (int64_t w : t.waits)
-      if (w >= 0) waits.push_back(w);
-    if (!waits.empty()) args["waits"] = waits;
-    if (t.copy >= 0) args["copy"] = t.copy;
-    if (t.reduced) args["reduced"] = true;
-    if (t.writeback) args["writeback"] = true;
-    std::string name = to_string(t.kind);
-    if (t.expert >= 0)
-      name += fmt::format(" L{} E{}", t.layer, t.expert);
-    else if (t.layer >= 0)
-      name += fmt::format(" L{}", t.layer);
-    events.push_back({{"name", name},
-                      {"cat", to_string(t.kind)},
-                      {"ph", "X"},
-                      {"pid", pid},
-                      {"tid", static_cast<int>(t.lane)},
-                      {"ts", t.start_ns / 1e3},
-                      {"dur", (t.end_ns - t.start_ns) / 1e3},
-                      {"args", args}});
-  };
-  for (const auto& t : timeline) task_event(t, 0);
-  for (const auto& t : measured) task_event(t, 1);
-  nlohmann::ordered_json j;
-  j["traceEvents"] = events;
-  j["displayTimeUnit"] = "ns";
-  j["otherData"] = {
-      {"title", title},
-      {"time_unit", measured.empty() ? "microseconds (simulated clock)"
-                                     : "microseconds (process 0: the lanes' composition of the "
-                                       "measured durations; process 1: the host clock)"}};
-  return j.dump();
 }
 
 }  // namespace moebench

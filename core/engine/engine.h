@@ -88,6 +88,9 @@ struct CaseFootprint {
 };
 CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
                              const StrategyInstance& strategy, const RunShape& shape);
+// Slots per layer of the prefetch buffer (residency.prefetch_buffer): the
+// prefetcher's requests per layer, 0 without a buffer.
+int64_t prefetch_buffer_slots(const StrategyInstance& strategy);
 // Throws moebench::Error when the footprint exceeds the GPU's memory or,
 // with `host`, the host memory available now (core/util/memory.h), naming
 // every part. The host check belongs before the workload is built: once

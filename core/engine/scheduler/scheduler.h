@@ -1,0 +1,51 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Scheduler: decides before each step which tokens run in it (Vidur's
+// scheduler family is the model: docs/ARCHITECTURE.md, "Requests and a
+// scheduler"). The engine asks for steps and runs them; the scheduler owns
+// which sequence is where. One file per scheduler under
+// core/engine/scheduler/, each made by name (make_scheduler).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine/routing_data.h"
+#include "core/trace/trace.h"
+
+namespace moebench {
+
+// One step of the run: its phase and the tokens in it, (sequence, position)
+// in the order the step holds them.
+struct StepPlan {
+  Phase phase = Phase::kDecode;
+  int64_t batch = 0;        // the group of sequences it belongs to (the static scheduler's batch)
+  int64_t decode_step = -1;  // the batch's decode step, -1 for a prefill step
+  std::vector<std::pair<int64_t, int64_t>> tokens;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual std::string name() const = 0;
+  // The run's sequences in order (prompt and decode lengths) and the
+  // workload's batch size (>= 1). Called once, before any next().
+  virtual void start(std::vector<SequenceInfo> sequences, int64_t batch_size) = 0;
+  // The next step to run once the previous one has ended at `now_ns`
+  // (simulated time), or false when every sequence has finished.
+  virtual bool next(double now_ns, StepPlan* step) = 0;
+  // True when next() does not depend on time: the engine then plans every
+  // step before the first (what the oracles' future and the real
+  // executor's sizing read).
+  virtual bool plans_ahead() const = 0;
+};
+
+// The scheduler registered under `name`; throws moebench::Error naming the
+// known ones otherwise.
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
+// The names make_scheduler knows, in order.
+std::vector<std::string> scheduler_names();
+
+}  // namespace moebench
