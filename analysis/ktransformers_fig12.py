@@ -82,8 +82,13 @@ def run(results: str, out):
                 common.Claim(common.more(x, 1.0), in_range(x, flo, fhi)) for x in bf["KTrans / Fiddler"]),
             "Expert Deferral adds speed in every setting": common.every(
                 common.more(1 + x, 1.0) for x in t["deferral gain"]),
-            "largest deferral gain within the paper's 'up to 45%'": common.no_more(
-                1 + t["deferral gain"].max(), 1 + pv["deferral_gain.max"]),
+            # The bound per testbed (each is judged in its own testbed's region; together they are the
+            # paper's bound over all six settings).
+            "largest deferral gain on the A100 (BF16 settings) within the paper's 'up to 45%'": common.no_more(
+                1 + bf["deferral gain"].max(), 1 + pv["deferral_gain.max"]),
+            "largest deferral gain on the RTX 4080 (quantised settings) within the paper's 'up to 45%'":
+                common.no_more(1 + t.loc[~t["setting"].str.endswith("bf16"), "deferral gain"].max(),
+                               1 + pv["deferral_gain.max"]),
         }
 
     checks = common.evaluate(both, measure)

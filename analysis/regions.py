@@ -15,6 +15,16 @@ def _fmt(x) -> str:
     return "-" if x is None or x != x else f"{x:.4g}"
 
 
+def flips_at(flip: dict) -> str:
+    """"; flips at about A-B" from scripts/testbed-region's interpolated spans between the center and each end
+    where the verdict changes (absent in regions judged before they were recorded), or ""."""
+    spans = [x for x in (flip.get("low_flips_at"), flip.get("high_flips_at")) if x]
+    if not spans:
+        return ""
+    return "; flips at about " + " and ".join(_fmt(a) if _fmt(a) == _fmt(b) else f"{_fmt(a)}-{_fmt(b)}"
+                                              for a, b in spans)
+
+
 def cause_text(claim: dict) -> str:
     """For every counted check that is not reproduced at the committed profile: what moves it and what the paper's
     number needs."""
@@ -66,7 +76,7 @@ def markdown(results: str, out=None) -> str:
               "(checks not reproduced) |\n|---|---|---|---|---|---|---|\n")
         for c in r["claims"]["claims"]:
             flips = "; ".join(f"`{x['key']}` ({_fmt(x['low'][0])}: {x['low'][1]}, {_fmt(x['high'][0])}: "
-                              f"{x['high'][1]})" for x in c["flips"])
+                              f"{x['high'][1]}{flips_at(x)})" for x in c["flips"])
             flips = flips or "; ".join(f"unknowns together at {pid}: {v}" for pid, v in c.get("joint", {}).items()) \
                 or "-"
             s += (f"| {c['paper']} | {c['figure']} | {c['judged_in']} | {c['center']} | {c['outcome']} | {flips} | "

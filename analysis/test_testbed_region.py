@@ -194,6 +194,27 @@ def test_a_claim_holds_across_the_region_or_depends_on_the_unknown_that_flips_it
     assert "(outside the range)" in md
 
 
+def test_a_flip_is_placed_where_the_seeds_effects_cross_their_outcome_boundary():
+    (u,) = unknowns({"key": "link.h2d_gbps", "low": 14, "high": 27.4, "scale": "linear"}).values()
+    # Direction effects (tol 0.02) of three seeds: 0.10 at the center (25 GB/s), -0.10 at the low end (14 GB/s):
+    # linear in the value, each crosses +0.02 at 25 - 11 * 0.08 / 0.2 = 20.6 and -0.02 at 25 - 11 * 0.12 / 0.2 = 18.4.
+    c0 = check("b", "reproduced", [0.10] * 3)
+    c1 = check("b", "not reproduced", [-0.10] * 3)
+    lo, hi = REG.flip_between(u, 25.0, c0, 14.0, c1)
+    assert lo == pytest.approx(18.4) and hi == pytest.approx(20.6)
+    # Seeds that cross at different places widen the span; a verdict that does not change has no flip.
+    c1b = check("b", "not reproduced", [-0.10, -0.10, -0.30])
+    lo2, hi2 = REG.flip_between(u, 25.0, c0, 14.0, c1b)
+    assert lo2 == pytest.approx(lo) and hi2 == pytest.approx(25 - 11 * 0.08 / 0.4)  # 22.8: the steeper seed
+    assert REG.flip_between(u, 25.0, c0, 27.4, check("b", "reproduced", [0.2] * 3)) is None
+    # A magnitude (band +-0.25 of the paper's effect) that leaves the band: the magnitude's crossing counts.
+    m0 = dict(check("m", "reproduced", [0.1] * 3, [0.0] * 3), magnitude_tol=0.25)
+    m1 = dict(check("m", "direction only", [0.1] * 3, [-0.5] * 3), magnitude_tol=0.25)
+    assert REG.flip_between(u, 25.0, m0, 14.0, m1) == pytest.approx([19.5, 19.5])
+    assert REG.flip_span(u, 25.0, 14.0, {"b": c0, "m": m0}, {"b": c1, "m": m1}, ["b", "m"]) == \
+        pytest.approx([18.4, 20.6])
+
+
 @pytest.mark.parametrize("name", ["dali-rtx3090", "hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100",
                                   "ktransformers-rtx4080", "moe-lightning-t4"])
 def test_every_committed_unknown_names_a_key_of_its_profile_and_holds_its_committed_value(name):
