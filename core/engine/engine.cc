@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/planned_future.h"
 #include "core/engine/routing_cache.h"
 #include "core/engine/scheduler/scheduler.h"
 #include "core/util/cancel.h"
@@ -65,7 +66,7 @@ class TimedPredictor final : public Predictor {
 
 namespace {
 
-class Engine : public FutureView {
+class Engine {
  public:
   Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
          StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
@@ -129,11 +130,6 @@ class Engine : public FutureView {
   }
 
   SimulationResult run();
-
-  // FutureView
-  int64_t next_use(int32_t layer, int32_t expert) const override;
-  int64_t use_position(int64_t step_offset, int32_t layer, int32_t expert) const override;
-  std::span<const ActiveExpert> active(int64_t offset, int32_t layer) const override;
 
  private:
   // -------- setup
@@ -304,7 +300,10 @@ class Engine : public FutureView {
   int32_t L_ = 0, E_ = 0, k_ = 0;
 
   std::vector<StepPlan> steps_;
-  int64_t cur_step_ = 0;
+  // The step and layer running; while admit_one_at_a_time runs a layer, that
+  // layer and each expert's rank in route_order_ while it is still to be
+  // admitted (the oracles' next_use: the step still needs it).
+  RunPosition pos_;
   int64_t step_sequences_ = 0, step_context_ = 0;
   double step_nonmoe_ns_ = 0;
   StepTokens step_tokens_;  // the step's tokens as attention sees them (the executor's)
@@ -327,11 +326,6 @@ class Engine : public FutureView {
   std::vector<int32_t> pins_, keep_, computed_this_layer_;
   std::vector<int32_t>
       route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
-  // While admit_one_at_a_time runs layer admitting_layer_ (else -1): each
-  // expert's rank in route_order_ while it is still to be admitted, else -1
-  // (next_use: the step still needs it).
-  int32_t admitting_layer_ = -1;
-  std::vector<int32_t> pending_rank_;
   bool one_at_a_time_ = false;       // residency.admission, parsed once
   bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
   bool real_backend_ = false;        // the executor is the real backend's
@@ -348,12 +342,8 @@ class Engine : public FutureView {
   std::vector<PrefetchRequest> gate_prefetches_;
   std::vector<double> staging_ring_;
 
-  // Oracle look-ahead: steps in which each (layer, expert) is active.
-  std::vector<std::vector<int64_t>> uses_;  // [L*E]
-  mutable std::vector<std::vector<ActiveExpert>> future_active_;
-  mutable int64_t future_step_ = -1;
-  mutable int32_t future_layer_ = -1;
-  int32_t cur_layer_ = 0;
+  // The oracles' look-ahead over the planned steps (a run with an oracle only).
+  std::unique_ptr<PlannedFuture> future_;
 
   // Gate inputs streamed per sequence.
   std::vector<std::unique_ptr<SequenceReader>> gate_readers_;
@@ -412,21 +402,7 @@ void Engine::plan_steps() {
   }
   StepPlan sp;
   while (sched->next(0.0, &sp)) steps_.push_back(std::move(sp));
-  if (needs_.future) {
-    uses_.assign(size_t(L_) * size_t(E_), {});
-    for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
-      for (int32_t l = 0; l < L_; ++l) {
-        for (const auto& [seq, pos] : steps_[s].tokens) {
-          const int32_t* ids = run_.ids(run_.token(seq, pos), l);
-          if (ids[0] == kHoleId) continue;  // a hole: no use
-          for (int32_t j = 0; j < k_; ++j) {
-            auto& u = uses_[size_t(l) * E_ + ids[j]];
-            if (u.empty() || u.back() != s) u.push_back(s);
-          }
-        }
-      }
-    }
-  }
+  if (needs_.future) future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, one_at_a_time_);
 }
 
 void Engine::check_memory() {
@@ -459,7 +435,7 @@ void Engine::place() {
   pc.slots_per_layer = res_.cache_slots();
   pc.global_pool = res_.global_pool();
   pc.calibration = calib_;
-  pc.future = needs_.future ? this : nullptr;
+  pc.future = future_.get();
   std::vector<SlotRef> out;
   const auto t0 = Clock::now();
   std::vector<int64_t> shares = st_.placement->layer_shares(pc);
@@ -532,15 +508,15 @@ void Engine::setup_gate_stream() {
   if (family == "prefetcher") kind = st_.prefetcher->name();
   if (family == "deferral") kind = st_.deferral->name();
   throw InternalError(fmt::format("strategy '{}': {} '{}' made an invalid decision at step {}: {}",
-                                  st_.name, family, kind, cur_step_, what));
+                                  st_.name, family, kind, pos_.step, what));
 }
 
 Context Engine::context(int32_t layer, double now) const {
   Context c;
-  const bool have_step = cur_step_ < int64_t(steps_.size());
-  c.phase = have_step ? steps_[cur_step_].phase : Phase::kDecode;
-  c.step = cur_step_;
-  c.decode_step = have_step ? steps_[cur_step_].decode_step : -1;
+  const bool have_step = pos_.step < int64_t(steps_.size());
+  c.phase = have_step ? steps_[pos_.step].phase : Phase::kDecode;
+  c.step = pos_.step;
+  c.decode_step = have_step ? steps_[pos_.step].decode_step : -1;
   c.layer = layer;
   c.moe_layers = L_;
   c.experts = E_;
@@ -554,7 +530,7 @@ Context Engine::context(int32_t layer, double now) const {
   c.layer_nonmoe_ns = step_nonmoe_ns_;
   c.gates = source_.gate_weights();
   c.calibration = calib_;
-  c.future = needs_.future ? this : nullptr;
+  c.future = future_.get();
   return c;
 }
 
@@ -615,7 +591,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
                          s,
                          end,
                          task_seq_++,
-                         cur_step_,
+                         pos_.step,
                          layer,
                          expert,
                          tokens,
@@ -719,7 +695,7 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
     ++m_.writeback_copies;
   }
   t.staging = staging;
-  t.step = cur_step_;
+  t.step = pos_.step;
   t.target_step = target_step;
   t.target_layer = target_layer;
   size_t pos = 0, moved_to = 0;
@@ -778,12 +754,12 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
   const double dt = layer_interval_ns();
   if (!(dt >= 0) || gate_cur_.empty()) return false;  // no estimate yet: issue
   // From the current layer's gate; after the last layer (the step's end,
-  // cur_layer_ = L_) from now, the next step's first gate about one interval on.
-  const bool step_end = cur_layer_ >= L_;
-  const double ref = step_end ? now : gate_cur_[size_t(cur_layer_)];
+  // pos_.layer = L_) from now, the next step's first gate about one interval on.
+  const bool step_end = pos_.layer >= L_;
+  const double ref = step_end ? now : gate_cur_[size_t(pos_.layer)];
   if (!(ref >= 0)) return false;
   const double layers_ahead = double(r.target_step_offset) * double(L_) +
-                              double(r.layer - cur_layer_) + (step_end ? 1.0 : 0.0);
+                              double(r.layer - pos_.layer) + (step_end ? 1.0 : 0.0);
   double deadline = ref + layers_ahead * dt;
   // "before-demand": it must land before a demand load issued at that gate would.
   if (late_before_demand_) deadline += demand_copy_ns();
@@ -817,9 +793,9 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     // An expert evicted from the cache share is written back first; one
     // leaving the prefetch buffer was a copy (its host copy stays).
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
-         cur_step_ + r.target_step_offset, r.layer,
+         pos_.step + r.target_step_offset, r.layer,
          writeback_ && freed.layer >= 0 && res_.buffer_slots() == 0, r.reduced);
-    prefetch_of_[size_t(r.layer) * E_ + r.expert] = cur_step_ + r.target_step_offset;
+    prefetch_of_[size_t(r.layer) * E_ + r.expert] = pos_.step + r.target_step_offset;
   }
 }
 
@@ -891,72 +867,6 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
 
 // ---------------------------------------------------------------- oracle view
 
-int64_t Engine::next_use(int32_t layer, int32_t expert) const {
-  // Admitted one at a time, the current layer's experts not yet reached are
-  // still to be used in this step.
-  if (layer == admitting_layer_ && pending_rank_[size_t(expert)] >= 0) return 0;
-  const auto& u = uses_[size_t(layer) * E_ + expert];
-  // The current step still counts for layers after the current one.
-  const int64_t from = layer > cur_layer_ ? cur_step_ : cur_step_ + 1;
-  const auto it = std::lower_bound(u.begin(), u.end(), from);
-  return it == u.end() ? kNever : *it - cur_step_;
-}
-
-int64_t Engine::use_position(int64_t offset, int32_t layer, int32_t expert) const {
-  if (!one_at_a_time_) return 0;  // a layer's experts are admitted together
-  if (offset == 0 && layer == admitting_layer_) {
-    const int32_t rank = pending_rank_[size_t(expert)];
-    return rank >= 0 ? rank : kNever;
-  }
-  // The rank of its first (token, top-k rank) in that step and layer: the
-  // order admit_one_at_a_time takes the layer's experts in.
-  const int64_t s = cur_step_ + offset;
-  if (s < 0 || s >= int64_t(steps_.size()) || layer < 0 || layer >= L_) return kNever;
-  int64_t rank = 0;
-  std::vector<char> seen(size_t(E_), 0);
-  for (const auto& [seq, pos] : steps_[s].tokens) {
-    const int32_t* ids = run_.ids(run_.token(seq, pos), layer);
-    if (ids[0] == kHoleId) continue;
-    for (int32_t j = 0; j < k_; ++j) {
-      if (ids[j] == expert) return rank;
-      if (!seen[size_t(ids[j])]) {
-        seen[size_t(ids[j])] = 1;
-        ++rank;
-      }
-    }
-  }
-  return kNever;
-}
-
-std::span<const ActiveExpert> Engine::active(int64_t offset, int32_t layer) const {
-  const int64_t s = cur_step_ + offset;
-  if (s < 0 || s >= int64_t(steps_.size()) || layer < 0 || layer >= L_) return {};
-  if (future_step_ != s) {
-    future_active_.assign(L_, {});
-    future_step_ = s;
-  }
-  auto& out = future_active_[layer];
-  if (out.empty()) {
-    std::vector<int32_t> work(E_, 0), best(E_, k_);
-    std::vector<float> wsum(E_, 0);
-    for (const auto& [seq, pos] : steps_[s].tokens) {
-      const int64_t t = run_.token(seq, pos);
-      const int32_t* ids = run_.ids(t, layer);
-      if (ids[0] == kHoleId) continue;  // a hole: no expert
-      const float* w = run_.weights(t, layer);
-      for (int32_t j = 0; j < k_; ++j) {
-        ++work[ids[j]];
-        wsum[ids[j]] += w[j];
-        best[ids[j]] = std::min(best[ids[j]], j);
-      }
-    }
-    for (int32_t e = 0; e < E_; ++e) {
-      if (work[e] > 0) out.push_back({e, work[e], wsum[e], best[e]});
-    }
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------- run
 
 void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) {
@@ -1027,7 +937,7 @@ SimulationResult Engine::run() {
   const bool real = real_backend_;
   const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
-    cur_step_ = s;
+    pos_.step = s;
     throw_if_cancelled();
     exec_->begin_step(s);
     const double t0 = gpu_lane().free_ns();
@@ -1210,7 +1120,7 @@ void Engine::run_step(int64_t s) {
         ready_waits_ = after(last_task_);
         continue;
       }
-      cur_layer_ = moe;
+      pos_.layer = moe;
       run_moe_layer(moe++);
     }
     // The last layer's deferred work (if any) is part of the step.
@@ -1224,7 +1134,7 @@ void Engine::run_step(int64_t s) {
   }
   const double end = gpu_lane().free_ns();
   advance_link(end);
-  cur_layer_ = L_;
+  pos_.layer = L_;
   step_.reveal(L_ - 1);
   Context ctx = context(L_ - 1, end);
   hook_ctx_ = ctx;
@@ -1302,7 +1212,7 @@ double Engine::copy_kv_to_gpu(int32_t l, const MicroBatch& b) {
   t.duration_ns = cost_.kv_h2d_ns(b.sequences, b.context);
   t.bytes = cost_.kv_bytes(b.sequences, b.context);
   t.staging = true;
-  t.step = cur_step_;
+  t.step = pos_.step;
   size_t pos = 0, moved_to = 0;
   const int64_t id = link_.issue(t, &pos, &moved_to);
   refresh_transfer_ends(pos + 1, moved_to);
@@ -1370,7 +1280,7 @@ void Engine::run_decode_pipelined(const StepPlan& sp) {
       continue;
     }
     const int32_t l = moe++;
-    cur_layer_ = l;
+    pos_.layer = l;
     const bool ahead = st_.residency.attention_order != "serial";
     issue_attention(int32_t(li), l, mbs_[0]);
     for (int64_t j = 0; j < m; ++j) {
@@ -1427,7 +1337,7 @@ void Engine::run_moe_layer(int32_t l) {
 
 // 1. attention, norms and router; transfers completed by the gate; routing revealed.
 Engine::LayerRun Engine::gate_stage(int32_t l) {
-  const StepPlan& sp = steps_[cur_step_];
+  const StepPlan& sp = steps_[pos_.step];
   LayerRun r;
   r.decode = sp.phase == Phase::kDecode;
   r.ph = r.decode ? 1 : 0;
@@ -1471,13 +1381,13 @@ void Engine::count_hits(int32_t l, const LayerRun& r) {
   }
   for (int32_t e : res_.holders(l)) {
     int64_t& target = prefetch_of_[size_t(l) * E_ + e];
-    if (target < 0 || target > cur_step_) continue;
+    if (target < 0 || target > pos_.step) continue;
     const ActiveExpert* it = activated(l, e);
-    if (target == cur_step_ && it) {
+    if (target == pos_.step && it) {
       ++m_.prefetch_useful;
       if (res_.in_flight(l, e)) ++m_.prefetch_late;
       if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
-    } else if (target == cur_step_ && !last_micro_batch_) {
+    } else if (target == pos_.step && !last_micro_batch_) {
       continue;  // a later micro-batch of this layer may use it
     }
     target = -1;
@@ -1495,7 +1405,7 @@ void Engine::record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hi
     m_.decode_layer_accesses[l] += tokens;
     if (hit) m_.decode_layer_hits[l] += tokens;
     const size_t at =
-        size_t(steps_[cur_step_].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
+        size_t(steps_[pos_.step].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
     if (m_.decode_group_accesses.size() <= at) {
       m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
       m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
@@ -1641,7 +1551,7 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
     earliest =
         std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
   }
-  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, cur_step_, l,
+  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, pos_.step, l,
                      writeback_ && freed.layer >= 0, st_.residency.reduced_demand_loads);
   return staging;
 }
@@ -1779,12 +1689,12 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
     }
   }
   keep_.clear();
-  pending_rank_.assign(size_t(E_), -1);
+  pos_.pending_rank.assign(size_t(E_), -1);
   for (size_t i = 0; i < route_order_.size(); ++i)
-    pending_rank_[size_t(route_order_[i])] = int32_t(i);
-  admitting_layer_ = l;
+    pos_.pending_rank[size_t(route_order_[i])] = int32_t(i);
+  pos_.admitting_layer = l;
   for (int32_t e : route_order_) {
-    pending_rank_[size_t(e)] = -1;  // in its turn now: its use is this one
+    pos_.pending_rank[size_t(e)] = -1;  // in its turn now: its use is this one
     const ActiveExpert* it = activated(l, e);
     const bool hit = res_.resident(l, e);
     record_access(l, r, it->tokens, hit);
@@ -1796,7 +1706,7 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
     const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
     run_gpu_expert(l, e, staged, r);
   }
-  admitting_layer_ = -1;
+  pos_.admitting_layer = -1;
 }
 
 // 5. CPU side: the activations to the CPU, the immediate experts and their
@@ -1890,7 +1800,7 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
                                plan_.unread_buffer_layer, L_));
     }
     for (int32_t e = 0; e < E_; ++e) {
-      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, cur_step_,
+      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, pos_.step,
            plan_.unread_buffer_layer);
     }
   }
@@ -1941,7 +1851,7 @@ void Engine::recopy_computed(int32_t l, double gpu_end) {
   advance_link(gpu_end);  // copies that landed while the layer computed are resident now
   for (int32_t e : plan_.gpu) {
     if (!res_.resident(l, e) || res_.buffered(l, e)) continue;
-    load(l, e, TaskKind::kRecopy, gpu_end, gpu_end, false, cur_step_, l);
+    load(l, e, TaskKind::kRecopy, gpu_end, gpu_end, false, pos_.step, l);
   }
 }
 
@@ -1950,7 +1860,7 @@ void Engine::cancel_stale_prefetches(int32_t l, double t_gate) {
   if (!st_.residency.cancel_stale_prefetch) return;
   for (int64_t q : std::vector<int64_t>(link_.queue().begin(), link_.queue().end())) {
     const Transfer& t = link_.get(q);
-    if (t.kind != TaskKind::kPrefetchLoad || t.target_step != cur_step_ || t.target_layer > l)
+    if (t.kind != TaskKind::kPrefetchLoad || t.target_step != pos_.step || t.target_layer > l)
       continue;
     if (link_.cancel(q, t_gate)) {
       ++m_.prefetch_cancelled;
