@@ -89,7 +89,8 @@ std::span<const ActiveExpert> PlannedFuture::active(int64_t offset, int32_t laye
       }
     }
     for (int32_t e = 0; e < E_; ++e) {
-      if (work[size_t(e)] > 0) out.push_back({e, work[size_t(e)], wsum[size_t(e)], best[size_t(e)]});
+      if (work[size_t(e)] > 0)
+        out.push_back({e, work[size_t(e)], wsum[size_t(e)], best[size_t(e)]});
     }
   }
   return out;

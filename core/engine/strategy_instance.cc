@@ -111,7 +111,6 @@ Needs StrategyInstance::needs(const ModelSpec& m) const {
   return n;
 }
 
-
 int64_t prefetch_buffer_slots(const StrategyInstance& st) {
   return st.residency.prefetch_buffer && st.prefetcher
              ? std::max<int64_t>(0, st.prefetcher->max_per_layer())

@@ -21,7 +21,7 @@ namespace moebench {
 // in the order the step holds them.
 struct StepPlan {
   Phase phase = Phase::kDecode;
-  int64_t batch = 0;        // the group of sequences it belongs to (the static scheduler's batch)
+  int64_t batch = 0;         // the group of sequences it belongs to (the static scheduler's batch)
   int64_t decode_step = -1;  // the batch's decode step, -1 for a prefill step
   std::vector<std::pair<int64_t, int64_t>> tokens;
 };

@@ -20,10 +20,10 @@ class StaticScheduler final : public Scheduler {
  private:
   std::vector<SequenceInfo> seqs_;
   int64_t batch_size_ = 1;
-  int64_t b0_ = 0;             // the current batch's first sequence
-  int64_t batch_ = 0;          // its index
-  int64_t decode_ = -1;        // the next decode step of the batch; -1: its prefill is next
-  int64_t max_decode_ = 0;     // the batch's longest decode
+  int64_t b0_ = 0;          // the current batch's first sequence
+  int64_t batch_ = 0;       // its index
+  int64_t decode_ = -1;     // the next decode step of the batch; -1: its prefill is next
+  int64_t max_decode_ = 0;  // the batch's longest decode
 };
 
 }  // namespace moebench

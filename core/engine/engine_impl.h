@@ -1,0 +1,413 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The engine's class, shared by the files that define its parts (inside the
+// engine only; the rest of the project uses core/engine/engine.h):
+//   engine.cc            setup, the run loop, a step's tokens, task submission
+//   engine_layer.cc      a MoE layer's stages: gate, decide, GPU side, CPU side, after
+//   engine_transfers.cc  the link: loads, prefetches, swaps, the prefetch buffer
+//   engine_pipeline.cc   micro-batches and host-side attention (pipelined decode)
+//   planned_future.cc    the oracles' look-ahead
+#include "core/engine/engine.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/engine/planned_future.h"
+#include "core/engine/routing_cache.h"
+#include "core/engine/scheduler/scheduler.h"
+#include "core/util/cancel.h"
+#include "core/util/error.h"
+#include "core/util/memory.h"
+
+namespace moebench {
+
+namespace engine_impl {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kFamPlacement = 0, kFamAssigner = 1, kFamCache = 2, kFamPrefetcher = 3,
+              kFamPredictor = 4, kFamDeferral = 5;
+
+// Handed to the prefetcher in place of the strategy's predictor: times each
+// prediction separately. Predictions stand for GPU work of the simulated
+// system (router or predictor matmuls, charged in simulated time through
+// Predictor::gpu_ns), so their host time is reported as its own family and
+// not as the prefetcher's decision time.
+class TimedPredictor final : public Predictor {
+ public:
+  TimedPredictor(Predictor* inner, const bool* sample, double* fam_ns, double* nested_ns)
+      : inner_(inner), sample_(sample), fam_ns_(fam_ns), nested_ns_(nested_ns) {
+    set_name(inner->name());
+  }
+  void predict(const Context& ctx, int32_t target, int64_t offset,
+               std::span<float> scores) override {
+    if (!*sample_) {
+      inner_->predict(ctx, target, offset, scores);
+      return;
+    }
+    const auto t0 = Clock::now();
+    inner_->predict(ctx, target, offset, scores);
+    const double dt = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    *fam_ns_ += dt;
+    *nested_ns_ += dt;
+  }
+  std::vector<double> layer_quality() const override { return inner_->layer_quality(); }
+  double gpu_ns(const CostModel& c, int64_t tokens) const override {
+    return inner_->gpu_ns(c, tokens);
+  }
+
+ private:
+  Predictor* inner_;
+  const bool* sample_;
+  double* fam_ns_;
+  double* nested_ns_;
+};
+
+}  // namespace engine_impl
+
+namespace engine_impl {
+
+class Engine {
+ public:
+  Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
+         StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
+         const EngineOptions& opt)
+      : model_(model),
+        hw_(hw),
+        workload_(workload),
+        st_(st),
+        source_(source),
+        calib_(calib),
+        opt_(opt),
+        cost_(model, hw),
+        exec_(opt.executor ? opt.executor : &sim_exec_),
+        needs_(st.needs(model)),
+        run_ptr_(shared_run_routing(source, needs_.top_p)),
+        run_(*run_ptr_),
+        step_(run_, Phase::kPrefill),
+        link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
+        res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
+             prefetch_buffer_slots(st), st.residency.pool == "global") {
+    L_ = int32_t(run_.layers());
+    E_ = int32_t(run_.experts());
+    one_at_a_time_ = st.residency.admission == "one-at-a-time";
+    late_before_demand_ = st.residency.late_prefetch == "before-demand";
+    real_backend_ = exec_->backend() == "real";
+    k_ = int32_t(run_.top_k());
+    if (L_ != model.moe_layers() || E_ != model.routed_experts || k_ != model.top_k) {
+      throw Error(
+          fmt::format("workload: expected routing of {} ({} MoE layers, {} experts, top-{}), found "
+                      "a workload with {} "
+                      "layers, {} experts, top-{} (model '{}')",
+                      model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
+                      source.info().model_name));
+    }
+    cpu_attention_ = st.residency.attention == "cpu";
+    host_kv_gpu_ = st.residency.attention == "gpu-host-kv";
+    kv_on_host_ = cpu_attention_ || host_kv_gpu_;
+    pipelined_ = kv_on_host_ || st.residency.micro_batches > 1;
+    writeback_ = st.residency.writeback;
+    one_stream_ = st.residency.one_stream && hw.has_gpu();
+    if (pipelined_ && real_backend_) {
+      throw Error(fmt::format(
+          "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
+          "simulated backend (a host-memory KV cache and micro-batches are simulated only), found "
+          "the real backend",
+          st.name, st.residency.attention, st.residency.micro_batches));
+    }
+    if (kv_on_host_ && !hw.has_gpu()) {
+      throw Error(fmt::format(
+          "strategy '{}': residency.attention = \"{}\" keeps the KV cache in host memory for "
+          "a GPU; expected hardware with a GPU, found '{}' with none (without a GPU every layer "
+          "already runs on the CPU)",
+          st.name, st.residency.attention, hw.name));
+    }
+    if (res_.buffer_slots() > 0 && res_.global_pool()) {
+      throw Error(fmt::format(
+          "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
+          "\"global\"",
+          st.name));
+    }
+  }
+
+  SimulationResult run();
+
+ private:
+  // -------- setup
+  void plan_steps();
+  void check_memory();
+  void place();
+  void setup_gate_stream();
+  // -------- per step
+  void run_step(int64_t s);
+  // The step's tokens (or a micro-batch's, `from` .. `to` of the step):
+  // routing, gate inputs (copied from `gates` when given, else read from the
+  // streams), sequences, context, non-MoE time, attention's token view.
+  void load_tokens(const StepPlan& sp, int64_t from, int64_t to, const StepRouting* gates);
+  // residency.attention = "cpu" or micro_batches > 1: a decode step's
+  // micro-batches through each layer in turn (MicroBatch).
+  void run_decode_pipelined(const StepPlan& sp);
+  void run_moe_layer(int32_t l);
+  // A MoE layer's small state, passed from stage to stage.
+  struct LayerRun {
+    bool decode = false;
+    int ph = 0;          // 0 prefill, 1 decode (metric index)
+    int64_t n = 0;       // tokens of the step
+    double t_gate = 0;   // when the router's output is known
+    double predict = 0;  // the prefetcher's GPU prediction time
+    double barrier =
+        0;  // SMoE: the GPU experts start after this layer's copies in flight at the gate
+    double gpu_end = 0;                        // the GPU lane's last task of the layer
+    double gpu_compute = 0;                    // GPU expert time of the layer
+    double wait = 0;                           // GPU time waiting for copies
+    double done = 0;                           // when the layer's outputs are combined
+    int64_t att_task = -1, gpu_end_task = -1;  // task ids: the attention, the GPU lane's last task
+    double barrier_copies_end =
+        -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
+  };
+  LayerRun gate_stage(int32_t l);
+  // A micro-batch's state while the other micro-batches run: swapped with
+  // the engine's step members (swap_micro_batch) around each of its layers.
+  struct MicroBatch;
+  void swap_micro_batch(MicroBatch& b);
+  // The micro-batch's attention of layer `li` (block index; `l` its MoE
+  // index, -1 for a dense layer) up to the output's return: on the GPU, or
+  // the QKV projections, Q/K/V to the host, the CPU's attention and the
+  // output back (the GPU's output projection and router follow in
+  // finish_attention).
+  void issue_attention(int32_t li, int32_t l, MicroBatch& b);
+  double copy_kv_to_gpu(int32_t l, const MicroBatch& b);
+  // The rest of an issued attention (the GPU's post-attention part when
+  // attention is on the CPU); returns its end, and the last task's id in *task.
+  double finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task, double* gpu_ns);
+  void count_hits(int32_t l, const LayerRun& r);
+  // One activated expert's access (tokens of the step that use it) and
+  // whether it was a hit.
+  void record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hit);
+  // admission = "one-at-a-time": the layer's experts in routing order, each
+  // judged, loaded if it runs on the GPU and absent, and computed in turn.
+  void admit_one_at_a_time(int32_t l, LayerRun& r);
+  void decide(int32_t l, LayerRun& r);
+  void validate_plan(int32_t l);
+  void gpu_side(int32_t l, LayerRun& r);
+  void pin_for_layer(int32_t l, int32_t e);
+  bool demand_load(int32_t l, int32_t e, double t_gate);
+  void run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r);
+  void cpu_side(int32_t l, LayerRun& r);
+  void after_layer(int32_t l, const LayerRun& r);
+  void release_prefetch_buffer(int32_t l, double gpu_end);
+  void cancel_stale_prefetches(int32_t l, double t_gate);
+  void compute_active(int32_t l, std::vector<ActiveExpert>* out);
+  // -------- helpers
+  Context context(int32_t layer, double now) const;
+  template <class F>
+  void timed(int fam, F&& f);
+  FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
+  Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
+  // What a task waits for besides its lane: up to four tasks (ids from
+  // submit, -1: none) and copies (the latest end among them, -inf: none).
+  struct Waits {
+    int64_t task[4] = {-1, -1, -1, -1};
+    double copies_end = -std::numeric_limits<double>::infinity();
+    int64_t copy = -1;  // a GPU expert's own copy (transfer id; timeline only), -1: none
+  };
+  static Waits after(int64_t a, int64_t b = -1, int64_t c = -1, int64_t d = -1) {
+    Waits w;
+    w.task[0] = a, w.task[1] = b, w.task[2] = c, w.task[3] = d;
+    return w;
+  }
+  struct MicroBatch {
+    explicit MicroBatch(const RunRouting& run) : step(run, Phase::kDecode) {}
+    // Swapped with the engine's step members (swap_micro_batch).
+    StepRouting step;
+    StepTokens tokens;
+    int64_t sequences = 0, context = 0;
+    double nonmoe_ns = 0, layer_ready_ns = 0, deferred_done_ns = -1;
+    Waits ready_waits;
+    int64_t deferred_task = -1;
+    // The current layer's issued attention (issue_attention): its end (the
+    // output back on the GPU, or the GPU's attention), its last task, its
+    // GPU time so far, whether the GPU's post-attention part is still to run.
+    double att_end = 0, att_gpu_ns = 0;
+    int64_t att_task = -1;
+    bool post_pending = false;
+  };
+  // `tokens`: the tokens the task processes (timeline only; -1: none).
+  // `ready` is what the task waits for (`waits`) as a time; the task's id is
+  // last_task_ afterwards.
+  double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
+                int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
+  void check_graph() const;
+  void begin_executor();
+  void advance_link(double now);
+  // Copies queued from position `from` on may have moved: refresh their end
+  // times in residency.
+  void refresh_transfer_ends(size_t from, size_t to);
+  // Frees a slot for (layer, expert) by asking the cache policy; returns the
+  // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
+  // lists experts of `layer` that must not be evicted.
+  // A slot for (layer, expert) in the share its load goes to: the prefetch
+  // buffer (into_buffer, prefetches of a strategy with one) or the cache
+  // share; a victim, if needed, from that share only.
+  SlotRef make_room(int32_t layer, int32_t expert, double now,
+                    const std::vector<int32_t>& extra_pinned, bool into_buffer = false);
+  // Issues a transfer of (layer, expert); returns its id.
+  // writeback: the copy first writes an evicted expert back to host memory
+  // (residency.writeback), in the same stream, so it takes that time too.
+  // reduced: a reduced-precision copy (residency.reduced_copy_ratio of the
+  // bytes: Fate's INT2 copies).
+  int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
+               bool staging, int64_t target_step, int32_t target_layer, bool writeback = false,
+               bool reduced = false);
+  void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
+  void recopy_computed(int32_t l, double gpu_end);
+  // A demand load's copy time (reduced when residency.reduced_demand_loads).
+  double demand_copy_ns() const {
+    return cost_.h2d_expert_ns(st_.residency.reduced_demand_loads ? st_.residency.reduced_copy_ratio
+                                                                  : 1.0);
+  }
+  // `layer`: the MoE layer just done (after_layer; -1 after a step): on_device
+  // swaps are taken only from the experts its plan ran on the GPU.
+  void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook,
+                   int32_t layer = -1);
+  [[noreturn]] void bad_decision(const std::string& family, const std::string& what) const;
+  // Expert e of layer l among the step's activated experts (by expert id), or nullptr.
+  const ActiveExpert* activated(int32_t l, int32_t e) const {
+    const auto& a = active_[size_t(l)];
+    const auto it = std::lower_bound(a.begin(), a.end(), e,
+                                     [](const ActiveExpert& x, int32_t y) { return x.expert < y; });
+    return it != a.end() && it->expert == e ? &*it : nullptr;
+  }
+
+  const ModelSpec& model_;
+  const HardwareProfile& hw_;
+  const WorkloadSpec& workload_;
+  StrategyInstance& st_;
+  const TraceSource& source_;
+  const CalibrationData* calib_;
+  EngineOptions opt_;
+  CostModel cost_;
+  SimExecutor sim_exec_;
+  Executor* exec_;
+  Needs needs_;
+  // The workload's routing, shared with the other cases of this process that
+  // read the same workload (core/engine/routing_cache.h).
+  std::shared_ptr<const RunRouting> run_ptr_;
+  const RunRouting& run_;
+  StepRouting step_;
+  Link link_;
+  Residency res_;
+  FifoLane gpu_, cpu_, d2h_, act_;
+  int32_t L_ = 0, E_ = 0, k_ = 0;
+
+  std::vector<StepPlan> steps_;
+  // The step and layer running; while admit_one_at_a_time runs a layer, that
+  // layer and each expert's rank in route_order_ while it is still to be
+  // admitted (the oracles' next_use: the step still needs it).
+  RunPosition pos_;
+  int64_t step_sequences_ = 0, step_context_ = 0;
+  double step_nonmoe_ns_ = 0;
+  StepTokens step_tokens_;  // the step's tokens as attention sees them (the executor's)
+  double step_start_ns_ = 0;
+  // Gate time of each MoE layer in this step and in the step before (NaN
+  // until set): the late-prefetch rule estimates a target layer's gate from
+  // the previous step's gate-to-gate time.
+  std::vector<double> gate_cur_, gate_prev_;
+  double layer_interval_ns() const;
+  bool lands_too_late(const PrefetchRequest& r, double now) const;
+  double layer_ready_ns_ = 0;     // when the next layer's attention may start
+  double deferred_done_ns_ = -1;  // deferred CPU work of the previous layer (-1: none)
+  std::vector<std::vector<ActiveExpert>> active_;  // this step, per MoE layer
+  std::vector<int32_t> workload_scratch_, rank_scratch_, touched_;
+  std::vector<float> weight_scratch_;
+  // Per-layer scratch indexed by expert.
+  std::vector<int32_t> tokens_of_;
+  std::vector<int64_t> xfer_of_;
+  std::vector<double> compute_end_of_;
+  std::vector<int32_t> pins_, keep_, computed_this_layer_;
+  std::vector<int32_t>
+      route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
+  bool one_at_a_time_ = false;       // residency.admission, parsed once
+  bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
+  bool real_backend_ = false;        // the executor is the real backend's
+  bool cpu_attention_ = false;       // residency.attention == "cpu"
+  bool host_kv_gpu_ = false;         // residency.attention == "gpu-host-kv"
+  bool kv_on_host_ = false;          // either: the KV cache in host memory
+  bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
+  bool writeback_ = false;           // residency.writeback: evicted experts copied back first
+  bool one_stream_ = false;          // residency.one_stream: copies and GPU work in one stream
+  bool last_micro_batch_ = true;     // the layer's last (or only) micro-batch is running
+  MicroBatch* cur_mb_ = nullptr;     // the micro-batch running (its attention already issued)
+  std::vector<MicroBatch> mbs_;
+  std::vector<ActiveExpert> immediate_;
+  std::vector<PrefetchRequest> gate_prefetches_;
+  std::vector<double> staging_ring_;
+
+  // The oracles' look-ahead over the planned steps (a run with an oracle only).
+  std::unique_ptr<PlannedFuture> future_;
+
+  // Gate inputs streamed per sequence.
+  std::vector<std::unique_ptr<SequenceReader>> gate_readers_;
+  std::vector<int64_t> gate_pos_;
+  TokenRecord gate_rec_;
+
+  // Prefetch bookkeeping: the step a prefetch that brought (layer, expert)
+  // targeted, until it is judged at that layer's gate (-1: none).
+  std::vector<int64_t> prefetch_of_;  // [L*E] target step or -1
+  Context hook_ctx_;                  // the current layer's context, reused by evictions and loads
+
+  RunMetrics m_;
+  std::vector<TaskRecord> timeline_;
+  // The task graph (EngineOptions::check_graph).
+  struct GraphTask {
+    Lane lane;
+    const FifoLane* on;
+    TaskKind kind;
+    double start, end;
+    Waits waits;
+  };
+  std::vector<GraphTask> graph_;
+  int64_t last_task_ = -1;  // id of the task submitted last
+  Waits ready_waits_;       // what the next layer's attention waits for (layer_ready_ns_)
+  int64_t deferred_task_ =
+      -1;  // the previous layer's deferred outputs' copy back (deferred_done_ns_)
+  int64_t task_seq_ = 0;
+  int64_t decision_counter_ = 0;
+  bool sample_ = false;
+  double nested_ns_ = 0;  // predictor time inside the current timed() call
+  std::unique_ptr<TimedPredictor> timed_predictor_;
+  std::vector<SlotRef> cand_;
+  LayerPlan plan_;
+  std::vector<int32_t> deferred_;
+  std::vector<PrefetchRequest> prefetch_reqs_;
+  std::vector<CachePolicy::Swap> swaps_;
+  std::vector<int32_t> pinned_now_;
+  std::vector<int64_t> completed_;
+  std::vector<uint8_t> mark_;         // [E] scratch
+  std::vector<uint32_t> keep_stamp_;  // [E] make_room's kept experts, stamped with keep_epoch_
+  uint32_t keep_epoch_ = 0;
+};
+
+
+template <class F>
+void Engine::timed(int fam, F&& f) {
+  if (!sample_) {
+    f();
+    return;
+  }
+  const double nested0 = nested_ns_;
+  const auto t0 = Clock::now();
+  f();
+  const double dt = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  m_.decision_ns[fam] += dt - (nested_ns_ - nested0);  // predictions are timed on their own
+}
+
+}  // namespace engine_impl
+
+}  // namespace moebench

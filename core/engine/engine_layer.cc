@@ -1,0 +1,534 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+// A MoE layer's stages in the engine: the gate, the strategy's decisions, the GPU side, the
+// CPU side, what follows the layer (core/engine/engine_impl.h).
+#include "core/engine/engine_impl.h"
+
+namespace moebench {
+namespace engine_impl {
+
+void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) {
+  out->clear();
+  auto& work = const_cast<std::vector<int32_t>&>(workload_scratch_);
+  auto& best = const_cast<std::vector<int32_t>&>(rank_scratch_);
+  auto& wsum = const_cast<std::vector<float>&>(weight_scratch_);
+  auto& touched = const_cast<std::vector<int32_t>&>(touched_);
+  touched.clear();
+  for (int64_t t = 0; t < step_.tokens(); ++t) {
+    const int32_t* ids = step_.ids(t, l);
+    // A hole (the trace lacks this token's routing at this layer): no
+    // expert runs for it and no access is counted (RunMetrics::hole_rows).
+    if (ids[0] == kHoleId) {
+      ++m_.hole_rows[step_.phase() == Phase::kDecode ? 1 : 0];
+      continue;
+    }
+    const float* w = step_.weights(t, l);
+    for (int32_t j = 0; j < k_; ++j) {
+      const int32_t e = ids[j];
+      if (work[e] == 0) {
+        touched.push_back(e);
+        best[e] = j;
+      }
+      ++work[e];
+      wsum[e] += w[j];
+      best[e] = std::min(best[e], j);
+    }
+  }
+  std::sort(touched.begin(), touched.end());
+  for (int32_t e : touched) {
+    out->push_back({e, work[e], wsum[e], best[e]});
+    work[e] = 0;
+    wsum[e] = 0;
+  }
+}
+
+// A MoE layer in stages: the gate (attention, routing revealed, hits), the
+// decisions (cache hooks, prefetcher, deferral, assigner), their validation,
+// the GPU side, the CPU side, and the bookkeeping after the layer. Each stage
+// reads and writes the layer's small state (LayerRun); the order of every
+// submission, hook and counter is the one the single function had.
+void Engine::run_moe_layer(int32_t l) {
+  LayerRun r = gate_stage(l);
+  count_hits(l, r);
+  decide(l, r);
+  validate_plan(l);
+  for (const auto& a : active_[l])
+    tokens_of_[a.expert] = a.tokens;  // workload of each expert in this layer
+  gpu_side(l, r);
+  cpu_side(l, r);
+  after_layer(l, r);
+  cancel_stale_prefetches(l, r.t_gate);
+}
+
+// 1. attention, norms and router; transfers completed by the gate; routing revealed.
+Engine::LayerRun Engine::gate_stage(int32_t l) {
+  const StepPlan& sp = steps_[pos_.step];
+  LayerRun r;
+  r.decode = sp.phase == Phase::kDecode;
+  r.ph = r.decode ? 1 : 0;
+  r.n = step_.tokens();
+  sample_ =
+      opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
+  if (sample_) ++m_.decision_samples;
+  ++m_.moe_layer_steps;
+  double att;
+  if (cur_mb_) {  // a pipelined decode step: the attention was issued ahead (issue_attention)
+    int64_t task = -1;
+    r.t_gate = finish_attention(l, r.n, *cur_mb_, &task, &att);
+    r.att_task = r.gpu_end_task = task;
+  } else {
+    att =
+        exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
+    r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
+                      ready_waits_, r.n);
+    r.att_task = r.gpu_end_task = last_task_;
+    if (kv_on_host_) {  // a prefill: this layer's new KV entries to the host
+      submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
+             after(r.att_task));
+      m_.d2h_bytes += r.n * model_.kv_bytes_per_token();
+    }
+  }
+  gate_cur_[size_t(l)] = r.t_gate;
+  if (r.decode) m_.bd_attention_ns += att;
+  advance_link(r.t_gate);
+  step_.reveal(l);
+  compute_active(l, &active_[l]);
+  return r;
+}
+
+// 2. hits of the activated experts, and the prefetches that targeted this (step, layer) judged.
+// (With admission "one-at-a-time" the accesses are judged later, in turn:
+// admit_one_at_a_time.)
+void Engine::count_hits(int32_t l, const LayerRun& r) {
+  const auto& active = active_[l];
+  if (!one_at_a_time_) {
+    for (const auto& a : active) record_access(l, r, a.tokens, res_.resident(l, a.expert));
+  }
+  for (int32_t e : res_.holders(l)) {
+    int64_t& target = prefetch_of_[size_t(l) * E_ + e];
+    if (target < 0 || target > pos_.step) continue;
+    const ActiveExpert* it = activated(l, e);
+    if (target == pos_.step && it) {
+      ++m_.prefetch_useful;
+      if (res_.in_flight(l, e)) ++m_.prefetch_late;
+      if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
+    } else if (target == pos_.step && !last_micro_batch_) {
+      continue;  // a later micro-batch of this layer may use it
+    }
+    target = -1;
+  }
+}
+
+void Engine::record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hit) {
+  m_.expert_accesses[r.ph] += 1;
+  m_.token_accesses[r.ph] += tokens;
+  if (hit) {
+    m_.expert_hits[r.ph] += 1;
+    m_.token_hits[r.ph] += tokens;
+  }
+  if (r.decode) {
+    m_.decode_layer_accesses[l] += tokens;
+    if (hit) m_.decode_layer_hits[l] += tokens;
+    const size_t at =
+        size_t(steps_[pos_.step].decode_step / RunMetrics::kStepGroup) * size_t(L_) + size_t(l);
+    if (m_.decode_group_accesses.size() <= at) {
+      m_.decode_group_accesses.resize(at - size_t(l) + size_t(L_), 0);
+      m_.decode_group_hits.resize(at - size_t(l) + size_t(L_), 0);
+    }
+    m_.decode_group_accesses[at] += tokens;
+    if (hit) m_.decode_group_hits[at] += tokens;
+  }
+}
+
+// 3. the components decide: cache hooks at the gate, prefetch requests
+// (issued after this layer's own loads), deferral, the assigner's plan.
+void Engine::decide(int32_t l, LayerRun& r) {
+  const auto& active = active_[l];
+  hook_ctx_ = context(l, r.t_gate);
+  Context ctx = hook_ctx_;
+  timed(kFamCache, [&] {
+    st_.cache->on_gate(ctx);
+    if (!one_at_a_time_) {  // else each access is reported in its turn
+      for (const auto& a : active) {
+        st_.cache->on_access(l, a, ctx);
+        if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
+      }
+    }
+  });
+  prefetch_reqs_.clear();
+  step_.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gate(ctx, prefetch_reqs_); });
+  gate_prefetches_ = prefetch_reqs_;
+  r.predict = st_.prefetcher->predict_gpu_ns(ctx);
+
+  deferred_.clear();
+  if (r.decode && l + 1 < L_) {
+    step_.set_reader(&st_.deferral->name());
+    timed(kFamDeferral, [&] { st_.deferral->choose(ctx, deferred_); });
+  }
+  std::fill(mark_.begin(), mark_.end(), 0);
+  for (const auto& a : active) mark_[a.expert] = 1;
+  for (int32_t e : deferred_) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision(
+          "deferral",
+          fmt::format("deferred expert {} of layer {}, which is not activated (or twice)", e, l));
+    }
+    mark_[e] = 2;
+  }
+  if (!deferred_.empty()) {
+    immediate_.clear();
+    for (const auto& a : active) {
+      if (mark_[a.expert] == 1) immediate_.push_back(a);
+    }
+    ctx.active = immediate_;
+  }
+  plan_.clear();
+  step_.set_reader(&st_.assigner->name());
+  timed(kFamAssigner, [&] { st_.assigner->plan(ctx, plan_); });
+  step_.set_reader(nullptr);
+}
+
+// The plan against the layer's activated experts (mark_: 1 activated, 2
+// deferred, set by decide): every expert on exactly one side, loads only of
+// uncached GPU experts, a GPU expert cached or loaded.
+void Engine::validate_plan(int32_t l) {
+  for (int32_t e : plan_.gpu) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
+                      "is planned twice",
+                      l, e));
+    }
+    mark_[e] = 3;
+  }
+  for (int32_t e : plan_.cpu) {
+    if (e < 0 || e >= E_ || mark_[e] != 1) {
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: CPU expert {} is not an activated, non-deferred expert or "
+                      "is planned twice",
+                      l, e));
+    }
+    mark_[e] = 4;
+  }
+  for (const auto& a : active_[l]) {
+    if (mark_[a.expert] == 1) {
+      bad_decision("assigner",
+                   fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU",
+                               l, a.expert));
+    }
+  }
+  if (!plan_.gpu.empty() && !hw_.has_gpu()) {
+    throw Error(fmt::format(
+        "strategy '{}': expected a hardware profile with a GPU (its assigner '{}' runs experts "
+        "on the GPU), found '{}' with none",
+        st_.name, st_.assigner->name(), hw_.name));
+  }
+  for (int32_t e : plan_.load) {
+    if (e < 0 || e >= E_ || mark_[e] != 3) {
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: loads expert {} which is not a GPU expert (or loads it twice)", l,
+                      e));
+    }
+    if (res_.cached(l, e)) {
+      bad_decision("assigner",
+                   fmt::format("layer {}: loads expert {} which is already cached", l, e));
+    }
+    mark_[e] = 5;
+  }
+  for (int32_t e : plan_.gpu) {
+    if (mark_[e] == 3 && !res_.cached(l, e)) {
+      bad_decision(
+          "assigner",
+          fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it",
+                      l, e));
+    }
+  }
+}
+
+void Engine::pin_for_layer(int32_t l, int32_t e) {
+  if (res_.cached(l, e) && !res_.pinned(l, e)) {
+    res_.pin(l, e);
+    pins_.push_back(e);
+  }
+}
+
+// An on-demand copy of GPU expert e of layer l (into the cache share when the
+// strategy admits on demand and a victim is allowed, else into a staging
+// buffer); returns whether it is staged.
+bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
+  bool staging = !st_.residency.admit_on_demand;
+  SlotRef freed{-2, -2};
+  if (!staging) {
+    freed = make_room(l, e, t_gate, keep_);
+    if (freed.layer == -1) staging = true;
+  }
+  double earliest = t_gate;
+  if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
+    earliest =
+        std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
+  }
+  if (staging && plan_.staging_buffers > 0 &&
+      int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
+    earliest =
+        std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
+  }
+  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, pos_.step, l,
+                     writeback_ && freed.layer >= 0, st_.residency.reduced_demand_loads);
+  return staging;
+}
+
+// GPU expert e of layer l, once its copy (if any) and the layer's barrier allow.
+void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
+  double ready = r.barrier;
+  Waits w =
+      after(r.att_task);  // the barrier: the gate, then the copies behind it (barrier_copies_end)
+  w.copies_end = r.barrier_copies_end;
+  int64_t xid = xfer_of_[e];
+  if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
+  if (xid >= 0) {
+    link_.fix(xid);
+    ready = std::max(ready, link_.get(xid).end_ns);
+    w.copies_end = std::max(w.copies_end, link_.get(xid).end_ns);
+    w.copy = xid;
+  }
+  const double free = gpu_lane().free_ns();
+  if (ready > free) r.wait += ready - std::max(free, r.t_gate);
+  const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
+  r.gpu_end =
+      submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
+  r.gpu_end_task = last_task_;
+  compute_end_of_[e] = r.gpu_end;
+  computed_this_layer_.push_back(e);
+  if (staged) staging_ring_.push_back(r.gpu_end);
+  r.gpu_compute += dur;
+  m_.gpu_expert_tokens += tokens_of_[e];
+}
+
+// 4. GPU side: the predictor's and shared experts' GPU time, the on-demand
+// copies and the GPU experts, in the order the residency rules give.
+void Engine::gpu_side(int32_t l, LayerRun& r) {
+  const auto& active = active_[l];
+  r.gpu_end = r.t_gate;
+  if (r.predict > 0) {
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1,
+                       after(r.att_task));
+    r.gpu_end_task = last_task_;
+    if (r.decode) m_.bd_predict_ns += r.predict;
+  }
+  const double shared = exec_->shared_experts_ns(cost_, l, r.n);
+  if (shared > 0) {
+    r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1,
+                       after(r.att_task), r.n);
+    r.gpu_end_task = last_task_;
+    if (r.decode) m_.bd_shared_ns += shared;
+  }
+  pins_.clear();
+  staging_ring_.clear();
+  // SMoE: the GPU experts wait for every copy into this layer's slots that
+  // was in flight at the gate.
+  r.barrier = r.t_gate;
+  if (plan_.wait_layer_transfers && !plan_.gpu.empty()) {
+    for (int32_t e : res_.holders(l)) {
+      if (!res_.in_flight(l, e)) continue;
+      const int64_t xid = res_.transfer(l, e);
+      link_.fix(xid);
+      r.barrier = std::max(r.barrier, link_.get(xid).end_ns);
+      r.barrier_copies_end = std::max(r.barrier_copies_end, link_.get(xid).end_ns);
+    }
+  }
+  const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
+  computed_this_layer_.clear();
+  if (one_at_a_time_) {
+    admit_one_at_a_time(l, r);
+  } else if (!walk) {
+    // Every activated expert keeps its slot; loads go in the assigner's link
+    // order, then the GPU experts run in GPU order.
+    for (const auto& a : active) pin_for_layer(l, a.expert);
+    keep_.clear();
+    for (const auto& a : active) keep_.push_back(a.expert);
+    for (int32_t e : plan_.load) demand_load(l, e, r.t_gate);
+    for (int32_t e : plan_.gpu) run_gpu_expert(l, e, false, r);
+  } else {
+    // Walk the GPU order, loading each expert when its turn comes: an expert
+    // computed earlier in this layer may give its slot to a later one (the
+    // copy then waits for that computation). Loads follow the GPU order.
+    std::fill(mark_.begin(), mark_.end(), 0);
+    for (int32_t e : plan_.load) mark_[e] = 1;
+    for (size_t i = 0; i < plan_.gpu.size(); ++i) {
+      const int32_t e = plan_.gpu[i];
+      bool staged = false;
+      if (mark_[e] == 1) {
+        keep_.clear();
+        if (st_.residency.pin_active_token) {
+          for (const auto& a : active) keep_.push_back(a.expert);
+        } else {
+          keep_.assign(plan_.gpu.begin() + std::ptrdiff_t(i), plan_.gpu.end());
+        }
+        staged = demand_load(l, e, r.t_gate);
+      }
+      run_gpu_expert(l, e, staged, r);
+    }
+  }
+  // Until this layer's hooks are done, its GPU experts keep their slots
+  // (loaded ones too).
+  computed_this_layer_.clear();
+  for (int32_t e : plan_.gpu) pin_for_layer(l, e);
+  if (r.decode) {
+    m_.bd_gpu_compute_ns += r.gpu_compute;
+    m_.bd_wait_cache_ns += r.wait;
+  } else {
+    m_.pbd_gpu_compute_ns += r.gpu_compute;
+    m_.pbd_wait_pcie_ns += r.wait;
+    m_.prefill_expert_pairs += int64_t(active.size());
+    m_.prefill_gpu_expert_pairs += int64_t(plan_.gpu.size());
+  }
+  for (int32_t e : plan_.gpu) {
+    xfer_of_[e] = -1;
+    compute_end_of_[e] = -1;
+  }
+}
+
+// The layer's experts one at a time, in routing order (each token's experts
+// by rank, tokens in the step's order; an expert is taken at its first use):
+// each is judged a hit if it is resident when its turn comes; a GPU expert
+// that is not there (a planned load, or one a load before it evicted) is
+// loaded then, with nothing kept but pinned experts, and computed before the
+// next. CPU and deferred experts are judged in turn but never admitted. The
+// assigner's plan decides the side; its GPU and link orders give way to the
+// routing order.
+void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
+  std::fill(mark_.begin(), mark_.end(), 0);
+  for (int32_t e : plan_.gpu) mark_[e] = 1;
+  route_order_.clear();
+  for (int64_t t = 0; t < step_.tokens(); ++t) {
+    const int32_t* ids = step_.ids(t, l);
+    if (ids[0] == kHoleId) continue;  // a hole: nothing to admit
+    for (int32_t j = 0; j < k_; ++j) {
+      if (mark_[ids[j]] & 2) continue;
+      mark_[ids[j]] |= 2;
+      route_order_.push_back(ids[j]);
+    }
+  }
+  keep_.clear();
+  pos_.pending_rank.assign(size_t(E_), -1);
+  for (size_t i = 0; i < route_order_.size(); ++i)
+    pos_.pending_rank[size_t(route_order_[i])] = int32_t(i);
+  pos_.admitting_layer = l;
+  for (int32_t e : route_order_) {
+    pos_.pending_rank[size_t(e)] = -1;  // in its turn now: its use is this one
+    const ActiveExpert* it = activated(l, e);
+    const bool hit = res_.resident(l, e);
+    record_access(l, r, it->tokens, hit);
+    timed(kFamCache, [&] {
+      st_.cache->on_access(l, *it, hook_ctx_);
+      if (res_.cached(l, e)) st_.cache->on_hit(l, e, hook_ctx_);
+    });
+    if (!(mark_[e] & 1)) continue;  // on the CPU (or deferred)
+    const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
+    run_gpu_expert(l, e, staged, r);
+  }
+  pos_.admitting_layer = -1;
+}
+
+// 5. CPU side: the activations to the CPU, the immediate experts and their
+// outputs back, then the deferred ones (their outputs join the next layer).
+void Engine::cpu_side(int32_t l, LayerRun& r) {
+  double imm_done = -1, def_done = -1;
+  int64_t imm_task = -1, def_task = -1, last_cpu = -1;
+  const int64_t n = r.n;
+  if (!plan_.cpu.empty() || !deferred_.empty()) {
+    const double to_cpu = cost_.d2h_activations_ns(n);
+    double ready =
+        submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
+    const Waits cpu_waits = after(last_task_, plan_.serialize ? r.gpu_end_task : -1);
+    m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    if (plan_.serialize) ready = std::max(ready, r.gpu_end);
+    bool first = true;
+    double cpu_end = ready;
+    for (int32_t e : plan_.cpu) {
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
+                       tokens_of_[e]);
+      first = false;
+      m_.cpu_expert_tokens += tokens_of_[e];
+    }
+    if (!plan_.cpu.empty()) {
+      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+                        cost_.h2d_activations_ns(n), l, -1, after(last_task_));
+      imm_task = last_task_;
+      m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    }
+    for (int32_t e : deferred_) {
+      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
+                       tokens_of_[e]);
+      last_cpu = last_task_;
+      first = false;
+      m_.cpu_expert_tokens += tokens_of_[e];
+      m_.deferred_expert_tokens += tokens_of_[e];
+    }
+    if (!deferred_.empty()) {
+      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+                        cost_.h2d_activations_ns(n), l, -1, after(last_cpu));
+      def_task = last_task_;
+      m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
+    }
+  }
+  r.done = r.gpu_end;
+  if (imm_done >= 0) r.done = std::max(r.done, imm_done);
+  if (deferred_done_ns_ >= 0)
+    r.done = std::max(r.done, deferred_done_ns_);  // previous layer's deferred outputs
+  if (imm_done > r.gpu_end) {
+    (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) +=
+        imm_done - std::max(r.gpu_end, r.t_gate);
+  }
+  // What the next layer waits for: this layer's GPU side, its CPU outputs
+  // back, the previous layer's deferred outputs.
+  ready_waits_ = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1,
+                       deferred_done_ns_ >= 0 ? deferred_task_ : -1);
+  deferred_done_ns_ = def_done;
+  deferred_task_ = def_task;
+  layer_ready_ns_ = r.done;
+}
+
+// 6. prefetches queued at the gate, then after the GPU experts; the prefetch
+// buffer's used experts leave; window swaps; an unread buffer's copies.
+void Engine::after_layer(int32_t l, const LayerRun& r) {
+  issue_prefetches(gate_prefetches_, r.t_gate);
+  // The layer's GPU experts have finished by gpu_end: later requests (issued
+  // at gpu_end or after) may take their slots.
+  for (int32_t e : pins_) res_.unpin(l, e);
+  pins_.clear();
+  if (res_.buffer_slots() > 0 && last_micro_batch_) release_prefetch_buffer(l, r.gpu_end);
+  recopy_computed(l, r.gpu_end);
+  prefetch_reqs_.clear();
+  Context after = context(l, r.gpu_end);
+  step_.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, prefetch_reqs_); });
+  step_.set_reader(nullptr);
+  issue_prefetches(prefetch_reqs_, r.gpu_end);
+  swaps_.clear();
+  Context end_ctx = context(l, r.done);
+  end_ctx.plan = &plan_;
+  timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
+  issue_swaps(swaps_, r.done, "after_layer", l);
+  // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of
+  // that layer is copied when this layer is done; link time and bytes only.
+  if (plan_.unread_buffer_layer >= 0 && hw_.has_gpu()) {
+    if (plan_.unread_buffer_layer >= L_) {
+      bad_decision("assigner",
+                   fmt::format("unread buffer of layer {} (the model has {} MoE layers)",
+                               plan_.unread_buffer_layer, L_));
+    }
+    for (int32_t e = 0; e < E_; ++e) {
+      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, pos_.step,
+           plan_.unread_buffer_layer);
+    }
+  }
+}
+
+}  // namespace engine_impl
+}  // namespace moebench
