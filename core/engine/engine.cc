@@ -19,7 +19,8 @@ void Engine::plan_steps() {
   }
   StepPlan sp;
   while (sched->next(0.0, &sp)) steps_.push_back(std::move(sp));
-  if (needs_.future) future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, one_at_a_time_);
+  if (needs_.future)
+    future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, mode_.one_at_a_time);
 }
 
 void Engine::check_memory() {
@@ -176,7 +177,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
                       double* start) {
   double end;
   Waits w = waits;
-  if (one_stream_ && id == Lane::kGpu) {  // behind every copy issued so far (one stream)
+  if (mode_.one_stream && id == Lane::kGpu) {  // behind every copy issued so far (one stream)
     const double copies = link_.free_ns();
     w.copies_end = std::max(w.copies_end, copies);
     ready = std::max(ready, copies);
@@ -234,7 +235,7 @@ SimulationResult Engine::run() {
   // The real backend's headline times are the steps' measured wall clock;
   // the lanes' composition of the measured task durations is kept beside
   // them (composed_*): their difference is the composition error.
-  const bool real = real_backend_;
+  const bool real = mode_.real_backend;
   const auto wall0 = Clock::now();
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     pos_.step = s;
@@ -398,7 +399,7 @@ void Engine::run_step(int64_t s) {
   deferred_done_ns_ = -1;
   deferred_task_ = -1;
   ready_waits_ = Waits{};  // the step's first task waits for its lane only
-  if (pipelined_ && sp.phase == Phase::kDecode) {
+  if (mode_.pipelined && sp.phase == Phase::kDecode) {
     run_decode_pipelined(sp);
   } else {
     const double nonmoe = step_nonmoe_ns_;
@@ -410,7 +411,7 @@ void Engine::run_step(int64_t s) {
             submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
                    exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
         const int64_t att = last_task_;
-        if (kv_on_host_) {  // the prefill's KV entries of this layer to the host
+        if (mode_.kv_on_host) {  // the prefill's KV entries of this layer to the host
           submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, a, cost_.kv_d2h_ns(n), -1, -1, after(att));
           m_.d2h_bytes += n * model_.kv_bytes_per_token();
         }

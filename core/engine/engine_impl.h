@@ -7,7 +7,6 @@
 //   engine_transfers.cc  the link: loads, prefetches, swaps, the prefetch buffer
 //   engine_pipeline.cc   micro-batches and host-side attention (pipelined decode)
 //   planned_future.cc    the oracles' look-ahead
-#include "core/engine/engine.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +14,8 @@
 #include <map>
 #include <type_traits>
 #include <unordered_map>
+#include "core/engine/engine.h"
+#include "core/engine/run_modes.h"
 
 #include <fmt/format.h>
 
@@ -96,9 +97,6 @@ class Engine {
              prefetch_buffer_slots(st), st.residency.pool == "global") {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
-    one_at_a_time_ = st.residency.admission == "one-at-a-time";
-    late_before_demand_ = st.residency.late_prefetch == "before-demand";
-    real_backend_ = exec_->backend() == "real";
     k_ = int32_t(run_.top_k());
     if (L_ != model.moe_layers() || E_ != model.routed_experts || k_ != model.top_k) {
       throw Error(
@@ -108,26 +106,7 @@ class Engine {
                       model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
                       source.info().model_name));
     }
-    cpu_attention_ = st.residency.attention == "cpu";
-    host_kv_gpu_ = st.residency.attention == "gpu-host-kv";
-    kv_on_host_ = cpu_attention_ || host_kv_gpu_;
-    pipelined_ = kv_on_host_ || st.residency.micro_batches > 1;
-    writeback_ = st.residency.writeback;
-    one_stream_ = st.residency.one_stream && hw.has_gpu();
-    if (pipelined_ && real_backend_) {
-      throw Error(fmt::format(
-          "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
-          "simulated backend (a host-memory KV cache and micro-batches are simulated only), found "
-          "the real backend",
-          st.name, st.residency.attention, st.residency.micro_batches));
-    }
-    if (kv_on_host_ && !hw.has_gpu()) {
-      throw Error(fmt::format(
-          "strategy '{}': residency.attention = \"{}\" keeps the KV cache in host memory for "
-          "a GPU; expected hardware with a GPU, found '{}' with none (without a GPU every layer "
-          "already runs on the CPU)",
-          st.name, st.residency.attention, hw.name));
-    }
+    mode_ = run_modes(st, hw, exec_->backend() == "real");
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(
           "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
@@ -333,17 +312,9 @@ class Engine {
   std::vector<int32_t> pins_, keep_, computed_this_layer_;
   std::vector<int32_t>
       route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
-  bool one_at_a_time_ = false;       // residency.admission, parsed once
-  bool late_before_demand_ = false;  // residency.late_prefetch == "before-demand", parsed once
-  bool real_backend_ = false;        // the executor is the real backend's
-  bool cpu_attention_ = false;       // residency.attention == "cpu"
-  bool host_kv_gpu_ = false;         // residency.attention == "gpu-host-kv"
-  bool kv_on_host_ = false;          // either: the KV cache in host memory
-  bool pipelined_ = false;           // cpu attention or micro_batches > 1: decode steps pipelined
-  bool writeback_ = false;           // residency.writeback: evicted experts copied back first
-  bool one_stream_ = false;          // residency.one_stream: copies and GPU work in one stream
-  bool last_micro_batch_ = true;     // the layer's last (or only) micro-batch is running
-  MicroBatch* cur_mb_ = nullptr;     // the micro-batch running (its attention already issued)
+  RunModes mode_;    // the residency settings that change how a step runs
+  bool last_micro_batch_ = true;  // the layer's last (or only) micro-batch is running
+  MicroBatch* cur_mb_ = nullptr;  // the micro-batch running (its attention already issued)
   std::vector<MicroBatch> mbs_;
   std::vector<ActiveExpert> immediate_;
   std::vector<PrefetchRequest> gate_prefetches_;
@@ -393,7 +364,6 @@ class Engine {
   std::vector<uint32_t> keep_stamp_;  // [E] make_room's kept experts, stamped with keep_epoch_
   uint32_t keep_epoch_ = 0;
 };
-
 
 template <class F>
 void Engine::timed(int fam, F&& f) {

@@ -81,7 +81,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
     r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
                       ready_waits_, r.n);
     r.att_task = r.gpu_end_task = last_task_;
-    if (kv_on_host_) {  // a prefill: this layer's new KV entries to the host
+    if (mode_.kv_on_host) {  // a prefill: this layer's new KV entries to the host
       submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
              after(r.att_task));
       m_.d2h_bytes += r.n * model_.kv_bytes_per_token();
@@ -100,7 +100,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
 // admit_one_at_a_time.)
 void Engine::count_hits(int32_t l, const LayerRun& r) {
   const auto& active = active_[l];
-  if (!one_at_a_time_) {
+  if (!mode_.one_at_a_time) {
     for (const auto& a : active) record_access(l, r, a.tokens, res_.resident(l, a.expert));
   }
   for (int32_t e : res_.holders(l)) {
@@ -147,7 +147,7 @@ void Engine::decide(int32_t l, LayerRun& r) {
   Context ctx = hook_ctx_;
   timed(kFamCache, [&] {
     st_.cache->on_gate(ctx);
-    if (!one_at_a_time_) {  // else each access is reported in its turn
+    if (!mode_.one_at_a_time) {  // else each access is reported in its turn
       for (const auto& a : active) {
         st_.cache->on_access(l, a, ctx);
         if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
@@ -276,7 +276,7 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
         std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
   }
   xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, pos_.step, l,
-                     writeback_ && freed.layer >= 0, st_.residency.reduced_demand_loads);
+                     mode_.writeback && freed.layer >= 0, st_.residency.reduced_demand_loads);
   return staging;
 }
 
@@ -341,7 +341,7 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   }
   const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
   computed_this_layer_.clear();
-  if (one_at_a_time_) {
+  if (mode_.one_at_a_time) {
     admit_one_at_a_time(l, r);
   } else if (!walk) {
     // Every activated expert keeps its slot; loads go in the assigner's link

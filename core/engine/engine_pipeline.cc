@@ -20,10 +20,10 @@ void Engine::swap_micro_batch(MicroBatch& b) {
 
 void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
   const int64_t n = b.step.tokens();
-  if (!cpu_attention_) {
+  if (!mode_.cpu_attention) {
     double ready = b.layer_ready_ns;
     Waits w = b.ready_waits;
-    if (host_kv_gpu_) {  // the micro-batch's KV entries of this layer to the GPU first
+    if (mode_.host_kv_gpu) {  // the micro-batch's KV entries of this layer to the GPU first
       const double kv_end = copy_kv_to_gpu(l, b);
       ready = std::max(ready, kv_end);
       w.copies_end = std::max(w.copies_end, kv_end);
@@ -33,7 +33,7 @@ void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
         submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, ready, b.att_gpu_ns, l, -1, w, n);
     b.att_task = last_task_;
     b.post_pending = false;
-    if (host_kv_gpu_) {  // the new entries back to the host, waited for by nothing
+    if (mode_.host_kv_gpu) {  // the new entries back to the host, waited for by nothing
       submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, b.att_end, cost_.kv_d2h_ns(n), l, -1,
              after(b.att_task));
       m_.d2h_bytes += n * model_.kv_bytes_per_token();

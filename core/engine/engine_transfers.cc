@@ -86,7 +86,8 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.kind = kind;
   t.issue_ns = issue;
   t.earliest_ns = earliest;
-  if (one_stream_) t.earliest_ns = std::max(earliest, gpu_.free_ns());  // behind the GPU's work
+  if (mode_.one_stream)
+    t.earliest_ns = std::max(earliest, gpu_.free_ns());  // behind the GPU's work
   const double ratio = reduced ? st_.residency.reduced_copy_ratio : 1.0;
   t.duration_ns = cost_.h2d_expert_ns(ratio);
   t.bytes =
@@ -166,7 +167,7 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
                               double(r.layer - pos_.layer) + (step_end ? 1.0 : 0.0);
   double deadline = ref + layers_ahead * dt;
   // "before-demand": it must land before a demand load issued at that gate would.
-  if (late_before_demand_) deadline += demand_copy_ns();
+  if (mode_.late_before_demand) deadline += demand_copy_ns();
   const double lands = std::max(now, link_.free_ns()) +
                        cost_.h2d_expert_ns(r.reduced ? st_.residency.reduced_copy_ratio : 1.0);
   return lands > deadline;
@@ -198,7 +199,7 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
     // leaving the prefetch buffer was a copy (its host copy stays).
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
          pos_.step + r.target_step_offset, r.layer,
-         writeback_ && freed.layer >= 0 && res_.buffer_slots() == 0, r.reduced);
+         mode_.writeback && freed.layer >= 0 && res_.buffer_slots() == 0, r.reduced);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = pos_.step + r.target_step_offset;
   }
 }
@@ -265,7 +266,7 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
       continue;
     }
     load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1,
-         writeback_ && out.layer >= 0);
+         mode_.writeback && out.layer >= 0);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/run_modes.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 
@@ -266,6 +267,34 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
   st.residency_chosen_by = who;
   st.residency_estimate_ns = chosen->estimate_ns_per_step;
   st.residency_why = chosen->why;
+}
+
+RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend) {
+  RunModes m;
+  m.one_at_a_time = st.residency.admission == "one-at-a-time";
+  m.late_before_demand = st.residency.late_prefetch == "before-demand";
+  m.real_backend = real_backend;
+  m.cpu_attention = st.residency.attention == "cpu";
+  m.host_kv_gpu = st.residency.attention == "gpu-host-kv";
+  m.kv_on_host = m.cpu_attention || m.host_kv_gpu;
+  m.pipelined = m.kv_on_host || st.residency.micro_batches > 1;
+  m.writeback = st.residency.writeback;
+  m.one_stream = st.residency.one_stream && hw.has_gpu();
+  if (m.pipelined && m.real_backend) {
+    throw Error(fmt::format(
+        "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
+        "simulated backend (a host-memory KV cache and micro-batches are simulated only), found "
+        "the real backend",
+        st.name, st.residency.attention, st.residency.micro_batches));
+  }
+  if (m.kv_on_host && !hw.has_gpu()) {
+    throw Error(fmt::format(
+        "strategy '{}': residency.attention = \"{}\" keeps the KV cache in host memory for "
+        "a GPU; expected hardware with a GPU, found '{}' with none (without a GPU every layer "
+        "already runs on the CPU)",
+        st.name, st.residency.attention, hw.name));
+  }
+  return m;
 }
 
 }  // namespace moebench

@@ -1,0 +1,29 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+// RunModes: the residency settings that change how the engine runs a step,
+// parsed and checked once per run (the engine's parts read these flags, not
+// the strings of StrategySpec::residency).
+
+#include "core/config/hardware_profile.h"
+#include "core/engine/engine.h"
+
+namespace moebench {
+
+struct RunModes {
+  bool one_at_a_time = false;       // residency.admission = "one-at-a-time"
+  bool late_before_demand = false;  // residency.late_prefetch = "before-demand"
+  bool real_backend = false;        // the executor is the real backend's
+  bool cpu_attention = false;       // residency.attention = "cpu"
+  bool host_kv_gpu = false;         // residency.attention = "gpu-host-kv"
+  bool kv_on_host = false;          // either: the KV cache in host memory
+  bool pipelined = false;           // cpu attention or micro_batches > 1: decode steps pipelined
+  bool writeback = false;           // residency.writeback: evicted experts copied back first
+  bool one_stream = false;          // residency.one_stream (with a GPU): copies and GPU work in one stream
+};
+
+// The strategy's modes on this hardware and backend; throws moebench::Error
+// for a combination the engine cannot run (a pipelined decode on the real
+// backend, a host KV cache without a GPU).
+RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend);
+
+}  // namespace moebench
