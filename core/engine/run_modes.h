@@ -18,7 +18,7 @@ struct RunModes {
   bool kv_on_host = false;          // either: the KV cache in host memory
   bool pipelined = false;           // cpu attention or micro_batches > 1: decode steps pipelined
   bool writeback = false;           // residency.writeback: evicted experts copied back first
-  bool one_stream = false;          // residency.one_stream (with a GPU): copies and GPU work in one stream
+  bool one_stream = false;  // residency.one_stream (with a GPU): copies and GPU work in one stream
 };
 
 // The strategy's modes on this hardware and backend; throws moebench::Error
