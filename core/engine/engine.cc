@@ -150,28 +150,6 @@ Context Engine::context(int32_t layer, double now) const {
   return c;
 }
 
-void Engine::check_graph() const {
-  std::map<const FifoLane*, double> lane_end;
-  for (size_t i = 0; i < graph_.size(); ++i) {
-    const GraphTask& t = graph_[i];
-    double expect = lane_end[t.on];
-    for (int64_t d : t.waits.task) {
-      if (d < 0) continue;
-      if (d >= int64_t(i))
-        throw InternalError(fmt::format("task graph: task {} waits for a later task {}", i, d));
-      expect = std::max(expect, graph_[size_t(d)].end);
-    }
-    expect = std::max(expect, t.waits.copies_end);
-    if (t.start != expect) {
-      throw InternalError(fmt::format(
-          "task graph: task {} ({} on lane {}) starts at {} ns, but its lane and what it "
-          "waits for give {} ns",
-          i, to_string(t.kind), to_string(t.lane), t.start, expect));
-    }
-    lane_end[t.on] = t.end;
-  }
-}
-
 double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur,
                       int32_t layer, int32_t expert, const Waits& waits, int64_t tokens,
                       double* start) {
@@ -184,24 +162,9 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   }
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
-  ++last_task_;
-  if (opt_.check_graph) graph_.push_back({id, &lane, kind, s, end, w});
   static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
-  if (opt_.timeline && dur > 0) {
-    timeline_.push_back({id,
-                         kind,
-                         s,
-                         end,
-                         task_seq_++,
-                         pos_.step,
-                         layer,
-                         expert,
-                         tokens,
-                         last_task_,
-                         {waits.task[0], waits.task[1], waits.task[2], waits.task[3]},
-                         waits.copy});
-  }
+  log_.add_task(id, &lane, kind, s, end, dur, w, waits, pos_.step, layer, expert, tokens);
   return end;
 }
 
@@ -270,7 +233,7 @@ SimulationResult Engine::run() {
     }
   }
   m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
-  if (opt_.check_graph) check_graph();
+  if (opt_.check_graph) log_.check();
   // Let queued transfers finish for the lane accounting.
   advance_link(kInf);
   m_.prefill_time_s = prefill_ns / 1e9;
@@ -307,11 +270,7 @@ SimulationResult Engine::run() {
                     run_.short_of_top_p(), run_.top_p(), run_.top_p()));
   }
   if (opt_.timeline) {
-    std::stable_sort(timeline_.begin(), timeline_.end(),
-                     [](const TaskRecord& a, const TaskRecord& b) {
-                       return event_before(a.start_ns, a.lane, a.seq, b.start_ns, b.lane, b.seq);
-                     });
-    r.timeline = std::move(timeline_);
+    r.timeline = log_.take_timeline();
     r.measured = exec_->measured();
   }
   return r;
@@ -410,7 +369,7 @@ void Engine::run_step(int64_t s) {
         const double a =
             submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
                    exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
-        const int64_t att = last_task_;
+        const int64_t att = log_.last();
         if (mode_.kv_on_host) {  // the prefill's KV entries of this layer to the host
           submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, a, cost_.kv_d2h_ns(n), -1, -1, after(att));
           m_.d2h_bytes += n * model_.kv_bytes_per_token();
@@ -418,7 +377,7 @@ void Engine::run_step(int64_t s) {
         layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
                                  exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1,
                                  after(att), n);
-        ready_waits_ = after(last_task_);
+        ready_waits_ = after(log_.last());
         continue;
       }
       pos_.layer = moe;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include "core/engine/engine.h"
 #include "core/engine/run_modes.h"
+#include "core/engine/task_log.h"
 
 #include <fmt/format.h>
 
@@ -94,7 +95,8 @@ class Engine {
         step_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
-             prefetch_buffer_slots(st), st.residency.pool == "global") {
+             prefetch_buffer_slots(st), st.residency.pool == "global"),
+        log_(opt.check_graph, opt.timeline) {
     L_ = int32_t(run_.layers());
     E_ = int32_t(run_.experts());
     k_ = int32_t(run_.top_k());
@@ -189,13 +191,7 @@ class Engine {
   void timed(int fam, F&& f);
   FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
   Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
-  // What a task waits for besides its lane: up to four tasks (ids from
-  // submit, -1: none) and copies (the latest end among them, -inf: none).
-  struct Waits {
-    int64_t task[4] = {-1, -1, -1, -1};
-    double copies_end = -std::numeric_limits<double>::infinity();
-    int64_t copy = -1;  // a GPU expert's own copy (transfer id; timeline only), -1: none
-  };
+  // What a task waits for besides its lane: Waits (core/engine/task_log.h).
   static Waits after(int64_t a, int64_t b = -1, int64_t c = -1, int64_t d = -1) {
     Waits w;
     w.task[0] = a, w.task[1] = b, w.task[2] = c, w.task[3] = d;
@@ -219,10 +215,9 @@ class Engine {
   };
   // `tokens`: the tokens the task processes (timeline only; -1: none).
   // `ready` is what the task waits for (`waits`) as a time; the task's id is
-  // last_task_ afterwards.
+  // log_.last() afterwards.
   double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
                 int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
-  void check_graph() const;
   void begin_executor();
   void advance_link(double now);
   // Copies queued from position `from` on may have moved: refresh their end
@@ -334,21 +329,10 @@ class Engine {
   Context hook_ctx_;                  // the current layer's context, reused by evictions and loads
 
   RunMetrics m_;
-  std::vector<TaskRecord> timeline_;
-  // The task graph (EngineOptions::check_graph).
-  struct GraphTask {
-    Lane lane;
-    const FifoLane* on;
-    TaskKind kind;
-    double start, end;
-    Waits waits;
-  };
-  std::vector<GraphTask> graph_;
-  int64_t last_task_ = -1;  // id of the task submitted last
-  Waits ready_waits_;       // what the next layer's attention waits for (layer_ready_ns_)
+  TaskLog log_;        // every task's id; the task graph and the timeline when asked for
+  Waits ready_waits_;  // what the next layer's attention waits for (layer_ready_ns_)
   int64_t deferred_task_ =
       -1;  // the previous layer's deferred outputs' copy back (deferred_done_ns_)
-  int64_t task_seq_ = 0;
   int64_t decision_counter_ = 0;
   bool sample_ = false;
   double nested_ns_ = 0;  // predictor time inside the current timed() call

@@ -80,7 +80,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
         exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
     r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
                       ready_waits_, r.n);
-    r.att_task = r.gpu_end_task = last_task_;
+    r.att_task = r.gpu_end_task = log_.last();
     if (mode_.kv_on_host) {  // a prefill: this layer's new KV entries to the host
       submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
              after(r.att_task));
@@ -299,7 +299,7 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
   r.gpu_end =
       submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
-  r.gpu_end_task = last_task_;
+  r.gpu_end_task = log_.last();
   compute_end_of_[e] = r.gpu_end;
   computed_this_layer_.push_back(e);
   if (staged) staging_ring_.push_back(r.gpu_end);
@@ -315,14 +315,14 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   if (r.predict > 0) {
     r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kPredict, r.t_gate, r.predict, l, -1,
                        after(r.att_task));
-    r.gpu_end_task = last_task_;
+    r.gpu_end_task = log_.last();
     if (r.decode) m_.bd_predict_ns += r.predict;
   }
   const double shared = exec_->shared_experts_ns(cost_, l, r.n);
   if (shared > 0) {
     r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kSharedExperts, r.t_gate, shared, l, -1,
                        after(r.att_task), r.n);
-    r.gpu_end_task = last_task_;
+    r.gpu_end_task = log_.last();
     if (r.decode) m_.bd_shared_ns += shared;
   }
   pins_.clear();
@@ -443,7 +443,7 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
     const double to_cpu = cost_.d2h_activations_ns(n);
     double ready =
         submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
-    const Waits cpu_waits = after(last_task_, plan_.serialize ? r.gpu_end_task : -1);
+    const Waits cpu_waits = after(log_.last(), plan_.serialize ? r.gpu_end_task : -1);
     m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     if (plan_.serialize) ready = std::max(ready, r.gpu_end);
     bool first = true;
@@ -457,15 +457,15 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
     }
     if (!plan_.cpu.empty()) {
       imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
-                        cost_.h2d_activations_ns(n), l, -1, after(last_task_));
-      imm_task = last_task_;
+                        cost_.h2d_activations_ns(n), l, -1, after(log_.last()));
+      imm_task = log_.last();
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
     for (int32_t e : deferred_) {
       cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
                        exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
                        tokens_of_[e]);
-      last_cpu = last_task_;
+      last_cpu = log_.last();
       first = false;
       m_.cpu_expert_tokens += tokens_of_[e];
       m_.deferred_expert_tokens += tokens_of_[e];
@@ -473,7 +473,7 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
     if (!deferred_.empty()) {
       def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
                         cost_.h2d_activations_ns(n), l, -1, after(last_cpu));
-      def_task = last_task_;
+      def_task = log_.last();
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
   }

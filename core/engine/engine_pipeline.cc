@@ -31,7 +31,7 @@ void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
     b.att_gpu_ns = exec_->attention_ns(li, b.tokens, b.nonmoe_ns);
     b.att_end =
         submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, ready, b.att_gpu_ns, l, -1, w, n);
-    b.att_task = last_task_;
+    b.att_task = log_.last();
     b.post_pending = false;
     if (mode_.host_kv_gpu) {  // the new entries back to the host, waited for by nothing
       submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, b.att_end, cost_.kv_d2h_ns(n), l, -1,
@@ -44,15 +44,15 @@ void Engine::issue_attention(int32_t li, int32_t l, MicroBatch& b) {
   const double pre = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.layer_ready_ns,
                             b.att_gpu_ns, l, -1, b.ready_waits, n);
   const double qkv = submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, pre, cost_.qkv_d2h_ns(n), l, -1,
-                            after(last_task_), n);
+                            after(log_.last()), n);
   m_.d2h_bytes += cost_.qkv_bytes(n);
   const double cpu =
       submit(cpu_, Lane::kCpu, TaskKind::kAttention, qkv,
-             cost_.cpu_attention_ns(n, b.sequences, b.context), l, -1, after(last_task_), n);
+             cost_.cpu_attention_ns(n, b.sequences, b.context), l, -1, after(log_.last()), n);
   b.att_end = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu, cost_.h2d_activations_ns(n), l,
-                     -1, after(last_task_), n);
+                     -1, after(log_.last()), n);
   m_.act_h2d_bytes += cost_.activation_bytes(n);
-  b.att_task = last_task_;
+  b.att_task = log_.last();
   b.post_pending = true;
 }
 
@@ -90,7 +90,7 @@ double Engine::finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_
     const double post = cost_.attention_post_ns(tokens);
     end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, b.att_end, post, l, -1,
                  after(b.att_task), tokens);
-    *task = last_task_;
+    *task = log_.last();
     *gpu_ns += post;
     b.post_pending = false;
   }
@@ -135,7 +135,7 @@ void Engine::run_decode_pipelined(const StepPlan& sp) {
         b.layer_ready_ns = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
                                   exec_->dense_ffn_ns(int32_t(li), nb, cost_.dense_ffn_ns(nb)), -1,
                                   -1, after(task), nb);
-        b.ready_waits = after(last_task_);
+        b.ready_waits = after(log_.last());
       }
       continue;
     }

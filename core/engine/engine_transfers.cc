@@ -14,22 +14,7 @@ void Engine::advance_link(double now) {
     if (!t.staging && res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == id) {
       res_.complete(t.layer, t.expert);
     }
-    if (opt_.timeline) {
-      timeline_.push_back({Lane::kH2D,
-                           t.kind,
-                           t.start_ns,
-                           t.end_ns,
-                           task_seq_++,
-                           t.step,
-                           t.layer,
-                           t.expert,
-                           -1,
-                           -1,
-                           {-1, -1, -1, -1},
-                           id});
-      timeline_.back().reduced = t.reduced;
-      timeline_.back().writeback = t.writeback;
-    }
+    log_.add_copy(t, id);
   }
 }
 
