@@ -211,6 +211,10 @@ def test_a_flip_is_placed_where_the_seeds_effects_cross_their_outcome_boundary()
     m0 = dict(check("m", "reproduced", [0.1] * 3, [0.0] * 3), magnitude_tol=0.25)
     m1 = dict(check("m", "direction only", [0.1] * 3, [-0.5] * 3), magnitude_tol=0.25)
     assert REG.flip_between(u, 25.0, m0, 14.0, m1) == pytest.approx([19.5, 19.5])
+    # A bound ("at most +tol") counts its +tol edge only: -0.10 -> +0.10 crosses -0.02 too, which changes nothing.
+    b0 = check("n", "reproduced", [-0.10] * 3, kind="at_most")
+    b1 = check("n", "not reproduced", [0.10] * 3, kind="at_most")
+    assert REG.flip_between(u, 25.0, b0, 14.0, b1) == pytest.approx([25 - 11 * 0.12 / 0.2] * 2)  # 18.4
     assert REG.flip_span(u, 25.0, 14.0, {"b": c0, "m": m0}, {"b": c1, "m": m1}, ["b", "m"]) == \
         pytest.approx([18.4, 20.6])
 
