@@ -6,23 +6,25 @@
 //   engine_layer.cc      a MoE layer's stages: gate, decide, GPU side, CPU side, after
 //   engine_transfers.cc  the link: loads, prefetches, swaps, the prefetch buffer
 //   engine_pipeline.cc   micro-batches and host-side attention (pipelined decode)
-//   planned_future.cc    the oracles' look-ahead
+//   planned_future.cc    the oracles' look-ahead (its own class)
+//   task_log.cc          task ids, the task graph check, the timeline (its own class)
+//   scheduler/           which tokens each step runs (a family made by name)
+//   run_modes.h          the residency modes a step reads, parsed once
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <type_traits>
 #include <unordered_map>
-#include "core/engine/engine.h"
-#include "core/engine/run_modes.h"
-#include "core/engine/task_log.h"
 
 #include <fmt/format.h>
 
+#include "core/engine/engine.h"
 #include "core/engine/planned_future.h"
 #include "core/engine/routing_cache.h"
+#include "core/engine/run_modes.h"
 #include "core/engine/scheduler/scheduler.h"
+#include "core/engine/task_log.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"

@@ -36,7 +36,6 @@ class TaskLog {
   void add_copy(const Transfer& t, int64_t transfer_id);
   // The id of the lane task added last (-1: none yet).
   int64_t last() const { return last_; }
-  bool timeline() const { return timeline_on_; }
   // Throws InternalError naming the first task that starts before its lane
   // and what it waits for allow, or that waits for a later task.
   void check() const;
