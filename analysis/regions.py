@@ -15,14 +15,18 @@ def _fmt(x) -> str:
     return "-" if x is None or x != x else f"{x:.4g}"
 
 
-def flips_at(flip: dict) -> str:
-    """"; flips at about A-B" from scripts/testbed-region's interpolated spans between the center and each end
-    where the verdict changes (absent in regions judged before they were recorded), or ""."""
+def flip_spans(flip: dict) -> str:
+    """"A-B and C-D" from scripts/testbed-region's interpolated spans between the center and each end where the
+    verdict changes (absent in regions judged before they were recorded: ""). The region tables and the report
+    both print it."""
     spans = [x for x in (flip.get("low_flips_at"), flip.get("high_flips_at")) if x]
-    if not spans:
-        return ""
-    return "; flips at about " + " and ".join(_fmt(a) if _fmt(a) == _fmt(b) else f"{_fmt(a)}-{_fmt(b)}"
-                                              for a, b in spans)
+    return " and ".join(_fmt(a) if _fmt(a) == _fmt(b) else f"{_fmt(a)}-{_fmt(b)}" for a, b in spans)
+
+
+def flips_at(flip: dict) -> str:
+    """"; flips at about A-B" (flip_spans), or ""."""
+    spans = flip_spans(flip)
+    return f"; flips at about {spans}" if spans else ""
 
 
 def cause_text(claim: dict) -> str:
