@@ -340,7 +340,7 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
 # pages without a claim (NO_CLAIM).
 PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "MoE-Lightning",
           "llama.cpp",
-          "All strategies")
+          "All strategies", "Serving")
 
 
 def figure_scripts(folder=None) -> list:

@@ -47,13 +47,54 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .integer("calibration_decode_len", &S::calibration_decode_len,
                  "Generated tokens per calibration sequence (unset = decode_len).",
                  between(0, 1 << 20), "tokens")
-        .string("dataset", &S::dataset, "Label of the prompt set (informational).");
+        .string("dataset", &S::dataset, "Label of the prompt set (informational).")
+        .choice("arrival", &S::arrival, {"batch", "poisson", "gamma", "file"},
+                "When each sequence arrives as a request: \"batch\" (all at time 0, the papers' "
+                "fixed batches), a Poisson process at `rate`, a Gamma process at `rate` with "
+                "`arrival_cv`, or the times of the `arrivals` file (docs/SERVING.md).")
+        .number("rate", &S::rate, "Requests per second (arrival = \"poisson\" or \"gamma\").",
+                positive(), "requests/s")
+        .number("arrival_cv", &S::arrival_cv,
+                "arrival = \"gamma\": coefficient of variation of the gaps between arrivals "
+                "(1 = Poisson; above 1 bursty).",
+                positive())
+        .string("arrivals", &S::arrivals,
+                "arrival = \"file\" or lengths = \"file\": JSONL, one request a line with "
+                "arrival_time (s) and prompt_len / output_len (tokens); relative to the "
+                "experiment file.")
+        .choice("lengths", &S::lengths, {"fixed", "uniform", "file"},
+                "Prompt and decode lengths of the requests: prompt_len and decode_len for "
+                "every one, uniform up to prompt_len_max / decode_len_max, or the arrivals "
+                "file's.")
+        .integer("prompt_len_max", &S::prompt_len_max,
+                 "lengths = \"uniform\": the longest prompt (unset = prompt_len).",
+                 between(0, 1 << 20), "tokens")
+        .integer("decode_len_max", &S::decode_len_max,
+                 "lengths = \"uniform\": the longest decode (unset = decode_len).",
+                 between(0, 1 << 20), "tokens")
+        .choice("scheduler", &S::scheduler, {"static", "continuous"},
+                "Which tokens run in each step: \"static\" (fixed batches of batch_size, each "
+                "prefilled and decoded to its end) or \"continuous\" (requests join and leave "
+                "between steps; batch_size running at most; docs/SERVING.md).")
+        .integer("max_batch_tokens", &S::max_batch_tokens,
+                 "scheduler = \"continuous\": tokens in one step at most (a prompt longer "
+                 "than this runs alone).",
+                 between(1, 1 << 24), "tokens")
+        .choice("slo", &S::slo,
+                {"local-pc", "mlperf-mixtral-server", "mlperf-deepseek-r1-server",
+                 "mlperf-deepseek-r1-interactive"},
+                "Serving: the latency bounds goodput counts against (docs/SERVING.md).");
     return s;
   }();
   return s;
 }
 
 void WorkloadSpec::validate(const cfg::Value& src, const std::string& prefix) const {
+  validate_serving(src, prefix);
+  cfg::require_key(src, prefix, "lengths", kind != "trace" || lengths == "fixed",
+                   "lengths = \"fixed\" with kind = \"trace\" (the trace's sequences have "
+                   "their lengths)",
+                   "\"" + lengths + "\"");
   cfg::require_key(src, prefix, "trace", kind != "trace" || !trace.empty(),
                    "a trace file path when kind = \"trace\"", "no value");
   if (kind == "trace") {
@@ -83,6 +124,41 @@ void WorkloadSpec::validate(const cfg::Value& src, const std::string& prefix) co
                    fmt::format("at most sequences ({})", sequences), std::to_string(batch_size));
 }
 
+void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& prefix) const {
+  const bool file = arrival == "file" || lengths == "file";
+  cfg::require_key(src, prefix, "arrivals", !file || !arrivals.empty(),
+                   "a JSONL file of requests when arrival or lengths is \"file\"", "no value");
+  cfg::require_key(
+      src, prefix, "arrivals", file || arrivals.empty(),
+      "no arrivals file unless arrival or lengths is \"file\"",
+      fmt::format("'{}' with arrival = \"{}\", lengths = \"{}\"", arrivals, arrival, lengths));
+  cfg::require_key(src, prefix, "scheduler", arrival == "batch" || scheduler == "continuous",
+                   "scheduler = \"continuous\" for requests that arrive over time (the static "
+                   "scheduler runs fixed batches)",
+                   fmt::format("\"{}\" with arrival = \"{}\"", scheduler, arrival));
+  for (const char* k : {"rate", "arrival_cv"}) {
+    const bool applies = std::string(k) == "rate" ? (arrival == "poisson" || arrival == "gamma")
+                                                  : arrival == "gamma";
+    cfg::require_key(
+        src, prefix, k, applies || src.find(k) == nullptr,
+        fmt::format("no {} with arrival = \"{}\" (it would have no effect)", k, arrival),
+        "it is set");
+  }
+  cfg::require_key(src, prefix, "prompt_len_max",
+                   prompt_len_max < 0 || (lengths == "uniform" && prompt_len_max >= prompt_len),
+                   fmt::format("lengths = \"uniform\" and at least prompt_len ({})", prompt_len),
+                   fmt::format("{} with lengths = \"{}\"", prompt_len_max, lengths));
+  cfg::require_key(src, prefix, "decode_len_max",
+                   decode_len_max < 0 || (lengths == "uniform" && decode_len_max >= decode_len),
+                   fmt::format("lengths = \"uniform\" and at least decode_len ({})", decode_len),
+                   fmt::format("{} with lengths = \"{}\"", decode_len_max, lengths));
+  for (const char* k : {"max_batch_tokens", "slo"}) {
+    cfg::require_key(src, prefix, k, serving() || src.find(k) == nullptr,
+                     "no serving key with the static scheduler and arrival = \"batch\"",
+                     "it is set");
+  }
+}
+
 const std::vector<const char*>& WorkloadSpec::synthetic_only_keys() {
   static const std::vector<const char*> k = {"generator",
                                              "seed",
@@ -101,6 +177,16 @@ nlohmann::ordered_json WorkloadSpec::to_json() const {
   // Unset: the run's own shape (results written before these keys existed keep their case ids).
   if (calibration_prompt_len < 0) j.erase("calibration_prompt_len");
   if (calibration_decode_len < 0) j.erase("calibration_decode_len");
+  // Serving keys only where they apply (every case of the papers' fixed batches keeps its id).
+  if (!serving()) {
+    for (const char* k : {"arrival", "scheduler", "max_batch_tokens", "slo"}) j.erase(k);
+  }
+  if (arrival != "poisson" && arrival != "gamma") j.erase("rate");
+  if (arrival != "gamma") j.erase("arrival_cv");
+  if (arrivals.empty()) j.erase("arrivals");
+  if (lengths == "fixed") j.erase("lengths");
+  if (prompt_len_max < 0) j.erase("prompt_len_max");
+  if (decode_len_max < 0) j.erase("decode_len_max");
   return j;
 }
 

@@ -33,8 +33,24 @@ struct WorkloadSpec {
   int64_t calibration_prompt_len = -1;
   int64_t calibration_decode_len = -1;
   std::string dataset;  // label only (e.g. the paper's dataset name)
+  // Serving (issue 65; docs/SERVING.md). "batch": every sequence is there at
+  // time 0 (the papers' fixed batches); otherwise each sequence is a request
+  // that arrives at its time and the continuous scheduler serves it.
+  std::string arrival = "batch";  // batch | poisson | gamma | file
+  double rate = 1.0;              // requests per second (poisson, gamma)
+  double arrival_cv = 2.0;        // gamma: coefficient of variation of the gaps
+  std::string arrivals;  // arrival = "file": JSONL of requests (relative to the experiment)
+  std::string lengths = "fixed";     // fixed | uniform | file
+  int64_t prompt_len_max = -1;       // lengths = "uniform": prompt lengths in [prompt_len, max]
+  int64_t decode_len_max = -1;       // lengths = "uniform": decode lengths in [decode_len, max]
+  std::string scheduler = "static";  // static | continuous (core/engine/scheduler/)
+  int64_t max_batch_tokens = 2048;   // continuous: tokens per step at most
+  std::string slo = "local-pc";      // the SLO goodput is counted against (docs/SERVING.md)
+
+  bool serving() const { return arrival != "batch" || scheduler != "static"; }
 
   void validate(const cfg::Value& src, const std::string& prefix) const;
+  void validate_serving(const cfg::Value& src, const std::string& prefix) const;
   static const cfg::Schema<WorkloadSpec>& schema();
   // The resolved keys as results record them: a trace workload omits the
   // synthetic generator's keys (they did not apply).

@@ -9,18 +9,45 @@ namespace engine_impl {
 void Engine::plan_steps() {
   // The scheduler forms the steps (core/engine/scheduler/); the static one's
   // are known before the first, which the oracles' future reads.
-  std::unique_ptr<Scheduler> sched = make_scheduler("static");
-  std::vector<SequenceInfo> seqs;
-  seqs.reserve(size_t(run_.sequences()));
-  for (int64_t s = 0; s < run_.sequences(); ++s) seqs.push_back(run_.sequence(s));
-  sched->start(std::move(seqs), workload_.batch_size);
-  if (!sched->plans_ahead()) {
-    throw InternalError("scheduler '" + sched->name() + "': the engine runs planned steps only");
+  sched_ = make_scheduler(workload_.scheduler);
+  SchedulerInput in;
+  in.sequences.reserve(size_t(run_.sequences()));
+  for (int64_t s = 0; s < run_.sequences(); ++s) in.sequences.push_back(run_.sequence(s));
+  in.arrival_ns = opt_.arrival_ns;
+  in.batch_size = workload_.batch_size;
+  in.max_batch_tokens = workload_.max_batch_tokens;
+  if (workload_.serving()) requests_.start(in);
+  sched_->start(std::move(in));
+  if (!sched_->plans_ahead()) {
+    // The oracles read the planned future and the real executor sizes itself
+    // from the planned steps: neither is there when steps follow the clock.
+    if (needs_.future) {
+      throw Error(fmt::format(
+          "strategy '{}': a component reads the future (an oracle), which the '{}' scheduler "
+          "does not plan ahead (docs/SERVING.md, \"Oracles\")",
+          st_.name, sched_->name()));
+    }
+    if (mode_.real_backend) {
+      throw Error(
+          fmt::format("workload.scheduler: expected \"static\" on the real backend, "
+                      "found \"{}\" (docs/SERVING.md)",
+                      sched_->name()));
+    }
+    return;
   }
   StepPlan sp;
-  while (sched->next(0.0, &sp)) steps_.push_back(std::move(sp));
+  while (sched_->next(0.0, &sp)) steps_.push_back(std::move(sp));
   if (needs_.future)
     future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, mode_.one_at_a_time);
+}
+
+// The next step to run: the planned one, or the scheduler's given the clock.
+bool Engine::next_step(int64_t s) {
+  if (sched_->plans_ahead()) return s < int64_t(steps_.size());
+  StepPlan sp;
+  if (!sched_->next(gpu_lane().free_ns(), &sp)) return false;
+  steps_.push_back(std::move(sp));
+  return true;
 }
 
 void Engine::check_memory() {
@@ -200,11 +227,12 @@ SimulationResult Engine::run() {
   // them (composed_*): their difference is the composition error.
   const bool real = mode_.real_backend;
   const auto wall0 = Clock::now();
-  for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
+  for (int64_t s = 0; next_step(s); ++s) {
     pos_.step = s;
     throw_if_cancelled();
     exec_->begin_step(s);
-    const double t0 = gpu_lane().free_ns();
+    // A served run's machine may sit idle until the step's request arrives.
+    const double t0 = std::max(gpu_lane().free_ns(), steps_[s].not_before_ns);
     const double busy0[3] = {link_.busy_ns(), gpu_.busy_ns(), cpu_.busy_ns()};
     const auto w0 = Clock::now();
     run_step(s);
@@ -231,6 +259,7 @@ SimulationResult Engine::run() {
       m_.ttft_ms.push_back(shown / 1e6);
       if (real) m_.composed_ttft_ms.push_back(dt / 1e6);
     }
+    if (requests_.on()) requests_.step(sp, t0, gpu_lane().free_ns());
   }
   m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
   if (opt_.check_graph) log_.check();
@@ -260,6 +289,7 @@ SimulationResult Engine::run() {
   m_.busy_ns[4] = act_.busy_ns();
   m_.cost_table_clamps = cost_.clamped_lookups();
   SimulationResult r;
+  if (requests_.on()) r.warnings = requests_.finish(workload_.slo, &m_);
   r.metrics = std::move(m_);
   for (const std::string& n : exec_->notes()) r.warnings.push_back(n);
   if (run_.short_of_top_p() > 0) {
@@ -351,7 +381,7 @@ void Engine::run_step(int64_t s) {
   const StepPlan& sp = steps_[s];
   load_tokens(sp, 0, int64_t(sp.tokens.size()), nullptr);
   const int64_t n = step_.tokens();
-  step_start_ns_ = gpu_lane().free_ns();
+  step_start_ns_ = std::max(gpu_lane().free_ns(), sp.not_before_ns);
   layer_ready_ns_ = step_start_ns_;
   if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
   gate_cur_.assign(size_t(L_), std::numeric_limits<double>::quiet_NaN());

@@ -124,6 +124,9 @@ struct EngineOptions {
   // ends of the tasks and copies it waits for). InternalError otherwise.
   // Tests turn it on; it changes no result.
   bool check_graph = false;
+  // Serving (workload.scheduler = "continuous"): each sequence's arrival,
+  // simulated ns from the run's start, non-decreasing; empty: all at 0.
+  std::vector<double> arrival_ns;
 };
 
 struct SimulationResult {

@@ -9,6 +9,7 @@
 //   planned_future.cc    the oracles' look-ahead (its own class)
 //   task_log.cc          task ids, the task graph check, the timeline (its own class)
 //   scheduler/           which tokens each step runs (a family made by name)
+//   request_log.cc       each request's times in a served run (its own class)
 //   run_modes.h          the residency modes a step reads, parsed once
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/planned_future.h"
+#include "core/engine/request_log.h"
 #include "core/engine/routing_cache.h"
 #include "core/engine/run_modes.h"
 #include "core/engine/scheduler/scheduler.h"
@@ -124,6 +126,7 @@ class Engine {
  private:
   // -------- setup
   void plan_steps();
+  bool next_step(int64_t s);
   void check_memory();
   void place();
   void setup_gate_stream();
@@ -282,7 +285,11 @@ class Engine {
   FifoLane gpu_, cpu_, d2h_, act_;
   int32_t L_ = 0, E_ = 0, k_ = 0;
 
+  // The steps run so far and, for a scheduler that plans ahead, every step
+  // of the run (planned before the first); a served run asks sched_ for each.
   std::vector<StepPlan> steps_;
+  std::unique_ptr<Scheduler> sched_;
+  RequestLog requests_;
   // The step and layer running; while admit_one_at_a_time runs a layer, that
   // layer and each expert's rank in route_order_ while it is still to be
   // admitted (the oracles' next_use: the step still needs it).

@@ -394,7 +394,7 @@ std::vector<RunMetrics::Field> lane_fields() {
 const std::vector<RunMetrics::Field>& RunMetrics::fields() {
   static const std::vector<Field> f = [] {
     std::vector<Field> v = latency_fields();
-    for (auto* group : {residency_fields, lane_fields}) {
+    for (auto* group : {residency_fields, lane_fields, serving_fields}) {
       auto g = group();
       v.insert(v.end(), g.begin(), g.end());
     }

@@ -16,7 +16,25 @@
 
 namespace moebench {
 
+// One request of a serving run (workload.scheduler = "continuous";
+// core/engine/request_log.h), simulated ns from the run's start.
+struct RequestTimes {
+  double arrival_ns = 0;
+  double start_ns = -1;        // its first step's start (queueing ends)
+  double first_token_ns = -1;  // the end of its prefill (or first decode step)
+  double last_token_ns = -1;   // the end of its last step
+  int64_t output_tokens = 0;   // tokens it produced (its prefill's and one per decode step)
+};
+
 struct RunMetrics {
+  // Serving (empty unless the workload is served: docs/SERVING.md): every
+  // request, the intervals between a request's consecutive output tokens
+  // (ms), and the SLO goodput counts against (ms).
+  std::vector<RequestTimes> requests;
+  std::vector<double> itl_ms;
+  std::string slo;
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;
+
   // Timing (simulated or measured clock, milliseconds unless stated).
   std::vector<double> ttft_ms;  // per batch: prefill start to first token
   std::vector<double> tbt_ms;   // per decode step
@@ -117,6 +135,9 @@ struct RunMetrics {
   // failed: its row would show null where a number belongs.
   std::string headline_problem() const;
 };
+
+// The serving metrics' columns (core/engine/request_log.cc).
+std::vector<RunMetrics::Field> serving_fields();
 
 // Percentile with linear interpolation (p in [0, 100]); NaN for an empty set.
 double percentile(std::vector<double> v, double p);

@@ -204,6 +204,51 @@ TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
   EXPECT_EQ(d.cases[0].config["strategy"]["source"], "a paper, section 9");  // still recorded
 }
 
+// Serving keys (docs/SERVING.md): recorded only where they apply, so the
+// papers' fixed-batch cases keep their ids; bad values refused by key.
+TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {
+  testing::TempDir dir;
+  const std::string w = "[workload]\nsequences = 4\nprompt_len = 4\ndecode_len = 2\n";
+  const auto plain = load(std::string(kBase) + w + "[[strategy]]\nname = \"a\"\n", dir);
+  const auto stated = load(std::string(kBase) + w +
+                               "arrival = \"batch\"\nscheduler = \"static\"\nlengths = \"fixed\"\n"
+                               "[[strategy]]\nname = \"a\"\n",
+                           dir);
+  EXPECT_EQ(plain.cases[0].id, stated.cases[0].id);
+  EXPECT_FALSE(plain.cases[0].config["workload"].contains("arrival"));
+  const auto served = load(std::string(kBase) + w +
+                               "arrival = \"poisson\"\nrate = 2.5\nscheduler = \"continuous\"\n"
+                               "[[strategy]]\nname = \"a\"\n",
+                           dir);
+  EXPECT_NE(plain.cases[0].id, served.cases[0].id);
+  EXPECT_EQ(served.cases[0].config["workload"]["rate"], 2.5);
+  EXPECT_EQ(served.cases[0].config["workload"]["slo"], "local-pc");
+  EXPECT_FALSE(served.cases[0].config["workload"].contains("arrival_cv"));
+  const auto refused = [&](const std::string& keys, const std::string& key,
+                           const std::string& want) {
+    try {
+      load(std::string(kBase) + w + keys + "[[strategy]]\nname = \"a\"\n", dir);
+      ADD_FAILURE() << "accepted: " << keys;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_GT(e.where().line, 0) << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  const std::string cont = "scheduler = \"continuous\"\n";
+  refused(cont + "arrival = \"poisson\"\nrate = 0\n", "workload.rate", "a number > 0, found 0");
+  refused(cont + "arrival = \"poisson\"\nrate = -1.0\n", "workload.rate", "found -1");
+  refused(cont + "arrival = \"gamma\"\narrival_cv = 0.0\n", "workload.arrival_cv",
+          "a number > 0, found 0");
+  refused(cont + "max_batch_tokens = 0\n", "workload.max_batch_tokens", "found 0");
+  refused("arrival = \"poisson\"\n", "workload.scheduler", "continuous");
+  refused(cont + "rate = 2.0\n", "workload.rate", "no rate with arrival = \"batch\"");
+  refused(cont + "arrival = \"file\"\n", "workload.arrivals", "a JSONL file");
+  refused(cont + "lengths = \"uniform\"\nprompt_len_max = 2\n", "workload.prompt_len_max",
+          "at least prompt_len (4)");
+  refused("max_batch_tokens = 64\n", "workload.max_batch_tokens", "no serving key");
+}
+
 TEST(Experiment, ListFieldIsAValueNotAnAxis) {
   testing::TempDir dir;
   const Experiment ex = load(std::string(kBase) +

@@ -58,7 +58,8 @@ void check_unchanged(const Case& c, const TraceSource* s, const std::string& rel
 
 std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpec& m,
                                            const std::filesystem::path& base_dir,
-                                           const ConfigPaths& paths) {
+                                           const ConfigPaths& paths,
+                                           const std::vector<Request>* requests) {
   if (w.kind == "trace") {
     // The expanded workload holds the selection that applies (Experiment
     // expansion resolved sequences / prompt_len / decode_len on the trace).
@@ -69,7 +70,13 @@ std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpe
     return select_trace(open_checked(resolve(base_dir, w.trace), m, "trace"), sel, w.trace);
   }
   const GeneratorParams p = load_generator(w.generator, m, paths);
-  return std::make_unique<SyntheticSource>(m, p, layout_from_workload(w, false));
+  SyntheticLayout layout = layout_from_workload(w, false);
+  // Served requests of their own lengths (workload.lengths "uniform" or "file").
+  if (requests && w.lengths != "fixed") {
+    for (size_t i = 0; i < layout.sequences.size(); ++i)
+      layout.sequences[i] = {(*requests)[i].prompt_len, (*requests)[i].decode_len};
+  }
+  return std::make_unique<SyntheticSource>(m, p, std::move(layout));
 }
 
 WorkloadCalibration::WorkloadCalibration(const WorkloadSpec& w, const ModelSpec& m,
@@ -358,20 +365,29 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   // Before the workload is built: a case that cannot fit fails in
   // milliseconds, not after minutes of generation (issue 39).
   check_case(c, hw, st);
-  auto source = make_workload(c.workload, c.model, c.base_dir, paths);
+  // A served workload's requests: arrival times and, where set, lengths (docs/SERVING.md).
+  std::vector<Request> requests;
+  if (c.workload.serving()) requests = make_requests(c.workload, c.base_dir);
+  auto source = make_workload(c.workload, c.model, c.base_dir, paths, &requests);
   check_unchanged(c, source.get(), c.workload.trace, "trace");
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
   CaseRun r;
   r.backend = c.backend;
+  EngineOptions served = opt;
+  for (const Request& q : requests) served.arrival_ns.push_back(q.arrival_s * 1e9);
+  if (!requests.empty() && requests.size() != source->info().sequences.size()) {
+    throw Error(fmt::format("workload: {} requests for {} sequences of the workload",
+                            requests.size(), source->info().sequences.size()));
+  }
   if (c.backend == "real") {
     std::lock_guard<std::mutex> lock(g_real_mu);
-    EngineOptions eo = opt;
+    EngineOptions eo = served;
     std::string thread_warning;
     eo.executor = &real_executor(c, hw, &thread_warning);
     r.result = simulate(c.model, hw, c.workload, st, *source, &calib, eo);
     if (!thread_warning.empty()) r.result.warnings.push_back(thread_warning);
   } else {
-    r.result = simulate(c.model, hw, c.workload, st, *source, &calib, opt);
+    r.result = simulate(c.model, hw, c.workload, st, *source, &calib, served);
   }
   // A trace changed while the case read it (written in place, truncated,
   // replaced) gives a result of neither version: the case fails by name.

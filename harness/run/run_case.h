@@ -8,13 +8,16 @@
 
 #include "core/engine/engine.h"
 #include "core/experiment/experiment.h"
+#include "workloads/requests/requests.h"
 
 namespace moebench {
 
-// The evaluation workload of a case.
+// The evaluation workload of a case; a synthetic one takes the lengths of
+// served `requests` when workload.lengths is not "fixed" (docs/SERVING.md).
 std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpec& m,
                                            const std::filesystem::path& base_dir,
-                                           const ConfigPaths& paths);
+                                           const ConfigPaths& paths,
+                                           const std::vector<Request>* requests = nullptr);
 
 // Calibration data drawn from a stream disjoint from the evaluation workload
 // (the synthetic generator's calibration stream, or workload.calibration_trace).

@@ -250,11 +250,17 @@ bool case_matches(const Case& c, const std::string& filter) {
         found = true;
       }
     }
+    // key=a|b|c matches any of the alternatives (key~a|b: contains any).
+    const std::vector<std::string> alts = split(want, '|');
+    const auto matches = [&](const std::string& v) {
+      for (const std::string& a : alts)
+        if (contains ? v.find(a) != std::string::npos : v == a) return true;
+      return false;
+    };
     if (key == "part") {
       // Matches when any of the case's parts matches.
       bool any = false;
-      for (const auto& p : c.parts)
-        any = any || (contains ? p.find(want) != std::string::npos : p == want);
+      for (const auto& p : c.parts) any = any || matches(p);
       if (!any) return false;
       continue;
     }
@@ -268,7 +274,7 @@ bool case_matches(const Case& c, const std::string& filter) {
           closest_name(key, keys).empty() ? ""
                                           : "; did you mean '" + closest_name(key, keys) + "'?"));
     }
-    if (contains ? have.find(want) == std::string::npos : have != want) return false;
+    if (!matches(have)) return false;
   }
   return true;
 }

@@ -108,6 +108,49 @@ TEST(RunSuite, FailingCaseIsRecordedAndTheSuiteGoesOn) {
   EXPECT_EQ(status, (std::set<std::string>{"all-cpu=ok", "fiddler=error", "gpu-ondemand=error"}));
 }
 
+// Serving (docs/SERVING.md): one strategy of each component family runs
+// under Poisson arrivals to the end with every request served; the same
+// seed gives the same numbers; the oracle (it reads the future) and the
+// real backend are refused by name.
+TEST(RunSuite, ServedRunEveryComponentFamily) {
+  testing::TempDir dir;
+  const std::string text =
+      "strategies = [\"dali\", \"smoe\", \"hybrimoe\", \"ktransformers-deferral\", "
+      "\"fiddler\", \"oracle\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
+      "\"deepseek-v2-lite\"\n[hardware]\npreset = \"dali-rtx3090\"\n[workload]\n"
+      "sequences = 12\nprompt_len = 8\ndecode_len = 4\nbatch_size = 3\narrival = \"poisson\"\n"
+      "rate = 20.0\nscheduler = \"continuous\"\nmax_batch_tokens = 16\n";
+  std::map<std::string, nlohmann::json> first;
+  for (const char* sub : {"a", "b"}) {
+    SuiteOptions o = options(dir, text);
+    o.out = dir / sub;
+    const auto out = run_suite(o, builtin_registry());
+    EXPECT_EQ(out.failed, 1);  // the oracle
+    for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl"))) {
+      const auto r = nlohmann::json::parse(l);
+      const std::string name = r["strategy"];
+      if (name == "oracle") {
+        EXPECT_EQ(r["status"], "error");
+        EXPECT_NE(r["error"].get<std::string>().find("reads the future"), std::string::npos)
+            << r["error"];
+        continue;
+      }
+      ASSERT_EQ(r["status"], "ok") << name << ": " << r["error"];
+      EXPECT_EQ(r["serve_requests"], 12) << name;
+      EXPECT_GE(r["serve_ttft_mean_ms"].get<double>(), r["serve_queue_mean_ms"].get<double>());
+      EXPECT_GT(r["serve_tpot_p50_ms"].get<double>(), 0.0) << name;
+      EXPECT_NE(r["warnings"].dump().find("12 requests"), std::string::npos) << r["warnings"];
+      if (std::string(sub) == "a") {
+        first[name] = r;
+      } else {
+        for (const char* k : {"serve_ttft_p99_ms", "serve_tpot_mean_ms", "serve_goodput_rps"})
+          EXPECT_EQ(r[k], first[name][k]) << name << " " << k;
+      }
+    }
+  }
+  EXPECT_EQ(first.size(), 5u);
+}
+
 TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
   testing::TempDir dir;
   auto text = [](const std::string& backend, const std::string& hw) {
@@ -202,6 +245,13 @@ TEST(RunSuite, FilterSelectsCasesAndRejectsUnknownKeys) {
   auto o = options(dir, suite_text(3, 2));
   o.filter = "strategy.name=fiddler, workload.prompt_len=16";
   EXPECT_EQ(run_suite(o, builtin_registry()).cases, 1);
+  // Alternatives: key=a|b matches either value, key~a|b contains either.
+  o.filter = "strategy.name=fiddler|all-cpu, workload.prompt_len=16|24";
+  EXPECT_EQ(run_suite(o, builtin_registry()).cases, 4);
+  o.filter = "strategy.name~ondem|fidd, part=x|t";
+  EXPECT_EQ(run_suite(o, builtin_registry()).cases, 6);
+  o.filter = "strategy.name=fiddler|";  // an empty alternative matches nothing here
+  EXPECT_EQ(run_suite(o, builtin_registry()).cases, 3);
   o.filter = "strategy.nme=fiddler";
   try {
     run_suite(o, builtin_registry());

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/scheduler/continuous_scheduler.h"
 #include "core/engine/scheduler/static_scheduler.h"
 #include "core/util/error.h"
 #include "core/util/strings.h"
@@ -19,6 +20,8 @@ struct Made {
 // Every scheduler, by name.
 const Made kSchedulers[] = {
     {"static", [] { return std::unique_ptr<Scheduler>(std::make_unique<StaticScheduler>()); }},
+    {"continuous",
+     [] { return std::unique_ptr<Scheduler>(std::make_unique<ContinuousScheduler>()); }},
 };
 
 }  // namespace

@@ -21,18 +21,31 @@ namespace moebench {
 // in the order the step holds them.
 struct StepPlan {
   Phase phase = Phase::kDecode;
-  int64_t batch = 0;         // the group of sequences it belongs to (the static scheduler's batch)
-  int64_t decode_step = -1;  // the batch's decode step, -1 for a prefill step
+  int64_t batch =
+      0;  // the group of sequences it belongs to (the static scheduler's batch; -1 none)
+  // The batch's decode step (continuous: the run's decode steps so far), -1 for a prefill step.
+  int64_t decode_step = -1;
   std::vector<std::pair<int64_t, int64_t>> tokens;
+  // The step starts no earlier (simulated ns): the arrival of a request it
+  // serves when the machine sat idle waiting for it; 0 otherwise.
+  double not_before_ns = 0;
+};
+
+// What a scheduler serves: the run's sequences in order (each a request),
+// when each arrives and the limits of a step.
+struct SchedulerInput {
+  std::vector<SequenceInfo> sequences;
+  std::vector<double> arrival_ns;  // per sequence, non-decreasing; empty: every one at 0
+  int64_t batch_size = 1;          // static: a batch; continuous: running sequences at most
+  int64_t max_batch_tokens = 0;    // continuous: tokens in a step at most (0: no bound)
 };
 
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual std::string name() const = 0;
-  // The run's sequences in order (prompt and decode lengths) and the
-  // workload's batch size (>= 1). Called once, before any next().
-  virtual void start(std::vector<SequenceInfo> sequences, int64_t batch_size) = 0;
+  // The run's sequences and limits. Called once, before any next().
+  virtual void start(SchedulerInput in) = 0;
   // The next step to run once the previous one has ended at `now_ns`
   // (simulated time), or false when every sequence has finished.
   virtual bool next(double now_ns, StepPlan* step) = 0;

@@ -3,12 +3,19 @@
 
 #include <algorithm>
 
+#include "core/util/error.h"
+
 namespace moebench {
 
-void StaticScheduler::start(std::vector<SequenceInfo> sequences, int64_t batch_size) {
-  seqs_ = std::move(sequences);
+void StaticScheduler::start(SchedulerInput in) {
+  // Every sequence is there from the start (the workload's validation
+  // refuses arrivals over time with this scheduler).
+  for (double a : in.arrival_ns) {
+    if (a != 0.0) throw InternalError("scheduler 'static': a sequence arrives after time 0");
+  }
+  seqs_ = std::move(in.sequences);
   const int64_t S = int64_t(seqs_.size());
-  batch_size_ = std::max<int64_t>(1, std::min<int64_t>(batch_size, S));
+  batch_size_ = std::max<int64_t>(1, std::min<int64_t>(in.batch_size, S));
   b0_ = 0;
   batch_ = 0;
   decode_ = -1;

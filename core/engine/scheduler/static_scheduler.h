@@ -13,7 +13,7 @@ namespace moebench {
 class StaticScheduler final : public Scheduler {
  public:
   std::string name() const override { return "static"; }
-  void start(std::vector<SequenceInfo> sequences, int64_t batch_size) override;
+  void start(SchedulerInput in) override;
   bool next(double now_ns, StepPlan* step) override;
   bool plans_ahead() const override { return true; }
 

@@ -22,7 +22,7 @@ TEST(StaticScheduler, BatchesArePrefilledThenDecodedToTheirLongestSequence) {
   EXPECT_EQ(s->name(), "static");
   EXPECT_TRUE(s->plans_ahead());
   // Three sequences, batches of two: {0, 1} then {2}.
-  s->start({{2, 3}, {1, 1}, {1, 2}}, 2);
+  s->start({{{2, 3}, {1, 1}, {1, 2}}, {}, 2});
   const auto v = all_steps(*s);
   ASSERT_EQ(v.size(), 1u + 3u + 1u + 2u);
   EXPECT_EQ(v[0].phase, Phase::kPrefill);
@@ -44,7 +44,7 @@ TEST(StaticScheduler, EveryTokenOnceAndInOrderForEveryBatchSize) {
   const std::vector<SequenceInfo> seqs = {{3, 0}, {0, 2}, {4, 5}, {1, 1}, {2, 3}};
   for (int64_t b = 1; b <= 7; ++b) {
     StaticScheduler s;
-    s.start(seqs, b);
+    s.start({seqs, {}, b});
     std::vector<int64_t> next(seqs.size(), 0);
     for (const StepPlan& sp : all_steps(s)) {
       EXPECT_FALSE(sp.tokens.empty());
@@ -59,14 +59,14 @@ TEST(StaticScheduler, EveryTokenOnceAndInOrderForEveryBatchSize) {
 
 TEST(StaticScheduler, ABatchWithoutPromptsStartsWithItsFirstDecodeStep) {
   StaticScheduler s;
-  s.start({{0, 2}, {0, 1}}, 2);
+  s.start({{{0, 2}, {0, 1}}, {}, 2});
   const auto v = all_steps(s);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0].phase, Phase::kDecode);
   EXPECT_EQ(v[0].decode_step, 0);
   EXPECT_EQ(v[0].tokens, (Tokens{{0, 0}, {1, 0}}));
   StaticScheduler none;
-  none.start({}, 4);
+  none.start({{}, {}, 4});
   StepPlan sp;
   EXPECT_FALSE(none.next(0.0, &sp));
 }
@@ -76,7 +76,7 @@ TEST(Scheduler, AnUnknownNameIsRefusedWithTheKnownOnes) {
     make_scheduler("fifo");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("expected one of static, found \"fifo\""),
+    EXPECT_NE(std::string(e.what()).find("expected one of static, continuous, found \"fifo\""),
               std::string::npos)
         << e.what();
   }

@@ -1,0 +1,41 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The continuous scheduler (issue 65; docs/SERVING.md): requests join and
+// leave between steps, as in vLLM's and SGLang's schedulers. Before each
+// step it admits the requests that have arrived, first come first served,
+// while fewer than batch_size are running; a step is either the prefill of
+// newly admitted requests (their prompts, at most max_batch_tokens together;
+// a longer prompt runs alone) or one decode token of every running request.
+// Prefills go first, as in vLLM's default scheduler without chunked prefill.
+// When nothing is running and nothing has arrived, the next step waits for
+// the next arrival (StepPlan::not_before_ns).
+
+#include <deque>
+
+#include "core/engine/scheduler/scheduler.h"
+
+namespace moebench {
+
+class ContinuousScheduler final : public Scheduler {
+ public:
+  std::string name() const override { return "continuous"; }
+  void start(SchedulerInput in) override;
+  bool next(double now_ns, StepPlan* step) override;
+  bool plans_ahead() const override { return false; }
+
+ private:
+  struct Running {
+    int64_t seq;
+    int64_t decoded;  // decode tokens run so far
+  };
+  bool prefill(StepPlan* step);
+  void decode(StepPlan* step);
+
+  SchedulerInput in_;
+  int64_t arrived_ = 0;   // sequences with arrival <= now: [0, arrived_)
+  int64_t admitted_ = 0;  // sequences admitted (FCFS): [0, admitted_)
+  std::deque<Running> running_;
+  int64_t decode_steps_ = 0;  // decode steps so far (StepPlan::decode_step)
+};
+
+}  // namespace moebench
