@@ -21,7 +21,10 @@ void Engine::plan_steps() {
   if (!sched_->plans_ahead()) {
     // The oracles read the planned future and the real executor sizes itself
     // from the planned steps: neither is there when steps follow the clock.
-    if (needs_.future) {
+    if (needs_.future && opt_.served_future) {
+      future_ =
+          std::make_unique<PlannedFuture>(run_, *opt_.served_future, pos_, mode_.one_at_a_time);
+    } else if (needs_.future) {
       throw Error(fmt::format(
           "strategy '{}': a component reads the future (an oracle), which the '{}' scheduler "
           "does not plan ahead (docs/SERVING.md, \"Oracles\")",
@@ -299,6 +302,7 @@ SimulationResult Engine::run() {
                     "with {}",
                     run_.short_of_top_p(), run_.top_p(), run_.top_p()));
   }
+  if (opt_.return_steps) r.steps = steps_;
   if (opt_.timeline) {
     r.timeline = log_.take_timeline();
     r.measured = exec_->measured();

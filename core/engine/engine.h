@@ -30,6 +30,7 @@
 #include "core/engine/lanes.h"
 #include "core/engine/metrics.h"
 #include "core/engine/policy.h"
+#include "core/engine/scheduler/scheduler.h"
 
 namespace moebench {
 
@@ -127,6 +128,12 @@ struct EngineOptions {
   // Serving (workload.scheduler = "continuous"): each sequence's arrival,
   // simulated ns from the run's start, non-decreasing; empty: all at 0.
   std::vector<double> arrival_ns;
+  // A served run's oracles read this schedule as the future (the steps an
+  // earlier run of the same case produced: serve_with_oracle, run_case.cc);
+  // null: a strategy that reads the future is refused under arrivals.
+  const std::vector<StepPlan>* served_future = nullptr;
+  // Return the steps the run ran (SimulationResult::steps).
+  bool return_steps = false;
 };
 
 struct SimulationResult {
@@ -138,6 +145,8 @@ struct SimulationResult {
   // Conditions the run went on under that the user should know of (e.g. a
   // trace holding fewer router probabilities than a component asked for).
   std::vector<std::string> warnings;
+  // With EngineOptions::return_steps: every step the run ran, in order.
+  std::vector<StepPlan> steps;
 };
 
 // Runs the case. `source` is the evaluation workload; `calibration` builds

@@ -357,6 +357,50 @@ std::string simulation_key(const Case& c) {
   return sha256_hex(k.dump());
 }
 
+namespace {
+
+// A served run of a strategy that reads the future (an oracle: Belady, the
+// perfect predictor). Under arrivals the future depends on the strategy's
+// own speed, so the oracle reads the schedule its previous run produced
+// (the first run an empty one) until the schedule it runs is the one it read:
+// then it saw its own future and bounds as under the static scheduler
+// (docs/SERVING.md, "Oracles"). At most kPasses runs; a warning says how
+// many it took, or from which step the future it read was not its own.
+SimulationResult serve_with_oracle(const Case& c, const Registry& registry,
+                                   const HardwareProfile& hw, const TraceSource& source,
+                                   const CalibrationData& calib, EngineOptions opt) {
+  constexpr int kPasses = 8;
+  std::vector<StepPlan> future;
+  opt.return_steps = true;
+  for (int pass = 1;; ++pass) {
+    StrategyInstance st = StrategyInstance::create(c.strategy, registry);
+    opt.served_future = &future;
+    SimulationResult r = simulate(c.model, hw, c.workload, st, source, &calib, opt);
+    size_t same = 0;
+    while (same < r.steps.size() && same < future.size() && r.steps[same] == future[same]) ++same;
+    const bool fixed = same == r.steps.size() && same == future.size();
+    if (fixed || pass == kPasses) {
+      if (fixed) {
+        r.warnings.push_back(fmt::format(
+            "serving: the oracle's future is its own schedule ({} runs of the case until the "
+            "schedule repeated)",
+            pass));
+      } else {
+        r.warnings.push_back(fmt::format(
+            "serving: the oracle's future is the schedule of its previous run; after {} runs the "
+            "schedule still changed at step {} of {}: beyond it the oracle read another "
+            "schedule's future and is not a bound",
+            pass, same, r.steps.size()));
+      }
+      r.steps.clear();
+      return r;
+    }
+    future = std::move(r.steps);
+  }
+}
+
+}  // namespace
+
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths,
                  const EngineOptions& opt) {
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
@@ -386,6 +430,8 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
     eo.executor = &real_executor(c, hw, &thread_warning);
     r.result = simulate(c.model, hw, c.workload, st, *source, &calib, eo);
     if (!thread_warning.empty()) r.result.warnings.push_back(thread_warning);
+  } else if (c.workload.scheduler == "continuous" && st.needs(c.model).future) {
+    r.result = serve_with_oracle(c, registry, hw, *source, calib, served);
   } else {
     r.result = simulate(c.model, hw, c.workload, st, *source, &calib, served);
   }

@@ -29,6 +29,8 @@ struct StepPlan {
   // The step starts no earlier (simulated ns): the arrival of a request it
   // serves when the machine sat idle waiting for it; 0 otherwise.
   double not_before_ns = 0;
+
+  bool operator==(const StepPlan&) const = default;
 };
 
 // What a scheduler serves: the run's sequences in order (each a request),
