@@ -24,6 +24,10 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
         .integer("slots_per_layer", &S::slots_per_layer,
                  "GPU expert slots per MoE layer; >= 0 overrides cache_ratio.", at_least(-1),
                  "experts")
+        .boolean("cache_fill", &S::cache_fill,
+                 "The expert cache takes the GPU memory that the non-expert weights, the KV cache "
+                 "of batch_size sequences and the runtime reserve leave (overrides cache_ratio; "
+                 "not with slots_per_layer).")
         .choice("pool", &S::pool, {"per-layer", "global"},
                 "Capacity per layer, or one pool of layers x slots shared by all layers.")
         .boolean(
@@ -254,6 +258,10 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
     }
     if (e.key == "residency") {
       ResidencySpec::schema().parse(e.value, s.residency, key);
+      cfg::require_key(
+          e.value, key, "cache_fill", !s.residency.cache_fill || s.residency.slots_per_layer < 0,
+          "cache_fill or slots_per_layer, not both",
+          fmt::format("slots_per_layer = {} with cache_fill = true", s.residency.slots_per_layer));
       continue;
     }
     if (e.key == "implementation") {
@@ -281,6 +289,8 @@ nlohmann::ordered_json StrategySpec::to_json(const ComponentCatalog* catalog) co
   j["variant"] = variant;
   j["source"] = source;
   j["residency"] = ResidencySpec::schema().to_json(residency);
+  // Recorded where set (every earlier case keeps its id).
+  if (!residency.cache_fill) j["residency"].erase("cache_fill");
   j["implementation"] = ImplementationSpec::schema().to_json(implementation);
   for (const auto& f : component_families()) {
     const ComponentSpec& c = component(f);

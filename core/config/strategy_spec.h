@@ -37,6 +37,10 @@ struct ComponentSpec {
 struct ResidencySpec {
   double cache_ratio = 0.0;      // fraction of each layer's routed experts the GPU may hold
   int64_t slots_per_layer = -1;  // >= 0 overrides cache_ratio
+  // The cache takes the GPU memory the non-expert weights, the KV cache of
+  // batch_size sequences and the runtime leave (docs/SERVING.md, "GPU
+  // memory"): more concurrency, fewer expert slots. Overrides cache_ratio.
+  bool cache_fill = false;
   std::string pool =
       "per-layer";                // "per-layer": C slots per layer; "global": one pool of L*C slots
   bool pin_active_token = false;  // experts of the token in flight cannot be evicted

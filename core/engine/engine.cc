@@ -30,12 +30,6 @@ void Engine::plan_steps() {
           "does not plan ahead (docs/SERVING.md, \"Oracles\")",
           st_.name, sched_->name()));
     }
-    if (mode_.real_backend) {
-      throw Error(
-          fmt::format("workload.scheduler: expected \"static\" on the real backend, "
-                      "found \"{}\" (docs/SERVING.md)",
-                      sched_->name()));
-    }
     return;
   }
   StepPlan sp;
@@ -44,11 +38,21 @@ void Engine::plan_steps() {
     future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, mode_.one_at_a_time);
 }
 
-// The next step to run: the planned one, or the scheduler's given the clock.
-bool Engine::next_step(int64_t s) {
+// The next step to run: the planned one, or the scheduler's given the clock
+// (the real backend's: the wall clock since the run began, `wall0`; it waits
+// for an arrival in real time).
+bool Engine::next_step(int64_t s, Clock::time_point wall0) {
   if (sched_->plans_ahead()) return s < int64_t(steps_.size());
+  const bool real = mode_.real_backend;
+  const auto since = [&] {
+    return std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
+  };
   StepPlan sp;
-  if (!sched_->next(gpu_lane().free_ns(), &sp)) return false;
+  if (!sched_->next(real ? since() : gpu_lane().free_ns(), &sp)) return false;
+  if (real && sp.not_before_ns > since()) {
+    std::this_thread::sleep_until(wall0 +
+                                  std::chrono::nanoseconds(int64_t(std::ceil(sp.not_before_ns))));
+  }
   steps_.push_back(std::move(sp));
   return true;
 }
@@ -230,7 +234,7 @@ SimulationResult Engine::run() {
   // them (composed_*): their difference is the composition error.
   const bool real = mode_.real_backend;
   const auto wall0 = Clock::now();
-  for (int64_t s = 0; next_step(s); ++s) {
+  for (int64_t s = 0; next_step(s, wall0); ++s) {
     pos_.step = s;
     throw_if_cancelled();
     exec_->begin_step(s);
@@ -262,7 +266,13 @@ SimulationResult Engine::run() {
       m_.ttft_ms.push_back(shown / 1e6);
       if (real) m_.composed_ttft_ms.push_back(dt / 1e6);
     }
-    if (requests_.on()) requests_.step(sp, t0, gpu_lane().free_ns());
+    // The step's span: the real backend's on the wall clock (each served
+    // request's times too), the simulated one's on the lanes' clock.
+    const double w_start = std::chrono::duration<double, std::nano>(w0 - wall0).count();
+    const std::pair<double, double> span =
+        real ? std::pair{w_start, w_start + wall} : std::pair{t0, gpu_lane().free_ns()};
+    if (opt_.return_steps) step_spans_.push_back(span);
+    if (requests_.on()) requests_.step(sp, span.first, span.second);
   }
   m_.host_wall_ns = std::chrono::duration<double, std::nano>(Clock::now() - wall0).count();
   if (opt_.check_graph) log_.check();
@@ -302,7 +312,10 @@ SimulationResult Engine::run() {
                     "with {}",
                     run_.short_of_top_p(), run_.top_p(), run_.top_p()));
   }
-  if (opt_.return_steps) r.steps = steps_;
+  if (opt_.return_steps) {
+    r.steps = steps_;
+    r.step_spans_ns = std::move(step_spans_);
+  }
   if (opt_.timeline) {
     r.timeline = log_.take_timeline();
     r.measured = exec_->measured();
@@ -314,6 +327,21 @@ SimulationResult Engine::run() {
 // (the real one sizes its KV cache and scratch from them, before any step).
 void Engine::begin_executor() {
   int64_t max_seqs = 1, max_pos = 1, max_tokens = 1;
+  if (!sched_->plans_ahead()) {
+    // Steps that follow the clock: the scheduler's limits bound them.
+    int64_t prompts = 0, longest_prompt = 0;
+    for (int64_t s = 0; s < run_.sequences(); ++s) {
+      const SequenceInfo& q = run_.sequence(s);
+      max_pos = std::max(max_pos, q.tokens());
+      prompts += q.prompt_len;
+      longest_prompt = std::max(longest_prompt, q.prompt_len);
+    }
+    max_seqs = std::max<int64_t>(1, std::min(workload_.batch_size, run_.sequences()));
+    max_tokens =
+        std::max({max_seqs, longest_prompt, std::min(prompts, workload_.max_batch_tokens)});
+    exec_->begin_run(max_seqs, max_pos, max_tokens, opt_.timeline);
+    return;
+  }
   for (const StepPlan& sp : steps_) {
     int64_t seqs = 0, last = -1;
     for (const auto& [seq, pos] : sp.tokens) {

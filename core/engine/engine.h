@@ -99,6 +99,15 @@ int64_t prefetch_buffer_slots(const StrategyInstance& strategy);
 void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,
                      const StrategyInstance& strategy, bool host = true);
 
+// residency.cache_fill: sets st.residency.slots_per_layer to the expert
+// slots per MoE layer that fit in the GPU memory the non-expert weights, the
+// KV cache of the run's shape (batch_size sequences of its longest length)
+// and the runtime reserve leave, less the prefetch buffer; 0 when nothing is
+// left (check_footprint then says the case does not fit). Nothing happens
+// without cache_fill or without a GPU.
+void apply_cache_fill(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
+                      const RunShape& shape);
+
 // Asks the strategy's components for the run's residency settings
 // (PolicyComponent::choose_residency: MoE-Lightning's policy search) for a
 // run of `shape` whose prompts have prompt_len tokens and which generates
@@ -145,8 +154,11 @@ struct SimulationResult {
   // Conditions the run went on under that the user should know of (e.g. a
   // trace holding fewer router probabilities than a component asked for).
   std::vector<std::string> warnings;
-  // With EngineOptions::return_steps: every step the run ran, in order.
+  // With EngineOptions::return_steps: every step the run ran, in order, and
+  // its start and end (ns from the run's start; the real backend's wall
+  // clock).
   std::vector<StepPlan> steps;
+  std::vector<std::pair<double, double>> step_spans_ns;
 };
 
 // Runs the case. `source` is the evaluation workload; `calibration` builds

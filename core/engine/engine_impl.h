@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -126,7 +127,7 @@ class Engine {
  private:
   // -------- setup
   void plan_steps();
-  bool next_step(int64_t s);
+  bool next_step(int64_t s, Clock::time_point wall0);
   void check_memory();
   void place();
   void setup_gate_stream();
@@ -290,6 +291,7 @@ class Engine {
   std::vector<StepPlan> steps_;
   std::unique_ptr<Scheduler> sched_;
   RequestLog requests_;
+  std::vector<std::pair<double, double>> step_spans_;  // with EngineOptions::return_steps
   // The step and layer running; while admit_one_at_a_time runs a layer, that
   // layer and each expert's rank in route_order_ while it is still to be
   // admitted (the oracles' next_use: the step still needs it).

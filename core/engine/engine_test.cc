@@ -987,6 +987,46 @@ TEST(EngineHostileInput, HeadlineMetricsThatAreNotFiniteAreNamed) {
   EXPECT_EQ(prefill_only.headline_problem(), "");
 }
 
+// residency.cache_fill (docs/SERVING.md, "GPU memory"): the cache takes the
+// GPU memory the weights, the KV cache of batch_size sequences and the
+// runtime leave; more concurrency leaves fewer slots, and the footprint with
+// the slots chosen fits while one slot more would not.
+TEST(EngineResidency, CacheFillGivesTheExpertsWhatTheKvCacheLeaves) {
+  ModelSpec m = testing::tiny_model();
+  m.num_layers = 32;
+  m.routed_experts = 64;
+  m.hidden_size = 4096;
+  m.expert_intermediate = 14336;
+  m.expert_dtype = WeightDtype::kInt4;  // about 2.8 GiB per slot in every layer
+  m.num_kv_heads = 8;
+  m.head_dim = 128;  // 128 KiB of KV cache a token over 32 layers
+  HardwareProfile h = testing::round_hardware();
+  h.gpu.mem_gib = 24;
+  RunShape shape;
+  shape.sequences = 64;
+  shape.max_tokens = 4000;  // 0.5 GiB a sequence
+  shape.total_tokens = 64 * 4000;
+  std::vector<int64_t> slots;
+  for (int64_t batch : {1, 8, 24}) {
+    shape.batch_size = batch;
+    StrategySpec s = testing::strategy("gpu-ondemand", "lru", "none", 0);
+    s.residency.slots_per_layer = -1;
+    s.residency.cache_fill = true;
+    StrategyInstance st = StrategyInstance::create(s, builtin_registry());
+    apply_cache_fill(m, h, st, shape);
+    slots.push_back(st.residency.slots_per_layer);
+    const CaseFootprint f = case_footprint(m, h, st, shape);
+    if (st.residency.slots_per_layer > 0) {
+      EXPECT_LE(f.gpu_total_gib, h.gpu.mem_gib) << batch;
+      ++st.residency.slots_per_layer;
+      EXPECT_GT(case_footprint(m, h, st, shape).gpu_total_gib, h.gpu.mem_gib) << batch;
+    }
+  }
+  EXPECT_GT(slots[0], slots[1]) << slots[0] << " " << slots[1];
+  EXPECT_GT(slots[1], slots[2]) << slots[1] << " " << slots[2];
+  EXPECT_GE(slots[2], 0);
+}
+
 // A model within every documented bound (1024 layers, 65,536 experts, top-64)
 // ran 114 s and 3 GB before failing "case does not fit": the footprint is
 // known from shapes alone and checked first.

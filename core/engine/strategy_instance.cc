@@ -3,6 +3,7 @@
 // they need of the workload, and what a case holds in GPU and host memory
 // (core/engine/engine.h).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -165,6 +166,19 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
                                     n.gate_inputs ? " (with gate weights)" : "")
                       : std::string());
   return f;
+}
+
+void apply_cache_fill(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
+                      const RunShape& shape) {
+  if (!st.residency.cache_fill || !hw.has_gpu()) return;
+  const int64_t L = model.moe_layers(), E = model.routed_experts;
+  st.residency.slots_per_layer = 0;
+  const CaseFootprint empty = case_footprint(model, hw, st, shape);  // weights, KV, runtime, buffer
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double left = (hw.gpu.mem_gib - empty.gpu_total_gib) * gib;
+  const double per_layer = left / (double(model.expert_bytes()) * double(std::max<int64_t>(1, L)));
+  st.residency.slots_per_layer =
+      per_layer <= 0 ? 0 : std::min<int64_t>(E, int64_t(std::floor(per_layer)));
 }
 
 void check_footprint(const CaseFootprint& f, const ModelSpec& model, const HardwareProfile& hw,

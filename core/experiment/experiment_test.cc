@@ -247,6 +247,21 @@ TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {
   refused(cont + "lengths = \"uniform\"\nprompt_len_max = 2\n", "workload.prompt_len_max",
           "at least prompt_len (4)");
   refused("max_batch_tokens = 64\n", "workload.max_batch_tokens", "no serving key");
+  // The expert cache filling what the KV cache leaves: recorded only where set, and not with a slot
+  // count.
+  const auto filled = load(
+      std::string(kBase) + w + "[[strategy]]\nname = \"a\"\nresidency.cache_fill = true\n", dir);
+  EXPECT_NE(plain.cases[0].id, filled.cases[0].id);
+  EXPECT_FALSE(plain.cases[0].config["strategy"]["residency"].contains("cache_fill"));
+  try {
+    load(std::string(kBase) + w +
+             "[[strategy]]\nname = \"a\"\nresidency = { cache_fill = true, slots_per_layer = 2 }\n",
+         dir);
+    ADD_FAILURE() << "cache_fill with slots_per_layer accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "strategy.residency.cache_fill") << e.what();
+    EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Experiment, ListFieldIsAValueNotAnAxis) {

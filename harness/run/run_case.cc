@@ -249,7 +249,10 @@ RunShape shape_of(const WorkloadSpec& w) {
   RunShape s;
   s.sequences = w.sequences;
   s.batch_size = w.batch_size;
-  s.max_tokens = w.prompt_len + w.decode_len;
+  // Served requests of uniform lengths reach the longest of both ranges.
+  s.max_tokens =
+      (w.lengths == "uniform" && w.prompt_len_max >= 0 ? w.prompt_len_max : w.prompt_len) +
+      (w.lengths == "uniform" && w.decode_len_max >= 0 ? w.decode_len_max : w.decode_len);
   s.total_tokens = w.sequences * s.max_tokens;
   s.synthetic = w.kind != "trace";
   s.h_trace = w.h_trace;
@@ -267,6 +270,7 @@ void check_case(const Case& c, const HardwareProfile& hw, StrategyInstance& st) 
   check_needs(c, st);
   apply_residency_choice(c.model, hw, st, shape_of(c.workload), c.workload.prompt_len,
                          c.workload.decode_len);
+  apply_cache_fill(c.model, hw, st, shape_of(c.workload));
   check_footprint(case_footprint(c.model, hw, st, shape_of(c.workload)), c.model, hw, st);
 }
 

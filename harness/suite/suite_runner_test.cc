@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/register.h"
+#include "core/engine/scheduler/continuous_scheduler.h"
 #include "core/results/run_dir.h"
 #include "core/testing/child.h"
 #include "core/testing/temp_dir.h"
@@ -147,6 +148,64 @@ TEST(RunSuite, ServedRunEveryComponentFamily) {
     }
   }
   EXPECT_EQ(first.size(), 6u);
+}
+
+// Serving on the real CPU backend (docs/SERVING.md): requests arrive
+// against the wall clock. The queueing arithmetic is checked against the
+// simulated queue on the same measured step times: the continuous scheduler
+// driven by a clock that advances by each measured step gives each
+// request's TTFT within the host's time between steps.
+TEST(RunSuite, ServedOnTheRealBackendQueuesAsItsMeasuredStepsSay) {
+  testing::TempDir dir;
+  const std::string text =
+      "strategies = [\"all-cpu\"]\n[suite]\nname = \"t\"\nbackend = \"real\"\n"
+      "real_weights_gib = 0.05\nreal_threads = 1\n[model]\npreset = \"tiny-deepseek\"\n"
+      "[hardware]\npreset = \"local-cpu\"\n[workload]\nsequences = 12\nprompt_len = 2\n"
+      "decode_len = 2\nbatch_size = 2\narrival = \"poisson\"\nrate = 20000.0\n"
+      "scheduler = \"continuous\"\n";
+  const ConfigPaths paths = ConfigPaths::defaults();
+  const Experiment ex = load_experiment_text(text, "s.toml", dir.path(), paths, nullptr);
+  EngineOptions eo;
+  eo.return_steps = true;
+  const CaseRun run = run_case(ex.cases[0], builtin_registry(), paths, eo);
+  const RunMetrics& m = run.result.metrics;
+  const size_t n = 12;
+  ASSERT_EQ(m.requests.size(), n);
+  ASSERT_EQ(run.result.steps.size(), run.result.step_spans_ns.size());
+  std::vector<double> arrival;
+  for (const RequestTimes& r : m.requests) {
+    EXPECT_GE(r.start_ns, r.arrival_ns);  // never before it arrives, on the wall clock
+    arrival.push_back(r.arrival_ns);
+  }
+  // The simulated queue on the measured step times.
+  ContinuousScheduler replay;
+  replay.start({std::vector<SequenceInfo>(n, SequenceInfo{2, 2}), arrival, 2, 2048});
+  std::vector<double> ttft(n, -1);
+  double now = 0, gaps = 0;
+  StepPlan sp;
+  for (size_t i = 0; replay.next(now, &sp); ++i) {
+    ASSERT_LT(i, run.result.steps.size());
+    const auto [start, end] = run.result.step_spans_ns[i];
+    const double prev_end = i > 0 ? run.result.step_spans_ns[i - 1].second : 0.0;
+    gaps += std::max(0.0, start - std::max(prev_end, run.result.steps[i].not_before_ns));
+    now = std::max(now, sp.not_before_ns) + (end - start);
+    for (const auto& [seq, pos] : sp.tokens)
+      if (pos == 1 && ttft[size_t(seq)] < 0) ttft[size_t(seq)] = now - arrival[size_t(seq)];
+  }
+  double real_mean = 0, sim_mean = 0;
+  for (size_t i = 0; i < n; ++i) {
+    real_mean += (m.requests[i].first_token_ns - m.requests[i].arrival_ns) / double(n);
+    sim_mean += ttft[i] / double(n);
+  }
+  std::printf(
+      "real mean TTFT %.3f ms, simulated on the measured steps %.3f ms, host time between "
+      "steps %.3f ms\n",
+      real_mean / 1e6, sim_mean / 1e6, gaps / 1e6);
+  // The real run also spent the host's time between steps (and its sleeps'
+  // overshoot): the two agree within it (plus 0.2 ms of the clock's reads).
+  EXPECT_NEAR(real_mean, sim_mean, gaps + 0.2e6)
+      << "real mean TTFT " << real_mean / 1e6 << " ms, simulated on the measured steps "
+      << sim_mean / 1e6 << " ms, host time between steps " << gaps / 1e6 << " ms";
 }
 
 TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
