@@ -80,6 +80,10 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
                  "scheduler = \"continuous\": tokens in one step at most (a prompt longer "
                  "than this runs alone).",
                  between(1, 1 << 24), "tokens")
+        .boolean("chunked_prefill", &S::chunked_prefill,
+                 "scheduler = \"continuous\": prompts run in chunks that fill the token budget "
+                 "the running requests' decode tokens leave, so a step may hold both phases "
+                 "(docs/SERVING.md).")
         .choice("slo", &S::slo,
                 {"local-pc", "mlperf-mixtral-server", "mlperf-deepseek-r1-server",
                  "mlperf-deepseek-r1-interactive"},
@@ -152,6 +156,9 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
                    decode_len_max < 0 || (lengths == "uniform" && decode_len_max >= decode_len),
                    fmt::format("lengths = \"uniform\" and at least decode_len ({})", decode_len),
                    fmt::format("{} with lengths = \"{}\"", decode_len_max, lengths));
+  cfg::require_key(src, prefix, "chunked_prefill", !chunked_prefill || scheduler == "continuous",
+                   "scheduler = \"continuous\" for chunked prefill",
+                   fmt::format("\"{}\"", scheduler));
   for (const char* k : {"max_batch_tokens", "slo"}) {
     cfg::require_key(src, prefix, k, serving() || src.find(k) == nullptr,
                      "no serving key with the static scheduler and arrival = \"batch\"",
@@ -181,6 +188,7 @@ nlohmann::ordered_json WorkloadSpec::to_json() const {
   if (!serving()) {
     for (const char* k : {"arrival", "scheduler", "max_batch_tokens", "slo"}) j.erase(k);
   }
+  if (!chunked_prefill) j.erase("chunked_prefill");
   if (arrival != "poisson" && arrival != "gamma") j.erase("rate");
   if (arrival != "gamma") j.erase("arrival_cv");
   if (arrivals.empty()) j.erase("arrivals");

@@ -45,6 +45,7 @@ struct WorkloadSpec {
   int64_t decode_len_max = -1;       // lengths = "uniform": decode lengths in [decode_len, max]
   std::string scheduler = "static";  // static | continuous (core/engine/scheduler/)
   int64_t max_batch_tokens = 2048;   // continuous: tokens per step at most
+  bool chunked_prefill = false;      // continuous: prompts in chunks beside decode tokens
   std::string slo = "local-pc";      // the SLO goodput is counted against (docs/SERVING.md)
 
   bool serving() const { return arrival != "batch" || scheduler != "static"; }

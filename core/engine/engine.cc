@@ -16,6 +16,7 @@ void Engine::plan_steps() {
   in.arrival_ns = opt_.arrival_ns;
   in.batch_size = workload_.batch_size;
   in.max_batch_tokens = workload_.max_batch_tokens;
+  in.chunked_prefill = workload_.chunked_prefill;
   if (workload_.serving()) requests_.start(in);
   sched_->start(std::move(in));
   if (!sched_->plans_ahead()) {
@@ -399,9 +400,23 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
   }
   step_sequences_ = step_tokens_.sequences;
   step_context_ = 0;
-  if (sp.phase == Phase::kPrefill) {
+  // Whole prompts from their first token (every static and unchunked step),
+  // or chunks and decode tokens together (chunked prefill).
+  bool whole_prompts = true;
+  for (auto it = first; it != last_tok && whole_prompts; ++it) {
+    const bool starts = it == first || std::prev(it)->first != it->first;
+    whole_prompts =
+        it->second < run_.sequence(it->first).prompt_len && (!starts || it->second == 0);
+  }
+  if (sp.phase == Phase::kPrefill && whole_prompts) {
     // Causal attention: each prompt token attends to half the prompt on average.
     step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
+  } else if (sp.phase == Phase::kPrefill) {
+    // A chunked step: each token attends to its position and those before,
+    // on average over the step's tokens (docs/SERVING.md, "Chunked prefill").
+    double sum = 0;
+    for (auto it = first; it != last_tok; ++it) sum += double(it->second + 1);
+    step_context_ = std::max<int64_t>(1, int64_t(std::ceil(sum / double(std::max<int64_t>(1, n)))));
   } else {
     for (auto it = first; it != last_tok; ++it)
       step_context_ = std::max(step_context_, it->second + 1);

@@ -148,6 +148,18 @@ TEST(RunSuite, ServedRunEveryComponentFamily) {
     }
   }
   EXPECT_EQ(first.size(), 6u);
+  // Chunked prefill: steps that hold prompt chunks beside decode tokens run
+  // through every component family too.
+  SuiteOptions o = options(dir, text + "chunked_prefill = true\n");
+  o.out = dir / "chunked";
+  const auto out = run_suite(o, builtin_registry());
+  EXPECT_EQ(out.failed, 0);
+  for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl"))) {
+    const auto r = nlohmann::json::parse(l);
+    ASSERT_EQ(r["status"], "ok") << r["strategy"] << ": " << r["error"];
+    EXPECT_EQ(r["serve_requests"], 12) << r["strategy"];
+    EXPECT_EQ(r["workload.chunked_prefill"], true);
+  }
 }
 
 // Serving on the real CPU backend (docs/SERVING.md): requests arrive

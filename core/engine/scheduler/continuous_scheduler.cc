@@ -33,6 +33,11 @@ bool ContinuousScheduler::next(double now_ns, StepPlan* step) {
     step->not_before_ns = now_ns;
   }
   while (arrived_ < S && in_.arrival_ns[size_t(arrived_)] <= now_ns) ++arrived_;
+  if (in_.chunked_prefill) {
+    if (running_.empty() && admitted_ == arrived_) return false;  // arrived_ == S: all done
+    chunked(step);
+    return true;
+  }
   if (prefill(step)) return true;
   if (running_.empty()) return false;  // every request has finished (arrived_ == S)
   decode(step);
@@ -53,7 +58,7 @@ bool ContinuousScheduler::prefill(StepPlan* step) {
     for (int64_t p = 0; p < q.prompt_len; ++p) step->tokens.push_back({admitted_, p});
     tokens += q.prompt_len;
     // A request with nothing to decode ends with its prefill.
-    if (q.decode_len > 0) running_.push_back({admitted_, 0});
+    if (q.decode_len > 0) running_.push_back({admitted_, 0, q.prompt_len});
     ++admitted_;
   }
   return !step->tokens.empty();
@@ -68,9 +73,50 @@ void ContinuousScheduler::decode(StepPlan* step) {
     ++r.decoded;
   }
   running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                [&](const Running& r) {
-                                  return r.decoded >= in_.sequences[size_t(r.seq)].decode_len;
-                                }),
+                                [&](const Running& r) { return finished(r); }),
+                 running_.end());
+}
+
+bool ContinuousScheduler::finished(const Running& r) const {
+  const SequenceInfo& q = in_.sequences[size_t(r.seq)];
+  return r.prefilled >= q.prompt_len && r.decoded >= q.decode_len;
+}
+
+// A chunked step: decode tokens first, then prompt chunks in the budget left.
+void ContinuousScheduler::chunked(StepPlan* step) {
+  int64_t left = in_.max_batch_tokens > 0 ? in_.max_batch_tokens : INT64_MAX;
+  const auto decode_tokens = [&] {
+    for (Running& r : running_) {
+      const SequenceInfo& q = in_.sequences[size_t(r.seq)];
+      if (left == 0 || r.prefilled < q.prompt_len || r.decoded >= q.decode_len) continue;
+      step->tokens.push_back({r.seq, q.prompt_len + r.decoded++});
+      --left;
+    }
+  };
+  decode_tokens();
+  const auto chunk = [&](Running& r) {
+    const int64_t prompt = in_.sequences[size_t(r.seq)].prompt_len;
+    const int64_t n = std::min(left, prompt - r.prefilled);
+    for (int64_t p = r.prefilled; p < r.prefilled + n; ++p) step->tokens.push_back({r.seq, p});
+    r.prefilled += n;
+    left -= n;
+  };
+  for (Running& r : running_) {
+    if (left > 0) chunk(r);
+  }
+  while (left > 0 && admitted_ < arrived_ && int64_t(running_.size()) < in_.batch_size) {
+    running_.push_back({admitted_++, 0, 0});
+    chunk(running_.back());
+  }
+  // Only requests without a prompt were admitted: they decode at once.
+  if (step->tokens.empty()) decode_tokens();
+  bool prompt = false;
+  for (const auto& [seq, pos] : step->tokens)
+    prompt = prompt || pos < in_.sequences[size_t(seq)].prompt_len;
+  step->phase = prompt ? Phase::kPrefill : Phase::kDecode;
+  step->decode_step = prompt ? -1 : decode_steps_++;
+  running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                [&](const Running& r) { return finished(r); }),
                  running_.end());
 }
 

@@ -9,6 +9,13 @@
 // Prefills go first, as in vLLM's default scheduler without chunked prefill.
 // When nothing is running and nothing has arrived, the next step waits for
 // the next arrival (StepPlan::not_before_ns).
+//
+// With chunked_prefill (Sarathi-Serve's and vLLM's chunked prefill) a step
+// holds one decode token of every running request that has its first token,
+// then prompt chunks that fill the budget left: the prompts being prefilled
+// first, then newly admitted requests, first come first served. A step with
+// any prompt token is a prefill step (its phase); a prompt's last chunk
+// produces its first token.
 
 #include <deque>
 
@@ -26,10 +33,13 @@ class ContinuousScheduler final : public Scheduler {
  private:
   struct Running {
     int64_t seq;
-    int64_t decoded;  // decode tokens run so far
+    int64_t decoded;    // decode tokens run so far
+    int64_t prefilled;  // prompt tokens run so far (chunked prefill)
   };
   bool prefill(StepPlan* step);
   void decode(StepPlan* step);
+  void chunked(StepPlan* step);
+  bool finished(const Running& r) const;
 
   SchedulerInput in_;
   int64_t arrived_ = 0;   // sequences with arrival <= now: [0, arrived_)

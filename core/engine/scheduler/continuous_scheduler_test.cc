@@ -72,32 +72,64 @@ TEST(ContinuousScheduler, LimitsHoldAndEveryTokenRunsOnceInOrderNeverBeforeItsAr
     t += det::uniform01(st) * 30.0;
     arrival.push_back(t);
   }
-  for (int64_t batch : {1, 3, 16}) {
-    for (int64_t budget : {0, 8, 64}) {
-      ContinuousScheduler s;
-      s.start({seqs, arrival, batch, budget});
-      std::vector<int64_t> next(seqs.size(), 0);
-      for (const Ran& r : serve(s, 10.0)) {
-        ASSERT_FALSE(r.plan.tokens.empty());
-        std::map<int64_t, int> per_seq;
-        int64_t prompt_tokens = 0;
-        for (const auto& [seq, pos] : r.plan.tokens) {
-          EXPECT_EQ(pos, next[size_t(seq)]) << "batch " << batch << " budget " << budget;
-          ++next[size_t(seq)];
-          EXPECT_GE(r.start, arrival[size_t(seq)]);
-          ++per_seq[seq];
-          EXPECT_EQ(r.plan.phase == Phase::kPrefill, pos < seqs[size_t(seq)].prompt_len);
-          if (pos < seqs[size_t(seq)].prompt_len) ++prompt_tokens;
+  for (int chunked = 0; chunked < 2; ++chunked) {
+    for (int64_t batch : {1, 3, 16}) {
+      for (int64_t budget : {0, 8, 64}) {
+        ContinuousScheduler s;
+        s.start({seqs, arrival, batch, budget, chunked == 1});
+        std::vector<int64_t> next(seqs.size(), 0);
+        for (const Ran& r : serve(s, 10.0)) {
+          ASSERT_FALSE(r.plan.tokens.empty());
+          std::map<int64_t, int> per_seq;
+          int64_t prompt_tokens = 0;
+          for (const auto& [seq, pos] : r.plan.tokens) {
+            EXPECT_EQ(pos, next[size_t(seq)]) << "batch " << batch << " budget " << budget;
+            ++next[size_t(seq)];
+            EXPECT_GE(r.start, arrival[size_t(seq)]);
+            ++per_seq[seq];
+            // Unchunked, a step is one phase; chunked, a step with a prompt token is a prefill
+            // step.
+            if (!chunked) {
+              EXPECT_EQ(r.plan.phase == Phase::kPrefill, pos < seqs[size_t(seq)].prompt_len);
+            } else if (pos < seqs[size_t(seq)].prompt_len) {
+              EXPECT_EQ(r.plan.phase, Phase::kPrefill);
+            }
+            if (pos < seqs[size_t(seq)].prompt_len) ++prompt_tokens;
+          }
+          EXPECT_LE(int64_t(per_seq.size()), batch);
+          // The token budget: a prefill longer than it runs alone; chunked, never exceeded.
+          if (budget > 0 && prompt_tokens > budget) {
+            EXPECT_EQ(per_seq.size(), 1u);
+          }
+          if (budget > 0 && chunked) {
+            EXPECT_LE(int64_t(r.plan.tokens.size()), budget);
+          }
         }
-        EXPECT_LE(int64_t(per_seq.size()), batch);
-        // The token budget: a prefill longer than it runs alone.
-        if (budget > 0 && prompt_tokens > budget) {
-          EXPECT_EQ(per_seq.size(), 1u);
-        }
+        for (size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(next[i], seqs[i].tokens()) << i;
       }
-      for (size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(next[i], seqs[i].tokens()) << i;
     }
   }
+}
+
+// Chunked prefill: decode tokens first, then prompt chunks filling the
+// budget, a prompt's chunks in order over several steps beside others'
+// decode tokens; the budget is never exceeded.
+TEST(ContinuousScheduler, ChunkedPrefillFillsTheBudgetBesideDecodeTokens) {
+  ContinuousScheduler s;
+  // Request 0 (prompt 3, decode 4) at 0; request 1 (prompt 6, decode 1) at 15 ns. Budget 4.
+  s.start({{{3, 4}, {6, 1}}, {0.0, 15.0}, 4, 4, true});
+  const auto v = serve(s, 10.0);
+  ASSERT_GE(v.size(), 5u);
+  EXPECT_EQ(v[0].plan.tokens, (Tokens{{0, 0}, {0, 1}, {0, 2}}));  // the whole prompt fits
+  EXPECT_EQ(v[0].plan.phase, Phase::kPrefill);
+  EXPECT_EQ(v[1].plan.tokens, (Tokens{{0, 3}}));  // request 1 not there yet at 10 ns
+  EXPECT_EQ(v[1].plan.phase, Phase::kDecode);
+  // At 20 ns: request 0's decode token, then 3 of request 1's 6 prompt tokens.
+  EXPECT_EQ(v[2].plan.tokens, (Tokens{{0, 4}, {1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(v[2].plan.phase, Phase::kPrefill);  // a mixed step is a prefill step
+  EXPECT_EQ(v[3].plan.tokens, (Tokens{{0, 5}, {1, 3}, {1, 4}, {1, 5}}));
+  EXPECT_EQ(v[4].plan.tokens, (Tokens{{0, 6}, {1, 6}}));  // its last chunk gave the first token
+  EXPECT_EQ(v.size(), 5u);
 }
 
 // An M/D/1 queue: one server (batch_size 1), a fixed service time (every

@@ -40,6 +40,9 @@ struct SchedulerInput {
   std::vector<double> arrival_ns;  // per sequence, non-decreasing; empty: every one at 0
   int64_t batch_size = 1;          // static: a batch; continuous: running sequences at most
   int64_t max_batch_tokens = 0;    // continuous: tokens in a step at most (0: no bound)
+  // continuous: prompts in chunks that fill the token budget left by the
+  // running requests' decode tokens (a step may hold both phases).
+  bool chunked_prefill = false;
 };
 
 class Scheduler {
