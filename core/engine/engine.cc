@@ -203,9 +203,9 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   return end;
 }
 
-SimulationResult Engine::run() {
-  plan_steps();
-  check_memory();
+// The per-expert state, the placement, the predictor and the gate stream,
+// before the first step.
+void Engine::prepare_run() {
   workload_scratch_.assign(E_, 0);
   rank_scratch_.assign(E_, 0);
   weight_scratch_.assign(E_, 0);
@@ -227,7 +227,12 @@ SimulationResult Engine::run() {
   }
   st_.prefetcher->set_predictor(timed_predictor_.get());
   setup_gate_stream();
+}
 
+SimulationResult Engine::run() {
+  plan_steps();
+  check_memory();
+  prepare_run();
   double prefill_ns = 0, decode_ns = 0;
   begin_executor();
   // The real backend's headline times are the steps' measured wall clock;

@@ -114,6 +114,7 @@ class Engine {
                       source.info().model_name));
     }
     mode_ = run_modes(st, hw, exec_->backend() == "real");
+    res_.read_ends_from(&link_);
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(
           "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
@@ -127,6 +128,7 @@ class Engine {
  private:
   // -------- setup
   void plan_steps();
+  void prepare_run();
   bool next_step(int64_t s, Clock::time_point wall0);
   void check_memory();
   void place();
@@ -226,9 +228,6 @@ class Engine {
                 int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
   void begin_executor();
   void advance_link(double now);
-  // Copies queued from position `from` on may have moved: refresh their end
-  // times in residency.
-  void refresh_transfer_ends(size_t from, size_t to);
   // Frees a slot for (layer, expert) by asking the cache policy; returns the
   // evicted slot, or layer -1 when no victim is allowed. `extra_pinned`
   // lists experts of `layer` that must not be evicted.

@@ -73,9 +73,7 @@ double Engine::copy_kv_to_gpu(int32_t l, const MicroBatch& b) {
   t.bytes = cost_.kv_bytes(b.sequences, b.context);
   t.staging = true;
   t.step = pos_.step;
-  size_t pos = 0, moved_to = 0;
-  const int64_t id = link_.issue(t, &pos, &moved_to);
-  refresh_transfer_ends(pos + 1, moved_to);
+  const int64_t id = link_.issue(t);
   link_.fix(id);
   m_.kv_h2d_bytes += t.bytes;
   return link_.get(id).end_ns;

@@ -88,10 +88,10 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.step = pos_.step;
   t.target_step = target_step;
   t.target_layer = target_layer;
-  size_t pos = 0, moved_to = 0;
-  const int64_t id = link_.issue(t, &pos, &moved_to);
-  refresh_transfer_ends(pos + 1, moved_to);  // issuing may move the transfers queued behind it
-  if (kind == TaskKind::kRecopy) {           // already cached: in flight again, the cache not told
+  // Issuing may move the transfers queued behind it: the residency reads
+  // their ends from the link (Residency::read_ends_from).
+  const int64_t id = link_.issue(t);
+  if (kind == TaskKind::kRecopy) {  // already cached: in flight again, the cache not told
     res_.refresh(layer, expert, id, link_.get(id).end_ns);
   } else if (!staging) {
     res_.set_buffered(layer, expert, kind == TaskKind::kPrefetchLoad && res_.buffer_slots() > 0);
@@ -120,17 +120,6 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   }
   if (staging && kind != TaskKind::kBufferCopy) ++m_.staging_loads;
   return id;
-}
-
-void Engine::refresh_transfer_ends(size_t from, size_t to) {
-  const auto& queue = link_.queue();
-  for (size_t i = from; i < std::min(to, queue.size()); ++i) {
-    const int64_t q = queue[i];
-    const Transfer& x = link_.get(q);
-    if (!x.staging && res_.in_flight(x.layer, x.expert) && res_.transfer(x.layer, x.expert) == q) {
-      res_.update_transfer_end(x.layer, x.expert, x.end_ns);
-    }
-  }
 }
 
 double Engine::layer_interval_ns() const {
@@ -282,7 +271,6 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
     if (res_.in_flight(l, e) && link_.cancel(res_.transfer(l, e), gpu_end)) {
       ++m_.prefetch_cancelled;
       m_.h2d_bytes -= link_.get(res_.transfer(l, e)).bytes;  // a cancelled copy moves nothing
-      refresh_transfer_ends(0, link_.queue().size());  // the transfers behind it moved earlier
     }
     res_.evict(l, e);  // clears its buffered mark
     st_.cache->on_evict(l, e, c);

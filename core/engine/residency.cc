@@ -32,7 +32,7 @@ double Residency::ready_ns(int32_t l, int32_t e) const {
     case kResident:
       return -std::numeric_limits<double>::infinity();
     case kInFlight:
-      return end_[idx(l, e)];
+      return link_ ? link_->get(xfer_[idx(l, e)]).end_ns : end_[idx(l, e)];
     case kAbsent:
       return std::numeric_limits<double>::infinity();
   }
@@ -98,10 +98,6 @@ void Residency::begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns
   add_holder(l, e);
   state_[idx(l, e)] = kInFlight;
   xfer_[idx(l, e)] = xfer;
-  end_[idx(l, e)] = end_ns;
-}
-
-void Residency::update_transfer_end(int32_t l, int32_t e, double end_ns) {
   end_[idx(l, e)] = end_ns;
 }
 

@@ -15,6 +15,8 @@
 #include <span>
 #include <vector>
 
+#include "core/engine/lanes.h"
+
 namespace moebench {
 
 struct SlotRef {
@@ -106,7 +108,10 @@ class Residency final : public ResidencyView {
   // --- mutations (engine only) ---
   void place(int32_t l, int32_t e);  // resident now (initial placement)
   void begin_transfer(int32_t l, int32_t e, int64_t xfer, double end_ns);
-  void update_transfer_end(int32_t l, int32_t e, double end_ns);
+  // In-flight experts' ends are read from the link's queue from now on (its
+  // times move as transfers are issued before or cancelled ahead of them);
+  // without a link, the end given to begin_transfer / refresh.
+  void read_ends_from(const Link* link) { link_ = link; }
   void complete(int32_t l, int32_t e);  // in flight -> resident
   // A resident expert's weights copied again (residency.recopy_from_layer):
   // in flight until the copy ends, keeping its slot.
@@ -136,6 +141,7 @@ class Residency final : public ResidencyView {
   std::vector<int32_t> pin_;
   std::vector<int64_t> xfer_;
   std::vector<double> end_;
+  const Link* link_ = nullptr;
   std::vector<std::vector<int32_t>> holders_;
   std::vector<int32_t> pos_;  // position of (l, e) in holders_[l]
   std::vector<uint8_t> buffered_;
