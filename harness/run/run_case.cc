@@ -392,8 +392,8 @@ SimulationResult serve_with_oracle(const Case& c, const Registry& registry,
       } else {
         r.warnings.push_back(fmt::format(
             "serving: the oracle's future is the schedule of its previous run; after {} runs the "
-            "schedule still changed at step {} of {}: beyond it the oracle read another "
-            "schedule's future and is not a bound",
+            "schedule still changed at step {} of {}: the future it read was its own up to that "
+            "step only, so this case is not a bound",
             pass, same, r.steps.size()));
       }
       r.steps.clear();
