@@ -377,7 +377,9 @@ SimulationResult serve_with_oracle(const Case& c, const Registry& registry,
   std::vector<StepPlan> future;
   opt.return_steps = true;
   for (int pass = 1;; ++pass) {
+    // Each run a fresh instance, its residency settings applied as the first's were.
     StrategyInstance st = StrategyInstance::create(c.strategy, registry);
+    check_case(c, hw, st);
     opt.served_future = &future;
     SimulationResult r = simulate(c.model, hw, c.workload, st, source, &calib, opt);
     size_t same = 0;

@@ -148,6 +148,26 @@ TEST(RunSuite, ServedRunEveryComponentFamily) {
     }
   }
   EXPECT_EQ(first.size(), 6u);
+  // The oracle's repeated runs apply the residency settings as a single run
+  // does: with cache_fill, its expert slots are the fixed batches' ones.
+  std::map<std::string, nlohmann::json> fill;
+  for (const char* mode : {"served", "static"}) {
+    std::string t = "strategies = [\"oracle\"]\n" + text.substr(text.find("[suite]")) +
+                    "[strategy_defaults]\nresidency.cache_fill = true\n";
+    if (std::string(mode) == "static") {
+      for (const char* k : {"arrival = \"poisson\"\n", "rate = 20.0\n",
+                            "scheduler = \"continuous\"\n", "max_batch_tokens = 16\n"})
+        t.erase(t.find(k), std::string(k).size());
+    }
+    SuiteOptions o = options(dir, t);
+    o.out = dir / (std::string("fill-") + mode);
+    const auto out = run_suite(o, builtin_registry());
+    const auto r = nlohmann::json::parse(lines(read_file(out.run_dir / "runs.jsonl"))[0]);
+    ASSERT_EQ(r["status"], "ok") << mode << ": " << r["error"];
+    fill[mode] = r;
+  }
+  EXPECT_EQ(fill["served"]["gpu_cache_slots"], fill["static"]["gpu_cache_slots"]);
+  EXPECT_GT(fill["served"]["gpu_cache_slots"].get<int64_t>(), 0);
   // Chunked prefill: steps that hold prompt chunks beside decode tokens run
   // through every component family too.
   SuiteOptions o = options(dir, text + "chunked_prefill = true\n");
