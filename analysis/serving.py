@@ -52,6 +52,16 @@ def ranking(rows: pd.DataFrame, rate: float) -> list:
     return out
 
 
+def curves(ax, d: pd.DataFrame, strategies: list, x: str, col: str, xlabel: str, ylabel: str) -> None:
+    """One line per strategy: the seed mean of `col` against `x` (log2 axis)."""
+    for s in strategies:
+        m = d[d["strategy"] == s].groupby(x)[col].mean()
+        ax.plot(m.index, m.values, marker="o", ms=3, label=s)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
 def above(a: float, b: float) -> bool:
     """a's goodput above b's beyond the relative tolerance (any goodput is above none)."""
     if b <= 0:
@@ -84,15 +94,10 @@ def run(results: str, out):
         for j, (col, bound) in enumerate((("serve_ttft_p99_ms", slo[1]), ("serve_tpot_p99_ms", slo[2]),
                                           ("serve_goodput_rps", None))):
             ax = axes[i][j]
-            for s in strategies:
-                m = d[d["strategy"] == s].groupby("workload.rate")[col].mean()
-                ax.plot(m.index, m.values, marker="o", ms=3, label=s)
+            curves(ax, d, strategies, "workload.rate", col, "request rate (req/s)", COLUMNS[col])
             if bound is not None:
                 ax.axhline(bound, color="k", ls="--", lw=0.8)
                 ax.set_yscale("log")
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("request rate (req/s)")
-            ax.set_ylabel(COLUMNS[col])
             ax.set_title(f"{model}, {hw}", fontsize=8)
         axes[i][0].legend(fontsize=6)
         caps = {s: capacity(d[d["strategy"] == s]) for s in strategies}

@@ -60,12 +60,8 @@ def run(results: str, out):
         d = rows[rows["workload.rate"] == rate]
         for j, col in enumerate(("serve_goodput_rps", "serve_tpot_p99_ms")):
             ax = axes[i][j]
-            for s in strategies:
-                m = d[d["strategy"] == s].groupby("workload.batch_size")[col].mean()
-                ax.plot(m.index, m.values, marker="o", ms=3, label=s)
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("running requests allowed (batch_size)")
-            ax.set_ylabel(COLUMNS[col])
+            serving.curves(ax, d, strategies, "workload.batch_size", col, "running requests allowed (batch_size)",
+                           COLUMNS[col])
             ax.set_title(f"{rate:g} req/s", fontsize=8)
         # Slots per layer by batch_size (the strategies differ by their prefetch buffers).
         slots = d[d["gpu_cache_slots"] > 0].groupby("workload.batch_size")["gpu_cache_slots"].agg(["min", "max"])

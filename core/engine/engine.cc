@@ -407,13 +407,13 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
   step_context_ = 0;
   // Whole prompts from their first token (every static and unchunked step),
   // or chunks and decode tokens together (chunked prefill).
-  bool whole_prompts = true;
+  bool whole_prompts = sp.phase == Phase::kPrefill;
   for (auto it = first; it != last_tok && whole_prompts; ++it) {
     const bool starts = it == first || std::prev(it)->first != it->first;
     whole_prompts =
         it->second < run_.sequence(it->first).prompt_len && (!starts || it->second == 0);
   }
-  if (sp.phase == Phase::kPrefill && whole_prompts) {
+  if (whole_prompts) {
     // Causal attention: each prompt token attends to half the prompt on average.
     step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
   } else if (sp.phase == Phase::kPrefill) {

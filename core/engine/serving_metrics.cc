@@ -18,16 +18,27 @@ J num(double x) {
   return std::isfinite(x) ? J(x) : J(nullptr);
 }
 
-// Per request, ms: from arrival to its first step's start, to its first token, to its last.
-std::vector<double> per_request(const RunMetrics& m, int what) {
+// What a statistic is taken over: per request (ms from its arrival to its
+// first step's start, first token, last token; its TPOT) or every
+// inter-token interval.
+enum class Over { kQueue, kTtft, kE2e, kTpot, kItl };
+
+// TPOT (MLPerf): the mean interval between the request's output tokens; NaN
+// for a request of fewer than 2.
+double tpot_ms(const RequestTimes& r) {
+  return r.output_tokens >= 2
+             ? (r.last_token_ns - r.first_token_ns) / 1e6 / double(r.output_tokens - 1)
+             : NAN;
+}
+
+std::vector<double> values(const RunMetrics& m, Over what) {
+  if (what == Over::kItl) return m.itl_ms;
   std::vector<double> v;
   for (const RequestTimes& r : m.requests) {
-    if (what == 0) v.push_back((r.start_ns - r.arrival_ns) / 1e6);
-    if (what == 1) v.push_back((r.first_token_ns - r.arrival_ns) / 1e6);
-    if (what == 2) v.push_back((r.last_token_ns - r.arrival_ns) / 1e6);
-    // TPOT (MLPerf): the mean interval between the request's output tokens.
-    if (what == 3 && r.output_tokens >= 2)
-      v.push_back((r.last_token_ns - r.first_token_ns) / 1e6 / double(r.output_tokens - 1));
+    if (what == Over::kQueue) v.push_back((r.start_ns - r.arrival_ns) / 1e6);
+    if (what == Over::kTtft) v.push_back((r.first_token_ns - r.arrival_ns) / 1e6);
+    if (what == Over::kE2e) v.push_back((r.last_token_ns - r.arrival_ns) / 1e6);
+    if (what == Over::kTpot && r.output_tokens >= 2) v.push_back(tpot_ms(r));
   }
   return v;
 }
@@ -42,18 +53,20 @@ double span_s(const RunMetrics& m) {
   return m.requests.empty() ? NAN : (b - a) / 1e9;
 }
 
-bool meets_slo(const RunMetrics& m, const RequestTimes& r) {
-  const double ttft = (r.first_token_ns - r.arrival_ns) / 1e6;
-  const double tpot = r.output_tokens >= 2
-                          ? (r.last_token_ns - r.first_token_ns) / 1e6 / double(r.output_tokens - 1)
-                          : 0.0;
-  return ttft <= m.slo_ttft_ms && tpot <= m.slo_tpot_ms;
+// Requests within both SLO bounds (a request of one token has no TPOT to miss).
+double within_slo(const RunMetrics& m) {
+  double n = 0;
+  for (const RequestTimes& r : m.requests) {
+    const double tpot = r.output_tokens >= 2 ? tpot_ms(r) : 0.0;
+    n += (r.first_token_ns - r.arrival_ns) / 1e6 <= m.slo_ttft_ms && tpot <= m.slo_tpot_ms;
+  }
+  return n;
 }
 
-RunMetrics::Field stat(const char* name, const char* doc, int what, double p) {
+RunMetrics::Field stat(const char* name, const char* doc, Over what, double p) {
   return {name, doc, [what, p](const RunMetrics& m) {
             if (m.requests.empty()) return J(nullptr);
-            const auto v = what == 4 ? m.itl_ms : per_request(m, what);
+            const auto v = values(m, what);
             return num(p < 0 ? mean(v) : percentile(v, p));
           }};
 }
@@ -71,20 +84,20 @@ std::vector<RunMetrics::Field> serving_fields() {
   std::vector<RunMetrics::Field> f = {
       {"serve_requests", "Serving: requests served (null: not a served run).",
        [](const RunMetrics& m) { return m.requests.empty() ? J(nullptr) : J(m.requests.size()); }},
-      stat("serve_queue_mean_ms", q, 0, -1),
-      stat("serve_queue_p99_ms", q, 0, 99),
-      stat("serve_ttft_mean_ms", t, 1, -1),
-      stat("serve_ttft_p50_ms", t, 1, 50),
-      stat("serve_ttft_p90_ms", t, 1, 90),
-      stat("serve_ttft_p99_ms", t, 1, 99),
-      stat("serve_tpot_mean_ms", o, 3, -1),
-      stat("serve_tpot_p50_ms", o, 3, 50),
-      stat("serve_tpot_p90_ms", o, 3, 90),
-      stat("serve_tpot_p99_ms", o, 3, 99),
-      stat("serve_itl_p50_ms", i, 4, 50),
-      stat("serve_itl_p99_ms", i, 4, 99),
-      stat("serve_e2e_mean_ms", e, 2, -1),
-      stat("serve_e2e_p99_ms", e, 2, 99),
+      stat("serve_queue_mean_ms", q, Over::kQueue, -1),
+      stat("serve_queue_p99_ms", q, Over::kQueue, 99),
+      stat("serve_ttft_mean_ms", t, Over::kTtft, -1),
+      stat("serve_ttft_p50_ms", t, Over::kTtft, 50),
+      stat("serve_ttft_p90_ms", t, Over::kTtft, 90),
+      stat("serve_ttft_p99_ms", t, Over::kTtft, 99),
+      stat("serve_tpot_mean_ms", o, Over::kTpot, -1),
+      stat("serve_tpot_p50_ms", o, Over::kTpot, 50),
+      stat("serve_tpot_p90_ms", o, Over::kTpot, 90),
+      stat("serve_tpot_p99_ms", o, Over::kTpot, 99),
+      stat("serve_itl_p50_ms", i, Over::kItl, 50),
+      stat("serve_itl_p99_ms", i, Over::kItl, 99),
+      stat("serve_e2e_mean_ms", e, Over::kE2e, -1),
+      stat("serve_e2e_p99_ms", e, Over::kE2e, 99),
       {"serve_throughput_rps", "Serving: requests per second, first arrival to last token.",
        [](const RunMetrics& m) {
          return m.requests.empty() ? J(nullptr) : num(double(m.requests.size()) / span_s(m));
@@ -105,26 +118,20 @@ std::vector<RunMetrics::Field> serving_fields() {
       {"serve_slo_attained_frac",
        "Serving: share of requests within both SLO bounds (TTFT and TPOT).",
        [](const RunMetrics& m) {
-         if (m.requests.empty()) return J(nullptr);
-         double n = 0;
-         for (const RequestTimes& r : m.requests) n += meets_slo(m, r) ? 1 : 0;
-         return J(n / double(m.requests.size()));
+         return m.requests.empty() ? J(nullptr) : J(within_slo(m) / double(m.requests.size()));
        }},
       {"serve_goodput_rps",
        "Serving: requests within both SLO bounds per second, first arrival to last token.",
        [](const RunMetrics& m) {
-         if (m.requests.empty()) return J(nullptr);
-         double n = 0;
-         for (const RequestTimes& r : m.requests) n += meets_slo(m, r) ? 1 : 0;
-         return num(n / span_s(m));
+         return m.requests.empty() ? J(nullptr) : num(within_slo(m) / span_s(m));
        }},
       {"serve_slo_p99_met",
        "Serving: 1 when the p99 TTFT and the p99 TPOT are within the SLO's bounds (MLPerf's "
        "server test), else 0.",
        [](const RunMetrics& m) {
          if (m.requests.empty()) return J(nullptr);
-         const double tpot = percentile(per_request(m, 3), 99);
-         const bool ok = percentile(per_request(m, 1), 99) <= m.slo_ttft_ms &&
+         const double tpot = percentile(values(m, Over::kTpot), 99);
+         const bool ok = percentile(values(m, Over::kTtft), 99) <= m.slo_ttft_ms &&
                          (!std::isfinite(tpot) || tpot <= m.slo_tpot_ms);
          return J(ok ? 1 : 0);
        }},

@@ -72,14 +72,17 @@ void ContinuousScheduler::decode(StepPlan* step) {
     step->tokens.push_back({r.seq, q.prompt_len + r.decoded});
     ++r.decoded;
   }
-  running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                [&](const Running& r) { return finished(r); }),
-                 running_.end());
+  drop_finished();
 }
 
-bool ContinuousScheduler::finished(const Running& r) const {
-  const SequenceInfo& q = in_.sequences[size_t(r.seq)];
-  return r.prefilled >= q.prompt_len && r.decoded >= q.decode_len;
+// Requests that have run every token leave the running set.
+void ContinuousScheduler::drop_finished() {
+  running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                [&](const Running& r) {
+                                  const SequenceInfo& q = in_.sequences[size_t(r.seq)];
+                                  return r.prefilled >= q.prompt_len && r.decoded >= q.decode_len;
+                                }),
+                 running_.end());
 }
 
 // A chunked step: decode tokens first, then prompt chunks in the budget left.
@@ -115,9 +118,7 @@ void ContinuousScheduler::chunked(StepPlan* step) {
     prompt = prompt || pos < in_.sequences[size_t(seq)].prompt_len;
   step->phase = prompt ? Phase::kPrefill : Phase::kDecode;
   step->decode_step = prompt ? -1 : decode_steps_++;
-  running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                [&](const Running& r) { return finished(r); }),
-                 running_.end());
+  drop_finished();
 }
 
 }  // namespace moebench

@@ -39,7 +39,7 @@ class ContinuousScheduler final : public Scheduler {
   bool prefill(StepPlan* step);
   void decode(StepPlan* step);
   void chunked(StepPlan* step);
-  bool finished(const Running& r) const;
+  void drop_finished();
 
   SchedulerInput in_;
   int64_t arrived_ = 0;   // sequences with arrival <= now: [0, arrived_)
