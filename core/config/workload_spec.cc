@@ -140,14 +140,14 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
                    "scheduler = \"continuous\" for requests that arrive over time (the static "
                    "scheduler runs fixed batches)",
                    fmt::format("\"{}\" with arrival = \"{}\"", scheduler, arrival));
-  for (const char* k : {"rate", "arrival_cv"}) {
-    const bool applies = std::string(k) == "rate" ? (arrival == "poisson" || arrival == "gamma")
-                                                  : arrival == "gamma";
-    cfg::require_key(
-        src, prefix, k, applies || src.find(k) == nullptr,
-        fmt::format("no {} with arrival = \"{}\" (it would have no effect)", k, arrival),
-        "it is set");
-  }
+  const std::string no_effect =
+      fmt::format(" with arrival = \"{}\" (it would have no effect)", arrival);
+  cfg::require_key(src, prefix, "rate",
+                   arrival == "poisson" || arrival == "gamma" || src.find("rate") == nullptr,
+                   "no rate" + no_effect, "it is set");
+  cfg::require_key(src, prefix, "arrival_cv",
+                   arrival == "gamma" || src.find("arrival_cv") == nullptr,
+                   "no arrival_cv" + no_effect, "it is set");
   cfg::require_key(src, prefix, "prompt_len_max",
                    prompt_len_max < 0 || (lengths == "uniform" && prompt_len_max >= prompt_len),
                    fmt::format("lengths = \"uniform\" and at least prompt_len ({})", prompt_len),

@@ -369,7 +369,7 @@ namespace {
 // (the first run an empty one) until the schedule it runs is the one it read:
 // then it saw its own future and bounds as under the static scheduler
 // (docs/SERVING.md, "Oracles"). At most kPasses runs; a warning says how
-// many it took, or from which step the future it read was not its own.
+// many it took, or up to which step the future it read was its own.
 SimulationResult serve_with_oracle(const Case& c, const Registry& registry,
                                    const HardwareProfile& hw, const TraceSource& source,
                                    const CalibrationData& calib, EngineOptions opt) {
