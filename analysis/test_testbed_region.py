@@ -96,14 +96,22 @@ def test_apply_sets_sections_entries_and_tied_keys_and_nothing_else():
 class FakeHarness:
     """Targets of a toy testbed: a step time of layer overhead plus bytes over bandwidth, on two 'models'."""
 
+    def __init__(self):
+        self.batches = []  # how many profiles each run of the suites evaluated
+
     def __call__(self, name, text, targets, run_suite):
         d = tomllib.loads(text)
         host, bw = d["stack"][0]["layer_overhead_us"], d["link"]["h2d_gbps"]
         return [32 * host / 1e6 + 5.0 / bw, 48 * host / 1e6 + 2.0 / bw]
 
+    def many(self, name, texts, targets, run_suite):
+        self.batches.append(len(texts))
+        return [self(name, t, targets, run_suite) for t in texts]
+
 
 def fitter(monkeypatch, us):
-    monkeypatch.setattr(REG.fit, "run_suites", FakeHarness())
+    harness = FakeHarness()
+    monkeypatch.setattr(REG.fit, "run_suites_many", harness.many)
     targets = [{"id": "a", "value": 0.232, "tolerance": 0.25}, {"id": "b", "value": 0.128, "tolerance": 0.25}]
     return REG.Fitter("toy", PROFILE, us, targets, "run_suite"), targets
 
@@ -130,6 +138,23 @@ def test_the_solved_key_is_fitted_at_each_point_and_the_region_keeps_what_meets_
     why = REG.in_region(v10, h10, targets, us)
     assert "a at" in why
     assert f.evaluations >= 4
+
+
+def test_points_solved_together_take_the_steps_each_takes_alone_in_fewer_runs(monkeypatch):
+    us = unknowns({"key": "link.h2d_gbps", "low": 10, "high": 40},
+                  {"key": "stack.kt.layer_overhead_us", "role": "solved", "low": 100, "high": 5000})
+    f, targets = fitter(monkeypatch, us)
+    start = {"link.h2d_gbps": 25.0, "stack.kt.layer_overhead_us": 1000.0}
+    f.jacobian(start, f.evaluate(start))
+    starts = [dict(start, **{"link.h2d_gbps": bw}) for bw in (10.0, 18.0, 33.0, 40.0)]
+    alone = [f.solve(s) for s in starts]
+    n_alone = f.evaluations
+    harness = REG.fit.run_suites_many.__self__
+    harness.batches.clear()
+    together = f.solve_many(starts)
+    assert together == alone
+    assert f.evaluations - n_alone == n_alone - 2  # the same trials (less the center's and the Jacobian's)
+    assert len(harness.batches) < f.evaluations - n_alone and max(harness.batches) == len(starts)
 
 
 def test_a_solved_key_outside_its_range_is_outside_the_region():
@@ -338,3 +363,37 @@ def test_the_saved_region_is_reused_when_only_the_judged_suites_change():
     b = tomllib.loads('region_suites = ["suites/a.toml", "suites/b.toml"]\n' + PROFILE)
     c = tomllib.loads('region_suites = ["suites/a.toml"]\n' + PROFILE.replace("latency_us = 10.0", "latency_us = 3.0"))
     assert REG.region_key(a) == REG.region_key(b) != REG.region_key(c)
+
+
+def test_each_suite_runs_once_over_the_points_that_lack_it(tmp_path, monkeypatch):
+    # One run_suite --points process per suite (a workload built for one point serves the others), over the points
+    # without a complete run of that suite; a suite complete everywhere is not run.
+    sys.path.insert(0, str(ROOT / "analysis"))
+    import common  # noqa: E402
+    points = [tmp_path / p for p in ("center", "a-low", "a-high")]
+    for p in points:
+        (p / "configs").mkdir(parents=True)
+    head = REG.head_commit()
+    done = points[1] / "results" / "s1" / "20260101T000000Z-x"
+    done.mkdir(parents=True)
+    (done / "manifest.json").write_text(json.dumps({"status": "complete", "provenance": {
+        "git_commit": head, "git_dirty": False}}))
+    for p in points:
+        d = p / "results" / "s2" / "20260101T000000Z-x"
+        d.mkdir(parents=True)
+        (d / "manifest.json").write_text(json.dumps({"status": "complete", "provenance": {}}))
+    calls = []
+
+    def fake_run(cmd, **kw):
+        if cmd[0] == "git":
+            return subprocess.CompletedProcess(cmd, 0, head + "\n", "")
+        calls.append((cmd, kw["env"]))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(REG.subprocess, "run", fake_run)
+    monkeypatch.setenv("MOEBENCH_CONFIG_PATH", "/elsewhere")
+    spent = REG.run_points(points, ["suites/s1.toml", "suites/s2.toml"], ["s1", "s2"], "rs", 2, common, False)
+    assert [c[0] for c in calls] == [["rs", "-q", "-j", "2", "suites/s1.toml", "--points", str(points[0]),
+                                      str(points[2])]]
+    assert "MOEBENCH_CONFIG_PATH" not in calls[0][1] and int(calls[0][1]["MOEBENCH_ROUTING_CACHE_MIB"]) >= 2048
+    assert list(spent) == ["s1"]

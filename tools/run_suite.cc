@@ -1,9 +1,13 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--shard I/N]
 //                     [--dry-run]
+// build/bin/run_suite FILE.toml --points DIR... [--jobs N] [--filter EXPR]
 // build/bin/run_suite --merge DIR... [--out DIR] [--partial]
 
 #include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -14,13 +18,59 @@
 #include "harness/suite/suite_runner.h"
 #include "tools/cli_checks.h"
 
+namespace {
+
+// --points: folders that hold configs/, without the options that name one
+// run's place or slice. 0 when fine, else 2 after saying why.
+int check_points(const std::vector<std::string>& points, size_t place_options, bool other) {
+  if (points.empty()) return 0;
+  if (place_options || other) {
+    fmt::print(stderr,
+               "run_suite: error: --points: expected an experiment file with --jobs, --filter or "
+               "--quiet, found {} (each point's results go to DIR/results)\n",
+               place_options ? "--out or --results" : "--merge, --shard, --resume or --dry-run");
+    return 2;
+  }
+  for (const auto& d : points) {
+    std::error_code ec;
+    if (d.empty() || !std::filesystem::is_directory(std::filesystem::path(d) / "configs", ec)) {
+      fmt::print(stderr,
+                 "run_suite: error: --points: expected a folder holding configs/ (a point's "
+                 "presets), found '{}' without one\n",
+                 d);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+// The suite at each point in turn, in one process: a workload built for
+// one point (its routing, the predictors' per-token results) serves the
+// others. The largest exit code.
+int run_points(const moebench::SuiteOptions& opt, const std::vector<std::string>& points) {
+  int code = 0;
+  for (const auto& d : points) {
+    moebench::SuiteOptions o = opt;
+    o.results_root = std::filesystem::path(d) / "results";
+    o.config_roots = {std::filesystem::path(d) / "configs"};
+    try {
+      code = std::max(code, moebench::run_suite(o, moebench::builtin_registry()).exit_code);
+    } catch (const moebench::Error& e) {
+      throw moebench::Error(fmt::format("point '{}': {}", d, e.what()));
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "run_suite: run an experiment file (every list-valued key is a sweep axis) and write "
       "results/"};
   moebench::SuiteOptions opt;
   std::string file, out, results = "results", shard;
-  std::vector<std::string> merge;
+  std::vector<std::string> merge, points;
   bool partial = false;
   app.add_option("file", file, "Experiment TOML (suites/*.toml)");
   app.add_option("--out", out, "Run directory (default results/<suite>/<UTC time>-<hash>)");
@@ -37,6 +87,11 @@ int main(int argc, char** argv) {
   app.add_option("--merge", merge,
                  "Merge these shard run folders into one run folder (--out, default "
                  "<results>/<suite>/<time>-<hash>-merged)")
+      ->expected(1, -1);
+  app.add_option("--points", points,
+                 "Run the suite once per point folder DIR: presets from DIR/configs first, results "
+                 "under DIR/results; the points share the workloads this process builds "
+                 "(scripts/testbed-region)")
       ->expected(1, -1);
   app.add_flag("--partial", partial,
                "With --merge: keep a result with missing cases (status \"partial\", exit 1)");
@@ -93,6 +148,11 @@ int main(int argc, char** argv) {
                "found neither (run_suite --help)\n");
     return 2;
   }
+  if (const int bad = check_points(points, app.count("--out") + app.count("--results"),
+                                   !merge.empty() || !shard.empty() || opt.resume || opt.dry_run);
+      bad) {
+    return bad;
+  }
   if (partial && merge.empty()) {
     fmt::print(stderr, "run_suite: error: --partial: expected with --merge, found without\n");
     return 2;
@@ -113,6 +173,7 @@ int main(int argc, char** argv) {
       return moebench::merge_shards(m, moebench::builtin_registry()).exit_code;
     }
     if (!shard.empty()) opt.shard = moebench::parse_shard(shard);
+    if (!points.empty()) return run_points(opt, points);
     const auto o = moebench::run_suite(opt, moebench::builtin_registry());
     return o.exit_code;
   } catch (const moebench::Error& e) {

@@ -141,14 +141,7 @@ void Engine::place() {
 
 void Engine::setup_gate_stream() {
   if (!needs_.gate_inputs) return;
-  if (source_.info().h_trace <= 0 || !source_.gate_weights()) {
-    throw Error(
-        fmt::format("strategy '{}': expected a workload with gate inputs and gate weights (a "
-                    "predictor uses them), found a trace without them",
-                    st_.name));
-  }
-  gate_readers_.resize(run_.sequences());
-  gate_pos_.assign(run_.sequences(), 0);
+  gate_stream_ = std::make_unique<GateStream>(source_, run_.sequences(), L_, st_.name);
 }
 
 [[noreturn]] void Engine::bad_decision(const std::string& family, const std::string& what) const {
@@ -366,23 +359,15 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
   for (int64_t i = from; i < to; ++i)
     step_.add(sp.tokens[size_t(i)].first, sp.tokens[size_t(i)].second);
   if (needs_.gate_inputs) {
-    const int64_t H = source_.info().h_trace;
-    auto& g = step_.gate_storage(H);
-    g.resize(size_t(step_.tokens()) * L_ * H);
+    const int64_t H = gate_stream_->h();
     if (gates) {
+      // A micro-batch: its tokens' rows of the whole step's gate inputs.
       const auto& src = gates->gate_data();
+      auto& g = step_.gate_storage(H);
+      g.resize(size_t(step_.tokens()) * L_ * H);
       std::copy(src.begin() + from * L_ * H, src.begin() + to * L_ * H, g.begin());
     } else {
-      for (int64_t t = 0; t < step_.tokens(); ++t) {
-        const int64_t seq = step_.seq(t), pos = step_.pos(t);
-        if (!gate_readers_[seq]) gate_readers_[seq] = source_.open(seq, kGateInput | kNoRouting);
-        while (gate_pos_[seq] <= pos) {
-          if (!gate_readers_[seq]->next(gate_rec_))
-            throw InternalError("gate input stream ended early");
-          ++gate_pos_[seq];
-        }
-        std::copy(gate_rec_.gate_input.begin(), gate_rec_.gate_input.end(), g.begin() + t * L_ * H);
-      }
+      step_.defer_gate_inputs(gate_stream_.get(), H);
     }
   }
   const int64_t n = step_.tokens();

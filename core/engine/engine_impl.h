@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/gate_stream.h"
 #include "core/engine/planned_future.h"
 #include "core/engine/request_log.h"
 #include "core/engine/routing_cache.h"
@@ -328,10 +329,8 @@ class Engine {
   // The oracles' look-ahead over the planned steps (a run with an oracle only).
   std::unique_ptr<PlannedFuture> future_;
 
-  // Gate inputs streamed per sequence.
-  std::vector<std::unique_ptr<SequenceReader>> gate_readers_;
-  std::vector<int64_t> gate_pos_;
-  TokenRecord gate_rec_;
+  // Gate inputs streamed per sequence, into a step when first read.
+  std::unique_ptr<GateStream> gate_stream_;
 
   // Prefetch bookkeeping: the step a prefetch that brought (layer, expert)
   // targeted, until it is judged at that layer's gate (-1: none).

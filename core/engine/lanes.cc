@@ -78,17 +78,8 @@ int64_t Link::issue(Transfer t, size_t* moved_from, size_t* moved_to) {
   // share the demand loads' stream: a demand load never passes one. A KV
   // copy for an attention that waits for it is placed as a demand load.
   size_t pos = queue_.size();
-  if (order_ == LinkOrder::kDemandFirst && is_demand(t.kind)) {
-    for (size_t i = 0; i < queue_.size(); ++i) {
-      const Transfer& q = get(queue_[i]);
-      if (q.kind == TaskKind::kBufferCopy) {
-        pos = queue_.size();  // only a place behind the last buffer copy
-        continue;
-      }
-      const bool movable = !q.fixed && !is_demand(q.kind) && q.start_ns > t.issue_ns;
-      if (movable && pos == queue_.size()) pos = i;
-    }
-  }
+  if (order_ == LinkOrder::kDemandFirst && is_demand(t.kind)) pos = demand_place(t.issue_ns);
+  if (t.kind == TaskKind::kBufferCopy) ++buffer_copies_;
   if (pos == queue_.size()) {
     queue_.push_back(t.id);
   } else {
@@ -98,6 +89,40 @@ int64_t Link::issue(Transfer t, size_t* moved_from, size_t* moved_to) {
   if (moved_from) *moved_from = pos;
   if (moved_to) *moved_to = to;
   return t.id;
+}
+
+size_t Link::demand_place(double issue_ns) const {
+  if (buffer_copies_ > 0) {
+    // Only a place behind the last buffer copy.
+    size_t pos = queue_.size();
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const Transfer& q = get(queue_[i]);
+      if (q.kind == TaskKind::kBufferCopy) {
+        pos = queue_.size();
+        continue;
+      }
+      const bool movable = !q.fixed && !is_demand(q.kind) && q.start_ns > issue_ns;
+      if (movable && pos == queue_.size()) pos = i;
+    }
+    return pos;
+  }
+  // The queue is in start order and its fixed transfers are a prefix of
+  // it, so "neither fixed nor started by issue_ns" holds from one position
+  // on (found by bisection); the place is the first transfer from there
+  // that is not itself a demand.
+  size_t lo = 0, hi = queue_.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const Transfer& q = get(queue_[mid]);
+    if (!q.fixed && q.start_ns > issue_ns)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  for (size_t i = lo; i < queue_.size(); ++i) {
+    if (!is_demand(get(queue_[i]).kind)) return i;
+  }
+  return queue_.size();
 }
 
 size_t Link::reschedule(size_t from) {
@@ -134,6 +159,7 @@ void Link::advance(double now_ns, std::vector<int64_t>* done) {
     committed_free_ = q.end_ns;
     busy_ += q.duration_ns;
     if (done) done->push_back(q.id);
+    if (q.kind == TaskKind::kBufferCopy) --buffer_copies_;
     queue_.pop_front();
   }
   // Free completed transfers that nothing queued precedes (the caller has
@@ -153,6 +179,7 @@ bool Link::cancel(int64_t id, double now_ns) {
     Transfer& q = get(id);
     if (q.fixed || q.start_ns <= now_ns) return false;
     queue_.erase(queue_.begin() + std::ptrdiff_t(i));
+    if (q.kind == TaskKind::kBufferCopy) --buffer_copies_;
     q.done = true;
     q.end_ns = q.start_ns = now_ns;
     q.duration_ns = 0;

@@ -154,6 +154,10 @@ class Link {
   // its times, which were computed from the same predecessor). Returns one
   // past the last position it changed.
   size_t reschedule(size_t from);
+  // Where a demand load issued at `issue_ns` goes (demand-first): before the
+  // first queued prefetch or swap that has neither started nor been fixed,
+  // never before a buffer copy; the end when there is none.
+  size_t demand_place(double issue_ns) const;
 
   LinkOrder order_;
   std::deque<Transfer> all_;  // transfers with id >= base_
@@ -161,6 +165,7 @@ class Link {
   std::deque<int64_t> queue_;  // not yet completed, in link order
   double committed_free_ = 0;  // end of the last completed transfer
   double busy_ = 0;
+  int64_t buffer_copies_ = 0;  // buffer copies in queue_
 };
 
 }  // namespace moebench

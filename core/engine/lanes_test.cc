@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,61 @@ TEST(Link, MovedToEndsAtTheFirstTransferThatKeepsItsTimes) {
   EXPECT_DOUBLE_EQ(link.get(p4).start_ns, 42);
   EXPECT_DOUBLE_EQ(link.get(p5).end_ns, 52);
   EXPECT_DOUBLE_EQ(link.free_ns(), 52);
+}
+
+// The demand-first rule as first written: a scan of the whole queue. The
+// link finds the place by bisection; every random history must agree.
+size_t place_by_scan(const Link& link, double issue_ns) {
+  const auto& q = link.queue();
+  size_t pos = q.size();
+  for (size_t i = 0; i < q.size(); ++i) {
+    const Transfer& t = link.get(q[i]);
+    if (t.kind == TaskKind::kBufferCopy) {
+      pos = q.size();
+      continue;
+    }
+    const bool demand = t.kind == TaskKind::kDemandLoad || t.kind == TaskKind::kKvToGpu;
+    if (!t.fixed && !demand && t.start_ns > issue_ns && pos == q.size()) pos = i;
+  }
+  return pos;
+}
+
+TEST(Link, DemandPlaceAgreesWithAScanOfTheQueue) {
+  const TaskKind kinds[] = {TaskKind::kPrefetchLoad, TaskKind::kDemandLoad, TaskKind::kSwapLoad,
+                            TaskKind::kKvToGpu,      TaskKind::kBufferCopy, TaskKind::kRecopy};
+  int64_t demands = 0, moved = 0;
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    Link link(LinkOrder::kDemandFirst);
+    double now = 0;
+    std::vector<int64_t> done;
+    for (int op = 0; op < 400; ++op) {
+      const int r = int(rng() % 10);
+      if (r < 6) {
+        // Buffer copies are rare in some histories and absent in others.
+        const TaskKind k = kinds[rng() % (seed % 2 ? 6 : 4)];
+        Transfer t = xfer(k, now + double(rng() % 3), 1 + double(rng() % 7));
+        t.earliest_ns = t.issue_ns + double(rng() % 4 == 0 ? rng() % 20 : 0);
+        const bool demand = k == TaskKind::kDemandLoad || k == TaskKind::kKvToGpu;
+        const size_t want = demand ? place_by_scan(link, t.issue_ns) : link.queue().size();
+        size_t from = 999999;
+        link.issue(t, &from);
+        ASSERT_EQ(from, want) << "seed " << seed << " op " << op;
+        demands += demand;
+        moved += demand && want < link.queue().size() - 1;
+      } else if (r < 7 && !link.queue().empty()) {
+        link.fix(link.queue()[rng() % link.queue().size()]);
+      } else if (r < 8 && !link.queue().empty()) {
+        link.cancel(link.queue()[rng() % link.queue().size()], now);
+      } else {
+        now += double(rng() % 6);
+        done.clear();
+        link.advance(now, &done);
+      }
+    }
+  }
+  EXPECT_GT(demands, 500);
+  EXPECT_GT(moved, 100);  // the histories do move demand loads forward
 }
 
 TEST(EventOrder, TimeThenLanePriorityThenSequence) {

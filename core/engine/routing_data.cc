@@ -67,6 +67,12 @@ RunRouting::RunRouting(const TraceSource& src, int64_t top_p) {
   }
 }
 
+void StepRouting::fill_gates() const {
+  GateFiller* f = filler_;
+  filler_ = nullptr;
+  f->fill(*this, gate_);
+}
+
 void StepRouting::refuse(int64_t l) const {
   throw InternalError(
       fmt::format("component '{}' read the routing of MoE layer {} before its gate ran "

@@ -77,6 +77,17 @@ class RunRouting {
   std::vector<float> topp_probs_;
 };
 
+class StepRouting;
+
+// Writes a step's gate inputs when a component first reads them
+// (core/engine/gate_stream.h).
+class GateFiller {
+ public:
+  virtual ~GateFiller() = default;
+  // The step's tokens' gate inputs, [token][layer][h_trace], into `out`.
+  virtual void fill(const StepRouting& step, std::vector<float>& out) = 0;
+};
+
 // The tokens of one step and read access to their routing.
 class StepRouting {
  public:
@@ -108,9 +119,10 @@ class StepRouting {
     return run_->topp_probs(tok_[t], l);
   }
   // Gate input of step token t at layer l (h_trace floats), or nullptr when
-  // no component asked for gate inputs.
+  // no component asked for gate inputs. The first read of a step fills them.
   const float* gate_input(int64_t t, int64_t l) const {
     check(l);
+    if (filler_) fill_gates();
     return gate_.empty() ? nullptr : &gate_[(t * run_->layers() + l) * h_];
   }
   int64_t h_trace() const { return h_; }
@@ -127,6 +139,7 @@ class StepRouting {
     seq_.clear();
     pos_.clear();
     gate_.clear();
+    filler_ = nullptr;
     revealed_ = -1;
   }
   void add(int64_t seq, int64_t pos) {
@@ -136,10 +149,20 @@ class StepRouting {
   }
   void reveal(int64_t layer) { revealed_ = layer; }
   // Every token's gate inputs ([token][layer][h_trace]; empty without them).
-  const std::vector<float>& gate_data() const { return gate_; }
+  const std::vector<float>& gate_data() const {
+    if (filler_) fill_gates();
+    return gate_;
+  }
   std::vector<float>& gate_storage(int64_t h) {
     h_ = h;
+    filler_ = nullptr;
     return gate_;
+  }
+  // The step's gate inputs come from `f` when first read (h_trace `h`).
+  void defer_gate_inputs(GateFiller* f, int64_t h) {
+    h_ = h;
+    gate_.clear();
+    filler_ = f;
   }
   // While set, reads beyond the revealed layer are allowed (oracle components).
   void set_oracle_view(bool on) const { oracle_ = on; }
@@ -152,11 +175,13 @@ class StepRouting {
     if (l > revealed_ && !oracle_) refuse(l);
   }
   [[noreturn]] void refuse(int64_t l) const;
+  void fill_gates() const;
 
   const RunRouting* run_;
   Phase phase_;
   std::vector<int64_t> tok_, seq_, pos_;
-  std::vector<float> gate_;
+  mutable std::vector<float> gate_;
+  mutable GateFiller* filler_ = nullptr;  // set: gate_ not filled yet
   int64_t h_ = 0;
   int64_t revealed_ = -1;
   mutable bool oracle_ = false;

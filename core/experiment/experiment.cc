@@ -197,7 +197,8 @@ void warn_if_shadowing(const std::string& kind, const std::string& name, const f
     if (!warned.insert(used.string() + "\n" + other.string()).second) continue;
     fmt::print(stderr,
                "warning: preset '{}' ({}): using {}, which shadows {} of the same name with other "
-               "contents (found first on the search path: $MOEBENCH_CONFIG_PATH, then configs/); "
+               "contents (found first on the search path: run_suite --points, "
+               "$MOEBENCH_CONFIG_PATH, then configs/); "
                "the manifest and every row record the file used\n",
                name, kind, used.string(), other.string());
   }

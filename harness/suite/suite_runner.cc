@@ -359,7 +359,8 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
 }
 
 SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
-  const ConfigPaths paths = ConfigPaths::defaults();
+  ConfigPaths paths = ConfigPaths::defaults();
+  paths.roots.insert(paths.roots.begin(), opt.config_roots.begin(), opt.config_roots.end());
   Experiment ex = load_experiment(opt.file, paths, &registry, opt.max_cases);
   std::vector<const Case*> cases;
   for (const auto& c : ex.cases) {

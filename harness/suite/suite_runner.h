@@ -23,6 +23,9 @@ namespace moebench {
 struct SuiteOptions {
   std::filesystem::path file;
   std::filesystem::path results_root = "results";
+  // Preset folders searched before ConfigPaths::defaults()' (run_suite
+  // --points: a point's configs/).
+  std::vector<std::filesystem::path> config_roots;
   std::filesystem::path out;  // explicit run directory (optional)
   int jobs = 1;
   bool resume = false;

@@ -64,7 +64,9 @@ TEST(Requests, TheSameSeedGivesTheSameRequestsAndBatchArrivesAtZero) {
     EXPECT_LE(a[i].prompt_len, 40);
     EXPECT_GE(a[i].decode_len, 8);
     EXPECT_LE(a[i].decode_len, 9);
-    if (i) EXPECT_GE(a[i].arrival_s, a[i - 1].arrival_s);
+    if (i) {
+      EXPECT_GE(a[i].arrival_s, a[i - 1].arrival_s);
+    }
   }
   w.seed = 2;
   EXPECT_NE(make_requests(w, ".")[0].arrival_s, a[0].arrival_s);
