@@ -179,7 +179,8 @@ testbeds: build
 # which have no target),
 # then every claim of its region_suites at the region's one-at-a-time points.
 # REGION_OPTS="--unknowns KEY,..." judges at the named unknowns' points only.
-# Resumable: a point's finished suites are not run again.
+# Resumable: a point's finished suites are not run again. About 58 minutes
+# on 2 cores (2026-12-01, docs/measurements/region-2026-12-01/).
 REGION_OPTS ?=
 REGION_TESTBEDS = $(FITTED_TESTBEDS) ktransformers-a100 ktransformers-rtx4080 moe-lightning-t4
 region: build
