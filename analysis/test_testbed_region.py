@@ -109,22 +109,24 @@ class FakeHarness:
         return [self(name, t, targets, run_suite) for t in texts]
 
 
-def fitter(monkeypatch, us):
+def toy_fit(monkeypatch):
+    """A Fitter on the toy testbed (the link sampled, the host time solved), its Jacobian taken at the center;
+    with its targets, unknowns, center and the stand-in harness."""
+    us = unknowns({"key": "link.h2d_gbps", "low": 10, "high": 40},
+                  {"key": "stack.kt.layer_overhead_us", "role": "solved", "low": 100, "high": 5000})
     harness = FakeHarness()
     monkeypatch.setattr(REG.fit, "run_suites_many", harness.many)
     targets = [{"id": "a", "value": 0.232, "tolerance": 0.25}, {"id": "b", "value": 0.128, "tolerance": 0.25}]
-    return REG.Fitter("toy", PROFILE, us, targets, "run_suite"), targets
+    f = REG.Fitter("toy", PROFILE, us, targets, "run_suite")
+    start = {"link.h2d_gbps": 25.0, "stack.kt.layer_overhead_us": 1000.0}
+    f.jacobian(start, f.evaluate(start))
+    return f, targets, us, start, harness
 
 
 def test_the_solved_key_is_fitted_at_each_point_and_the_region_keeps_what_meets_every_target(monkeypatch):
-    us = unknowns({"key": "link.h2d_gbps", "low": 10, "high": 40},
-                  {"key": "stack.kt.layer_overhead_us", "role": "solved", "low": 100, "high": 5000})
-    f, targets = fitter(monkeypatch, us)
-    start = {"link.h2d_gbps": 25.0, "stack.kt.layer_overhead_us": 1000.0}
-    f.jacobian(start, f.evaluate(start))
+    f, targets, us, start, harness = toy_fit(monkeypatch)
     v, h = f.solve(dict(start, **{"link.h2d_gbps": 40.0}))
     # At 40 GB/s: the least-squares host time (log ratios), found by a scan, and the solve land together.
-    harness = FakeHarness()
 
     def loss(host):
         hh = harness("toy", REG.apply(PROFILE, us, {"link.h2d_gbps": 40.0, "stack.kt.layer_overhead_us": host}),
@@ -141,15 +143,10 @@ def test_the_solved_key_is_fitted_at_each_point_and_the_region_keeps_what_meets_
 
 
 def test_points_solved_together_take_the_steps_each_takes_alone_in_fewer_runs(monkeypatch):
-    us = unknowns({"key": "link.h2d_gbps", "low": 10, "high": 40},
-                  {"key": "stack.kt.layer_overhead_us", "role": "solved", "low": 100, "high": 5000})
-    f, targets = fitter(monkeypatch, us)
-    start = {"link.h2d_gbps": 25.0, "stack.kt.layer_overhead_us": 1000.0}
-    f.jacobian(start, f.evaluate(start))
+    f, _, _, start, harness = toy_fit(monkeypatch)
     starts = [dict(start, **{"link.h2d_gbps": bw}) for bw in (10.0, 18.0, 33.0, 40.0)]
     alone = [f.solve(s) for s in starts]
     n_alone = f.evaluations
-    harness = REG.fit.run_suites_many.__self__
     harness.batches.clear()
     together = f.solve_many(starts)
     assert together == alone
