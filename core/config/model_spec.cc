@@ -125,6 +125,11 @@ const cfg::Schema<ModelSpec>& ModelSpec::schema() {
         .integer("vocab_size", &S::vocab_size,
                  "Vocabulary size (embedding and lm head); at least 2.", between(2, 1 << 24),
                  "tokens")
+        .integer("context_length", &S::context_length,
+                 "Tokens one sequence may hold, prompt and output together (the config's "
+                 "max_position_embeddings); a workload with a longer sequence is refused. 0: not "
+                 "stated (not checked).",
+                 between(0, int64_t(1) << 40), "tokens")
         .integer("routed_experts", &S::routed_experts, "Routed experts per MoE layer.",
                  between(1, 65536))
         .integer("top_k", &S::top_k, "Routed experts activated per token.", between(1, 64))
@@ -242,14 +247,25 @@ void ModelSpec::validate(const cfg::Value& src, const std::string& prefix) const
   }
 }
 
+nlohmann::ordered_json ModelSpec::to_json() const {
+  nlohmann::ordered_json j = schema().to_json(*this);
+  if (context_length == 0) j.erase("context_length");
+  return j;
+}
+
+// The hashes leave out context_length: a limit that refuses a workload, never
+// a different shape (traces and synthetic seeds keep their identity).
 std::string ModelSpec::hash() const {
-  return sha256_hex(to_json().dump());
+  nlohmann::ordered_json j = to_json();
+  j.erase("context_length");
+  return sha256_hex(j.dump());
 }
 
 std::string ModelSpec::routing_hash() const {
   nlohmann::ordered_json j = to_json();
-  for (const char* storage : {"description", "source", "expert_dtype", "dense_dtype",
-                              "quant_group_size", "quant_scale_bytes", "kv_cache_elem_bytes"})
+  for (const char* storage :
+       {"description", "source", "context_length", "expert_dtype", "dense_dtype",
+        "quant_group_size", "quant_scale_bytes", "kv_cache_elem_bytes"})
     j.erase(storage);
   return sha256_hex(j.dump());
 }

@@ -40,6 +40,11 @@ struct ModelSpec {
   int64_t first_dense_layers = 0;  // leading blocks whose FFN is dense, not MoE
   int64_t hidden_size = 0;
   int64_t vocab_size = 0;
+  // Tokens one sequence may hold, prompt and output together (the config's
+  // max_position_embeddings); 0: not stated (nothing is checked). Only
+  // refuses a workload: it never changes a result, so it is not part of a
+  // case's id or of the model's hashes.
+  int64_t context_length = 0;
 
   // Routed experts and routing
   int64_t routed_experts = 0;  // per MoE layer
@@ -112,7 +117,8 @@ struct ModelSpec {
   void validate(const cfg::Value& src, const std::string& prefix) const;
 
   static const cfg::Schema<ModelSpec>& schema();
-  nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
+  // Without context_length when it is not stated (0).
+  nlohmann::ordered_json to_json() const;
   // SHA-256 of the canonical resolved JSON: two specs with equal hashes
   // describe the same shape.
   std::string hash() const;

@@ -166,12 +166,13 @@ Context Engine::context(int32_t layer, double now) const {
   c.experts = E_;
   c.top_k = k_;
   c.now_ns = now;
-  c.routing = &step_;
+  c.routing = &cur_.step;
   if (layer >= 0 && layer < int32_t(active_.size())) c.active = active_[layer];
   c.residency = &res_;
   c.cost = &cost_;
-  c.lanes = {const_cast<Engine*>(this)->gpu_lane().free_ns(), cpu_.free_ns(), link_.free_ns()};
-  c.layer_nonmoe_ns = step_nonmoe_ns_;
+  c.lanes = {const_cast<Engine*>(this)->gpu_lane().free_ns(), lanes_.cpu.free_ns(),
+             link_.free_ns()};
+  c.layer_nonmoe_ns = cur_.nonmoe_ns;
   c.gates = source_.gate_weights();
   c.calibration = calib_;
   c.future = future_.get();
@@ -183,11 +184,7 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
                       double* start) {
   double end;
   Waits w = waits;
-  if (mode_.one_stream && id == Lane::kGpu) {  // behind every copy issued so far (one stream)
-    const double copies = link_.free_ns();
-    w.copies_end = std::max(w.copies_end, copies);
-    ready = std::max(ready, copies);
-  }
+  if (id == Lane::kGpu) copies_.gpu_task(&ready, &w, link_.free_ns());  // a shared stream
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
   static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);
@@ -199,26 +196,23 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
 // The per-expert state, the placement, the predictor and the gate stream,
 // before the first step.
 void Engine::prepare_run() {
-  workload_scratch_.assign(E_, 0);
-  rank_scratch_.assign(E_, 0);
-  weight_scratch_.assign(E_, 0);
-  mark_.assign(E_, 0);
-  keep_stamp_.assign(E_, 0u);
+  sc_.workload.assign(E_, 0);
+  sc_.rank.assign(E_, 0);
+  sc_.weight.assign(E_, 0);
+  sc_.mark.assign(E_, 0);
+  sc_.keep_stamp.assign(E_, 0u);
   prefetch_of_.assign(size_t(L_) * E_, -1);
   m_.decode_layer_accesses.assign(L_, 0);
   m_.decode_layer_hits.assign(L_, 0);
   m_.prefetch_layer_loads.assign(L_, 0);
   active_.assign(L_, {});
-  tokens_of_.assign(E_, 0);
-  xfer_of_.assign(E_, -1);
-  compute_end_of_.assign(E_, -1.0);
+  sc_.tokens_of.assign(E_, 0);
+  sc_.xfer_of.assign(E_, -1);
+  sc_.compute_end_of.assign(E_, -1.0);
   place();
   if (st_.predictor) st_.predictor->prepare(model_, calib_, source_.gate_weights());
-  if (st_.predictor) {
-    timed_predictor_ = std::make_unique<TimedPredictor>(
-        st_.predictor.get(), &sample_, &m_.decision_ns[kFamPredictor], &nested_ns_);
-  }
-  st_.prefetcher->set_predictor(timed_predictor_.get());
+  st_.prefetcher->set_predictor(
+      st_.predictor ? clock_.wrap(st_.predictor.get(), &m_.decision_ns[kFamPredictor]) : nullptr);
   setup_gate_stream();
 }
 
@@ -239,7 +233,7 @@ SimulationResult Engine::run() {
     exec_->begin_step(s);
     // A served run's machine may sit idle until the step's request arrives.
     const double t0 = std::max(gpu_lane().free_ns(), steps_[s].not_before_ns);
-    const double busy0[3] = {link_.busy_ns(), gpu_.busy_ns(), cpu_.busy_ns()};
+    const double busy0[3] = {link_.busy_ns(), lanes_.gpu.busy_ns(), lanes_.cpu.busy_ns()};
     const auto w0 = Clock::now();
     run_step(s);
     const double wall = std::chrono::duration<double, std::nano>(Clock::now() - w0).count();
@@ -255,8 +249,8 @@ SimulationResult Engine::run() {
       decode_ns += shown;
       m_.decode_tokens += int64_t(sp.tokens.size());
       m_.decode_busy_ns[0] += link_.busy_ns() - busy0[0];
-      m_.decode_busy_ns[1] += gpu_.busy_ns() - busy0[1];
-      m_.decode_busy_ns[2] += cpu_.busy_ns() - busy0[2];
+      m_.decode_busy_ns[1] += lanes_.gpu.busy_ns() - busy0[1];
+      m_.decode_busy_ns[2] += lanes_.cpu.busy_ns() - busy0[2];
       m_.tbt_ms.push_back(shown / 1e6);
       if (real) m_.composed_tbt_ms.push_back(dt / 1e6);
     }
@@ -279,7 +273,7 @@ SimulationResult Engine::run() {
   advance_link(kInf);
   m_.prefill_time_s = prefill_ns / 1e9;
   m_.decode_time_s = decode_ns / 1e9;
-  m_.makespan_ns = std::max({gpu_.free_ns(), cpu_.free_ns(), link_.free_ns()});
+  m_.makespan_ns = std::max({lanes_.gpu.free_ns(), lanes_.cpu.free_ns(), link_.free_ns()});
   m_.total_time_s = m_.makespan_ns / 1e9;
   // A rate so small that a task outlasts what a double holds (a bandwidth of
   // 1e-308 GB/s) makes the clocks infinite: the case has no result.
@@ -295,10 +289,10 @@ SimulationResult Engine::run() {
     }
   }
   m_.busy_ns[0] = link_.busy_ns();
-  m_.busy_ns[1] = gpu_.busy_ns();
-  m_.busy_ns[2] = cpu_.busy_ns();
-  m_.busy_ns[3] = d2h_.busy_ns();
-  m_.busy_ns[4] = act_.busy_ns();
+  m_.busy_ns[1] = lanes_.gpu.busy_ns();
+  m_.busy_ns[2] = lanes_.cpu.busy_ns();
+  m_.busy_ns[3] = lanes_.d2h.busy_ns();
+  m_.busy_ns[4] = lanes_.act.busy_ns();
   m_.cost_table_clamps = cost_.clamped_lookups();
   SimulationResult r;
   if (requests_.on()) r.warnings = requests_.finish(workload_.slo, &m_);
@@ -355,41 +349,41 @@ void Engine::begin_executor() {
 }
 
 void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const StepRouting* gates) {
-  step_.reset(sp.phase);
+  cur_.step.reset(sp.phase);
   for (int64_t i = from; i < to; ++i)
-    step_.add(sp.tokens[size_t(i)].first, sp.tokens[size_t(i)].second);
+    cur_.step.add(sp.tokens[size_t(i)].first, sp.tokens[size_t(i)].second);
   if (needs_.gate_inputs) {
     const int64_t H = gate_stream_->h();
     if (gates) {
       // A micro-batch: its tokens' rows of the whole step's gate inputs.
       const auto& src = gates->gate_data();
-      auto& g = step_.gate_storage(H);
-      g.resize(size_t(step_.tokens()) * L_ * H);
+      auto& g = cur_.step.gate_storage(H);
+      g.resize(size_t(cur_.step.tokens()) * L_ * H);
       std::copy(src.begin() + from * L_ * H, src.begin() + to * L_ * H, g.begin());
     } else {
-      step_.defer_gate_inputs(gate_stream_.get(), H);
+      cur_.step.defer_gate_inputs(gate_stream_.get(), H);
     }
   }
-  const int64_t n = step_.tokens();
+  const int64_t n = cur_.step.tokens();
   const auto first = sp.tokens.begin() + std::ptrdiff_t(from);
   const auto last_tok = sp.tokens.begin() + std::ptrdiff_t(to);
   // Attention's view: each token's sequence slot (a new slot where the
   // sequence changes) and position; the slots count the step's sequences.
-  step_tokens_.slot.clear();
-  step_tokens_.pos.clear();
+  cur_.tokens.slot.clear();
+  cur_.tokens.pos.clear();
   {
     int64_t last = -1;
     int32_t slot = -1;
     for (auto it = first; it != last_tok; ++it) {
       if (it->first != last) ++slot;
       last = it->first;
-      step_tokens_.slot.push_back(slot);
-      step_tokens_.pos.push_back(it->second);
+      cur_.tokens.slot.push_back(slot);
+      cur_.tokens.pos.push_back(it->second);
     }
-    step_tokens_.sequences = slot + 1;
+    cur_.tokens.sequences = slot + 1;
   }
-  step_sequences_ = step_tokens_.sequences;
-  step_context_ = 0;
+  cur_.sequences = cur_.tokens.sequences;
+  cur_.context = 0;
   // Whole prompts from their first token (every static and unchunked step),
   // or chunks and decode tokens together (chunked prefill).
   bool whole_prompts = sp.phase == Phase::kPrefill;
@@ -400,77 +394,73 @@ void Engine::load_tokens(const StepPlan& sp, int64_t from, int64_t to, const Ste
   }
   if (whole_prompts) {
     // Causal attention: each prompt token attends to half the prompt on average.
-    step_context_ = std::max<int64_t>(1, (n / std::max<int64_t>(1, step_sequences_) + 1) / 2);
+    cur_.context = std::max<int64_t>(1, (n / std::max<int64_t>(1, cur_.sequences) + 1) / 2);
   } else if (sp.phase == Phase::kPrefill) {
     // A chunked step: each token attends to its position and those before,
     // on average over the step's tokens (docs/SERVING.md, "Chunked prefill").
     double sum = 0;
     for (auto it = first; it != last_tok; ++it) sum += double(it->second + 1);
-    step_context_ = std::max<int64_t>(1, int64_t(std::ceil(sum / double(std::max<int64_t>(1, n)))));
+    cur_.context = std::max<int64_t>(1, int64_t(std::ceil(sum / double(std::max<int64_t>(1, n)))));
   } else {
     for (auto it = first; it != last_tok; ++it)
-      step_context_ = std::max(step_context_, it->second + 1);
+      cur_.context = std::max(cur_.context, it->second + 1);
   }
-  step_nonmoe_ns_ = cost_.layer_nonmoe_ns(n, step_sequences_, step_context_);
+  cur_.nonmoe_ns = cost_.layer_nonmoe_ns(n, cur_.sequences, cur_.context);
 }
 
 void Engine::run_step(int64_t s) {
   const StepPlan& sp = steps_[s];
   load_tokens(sp, 0, int64_t(sp.tokens.size()), nullptr);
-  const int64_t n = step_.tokens();
+  const int64_t n = cur_.step.tokens();
   step_start_ns_ = std::max(gpu_lane().free_ns(), sp.not_before_ns);
-  layer_ready_ns_ = step_start_ns_;
-  if (!gate_cur_.empty()) gate_prev_.swap(gate_cur_);
-  gate_cur_.assign(size_t(L_), std::numeric_limits<double>::quiet_NaN());
-  deferred_done_ns_ = -1;
-  deferred_task_ = -1;
-  ready_waits_ = Waits{};  // the step's first task waits for its lane only
+  cur_.layer_ready_ns = step_start_ns_;
+  gates_.begin_step(L_);
+  cur_.deferred_done_ns = -1;
+  cur_.deferred_task = -1;
+  cur_.ready_waits = Waits{};  // the step's first task waits for its lane only
   if (mode_.pipelined && sp.phase == Phase::kDecode) {
     run_decode_pipelined(sp);
   } else {
-    const double nonmoe = step_nonmoe_ns_;
+    const double nonmoe = cur_.nonmoe_ns;
     int32_t moe = 0;
     for (int64_t li = 0; li < model_.num_layers; ++li) {
       if ((li & 7) == 7) throw_if_cancelled();  // a long prefill step stops within a few layers
       if (li < model_.first_dense_layers) {
-        const double a =
-            submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_,
-                   exec_->attention_ns(int32_t(li), step_tokens_, nonmoe), -1, -1, ready_waits_, n);
+        const double a = submit(
+            gpu_lane(), gpu_lane_id(), TaskKind::kAttention, cur_.layer_ready_ns,
+            exec_->attention_ns(int32_t(li), cur_.tokens, nonmoe), -1, -1, cur_.ready_waits, n);
         const int64_t att = log_.last();
-        if (mode_.kv_on_host) {  // the prefill's KV entries of this layer to the host
-          submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, a, cost_.kv_d2h_ns(n), -1, -1, after(att));
-          m_.d2h_bytes += n * model_.kv_bytes_per_token();
-        }
-        layer_ready_ns_ = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
-                                 exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1, -1,
-                                 after(att), n);
-        ready_waits_ = after(log_.last());
+        attention_->store_kv(a, att, -1, n, *this);  // a KV cache in host memory
+        cur_.layer_ready_ns = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
+                                     exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1,
+                                     -1, after(att), n);
+        cur_.ready_waits = after(log_.last());
         continue;
       }
       pos_.layer = moe;
       run_moe_layer(moe++);
     }
     // The last layer's deferred work (if any) is part of the step.
-    Waits head = ready_waits_;
-    if (deferred_done_ns_ >= 0) {
-      layer_ready_ns_ = std::max(layer_ready_ns_, deferred_done_ns_);
-      head.task[3] = deferred_task_;
+    Waits head = cur_.ready_waits;
+    if (cur_.deferred_done_ns >= 0) {
+      cur_.layer_ready_ns = std::max(cur_.layer_ready_ns, cur_.deferred_done_ns);
+      head.task[3] = cur_.deferred_task;
     }
-    submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, layer_ready_ns_,
+    submit(gpu_lane(), gpu_lane_id(), TaskKind::kLmHead, cur_.layer_ready_ns,
            exec_->lm_head_ns(n, cost_.lm_head_ns(n)), -1, -1, head, n);
   }
   const double end = gpu_lane().free_ns();
   advance_link(end);
   pos_.layer = L_;
-  step_.reveal(L_ - 1);
+  cur_.step.reveal(L_ - 1);
   Context ctx = context(L_ - 1, end);
   hook_ctx_ = ctx;
-  prefetch_reqs_.clear();
-  swaps_.clear();
-  timed(kFamPrefetcher, [&] { st_.prefetcher->after_step(ctx, prefetch_reqs_); });
-  timed(kFamCache, [&] { st_.cache->after_step(ctx, swaps_); });
-  issue_prefetches(prefetch_reqs_, end);
-  issue_swaps(swaps_, end, "after_step");
+  dec_.prefetches.clear();
+  dec_.swaps.clear();
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_step(ctx, dec_.prefetches); });
+  timed(kFamCache, [&] { st_.cache->after_step(ctx, dec_.swaps); });
+  issue_prefetches(dec_.prefetches, end);
+  issue_swaps(dec_.swaps, end, "after_step");
 }
 
 }  // namespace engine_impl

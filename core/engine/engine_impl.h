@@ -5,7 +5,9 @@
 //   engine.cc            setup, the run loop, a step's tokens, task submission
 //   engine_layer.cc      a MoE layer's stages: gate, decide, GPU side, CPU side, after
 //   engine_transfers.cc  the link: loads, prefetches, swaps, the prefetch buffer
-//   engine_pipeline.cc   micro-batches and host-side attention (pipelined decode)
+//   engine_pipeline.cc   micro-batches (pipelined decode), the attention paths' port
+//   variants/            copy variants and attention paths (one class per file, by name)
+//   batch_state.h        the tokens running: a step or a micro-batch
 //   planned_future.cc    the oracles' look-ahead (its own class)
 //   task_log.cc          task ids, the task graph check, the timeline (its own class)
 //   scheduler/           which tokens each step runs (a family made by name)
@@ -21,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/batch_state.h"
 #include "core/engine/engine.h"
 #include "core/engine/gate_stream.h"
 #include "core/engine/planned_future.h"
@@ -29,6 +32,8 @@
 #include "core/engine/run_modes.h"
 #include "core/engine/scheduler/scheduler.h"
 #include "core/engine/task_log.h"
+#include "core/engine/variants/attention_path.h"
+#include "core/engine/variants/copy_variant.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
@@ -81,7 +86,81 @@ class TimedPredictor final : public Predictor {
 
 namespace engine_impl {
 
-class Engine {
+// The host time of the components' decisions on sampled MoE layers
+// (EngineOptions::decision_sample_every), per family, predictions apart.
+class DecisionClock {
+ public:
+  // Whether this MoE layer's decisions are timed (every `every`-th; 0: none).
+  bool sample_layer(int64_t every) {
+    sample_ = every > 0 && (counter_++ % every) == 0;
+    return sample_;
+  }
+  // Runs f, adding its host time to *fam_ns when the layer is sampled.
+  template <class F>
+  void timed(double* fam_ns, F&& f);
+  // The predictor handed to the prefetcher: `inner`, its time into *fam_ns.
+  Predictor* wrap(Predictor* inner, double* fam_ns) {
+    predictor_ = std::make_unique<TimedPredictor>(inner, &sample_, fam_ns, &nested_ns_);
+    return predictor_.get();
+  }
+
+ private:
+  bool sample_ = false;
+  int64_t counter_ = 0;
+  double nested_ns_ = 0;  // predictor time inside the current timed() call
+  std::unique_ptr<TimedPredictor> predictor_;
+};
+
+// Buffers a MoE layer's stages reuse from layer to layer (sized per run).
+struct LayerScratch {
+  // Indexed by expert: compute_active's sums; each expert's tokens in the
+  // layer, its demand load's transfer (-1: none), its GPU computation's end
+  // (-1: none); marks; make_room's kept experts, stamped with keep_epoch.
+  std::vector<int32_t> workload, rank, touched;
+  std::vector<float> weight;
+  std::vector<int32_t> tokens_of;
+  std::vector<int64_t> xfer_of;
+  std::vector<double> compute_end_of;
+  std::vector<uint8_t> mark;
+  std::vector<uint32_t> keep_stamp;
+  uint32_t keep_epoch = 0;
+  // Experts pinned for the layer, kept from eviction by a load, computed in
+  // the layer so far; admission "one-at-a-time": the layer's experts by
+  // first use (token, rank); pinned while prefetches are issued.
+  std::vector<int32_t> pins, keep, computed, route_order, pinned_now;
+  std::vector<SlotRef> cand;            // eviction candidates
+  std::vector<int64_t> completed;       // transfers the link finished
+  std::vector<double> staging_ring;     // staged GPU experts' ends (LayerPlan::staging_buffers)
+  std::vector<ActiveExpert> immediate;  // the activated experts not deferred
+};
+
+// The components' decisions of the layer running (and of the after-step hooks).
+struct Decisions {
+  LayerPlan plan;
+  std::vector<int32_t> deferred;
+  std::vector<PrefetchRequest> prefetches, gate_prefetches;  // gate_: queued at the gate
+  std::vector<CachePolicy::Swap> swaps;
+};
+
+// Each MoE layer's gate time in this step and in the step before (NaN until
+// set): the late-prefetch rule estimates a target layer's gate from the
+// previous step's gate-to-gate time.
+struct GateTimes {
+  std::vector<double> cur, prev;
+  void begin_step(int32_t layers) {
+    if (!cur.empty()) prev.swap(cur);
+    cur.assign(size_t(layers), std::numeric_limits<double>::quiet_NaN());
+  }
+  // Mean gate-to-gate time of the previous step's MoE layers; NaN before a
+  // previous step exists (or with one MoE layer).
+  double interval_ns() const {
+    const size_t n = prev.size();
+    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+    return (prev[n - 1] - prev[0]) / double(n - 1);
+  }
+};
+
+class Engine final : private AttentionPort {
  public:
   Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
          StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
@@ -98,8 +177,10 @@ class Engine {
         needs_(st.needs(model)),
         run_ptr_(shared_run_routing(source, needs_.top_p)),
         run_(*run_ptr_),
-        step_(run_, Phase::kPrefill),
+        cur_(run_, Phase::kPrefill),
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
+        copies_(st.residency, hw),
+        attention_(make_attention_path(st.residency.attention)),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
              prefetch_buffer_slots(st), st.residency.pool == "global"),
         log_(opt.check_graph, opt.timeline) {
@@ -162,20 +243,15 @@ class Engine {
         -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
   };
   LayerRun gate_stage(int32_t l);
-  // A micro-batch's state while the other micro-batches run: swapped with
-  // the engine's step members (swap_micro_batch) around each of its layers.
-  struct MicroBatch;
-  void swap_micro_batch(MicroBatch& b);
-  // The micro-batch's attention of layer `li` (block index; `l` its MoE
-  // index, -1 for a dense layer) up to the output's return: on the GPU, or
-  // the QKV projections, Q/K/V to the host, the CPU's attention and the
-  // output back (the GPU's output projection and router follow in
-  // finish_attention).
-  void issue_attention(int32_t li, int32_t l, MicroBatch& b);
-  double copy_kv_to_gpu(int32_t l, const MicroBatch& b);
-  // The rest of an issued attention (the GPU's post-attention part when
-  // attention is on the CPU); returns its end, and the last task's id in *task.
-  double finish_attention(int32_t l, int64_t tokens, MicroBatch& b, int64_t* task, double* gpu_ns);
+  void swap_micro_batch(MicroBatch& b) { std::swap(cur_, static_cast<BatchState&>(b)); }
+  // -------- what an attention path may ask (AttentionPort; core/engine/variants/)
+  double task(Lane lane, TaskKind kind, double ready, double dur, int32_t layer, const Waits& w,
+              int64_t tokens) override;
+  int64_t last_task() const override { return log_.last(); }
+  double kv_to_gpu(int32_t layer, const BatchState& b) override;
+  const CostModel& cost() const override { return cost_; }
+  Executor& executor() override { return *exec_; }
+  RunMetrics& metrics() override { return m_; }
   void count_hits(int32_t l, const LayerRun& r);
   // One activated expert's access (tokens of the step that use it) and
   // whether it was a hit.
@@ -197,8 +273,10 @@ class Engine {
   // -------- helpers
   Context context(int32_t layer, double now) const;
   template <class F>
-  void timed(int fam, F&& f);
-  FifoLane& gpu_lane() { return hw_.has_gpu() ? gpu_ : cpu_; }
+  void timed(int fam, F&& f) {
+    clock_.timed(&m_.decision_ns[fam], std::forward<F>(f));
+  }
+  FifoLane& gpu_lane() { return hw_.has_gpu() ? lanes_.gpu : lanes_.cpu; }
   Lane gpu_lane_id() const { return hw_.has_gpu() ? Lane::kGpu : Lane::kCpu; }
   // What a task waits for besides its lane: Waits (core/engine/task_log.h).
   static Waits after(int64_t a, int64_t b = -1, int64_t c = -1, int64_t d = -1) {
@@ -206,22 +284,6 @@ class Engine {
     w.task[0] = a, w.task[1] = b, w.task[2] = c, w.task[3] = d;
     return w;
   }
-  struct MicroBatch {
-    explicit MicroBatch(const RunRouting& run) : step(run, Phase::kDecode) {}
-    // Swapped with the engine's step members (swap_micro_batch).
-    StepRouting step;
-    StepTokens tokens;
-    int64_t sequences = 0, context = 0;
-    double nonmoe_ns = 0, layer_ready_ns = 0, deferred_done_ns = -1;
-    Waits ready_waits;
-    int64_t deferred_task = -1;
-    // The current layer's issued attention (issue_attention): its end (the
-    // output back on the GPU, or the GPU's attention), its last task, its
-    // GPU time so far, whether the GPU's post-attention part is still to run.
-    double att_end = 0, att_gpu_ns = 0;
-    int64_t att_task = -1;
-    bool post_pending = false;
-  };
   // `tokens`: the tokens the task processes (timeline only; -1: none).
   // `ready` is what the task waits for (`waits`) as a time; the task's id is
   // log_.last() afterwards.
@@ -237,21 +299,20 @@ class Engine {
   // share; a victim, if needed, from that share only.
   SlotRef make_room(int32_t layer, int32_t expert, double now,
                     const std::vector<int32_t>& extra_pinned, bool into_buffer = false);
-  // Issues a transfer of (layer, expert); returns its id.
-  // writeback: the copy first writes an evicted expert back to host memory
-  // (residency.writeback), in the same stream, so it takes that time too.
-  // reduced: a reduced-precision copy (residency.reduced_copy_ratio of the
-  // bytes: Fate's INT2 copies).
+  // Issues a copy of (layer, expert), shaped by the strategy's copy variants
+  // (copies_); returns its transfer id. evicts_cached: it takes the slot of
+  // an expert evicted from the cache share; reduced_asked: a prefetch its
+  // prefetcher marked reduced.
   int64_t load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-               bool staging, int64_t target_step, int32_t target_layer, bool writeback = false,
-               bool reduced = false);
+               bool staging, int64_t target_step, int32_t target_layer, bool evicts_cached = false,
+               bool reduced_asked = false);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
+  // Whether a prefetch would land after its target layer's estimated gate
+  // (the prefetch rule, residency.late_prefetch; gates_ gives the estimate).
+  bool lands_too_late(const PrefetchRequest& r, double now) const;
   void recopy_computed(int32_t l, double gpu_end);
-  // A demand load's copy time (reduced when residency.reduced_demand_loads).
-  double demand_copy_ns() const {
-    return cost_.h2d_expert_ns(st_.residency.reduced_demand_loads ? st_.residency.reduced_copy_ratio
-                                                                  : 1.0);
-  }
+  // A demand load's copy time (as the copy variants shape it, without a write-back).
+  double demand_copy_ns() const { return copies_.copy_ns(TaskKind::kDemandLoad, false, cost_); }
   // `layer`: the MoE layer just done (after_layer; -1 after a step): on_device
   // swaps are taken only from the experts its plan ran on the GPU.
   void issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now, const std::string& hook,
@@ -280,10 +341,14 @@ class Engine {
   // read the same workload (core/engine/routing_cache.h).
   std::shared_ptr<const RunRouting> run_ptr_;
   const RunRouting& run_;
-  StepRouting step_;
+  BatchState cur_;  // the step, or the micro-batch running
   Link link_;
+  CopyVariants copies_;                       // how expert copies are made (core/engine/variants/)
+  std::unique_ptr<AttentionPath> attention_;  // where attention runs and the KV cache lives
   Residency res_;
-  FifoLane gpu_, cpu_, d2h_, act_;
+  struct {
+    FifoLane gpu, cpu, d2h, act;  // the GPU, the CPU, device to host, activations to the GPU
+  } lanes_;
   int32_t L_ = 0, E_ = 0, k_ = 0;
 
   // The steps run so far and, for a scheduler that plans ahead, every step
@@ -293,38 +358,21 @@ class Engine {
   RequestLog requests_;
   std::vector<std::pair<double, double>> step_spans_;  // with EngineOptions::return_steps
   // The step and layer running; while admit_one_at_a_time runs a layer, that
-  // layer and each expert's rank in route_order_ while it is still to be
+  // layer and each expert's rank in sc_.route_order while it is still to be
   // admitted (the oracles' next_use: the step still needs it).
   RunPosition pos_;
-  int64_t step_sequences_ = 0, step_context_ = 0;
-  double step_nonmoe_ns_ = 0;
-  StepTokens step_tokens_;  // the step's tokens as attention sees them (the executor's)
   double step_start_ns_ = 0;
-  // Gate time of each MoE layer in this step and in the step before (NaN
-  // until set): the late-prefetch rule estimates a target layer's gate from
-  // the previous step's gate-to-gate time.
-  std::vector<double> gate_cur_, gate_prev_;
-  double layer_interval_ns() const;
-  bool lands_too_late(const PrefetchRequest& r, double now) const;
-  double layer_ready_ns_ = 0;     // when the next layer's attention may start
-  double deferred_done_ns_ = -1;  // deferred CPU work of the previous layer (-1: none)
+  GateTimes gates_;
   std::vector<std::vector<ActiveExpert>> active_;  // this step, per MoE layer
-  std::vector<int32_t> workload_scratch_, rank_scratch_, touched_;
-  std::vector<float> weight_scratch_;
-  // Per-layer scratch indexed by expert.
-  std::vector<int32_t> tokens_of_;
-  std::vector<int64_t> xfer_of_;
-  std::vector<double> compute_end_of_;
-  std::vector<int32_t> pins_, keep_, computed_this_layer_;
-  std::vector<int32_t>
-      route_order_;  // admission "one-at-a-time": the layer's experts by first use (token, rank)
-  RunModes mode_;    // the residency settings that change how a step runs
-  bool last_micro_batch_ = true;  // the layer's last (or only) micro-batch is running
-  MicroBatch* cur_mb_ = nullptr;  // the micro-batch running (its attention already issued)
-  std::vector<MicroBatch> mbs_;
-  std::vector<ActiveExpert> immediate_;
-  std::vector<PrefetchRequest> gate_prefetches_;
-  std::vector<double> staging_ring_;
+  RunModes mode_;  // the residency settings that change how a step runs
+  // A pipelined decode step's micro-batches (run_decode_pipelined).
+  struct Pipeline {
+    std::vector<MicroBatch> batches;
+    MicroBatch* running = nullptr;  // its attention already issued; null outside a pipelined step
+    bool last = true;               // the layer's last (or only) micro-batch is running
+  } pipe_;
+  LayerScratch sc_;
+  Decisions dec_;
 
   // The oracles' look-ahead over the planned steps (a run with an oracle only).
   std::unique_ptr<PlannedFuture> future_;
@@ -338,28 +386,12 @@ class Engine {
   Context hook_ctx_;                  // the current layer's context, reused by evictions and loads
 
   RunMetrics m_;
-  TaskLog log_;        // every task's id; the task graph and the timeline when asked for
-  Waits ready_waits_;  // what the next layer's attention waits for (layer_ready_ns_)
-  int64_t deferred_task_ =
-      -1;  // the previous layer's deferred outputs' copy back (deferred_done_ns_)
-  int64_t decision_counter_ = 0;
-  bool sample_ = false;
-  double nested_ns_ = 0;  // predictor time inside the current timed() call
-  std::unique_ptr<TimedPredictor> timed_predictor_;
-  std::vector<SlotRef> cand_;
-  LayerPlan plan_;
-  std::vector<int32_t> deferred_;
-  std::vector<PrefetchRequest> prefetch_reqs_;
-  std::vector<CachePolicy::Swap> swaps_;
-  std::vector<int32_t> pinned_now_;
-  std::vector<int64_t> completed_;
-  std::vector<uint8_t> mark_;         // [E] scratch
-  std::vector<uint32_t> keep_stamp_;  // [E] make_room's kept experts, stamped with keep_epoch_
-  uint32_t keep_epoch_ = 0;
+  TaskLog log_;          // every task's id; the task graph and the timeline when asked for
+  DecisionClock clock_;  // the components' host time on sampled layers
 };
 
 template <class F>
-void Engine::timed(int fam, F&& f) {
+void DecisionClock::timed(double* fam_ns, F&& f) {
   if (!sample_) {
     f();
     return;
@@ -368,7 +400,7 @@ void Engine::timed(int fam, F&& f) {
   const auto t0 = Clock::now();
   f();
   const double dt = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-  m_.decision_ns[fam] += dt - (nested_ns_ - nested0);  // predictions are timed on their own
+  *fam_ns += dt - (nested_ns_ - nested0);  // predictions are timed on their own
 }
 
 }  // namespace engine_impl

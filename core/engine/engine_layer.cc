@@ -8,20 +8,20 @@ namespace engine_impl {
 
 void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) {
   out->clear();
-  auto& work = const_cast<std::vector<int32_t>&>(workload_scratch_);
-  auto& best = const_cast<std::vector<int32_t>&>(rank_scratch_);
-  auto& wsum = const_cast<std::vector<float>&>(weight_scratch_);
-  auto& touched = const_cast<std::vector<int32_t>&>(touched_);
+  auto& work = const_cast<std::vector<int32_t>&>(sc_.workload);
+  auto& best = const_cast<std::vector<int32_t>&>(sc_.rank);
+  auto& wsum = const_cast<std::vector<float>&>(sc_.weight);
+  auto& touched = const_cast<std::vector<int32_t>&>(sc_.touched);
   touched.clear();
-  for (int64_t t = 0; t < step_.tokens(); ++t) {
-    const int32_t* ids = step_.ids(t, l);
+  for (int64_t t = 0; t < cur_.step.tokens(); ++t) {
+    const int32_t* ids = cur_.step.ids(t, l);
     // A hole (the trace lacks this token's routing at this layer): no
     // expert runs for it and no access is counted (RunMetrics::hole_rows).
     if (ids[0] == kHoleId) {
-      ++m_.hole_rows[step_.phase() == Phase::kDecode ? 1 : 0];
+      ++m_.hole_rows[cur_.step.phase() == Phase::kDecode ? 1 : 0];
       continue;
     }
-    const float* w = step_.weights(t, l);
+    const float* w = cur_.step.weights(t, l);
     for (int32_t j = 0; j < k_; ++j) {
       const int32_t e = ids[j];
       if (work[e] == 0) {
@@ -52,7 +52,7 @@ void Engine::run_moe_layer(int32_t l) {
   decide(l, r);
   validate_plan(l);
   for (const auto& a : active_[l])
-    tokens_of_[a.expert] = a.tokens;  // workload of each expert in this layer
+    sc_.tokens_of[a.expert] = a.tokens;  // workload of each expert in this layer
   gpu_side(l, r);
   cpu_side(l, r);
   after_layer(l, r);
@@ -65,32 +65,25 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
   LayerRun r;
   r.decode = sp.phase == Phase::kDecode;
   r.ph = r.decode ? 1 : 0;
-  r.n = step_.tokens();
-  sample_ =
-      opt_.decision_sample_every > 0 && (decision_counter_++ % opt_.decision_sample_every) == 0;
-  if (sample_) ++m_.decision_samples;
+  r.n = cur_.step.tokens();
+  if (clock_.sample_layer(opt_.decision_sample_every)) ++m_.decision_samples;
   ++m_.moe_layer_steps;
   double att;
-  if (cur_mb_) {  // a pipelined decode step: the attention was issued ahead (issue_attention)
+  if (pipe_.running) {  // a pipelined decode step: the attention was issued ahead (AttentionPath)
     int64_t task = -1;
-    r.t_gate = finish_attention(l, r.n, *cur_mb_, &task, &att);
+    r.t_gate = attention_->finish(l, r.n, *pipe_.running, &task, &att, *this);
     r.att_task = r.gpu_end_task = task;
   } else {
-    att =
-        exec_->attention_ns(int32_t(model_.first_dense_layers) + l, step_tokens_, step_nonmoe_ns_);
-    r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, layer_ready_ns_, att, l, -1,
-                      ready_waits_, r.n);
+    att = exec_->attention_ns(int32_t(model_.first_dense_layers) + l, cur_.tokens, cur_.nonmoe_ns);
+    r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, cur_.layer_ready_ns, att, l,
+                      -1, cur_.ready_waits, r.n);
     r.att_task = r.gpu_end_task = log_.last();
-    if (mode_.kv_on_host) {  // a prefill: this layer's new KV entries to the host
-      submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, cost_.kv_d2h_ns(r.n), l, -1,
-             after(r.att_task));
-      m_.d2h_bytes += r.n * model_.kv_bytes_per_token();
-    }
+    attention_->store_kv(r.t_gate, r.att_task, l, r.n, *this);  // a KV cache in host memory
   }
-  gate_cur_[size_t(l)] = r.t_gate;
+  gates_.cur[size_t(l)] = r.t_gate;
   if (r.decode) m_.bd_attention_ns += att;
   advance_link(r.t_gate);
-  step_.reveal(l);
+  cur_.step.reveal(l);
   compute_active(l, &active_[l]);
   return r;
 }
@@ -111,7 +104,7 @@ void Engine::count_hits(int32_t l, const LayerRun& r) {
       ++m_.prefetch_useful;
       if (res_.in_flight(l, e)) ++m_.prefetch_late;
       if (r.decode && res_.resident(l, e)) m_.prefetch_covered += it->tokens;
-    } else if (target == pos_.step && !last_micro_batch_) {
+    } else if (target == pos_.step && !pipe_.last) {
       continue;  // a later micro-batch of this layer may use it
     }
     target = -1;
@@ -154,79 +147,79 @@ void Engine::decide(int32_t l, LayerRun& r) {
       }
     }
   });
-  prefetch_reqs_.clear();
-  step_.set_reader(&st_.prefetcher->name());
-  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gate(ctx, prefetch_reqs_); });
-  gate_prefetches_ = prefetch_reqs_;
+  dec_.prefetches.clear();
+  cur_.step.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gate(ctx, dec_.prefetches); });
+  dec_.gate_prefetches = dec_.prefetches;
   r.predict = st_.prefetcher->predict_gpu_ns(ctx);
 
-  deferred_.clear();
+  dec_.deferred.clear();
   if (r.decode && l + 1 < L_) {
-    step_.set_reader(&st_.deferral->name());
-    timed(kFamDeferral, [&] { st_.deferral->choose(ctx, deferred_); });
+    cur_.step.set_reader(&st_.deferral->name());
+    timed(kFamDeferral, [&] { st_.deferral->choose(ctx, dec_.deferred); });
   }
-  std::fill(mark_.begin(), mark_.end(), 0);
-  for (const auto& a : active) mark_[a.expert] = 1;
-  for (int32_t e : deferred_) {
-    if (e < 0 || e >= E_ || mark_[e] != 1) {
+  std::fill(sc_.mark.begin(), sc_.mark.end(), 0);
+  for (const auto& a : active) sc_.mark[a.expert] = 1;
+  for (int32_t e : dec_.deferred) {
+    if (e < 0 || e >= E_ || sc_.mark[e] != 1) {
       bad_decision(
           "deferral",
           fmt::format("deferred expert {} of layer {}, which is not activated (or twice)", e, l));
     }
-    mark_[e] = 2;
+    sc_.mark[e] = 2;
   }
-  if (!deferred_.empty()) {
-    immediate_.clear();
+  if (!dec_.deferred.empty()) {
+    sc_.immediate.clear();
     for (const auto& a : active) {
-      if (mark_[a.expert] == 1) immediate_.push_back(a);
+      if (sc_.mark[a.expert] == 1) sc_.immediate.push_back(a);
     }
-    ctx.active = immediate_;
+    ctx.active = sc_.immediate;
   }
-  plan_.clear();
-  step_.set_reader(&st_.assigner->name());
-  timed(kFamAssigner, [&] { st_.assigner->plan(ctx, plan_); });
-  step_.set_reader(nullptr);
+  dec_.plan.clear();
+  cur_.step.set_reader(&st_.assigner->name());
+  timed(kFamAssigner, [&] { st_.assigner->plan(ctx, dec_.plan); });
+  cur_.step.set_reader(nullptr);
 }
 
-// The plan against the layer's activated experts (mark_: 1 activated, 2
+// The plan against the layer's activated experts (sc_.mark: 1 activated, 2
 // deferred, set by decide): every expert on exactly one side, loads only of
 // uncached GPU experts, a GPU expert cached or loaded.
 void Engine::validate_plan(int32_t l) {
-  for (int32_t e : plan_.gpu) {
-    if (e < 0 || e >= E_ || mark_[e] != 1) {
+  for (int32_t e : dec_.plan.gpu) {
+    if (e < 0 || e >= E_ || sc_.mark[e] != 1) {
       bad_decision(
           "assigner",
           fmt::format("layer {}: GPU expert {} is not an activated, non-deferred expert or "
                       "is planned twice",
                       l, e));
     }
-    mark_[e] = 3;
+    sc_.mark[e] = 3;
   }
-  for (int32_t e : plan_.cpu) {
-    if (e < 0 || e >= E_ || mark_[e] != 1) {
+  for (int32_t e : dec_.plan.cpu) {
+    if (e < 0 || e >= E_ || sc_.mark[e] != 1) {
       bad_decision(
           "assigner",
           fmt::format("layer {}: CPU expert {} is not an activated, non-deferred expert or "
                       "is planned twice",
                       l, e));
     }
-    mark_[e] = 4;
+    sc_.mark[e] = 4;
   }
   for (const auto& a : active_[l]) {
-    if (mark_[a.expert] == 1) {
+    if (sc_.mark[a.expert] == 1) {
       bad_decision("assigner",
                    fmt::format("layer {}: activated expert {} is neither on the GPU nor on the CPU",
                                l, a.expert));
     }
   }
-  if (!plan_.gpu.empty() && !hw_.has_gpu()) {
+  if (!dec_.plan.gpu.empty() && !hw_.has_gpu()) {
     throw Error(fmt::format(
         "strategy '{}': expected a hardware profile with a GPU (its assigner '{}' runs experts "
         "on the GPU), found '{}' with none",
         st_.name, st_.assigner->name(), hw_.name));
   }
-  for (int32_t e : plan_.load) {
-    if (e < 0 || e >= E_ || mark_[e] != 3) {
+  for (int32_t e : dec_.plan.load) {
+    if (e < 0 || e >= E_ || sc_.mark[e] != 3) {
       bad_decision(
           "assigner",
           fmt::format("layer {}: loads expert {} which is not a GPU expert (or loads it twice)", l,
@@ -236,10 +229,10 @@ void Engine::validate_plan(int32_t l) {
       bad_decision("assigner",
                    fmt::format("layer {}: loads expert {} which is already cached", l, e));
     }
-    mark_[e] = 5;
+    sc_.mark[e] = 5;
   }
-  for (int32_t e : plan_.gpu) {
-    if (mark_[e] == 3 && !res_.cached(l, e)) {
+  for (int32_t e : dec_.plan.gpu) {
+    if (sc_.mark[e] == 3 && !res_.cached(l, e)) {
       bad_decision(
           "assigner",
           fmt::format("layer {}: runs expert {} on the GPU but neither has it cached nor loads it",
@@ -251,7 +244,7 @@ void Engine::validate_plan(int32_t l) {
 void Engine::pin_for_layer(int32_t l, int32_t e) {
   if (res_.cached(l, e) && !res_.pinned(l, e)) {
     res_.pin(l, e);
-    pins_.push_back(e);
+    sc_.pins.push_back(e);
   }
 }
 
@@ -262,21 +255,21 @@ bool Engine::demand_load(int32_t l, int32_t e, double t_gate) {
   bool staging = !st_.residency.admit_on_demand;
   SlotRef freed{-2, -2};
   if (!staging) {
-    freed = make_room(l, e, t_gate, keep_);
+    freed = make_room(l, e, t_gate, sc_.keep);
     if (freed.layer == -1) staging = true;
   }
   double earliest = t_gate;
-  if (freed.layer == l && compute_end_of_[freed.expert] >= 0) {
+  if (freed.layer == l && sc_.compute_end_of[freed.expert] >= 0) {
     earliest =
-        std::max(earliest, compute_end_of_[freed.expert]);  // its slot's last user must finish
+        std::max(earliest, sc_.compute_end_of[freed.expert]);  // its slot's last user must finish
   }
-  if (staging && plan_.staging_buffers > 0 &&
-      int64_t(staging_ring_.size()) >= plan_.staging_buffers) {
-    earliest =
-        std::max(earliest, staging_ring_[staging_ring_.size() - size_t(plan_.staging_buffers)]);
+  if (staging && dec_.plan.staging_buffers > 0 &&
+      int64_t(sc_.staging_ring.size()) >= dec_.plan.staging_buffers) {
+    earliest = std::max(
+        earliest, sc_.staging_ring[sc_.staging_ring.size() - size_t(dec_.plan.staging_buffers)]);
   }
-  xfer_of_[e] = load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, pos_.step, l,
-                     mode_.writeback && freed.layer >= 0, st_.residency.reduced_demand_loads);
+  sc_.xfer_of[e] =
+      load(l, e, TaskKind::kDemandLoad, t_gate, earliest, staging, pos_.step, l, freed.layer >= 0);
   return staging;
 }
 
@@ -286,7 +279,7 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   Waits w =
       after(r.att_task);  // the barrier: the gate, then the copies behind it (barrier_copies_end)
   w.copies_end = r.barrier_copies_end;
-  int64_t xid = xfer_of_[e];
+  int64_t xid = sc_.xfer_of[e];
   if (xid < 0 && res_.in_flight(l, e)) xid = res_.transfer(l, e);
   if (xid >= 0) {
     link_.fix(xid);
@@ -296,15 +289,15 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   }
   const double free = gpu_lane().free_ns();
   if (ready > free) r.wait += ready - std::max(free, r.t_gate);
-  const double dur = cost_.gpu_expert_ns(tokens_of_[e]);
-  r.gpu_end =
-      submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w, tokens_of_[e]);
+  const double dur = cost_.gpu_expert_ns(sc_.tokens_of[e]);
+  r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w,
+                     sc_.tokens_of[e]);
   r.gpu_end_task = log_.last();
-  compute_end_of_[e] = r.gpu_end;
-  computed_this_layer_.push_back(e);
-  if (staged) staging_ring_.push_back(r.gpu_end);
+  sc_.compute_end_of[e] = r.gpu_end;
+  sc_.computed.push_back(e);
+  if (staged) sc_.staging_ring.push_back(r.gpu_end);
   r.gpu_compute += dur;
-  m_.gpu_expert_tokens += tokens_of_[e];
+  m_.gpu_expert_tokens += sc_.tokens_of[e];
 }
 
 // 4. GPU side: the predictor's and shared experts' GPU time, the on-demand
@@ -325,12 +318,12 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
     r.gpu_end_task = log_.last();
     if (r.decode) m_.bd_shared_ns += shared;
   }
-  pins_.clear();
-  staging_ring_.clear();
+  sc_.pins.clear();
+  sc_.staging_ring.clear();
   // SMoE: the GPU experts wait for every copy into this layer's slots that
   // was in flight at the gate.
   r.barrier = r.t_gate;
-  if (plan_.wait_layer_transfers && !plan_.gpu.empty()) {
+  if (dec_.plan.wait_layer_transfers && !dec_.plan.gpu.empty()) {
     for (int32_t e : res_.holders(l)) {
       if (!res_.in_flight(l, e)) continue;
       const int64_t xid = res_.transfer(l, e);
@@ -339,33 +332,33 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
       r.barrier_copies_end = std::max(r.barrier_copies_end, link_.get(xid).end_ns);
     }
   }
-  const bool walk = !st_.residency.pin_active_token || plan_.staging_buffers > 0;
-  computed_this_layer_.clear();
+  const bool walk = !st_.residency.pin_active_token || dec_.plan.staging_buffers > 0;
+  sc_.computed.clear();
   if (mode_.one_at_a_time) {
     admit_one_at_a_time(l, r);
   } else if (!walk) {
     // Every activated expert keeps its slot; loads go in the assigner's link
     // order, then the GPU experts run in GPU order.
     for (const auto& a : active) pin_for_layer(l, a.expert);
-    keep_.clear();
-    for (const auto& a : active) keep_.push_back(a.expert);
-    for (int32_t e : plan_.load) demand_load(l, e, r.t_gate);
-    for (int32_t e : plan_.gpu) run_gpu_expert(l, e, false, r);
+    sc_.keep.clear();
+    for (const auto& a : active) sc_.keep.push_back(a.expert);
+    for (int32_t e : dec_.plan.load) demand_load(l, e, r.t_gate);
+    for (int32_t e : dec_.plan.gpu) run_gpu_expert(l, e, false, r);
   } else {
     // Walk the GPU order, loading each expert when its turn comes: an expert
     // computed earlier in this layer may give its slot to a later one (the
     // copy then waits for that computation). Loads follow the GPU order.
-    std::fill(mark_.begin(), mark_.end(), 0);
-    for (int32_t e : plan_.load) mark_[e] = 1;
-    for (size_t i = 0; i < plan_.gpu.size(); ++i) {
-      const int32_t e = plan_.gpu[i];
+    std::fill(sc_.mark.begin(), sc_.mark.end(), 0);
+    for (int32_t e : dec_.plan.load) sc_.mark[e] = 1;
+    for (size_t i = 0; i < dec_.plan.gpu.size(); ++i) {
+      const int32_t e = dec_.plan.gpu[i];
       bool staged = false;
-      if (mark_[e] == 1) {
-        keep_.clear();
+      if (sc_.mark[e] == 1) {
+        sc_.keep.clear();
         if (st_.residency.pin_active_token) {
-          for (const auto& a : active) keep_.push_back(a.expert);
+          for (const auto& a : active) sc_.keep.push_back(a.expert);
         } else {
-          keep_.assign(plan_.gpu.begin() + std::ptrdiff_t(i), plan_.gpu.end());
+          sc_.keep.assign(dec_.plan.gpu.begin() + std::ptrdiff_t(i), dec_.plan.gpu.end());
         }
         staged = demand_load(l, e, r.t_gate);
       }
@@ -374,8 +367,8 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
   }
   // Until this layer's hooks are done, its GPU experts keep their slots
   // (loaded ones too).
-  computed_this_layer_.clear();
-  for (int32_t e : plan_.gpu) pin_for_layer(l, e);
+  sc_.computed.clear();
+  for (int32_t e : dec_.plan.gpu) pin_for_layer(l, e);
   if (r.decode) {
     m_.bd_gpu_compute_ns += r.gpu_compute;
     m_.bd_wait_cache_ns += r.wait;
@@ -383,11 +376,11 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
     m_.pbd_gpu_compute_ns += r.gpu_compute;
     m_.pbd_wait_pcie_ns += r.wait;
     m_.prefill_expert_pairs += int64_t(active.size());
-    m_.prefill_gpu_expert_pairs += int64_t(plan_.gpu.size());
+    m_.prefill_gpu_expert_pairs += int64_t(dec_.plan.gpu.size());
   }
-  for (int32_t e : plan_.gpu) {
-    xfer_of_[e] = -1;
-    compute_end_of_[e] = -1;
+  for (int32_t e : dec_.plan.gpu) {
+    sc_.xfer_of[e] = -1;
+    sc_.compute_end_of[e] = -1;
   }
 }
 
@@ -400,24 +393,24 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
 // assigner's plan decides the side; its GPU and link orders give way to the
 // routing order.
 void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
-  std::fill(mark_.begin(), mark_.end(), 0);
-  for (int32_t e : plan_.gpu) mark_[e] = 1;
-  route_order_.clear();
-  for (int64_t t = 0; t < step_.tokens(); ++t) {
-    const int32_t* ids = step_.ids(t, l);
+  std::fill(sc_.mark.begin(), sc_.mark.end(), 0);
+  for (int32_t e : dec_.plan.gpu) sc_.mark[e] = 1;
+  sc_.route_order.clear();
+  for (int64_t t = 0; t < cur_.step.tokens(); ++t) {
+    const int32_t* ids = cur_.step.ids(t, l);
     if (ids[0] == kHoleId) continue;  // a hole: nothing to admit
     for (int32_t j = 0; j < k_; ++j) {
-      if (mark_[ids[j]] & 2) continue;
-      mark_[ids[j]] |= 2;
-      route_order_.push_back(ids[j]);
+      if (sc_.mark[ids[j]] & 2) continue;
+      sc_.mark[ids[j]] |= 2;
+      sc_.route_order.push_back(ids[j]);
     }
   }
-  keep_.clear();
+  sc_.keep.clear();
   pos_.pending_rank.assign(size_t(E_), -1);
-  for (size_t i = 0; i < route_order_.size(); ++i)
-    pos_.pending_rank[size_t(route_order_[i])] = int32_t(i);
+  for (size_t i = 0; i < sc_.route_order.size(); ++i)
+    pos_.pending_rank[size_t(sc_.route_order[i])] = int32_t(i);
   pos_.admitting_layer = l;
-  for (int32_t e : route_order_) {
+  for (int32_t e : sc_.route_order) {
     pos_.pending_rank[size_t(e)] = -1;  // in its turn now: its use is this one
     const ActiveExpert* it = activated(l, e);
     const bool hit = res_.resident(l, e);
@@ -426,7 +419,7 @@ void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
       st_.cache->on_access(l, *it, hook_ctx_);
       if (res_.cached(l, e)) st_.cache->on_hit(l, e, hook_ctx_);
     });
-    if (!(mark_[e] & 1)) continue;  // on the CPU (or deferred)
+    if (!(sc_.mark[e] & 1)) continue;  // on the CPU (or deferred)
     const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
     run_gpu_expert(l, e, staged, r);
   }
@@ -439,39 +432,39 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
   double imm_done = -1, def_done = -1;
   int64_t imm_task = -1, def_task = -1, last_cpu = -1;
   const int64_t n = r.n;
-  if (!plan_.cpu.empty() || !deferred_.empty()) {
+  if (!dec_.plan.cpu.empty() || !dec_.deferred.empty()) {
     const double to_cpu = cost_.d2h_activations_ns(n);
-    double ready =
-        submit(d2h_, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1, after(r.att_task));
-    const Waits cpu_waits = after(log_.last(), plan_.serialize ? r.gpu_end_task : -1);
+    double ready = submit(lanes_.d2h, Lane::kD2H, TaskKind::kActToCpu, r.t_gate, to_cpu, l, -1,
+                          after(r.att_task));
+    const Waits cpu_waits = after(log_.last(), dec_.plan.serialize ? r.gpu_end_task : -1);
     m_.d2h_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
-    if (plan_.serialize) ready = std::max(ready, r.gpu_end);
+    if (dec_.plan.serialize) ready = std::max(ready, r.gpu_end);
     bool first = true;
     double cpu_end = ready;
-    for (int32_t e : plan_.cpu) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kCpuExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
-                       tokens_of_[e]);
+    for (int32_t e : dec_.plan.cpu) {
+      cpu_end = submit(lanes_.cpu, Lane::kCpu, TaskKind::kCpuExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, sc_.tokens_of[e], first), l, e, cpu_waits,
+                       sc_.tokens_of[e]);
       first = false;
-      m_.cpu_expert_tokens += tokens_of_[e];
+      m_.cpu_expert_tokens += sc_.tokens_of[e];
     }
-    if (!plan_.cpu.empty()) {
-      imm_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+    if (!dec_.plan.cpu.empty()) {
+      imm_done = submit(lanes_.act, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
                         cost_.h2d_activations_ns(n), l, -1, after(log_.last()));
       imm_task = log_.last();
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
     }
-    for (int32_t e : deferred_) {
-      cpu_end = submit(cpu_, Lane::kCpu, TaskKind::kDeferredExpert, ready,
-                       exec_->cpu_expert_ns(cost_, l, e, tokens_of_[e], first), l, e, cpu_waits,
-                       tokens_of_[e]);
+    for (int32_t e : dec_.deferred) {
+      cpu_end = submit(lanes_.cpu, Lane::kCpu, TaskKind::kDeferredExpert, ready,
+                       exec_->cpu_expert_ns(cost_, l, e, sc_.tokens_of[e], first), l, e, cpu_waits,
+                       sc_.tokens_of[e]);
       last_cpu = log_.last();
       first = false;
-      m_.cpu_expert_tokens += tokens_of_[e];
-      m_.deferred_expert_tokens += tokens_of_[e];
+      m_.cpu_expert_tokens += sc_.tokens_of[e];
+      m_.deferred_expert_tokens += sc_.tokens_of[e];
     }
-    if (!deferred_.empty()) {
-      def_done = submit(act_, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
+    if (!dec_.deferred.empty()) {
+      def_done = submit(lanes_.act, Lane::kActH2D, TaskKind::kActToGpu, cpu_end,
                         cost_.h2d_activations_ns(n), l, -1, after(last_cpu));
       def_task = log_.last();
       m_.act_h2d_bytes += hw_.has_gpu() ? cost_.activation_bytes(n) : 0;
@@ -479,53 +472,53 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
   }
   r.done = r.gpu_end;
   if (imm_done >= 0) r.done = std::max(r.done, imm_done);
-  if (deferred_done_ns_ >= 0)
-    r.done = std::max(r.done, deferred_done_ns_);  // previous layer's deferred outputs
+  if (cur_.deferred_done_ns >= 0)
+    r.done = std::max(r.done, cur_.deferred_done_ns);  // previous layer's deferred outputs
   if (imm_done > r.gpu_end) {
     (r.decode ? m_.bd_cpu_other_ns : m_.pbd_wait_cpu_ns) +=
         imm_done - std::max(r.gpu_end, r.t_gate);
   }
   // What the next layer waits for: this layer's GPU side, its CPU outputs
   // back, the previous layer's deferred outputs.
-  ready_waits_ = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1,
-                       deferred_done_ns_ >= 0 ? deferred_task_ : -1);
-  deferred_done_ns_ = def_done;
-  deferred_task_ = def_task;
-  layer_ready_ns_ = r.done;
+  cur_.ready_waits = after(r.gpu_end_task, imm_done >= 0 ? imm_task : -1,
+                           cur_.deferred_done_ns >= 0 ? cur_.deferred_task : -1);
+  cur_.deferred_done_ns = def_done;
+  cur_.deferred_task = def_task;
+  cur_.layer_ready_ns = r.done;
 }
 
 // 6. prefetches queued at the gate, then after the GPU experts; the prefetch
 // buffer's used experts leave; window swaps; an unread buffer's copies.
 void Engine::after_layer(int32_t l, const LayerRun& r) {
-  issue_prefetches(gate_prefetches_, r.t_gate);
+  issue_prefetches(dec_.gate_prefetches, r.t_gate);
   // The layer's GPU experts have finished by gpu_end: later requests (issued
   // at gpu_end or after) may take their slots.
-  for (int32_t e : pins_) res_.unpin(l, e);
-  pins_.clear();
-  if (res_.buffer_slots() > 0 && last_micro_batch_) release_prefetch_buffer(l, r.gpu_end);
+  for (int32_t e : sc_.pins) res_.unpin(l, e);
+  sc_.pins.clear();
+  if (res_.buffer_slots() > 0 && pipe_.last) release_prefetch_buffer(l, r.gpu_end);
   recopy_computed(l, r.gpu_end);
-  prefetch_reqs_.clear();
+  dec_.prefetches.clear();
   Context after = context(l, r.gpu_end);
-  step_.set_reader(&st_.prefetcher->name());
-  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, prefetch_reqs_); });
-  step_.set_reader(nullptr);
-  issue_prefetches(prefetch_reqs_, r.gpu_end);
-  swaps_.clear();
+  cur_.step.set_reader(&st_.prefetcher->name());
+  timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, dec_.prefetches); });
+  cur_.step.set_reader(nullptr);
+  issue_prefetches(dec_.prefetches, r.gpu_end);
+  dec_.swaps.clear();
   Context end_ctx = context(l, r.done);
-  end_ctx.plan = &plan_;
-  timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, swaps_); });
-  issue_swaps(swaps_, r.done, "after_layer", l);
+  end_ctx.plan = &dec_.plan;
+  timed(kFamCache, [&] { st_.cache->after_layer(end_ctx, dec_.swaps); });
+  issue_swaps(dec_.swaps, r.done, "after_layer", l);
   // A buffer nothing reads (LayerPlan::unread_buffer_layer): every expert of
   // that layer is copied when this layer is done; link time and bytes only.
-  if (plan_.unread_buffer_layer >= 0 && hw_.has_gpu()) {
-    if (plan_.unread_buffer_layer >= L_) {
+  if (dec_.plan.unread_buffer_layer >= 0 && hw_.has_gpu()) {
+    if (dec_.plan.unread_buffer_layer >= L_) {
       bad_decision("assigner",
                    fmt::format("unread buffer of layer {} (the model has {} MoE layers)",
-                               plan_.unread_buffer_layer, L_));
+                               dec_.plan.unread_buffer_layer, L_));
     }
     for (int32_t e = 0; e < E_; ++e) {
-      load(plan_.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, pos_.step,
-           plan_.unread_buffer_layer);
+      load(dec_.plan.unread_buffer_layer, e, TaskKind::kBufferCopy, r.done, r.done, true, pos_.step,
+           dec_.plan.unread_buffer_layer);
     }
   }
 }

@@ -7,9 +7,9 @@ namespace moebench {
 namespace engine_impl {
 
 void Engine::advance_link(double now) {
-  completed_.clear();
-  link_.advance(now, &completed_);
-  for (int64_t id : completed_) {
+  sc_.completed.clear();
+  link_.advance(now, &sc_.completed);
+  for (int64_t id : sc_.completed) {
     const Transfer& t = link_.get(id);
     if (!t.staging && res_.in_flight(t.layer, t.expert) && res_.transfer(t.layer, t.expert) == id) {
       res_.complete(t.layer, t.expert);
@@ -21,41 +21,42 @@ void Engine::advance_link(double now) {
 SlotRef Engine::make_room(int32_t layer, int32_t expert, double now,
                           const std::vector<int32_t>& extra_pinned, bool into_buffer) {
   if (res_.has_room_in(layer, into_buffer)) return SlotRef{-2, -2};  // free slot, nothing evicted
-  res_.candidates(layer, &cand_);
+  res_.candidates(layer, &sc_.cand);
   // In a walk over the layer's GPU order, an expert already computed in this
   // layer may give up its slot even while its own copy is still counted as
   // in flight: the next copy into that slot waits for the computation.
-  for (int32_t e : computed_this_layer_) {
-    if (res_.in_flight(layer, e) && !res_.pinned(layer, e)) cand_.push_back({layer, e});
+  for (int32_t e : sc_.computed) {
+    if (res_.in_flight(layer, e) && !res_.pinned(layer, e)) sc_.cand.push_back({layer, e});
   }
   if (res_.buffer_slots() > 0) {
     // A share's load evicts from that share only.
-    std::erase_if(
-        cand_, [&](const SlotRef& c) { return res_.buffered(c.layer, c.expert) != into_buffer; });
+    std::erase_if(sc_.cand, [&](const SlotRef& c) {
+      return res_.buffered(c.layer, c.expert) != into_buffer;
+    });
   }
   // Experts of `layer` the caller keeps are not offered (a stamp per expert
   // instead of pinning and unpinning each one).
   if (!extra_pinned.empty()) {
-    if (++keep_epoch_ == 0) {
-      std::fill(keep_stamp_.begin(), keep_stamp_.end(), 0u);
-      keep_epoch_ = 1;
+    if (++sc_.keep_epoch == 0) {
+      std::fill(sc_.keep_stamp.begin(), sc_.keep_stamp.end(), 0u);
+      sc_.keep_epoch = 1;
     }
-    for (int32_t e : extra_pinned) keep_stamp_[e] = keep_epoch_;
+    for (int32_t e : extra_pinned) sc_.keep_stamp[e] = sc_.keep_epoch;
     size_t w = 0;
-    for (const SlotRef& c : cand_) {
-      if (c.layer != layer || keep_stamp_[c.expert] != keep_epoch_) cand_[w++] = c;
+    for (const SlotRef& c : sc_.cand) {
+      if (c.layer != layer || sc_.keep_stamp[c.expert] != sc_.keep_epoch) sc_.cand[w++] = c;
     }
-    cand_.resize(w);
+    sc_.cand.resize(w);
   }
-  if (cand_.empty()) return SlotRef{-1, -1};
+  if (sc_.cand.empty()) return SlotRef{-1, -1};
   size_t v = 0;
   Context& ctx = hook_ctx_;
   ctx.now_ns = now;
-  timed(kFamCache, [&] { v = st_.cache->victim(cand_, SlotRef{layer, expert}, ctx); });
-  if (v >= cand_.size()) {
-    bad_decision("cache", fmt::format("victim index {} of {} candidates", v, cand_.size()));
+  timed(kFamCache, [&] { v = st_.cache->victim(sc_.cand, SlotRef{layer, expert}, ctx); });
+  if (v >= sc_.cand.size()) {
+    bad_decision("cache", fmt::format("victim index {} of {} candidates", v, sc_.cand.size()));
   }
-  const SlotRef out = cand_[v];
+  const SlotRef out = sc_.cand[v];
   res_.evict(out.layer, out.expert);
   st_.cache->on_evict(out.layer, out.expert, ctx);
   prefetch_of_[size_t(out.layer) * E_ + out.expert] = -1;
@@ -63,27 +64,25 @@ SlotRef Engine::make_room(int32_t layer, int32_t expert, double now,
 }
 
 int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue, double earliest,
-                     bool staging, int64_t target_step, int32_t target_layer, bool writeback,
-                     bool reduced) {
+                     bool staging, int64_t target_step, int32_t target_layer, bool evicts_cached,
+                     bool reduced_asked) {
   Transfer t;
   t.layer = layer;
   t.expert = expert;
   t.kind = kind;
   t.issue_ns = issue;
   t.earliest_ns = earliest;
-  if (mode_.one_stream)
-    t.earliest_ns = std::max(earliest, gpu_.free_ns());  // behind the GPU's work
-  const double ratio = reduced ? st_.residency.reduced_copy_ratio : 1.0;
-  t.duration_ns = cost_.h2d_expert_ns(ratio);
-  t.bytes =
-      reduced ? int64_t(std::llround(ratio * double(cost_.expert_bytes()))) : cost_.expert_bytes();
-  t.reduced = reduced;
-  t.writeback = writeback;
-  if (reduced) ++m_.reduced_copies;
-  if (writeback) {  // Mixtral-Offloading's swap: both copies in one stream
-    t.duration_ns += cost_.d2h_expert_ns();
-    ++m_.writeback_copies;
-  }
+  // A full-precision host-to-device copy, as the strategy's copy variants
+  // shape it (core/engine/variants/).
+  t.duration_ns = cost_.h2d_expert_ns(1.0);
+  t.bytes = cost_.expert_bytes();
+  CopyRequest req;
+  req.kind = kind;
+  req.reduced_asked = reduced_asked;
+  req.evicts_cached = evicts_cached;
+  copies_.shape(t, req, cost_, lanes_.gpu.free_ns());
+  if (t.reduced) ++m_.reduced_copies;
+  if (t.writeback) ++m_.writeback_copies;
   t.staging = staging;
   t.step = pos_.step;
   t.target_step = target_step;
@@ -122,28 +121,21 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   return id;
 }
 
-double Engine::layer_interval_ns() const {
-  // Mean gate-to-gate time of the previous step's MoE layers; NaN before a
-  // previous step exists (or with one MoE layer).
-  if (L_ < 2 || gate_prev_.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return (gate_prev_[size_t(L_ - 1)] - gate_prev_[0]) / double(L_ - 1);
-}
-
 bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
-  const double dt = layer_interval_ns();
-  if (!(dt >= 0) || gate_cur_.empty()) return false;  // no estimate yet: issue
+  const double dt = gates_.interval_ns();
+  if (!(dt >= 0) || gates_.cur.empty()) return false;  // no estimate yet: issue
   // From the current layer's gate; after the last layer (the step's end,
   // pos_.layer = L_) from now, the next step's first gate about one interval on.
   const bool step_end = pos_.layer >= L_;
-  const double ref = step_end ? now : gate_cur_[size_t(pos_.layer)];
+  const double ref = step_end ? now : gates_.cur[size_t(pos_.layer)];
   if (!(ref >= 0)) return false;
   const double layers_ahead = double(r.target_step_offset) * double(L_) +
                               double(r.layer - pos_.layer) + (step_end ? 1.0 : 0.0);
   double deadline = ref + layers_ahead * dt;
   // "before-demand": it must land before a demand load issued at that gate would.
   if (mode_.late_before_demand) deadline += demand_copy_ns();
-  const double lands = std::max(now, link_.free_ns()) +
-                       cost_.h2d_expert_ns(r.reduced ? st_.residency.reduced_copy_ratio : 1.0);
+  const double lands =
+      std::max(now, link_.free_ns()) + copies_.copy_ns(TaskKind::kPrefetchLoad, r.reduced, cost_);
   return lands > deadline;
 }
 
@@ -163,17 +155,18 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
       continue;
     }
     // The experts the current layer uses stay; so do the other requests' targets.
-    pinned_now_.clear();
+    sc_.pinned_now.clear();
     for (const auto& q : reqs) {
-      if (q.layer == r.layer && res_.resident(q.layer, q.expert)) pinned_now_.push_back(q.expert);
+      if (q.layer == r.layer && res_.resident(q.layer, q.expert))
+        sc_.pinned_now.push_back(q.expert);
     }
-    const SlotRef freed = make_room(r.layer, r.expert, now, pinned_now_, res_.buffer_slots() > 0);
+    const SlotRef freed =
+        make_room(r.layer, r.expert, now, sc_.pinned_now, res_.buffer_slots() > 0);
     if (freed.layer == -1) continue;  // nothing may be evicted: drop the request
-    // An expert evicted from the cache share is written back first; one
-    // leaving the prefetch buffer was a copy (its host copy stays).
+    // An expert evicted from the cache share, not one leaving the prefetch buffer.
     load(r.layer, r.expert, TaskKind::kPrefetchLoad, now, now, false,
-         pos_.step + r.target_step_offset, r.layer,
-         mode_.writeback && freed.layer >= 0 && res_.buffer_slots() == 0, r.reduced);
+         pos_.step + r.target_step_offset, r.layer, freed.layer >= 0 && res_.buffer_slots() == 0,
+         r.reduced);
     prefetch_of_[size_t(r.layer) * E_ + r.expert] = pos_.step + r.target_step_offset;
   }
 }
@@ -189,7 +182,7 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
     if (res_.cached(in.layer, in.expert)) continue;
     if (s.on_device &&
         (layer < 0 || in.layer != layer ||
-         std::find(plan_.gpu.begin(), plan_.gpu.end(), in.expert) == plan_.gpu.end())) {
+         std::find(dec_.plan.gpu.begin(), dec_.plan.gpu.end(), in.expert) == dec_.plan.gpu.end())) {
       bad_decision(
           "cache",
           fmt::format("{} swap takes expert {} of layer {} from GPU memory (on_device), but "
@@ -239,8 +232,7 @@ void Engine::issue_swaps(const std::vector<CachePolicy::Swap>& swaps, double now
       ++m_.device_swaps;
       continue;
     }
-    load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1,
-         mode_.writeback && out.layer >= 0);
+    load(in.layer, in.expert, TaskKind::kSwapLoad, now, now, false, -1, -1, out.layer >= 0);
   }
 }
 
@@ -278,15 +270,15 @@ void Engine::release_prefetch_buffer(int32_t l, double gpu_end) {
   if (admit) hook_ctx_ = saved;
 }
 
-// Fate's code (residency.recopy_from_layer): each expert the layer computed on
-// the GPU that stays in the cache share is copied again, whole, when the
-// layer's GPU work is done; until it lands the expert is in flight (a later
-// use waits for it; it cannot be evicted meanwhile).
+// A copy variant that copies computed experts again (core/engine/variants/
+// recopy.cc): each expert the layer computed on the GPU that stays in the
+// cache share is copied again, whole, when the layer's GPU work is done; until
+// it lands the expert is in flight (a later use waits for it; it cannot be
+// evicted meanwhile).
 void Engine::recopy_computed(int32_t l, double gpu_end) {
-  const int64_t from = st_.residency.recopy_from_layer;
-  if (from < 0 || l < from || !hw_.has_gpu()) return;
+  if (!copies_.recopies_after(l)) return;
   advance_link(gpu_end);  // copies that landed while the layer computed are resident now
-  for (int32_t e : plan_.gpu) {
+  for (int32_t e : dec_.plan.gpu) {
     if (!res_.resident(l, e) || res_.buffered(l, e)) continue;
     load(l, e, TaskKind::kRecopy, gpu_end, gpu_end, false, pos_.step, l);
   }

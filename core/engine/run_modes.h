@@ -13,12 +13,7 @@ struct RunModes {
   bool one_at_a_time = false;       // residency.admission = "one-at-a-time"
   bool late_before_demand = false;  // residency.late_prefetch = "before-demand"
   bool real_backend = false;        // the executor is the real backend's
-  bool cpu_attention = false;       // residency.attention = "cpu"
-  bool host_kv_gpu = false;         // residency.attention = "gpu-host-kv"
-  bool kv_on_host = false;          // either: the KV cache in host memory
-  bool pipelined = false;           // cpu attention or micro_batches > 1: decode steps pipelined
-  bool writeback = false;           // residency.writeback: evicted experts copied back first
-  bool one_stream = false;  // residency.one_stream (with a GPU): copies and GPU work in one stream
+  bool pipelined = false;           // a host KV cache or micro_batches > 1: decode steps pipelined
 };
 
 // The strategy's modes on this hardware and backend; throws moebench::Error

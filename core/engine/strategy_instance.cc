@@ -10,6 +10,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/run_modes.h"
+#include "core/engine/variants/attention_path.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 
@@ -288,12 +289,9 @@ RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool r
   m.one_at_a_time = st.residency.admission == "one-at-a-time";
   m.late_before_demand = st.residency.late_prefetch == "before-demand";
   m.real_backend = real_backend;
-  m.cpu_attention = st.residency.attention == "cpu";
-  m.host_kv_gpu = st.residency.attention == "gpu-host-kv";
-  m.kv_on_host = m.cpu_attention || m.host_kv_gpu;
-  m.pipelined = m.kv_on_host || st.residency.micro_batches > 1;
-  m.writeback = st.residency.writeback;
-  m.one_stream = st.residency.one_stream && hw.has_gpu();
+  // Where attention runs (core/engine/variants/attention_path.h).
+  const bool kv_on_host = make_attention_path(st.residency.attention)->kv_on_host();
+  m.pipelined = kv_on_host || st.residency.micro_batches > 1;
   if (m.pipelined && m.real_backend) {
     throw Error(fmt::format(
         "strategy '{}': residency.attention = \"{}\", micro_batches = {}: expected the "
@@ -301,7 +299,7 @@ RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool r
         "the real backend",
         st.name, st.residency.attention, st.residency.micro_batches));
   }
-  if (m.kv_on_host && !hw.has_gpu()) {
+  if (kv_on_host && !hw.has_gpu()) {
     throw Error(fmt::format(
         "strategy '{}': residency.attention = \"{}\" keeps the KV cache in host memory for "
         "a GPU; expected hardware with a GPU, found '{}' with none (without a GPU every layer "

@@ -669,6 +669,16 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
     throw ConfigError(cfg::where_of_key(wl, p->key), "workload." + p->key, p->expected, p->found);
   }
   const std::vector<SequenceInfo> seqs = sel.apply(in, w.trace);
+  for (size_t i = 0; i < seqs.size() && m.context_length > 0; ++i) {
+    if (seqs[i].tokens() <= m.context_length) continue;
+    throw ConfigError(
+        cfg::where_of_key(wl, "trace"), "workload.trace",
+        fmt::format("sequences of at most model '{}''s context ({} tokens, prompt and output "
+                    "together; cap them with prompt_len and decode_len)",
+                    m.name, m.context_length),
+        fmt::format("sequence {} of '{}' with {} + {} = {} tokens", i, w.trace, seqs[i].prompt_len,
+                    seqs[i].decode_len, seqs[i].tokens()));
+  }
   w.sequences = int64_t(seqs.size());
   w.prompt_len = 0;
   w.decode_len = 0;
@@ -682,6 +692,25 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
       wl, "workload", "batch_size", w.batch_size <= w.sequences,
       fmt::format("at most the {} sequences selected from trace '{}'", w.sequences, w.trace),
       std::to_string(w.batch_size));
+}
+
+// A synthetic workload's longest sequence (prompt and output together) must
+// fit the model's context; a trace's sequences are checked in resolve_trace,
+// a requests file's lines when it is read (make_requests).
+void check_context(const ModelSpec& m, const WorkloadSpec& w, const Value& wl) {
+  if (m.context_length <= 0 || w.kind == "trace" || w.lengths == "file") return;
+  const bool uniform = w.lengths == "uniform";
+  const int64_t p = uniform && w.prompt_len_max >= 0 ? w.prompt_len_max : w.prompt_len;
+  const int64_t d = uniform && w.decode_len_max >= 0 ? w.decode_len_max : w.decode_len;
+  if (p + d <= m.context_length) return;
+  std::string key = p > m.context_length ? "prompt_len" : "decode_len";
+  if (uniform && w.prompt_len_max >= 0 && key == "prompt_len") key = "prompt_len_max";
+  if (uniform && w.decode_len_max >= 0 && key == "decode_len") key = "decode_len_max";
+  throw ConfigError(cfg::where_of_key(wl, key), "workload." + key,
+                    fmt::format("sequences of at most model '{}''s context ({} tokens, prompt "
+                                "and output together)",
+                                m.name, m.context_length),
+                    fmt::format("{} + {} = {} tokens at the longest", p, d, p + d));
 }
 
 // The number of cases a file asks for, refused above max_cases before any is
@@ -809,6 +838,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     WorkloadSpec w0;
     WorkloadSpec::schema().parse(wl_v, w0, "workload");
     w0.validate(wl_v, "workload");
+    check_context(m, w0, wl_v);
     // One pass per workload seed ([suite] seeds) for a synthetic workload
     // without its own seed; a trace, or a workload with a seed, has one.
     const bool replicate = w0.kind != "trace" && !wl_v.find("seed");
@@ -883,6 +913,8 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
             // citation, so rewording it does not make a new case.
             nlohmann::ordered_json identity = cj;
             identity["strategy"].erase("source");
+            // The model's context length refuses a workload, never changes a result.
+            identity["model"].erase("context_length");
             // A testbed's unknowns and region suites describe the evidence
             // around the profile (scripts/testbed-region), not the profile.
             identity["hardware"].erase("unknown");

@@ -204,6 +204,49 @@ TEST(Experiment, CaseIdDependsOnlyOnResolvedConfig) {
   EXPECT_EQ(d.cases[0].config["strategy"]["source"], "a paper, section 9");  // still recorded
 }
 
+// A sequence longer than the model's context (mixtral-8x7b: 32,768 tokens,
+// prompt and output together) is refused by the key that makes it so; the
+// context length is recorded but is not part of the case's id.
+TEST(Experiment, ASequenceLongerThanTheModelsContextIsRefused) {
+  testing::TempDir dir;
+  const auto refused = [&](const std::string& workload, const std::string& key,
+                           const std::string& found) {
+    try {
+      load(std::string(kBase) + "[workload]\n" + workload + "[[strategy]]\nname = \"a\"\n", dir);
+      ADD_FAILURE() << "accepted: " << workload;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_GT(e.where().line, 0) << e.what();
+      EXPECT_NE(std::string(e.what()).find("context (32768 tokens"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(found), std::string::npos) << e.what();
+    }
+  };
+  refused("prompt_len = 40000\ndecode_len = 8\n", "workload.prompt_len", "40000 + 8 = 40008");
+  refused("prompt_len = 32000\ndecode_len = 769\n", "workload.decode_len", "32769");
+  refused(
+      "scheduler = \"continuous\"\nlengths = \"uniform\"\nprompt_len = 8\n"
+      "prompt_len_max = 40000\n",
+      "workload.prompt_len_max", "40000 + ");
+  const auto fits = load(std::string(kBase) +
+                             "[workload]\nprompt_len = 32000\ndecode_len = 768\n"
+                             "[[strategy]]\nname = \"a\"\n",
+                         dir);
+  EXPECT_EQ(fits.cases[0].config["model"]["context_length"], 32768);
+  // Not stated (0): nothing is checked, and the case keeps its id.
+  const auto with_context = load(
+      "[suite]\nname = \"t\"\nseed = 7\n[model]\npreset = \"mixtral-8x7b\"\ncontext_length = 0\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nprompt_len = 32000\ndecode_len = 768\n"
+      "[[strategy]]\nname = \"a\"\n",
+      dir);
+  load(
+      "[suite]\nname = \"t\"\nseed = 7\n[model]\npreset = \"mixtral-8x7b\"\ncontext_length = 0\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nprompt_len = 40000\n"
+      "[[strategy]]\nname = \"a\"\n",
+      dir);
+  EXPECT_EQ(with_context.cases[0].id, fits.cases[0].id);  // not part of the id
+  EXPECT_FALSE(with_context.cases[0].config["model"].contains("context_length"));
+}
+
 // Serving keys (docs/SERVING.md): recorded only where they apply, so the
 // papers' fixed-batch cases keep their ids; bad values refused by key.
 TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {

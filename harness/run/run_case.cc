@@ -417,7 +417,8 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   check_case(c, hw, st);
   // A served workload's requests: arrival times and, where set, lengths (docs/SERVING.md).
   std::vector<Request> requests;
-  if (c.workload.serving()) requests = make_requests(c.workload, c.base_dir);
+  if (c.workload.serving())
+    requests = make_requests(c.workload, c.base_dir, c.model.context_length);
   auto source = make_workload(c.workload, c.model, c.base_dir, paths, &requests);
   check_unchanged(c, source.get(), c.workload.trace, "trace");
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);

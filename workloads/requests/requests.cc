@@ -54,7 +54,7 @@ struct FileRequest {
 // One request a line: arrival_time (s), prompt_len (or input_len), output_len
 // (or decode_len). Blank lines are skipped.
 std::vector<FileRequest> read_requests(const std::filesystem::path& path, const std::string& shown,
-                                       bool need_time, bool need_lengths) {
+                                       bool need_time, bool need_lengths, int64_t context_length) {
   std::ifstream in(path);
   if (!in) {
     throw ConfigError(Where{shown, 0, 0}, "workload.arrivals", "a readable JSONL file of requests",
@@ -108,6 +108,14 @@ std::vector<FileRequest> read_requests(const std::filesystem::path& path, const 
         throw ConfigError(Where{shown, no, 0}, "output_len", "prompt_len + output_len >= 1",
                           "0 tokens in total");
       }
+      if (context_length > 0 && r.prompt_len + r.decode_len > context_length) {
+        throw ConfigError(
+            Where{shown, no, 0}, "prompt_len",
+            fmt::format("prompt_len + output_len at most the model's context ({} tokens)",
+                        context_length),
+            fmt::format("{} + {} = {} tokens", r.prompt_len, r.decode_len,
+                        r.prompt_len + r.decode_len));
+      }
     }
     out.push_back(r);
   }
@@ -121,13 +129,14 @@ double gamma_gap(double rate, double cv, uint64_t& state) {
   return standard_gamma(shape, state) / (shape * rate);
 }
 
-std::vector<Request> make_requests(const WorkloadSpec& w, const std::filesystem::path& base_dir) {
+std::vector<Request> make_requests(const WorkloadSpec& w, const std::filesystem::path& base_dir,
+                                   int64_t context_length) {
   const int64_t n = w.sequences;
   std::vector<Request> out(size_t(n), Request{0.0, w.prompt_len, w.decode_len});
   std::vector<FileRequest> file;
   if (w.arrival == "file" || w.lengths == "file") {
     const std::filesystem::path p = base_dir / w.arrivals;  // an absolute path stays as it is
-    file = read_requests(p, w.arrivals, w.arrival == "file", w.lengths == "file");
+    file = read_requests(p, w.arrivals, w.arrival == "file", w.lengths == "file", context_length);
     if (int64_t(file.size()) < n) {
       throw ConfigError(Where{w.arrivals, 0, 0}, "workload.sequences",
                         fmt::format("at most the file's requests ({})", file.size()),

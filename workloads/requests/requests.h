@@ -26,8 +26,10 @@ struct Request {
 // workload's prompt_len / decode_len unless lengths is "uniform" or "file".
 // Throws ConfigError (file, line, key) for a bad arrivals file: not JSON, a
 // key missing or negative, arrival times out of order, fewer requests than
-// sequences.
-std::vector<Request> make_requests(const WorkloadSpec& w, const std::filesystem::path& base_dir);
+// sequences, a request longer than `context_length` tokens (prompt and output
+// together; 0: not checked: the model's ModelSpec::context_length).
+std::vector<Request> make_requests(const WorkloadSpec& w, const std::filesystem::path& base_dir,
+                                   int64_t context_length = 0);
 
 // Gaps of a Gamma renewal process with mean 1 / rate and coefficient of
 // variation cv (cv = 1: exponential), drawn from `state` (tests).

@@ -109,6 +109,19 @@ TEST(Requests, AFileGivesTimesAndLengthsAndBadLinesAreRefusedByFileLineAndKey) {
           ">= 0");
   refused(one + "not json\n", "workload.arrivals", 2, "JSON object");
   refused(one, "workload.sequences", 0, "at most the file's requests (1)");
+  // A request longer than the model's context (prompt and output together).
+  dir.write("long.jsonl", one + "{\"arrival_time\": 3, \"prompt_len\": 90, \"output_len\": 11}\n");
+  w.arrivals = "long.jsonl";
+  EXPECT_EQ(make_requests(w, dir.path(), 101).size(), 2u);
+  try {
+    make_requests(w, dir.path(), 100);
+    ADD_FAILURE() << "a request of 101 tokens accepted with a context of 100";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "prompt_len") << e.what();
+    EXPECT_EQ(e.where().line, 2) << e.what();
+    EXPECT_NE(std::string(e.what()).find("context (100 tokens)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("90 + 11 = 101"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,270 @@
+// Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+// The copy variants and attention paths alone, against a fake engine port.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "baselines/testing.h"
+#include "core/engine/variants/attention_path.h"
+#include "core/engine/variants/copy_variant.h"
+#include "core/util/error.h"
+
+namespace moebench {
+namespace {
+
+Transfer full_copy(const CostModel& c, TaskKind kind, double earliest = 0) {
+  Transfer t;
+  t.kind = kind;
+  t.earliest_ns = earliest;
+  t.duration_ns = c.h2d_expert_ns(1.0);
+  t.bytes = c.expert_bytes();
+  return t;
+}
+
+CopyRequest request(TaskKind kind, bool reduced_asked = false, bool evicts = false) {
+  CopyRequest r;
+  r.kind = kind;
+  r.reduced_asked = reduced_asked;
+  r.evicts_cached = evicts;
+  return r;
+}
+
+TEST(CopyVariants, OnlyTheSettingsTurnedOnAreMadeInTheirOrder) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile gpu = testing::round_hardware(), cpu_only = testing::round_hardware(false);
+  ResidencySpec r;
+  EXPECT_TRUE(CopyVariants(r, gpu).names().empty());
+  r.writeback = r.one_stream = true;
+  r.reduced_copy_ratio = 0.5;
+  r.recopy_from_layer = 1;
+  EXPECT_EQ(CopyVariants(r, gpu).names(), copy_variant_names());
+  // Without a GPU there is no stream to share and nothing cached to copy again.
+  EXPECT_EQ(CopyVariants(r, cpu_only).names(),
+            (std::vector<std::string>{"reduced-copies", "writeback"}));
+}
+
+TEST(CopyVariants, ReducedCopiesShapeTheCopiesTheSettingsName) {
+  ModelSpec m = testing::tiny_model();
+  HardwareProfile h = testing::round_hardware();
+  h.tables.clear();  // the roofline: a reduced copy's time shrinks with its bytes
+  h.link.h2d_gbps = 1;
+  h.link.latency_us = 1;
+  const CostModel c(m, h);
+  ResidencySpec r;
+  r.reduced_copy_ratio = 0.25;
+  const CopyVariants prefetch_only(r, h);
+  Transfer t = full_copy(c, TaskKind::kDemandLoad);
+  prefetch_only.shape(t, request(TaskKind::kDemandLoad), c, 0);
+  EXPECT_FALSE(t.reduced);
+  EXPECT_EQ(t.bytes, c.expert_bytes());
+  t = full_copy(c, TaskKind::kPrefetchLoad);
+  prefetch_only.shape(t, request(TaskKind::kPrefetchLoad, /*reduced_asked=*/true), c, 0);
+  EXPECT_TRUE(t.reduced);
+  EXPECT_EQ(t.bytes, std::llround(0.25 * double(c.expert_bytes())));
+  EXPECT_DOUBLE_EQ(t.duration_ns, c.h2d_expert_ns(0.25));
+  EXPECT_LT(t.duration_ns, c.h2d_expert_ns(1.0));
+  r.reduced_demand_loads = true;
+  const CopyVariants demand(r, h);
+  EXPECT_DOUBLE_EQ(demand.copy_ns(TaskKind::kDemandLoad, false, c), c.h2d_expert_ns(0.25));
+  EXPECT_DOUBLE_EQ(prefetch_only.copy_ns(TaskKind::kDemandLoad, false, c), c.h2d_expert_ns(1.0));
+  // A swap or a re-copy is never reduced.
+  t = full_copy(c, TaskKind::kSwapLoad);
+  demand.shape(t, request(TaskKind::kSwapLoad, true), c, 0);
+  EXPECT_FALSE(t.reduced);
+}
+
+TEST(CopyVariants, WritebackAddsTheEvictedExpertsCopyBackOnlyWhenItTakesACachedSlot) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile h = testing::round_hardware();
+  const CostModel c(m, h);
+  ResidencySpec r;
+  r.writeback = true;
+  r.reduced_copy_ratio = 0.5;
+  r.reduced_demand_loads = true;
+  const CopyVariants v(r, h);
+  Transfer t = full_copy(c, TaskKind::kDemandLoad);
+  v.shape(t, request(TaskKind::kDemandLoad, false, /*evicts=*/false), c, 0);
+  EXPECT_FALSE(t.writeback);
+  EXPECT_DOUBLE_EQ(t.duration_ns, c.h2d_expert_ns(0.5));
+  t = full_copy(c, TaskKind::kDemandLoad);
+  v.shape(t, request(TaskKind::kDemandLoad, false, /*evicts=*/true), c, 0);
+  EXPECT_TRUE(t.writeback);
+  EXPECT_DOUBLE_EQ(t.duration_ns, c.h2d_expert_ns(0.5) + c.d2h_expert_ns());
+  // The prefetch rule's estimate counts no write-back.
+  EXPECT_DOUBLE_EQ(v.copy_ns(TaskKind::kDemandLoad, false, c), c.h2d_expert_ns(0.5));
+}
+
+TEST(CopyVariants, OneStreamPutsCopiesBehindGpuWorkAndGpuWorkBehindCopies) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile h = testing::round_hardware();
+  const CostModel c(m, h);
+  ResidencySpec r;
+  const CopyVariants none(r, h);
+  r.one_stream = true;
+  const CopyVariants one(r, h);
+  Transfer t = full_copy(c, TaskKind::kPrefetchLoad, 3.0);
+  none.shape(t, request(TaskKind::kPrefetchLoad), c, 10.0);
+  EXPECT_EQ(t.earliest_ns, 3.0);
+  one.shape(t, request(TaskKind::kPrefetchLoad), c, 10.0);
+  EXPECT_EQ(t.earliest_ns, 10.0);
+  double ready = 4.0;
+  Waits w;
+  none.gpu_task(&ready, &w, 9.0);
+  EXPECT_EQ(ready, 4.0);
+  one.gpu_task(&ready, &w, 9.0);
+  EXPECT_EQ(ready, 9.0);
+  EXPECT_EQ(w.copies_end, 9.0);
+}
+
+TEST(CopyVariants, RecopyFromItsLayerOn) {
+  ResidencySpec r;
+  r.recopy_from_layer = 2;
+  const CopyVariants v(r, testing::round_hardware());
+  EXPECT_FALSE(v.recopies_after(1));
+  EXPECT_TRUE(v.recopies_after(2));
+  EXPECT_TRUE(v.recopies_after(5));
+  EXPECT_FALSE(CopyVariants(ResidencySpec{}, testing::round_hardware()).recopies_after(5));
+}
+
+// Records the tasks a path submits, each ending one unit after it may start
+// (lanes are not modelled: the order and the waits are what is checked).
+class FakePort final : public AttentionPort {
+ public:
+  FakePort(const ModelSpec& m, const HardwareProfile& h) : cost_(m, h) {}
+  struct Task {
+    Lane lane;
+    TaskKind kind;
+    double ready, dur;
+    int32_t layer;
+    Waits w;
+  };
+  double task(Lane lane, TaskKind kind, double ready, double dur, int32_t layer, const Waits& w,
+              int64_t /*tokens*/) override {
+    tasks.push_back({lane, kind, ready, dur, layer, w});
+    return ready + dur;
+  }
+  int64_t last_task() const override { return int64_t(tasks.size()) - 1; }
+  double kv_to_gpu(int32_t layer, const BatchState& /*b*/) override {
+    kv_copies.push_back(layer);
+    return 100.0;
+  }
+  const CostModel& cost() const override { return cost_; }
+  Executor& executor() override { return exec_; }
+  RunMetrics& metrics() override { return m_; }
+
+  std::vector<Task> tasks;
+  std::vector<int32_t> kv_copies;
+  RunMetrics m_;
+
+ private:
+  CostModel cost_;
+  SimExecutor exec_;
+};
+
+TEST(AttentionPath, MadeByNameAndAnUnknownNameIsRefusedWithTheChoices) {
+  for (const std::string& n : attention_path_names()) EXPECT_EQ(make_attention_path(n)->name(), n);
+  try {
+    make_attention_path("npu");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected one of gpu, cpu, gpu-host-kv, found \"npu\""),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(make_attention_path("gpu")->kv_on_host());
+  EXPECT_TRUE(make_attention_path("cpu")->kv_on_host());
+  EXPECT_TRUE(make_attention_path("gpu-host-kv")->kv_on_host());
+}
+
+struct Batch {
+  Batch() : src(testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}})), run(src, 0), b(run) {
+    b.step.reset(Phase::kDecode);
+    b.step.add(0, 0);
+    b.step.add(0, 1);
+    b.tokens.slot = {0, 0};
+    b.tokens.pos = {0, 1};
+    b.tokens.sequences = 1;
+    b.sequences = 1;
+    b.context = 2;
+    b.layer_ready_ns = 5.0;
+  }
+  MemoryTraceSource src;
+  RunRouting run;
+  MicroBatch b;
+};
+
+TEST(AttentionPath, EachPathIssuesItsTasksInItsLanesInOrder) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile h = testing::cpu_attention_hardware();
+  {
+    FakePort port(m, h);
+    Batch x;
+    make_attention_path("gpu")->issue(0, 0, x.b, port);
+    ASSERT_EQ(port.tasks.size(), 1u);
+    EXPECT_EQ(port.tasks[0].lane, Lane::kGpu);
+    EXPECT_EQ(port.tasks[0].ready, 5.0);
+    int64_t task = -9;
+    double gpu_ns = -1;
+    EXPECT_EQ(make_attention_path("gpu")->finish(0, 2, x.b, &task, &gpu_ns, port), x.b.att_end);
+    EXPECT_EQ(task, 0);
+    EXPECT_EQ(port.tasks.size(), 1u);  // nothing left to run
+  }
+  {
+    FakePort port(m, h);
+    Batch x;
+    const auto path = make_attention_path("cpu");
+    path->issue(0, 1, x.b, port);
+    const std::vector<Lane> lanes = {Lane::kGpu, Lane::kD2H, Lane::kCpu, Lane::kActH2D};
+    ASSERT_EQ(port.tasks.size(), lanes.size());
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      EXPECT_EQ(port.tasks[i].lane, lanes[i]) << i;
+      EXPECT_EQ(port.tasks[i].layer, 1);
+      if (i > 0) {  // each waits for the one before it
+        EXPECT_EQ(port.tasks[i].w.task[0], int64_t(i) - 1);
+        EXPECT_EQ(port.tasks[i].ready, port.tasks[i - 1].ready + port.tasks[i - 1].dur);
+      }
+    }
+    EXPECT_GT(port.m_.d2h_bytes, 0);
+    EXPECT_GT(port.m_.act_h2d_bytes, 0);
+    int64_t task = -9;
+    double gpu_ns = -1;
+    const double end = path->finish(1, 2, x.b, &task, &gpu_ns, port);
+    ASSERT_EQ(port.tasks.size(), 5u);  // the GPU's output projection and router after the return
+    EXPECT_EQ(port.tasks[4].lane, Lane::kGpu);
+    EXPECT_EQ(port.tasks[4].ready, x.b.att_end);
+    EXPECT_EQ(task, 4);
+    EXPECT_EQ(end, port.tasks[4].ready + port.tasks[4].dur);
+    EXPECT_DOUBLE_EQ(gpu_ns, port.tasks[0].dur + port.tasks[4].dur);
+  }
+  {
+    FakePort port(m, h);
+    Batch x;
+    make_attention_path("gpu-host-kv")->issue(0, 1, x.b, port);
+    EXPECT_EQ(port.kv_copies, std::vector<int32_t>{1});
+    ASSERT_EQ(port.tasks.size(), 2u);
+    EXPECT_EQ(port.tasks[0].lane, Lane::kGpu);
+    EXPECT_EQ(port.tasks[0].ready, 100.0);  // after its KV entries land
+    EXPECT_EQ(port.tasks[0].w.copies_end, 100.0);
+    EXPECT_EQ(port.tasks[1].lane, Lane::kD2H);  // the new entries back to the host
+    EXPECT_EQ(port.tasks[1].w.task[0], 0);
+    EXPECT_EQ(port.m_.d2h_bytes, 2 * m.kv_bytes_per_token());
+  }
+}
+
+TEST(AttentionPath, OnlyAHostKvCacheStoresAPrefillsEntries) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile h = testing::round_hardware();
+  for (const std::string& n : attention_path_names()) {
+    FakePort port(m, h);
+    make_attention_path(n)->store_kv(7.0, 3, 0, 4, port);
+    EXPECT_EQ(port.tasks.size(), n == "gpu" ? 0u : 1u) << n;
+    if (n != "gpu") {
+      EXPECT_EQ(port.tasks[0].lane, Lane::kD2H);
+      EXPECT_EQ(port.tasks[0].ready, 7.0);
+      EXPECT_EQ(port.m_.d2h_bytes, 4 * m.kv_bytes_per_token());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moebench
