@@ -56,7 +56,11 @@ def curves(ax, d: pd.DataFrame, strategies: list, x: str, col: str, xlabel: str,
     """One line per strategy: the seed mean of `col` against `x` (log2 axis)."""
     for s in strategies:
         m = d[d["strategy"] == s].groupby(x)[col].mean()
-        ax.plot(m.index, m.values, marker="o", ms=3, label=s)
+        line, = ax.plot(m.index, m.values, marker="o", ms=3, label=s)
+        loose = [r for r in not_bounds(d[d["strategy"] == s]) if r in m.index]
+        if loose:  # an oracle's points that are not bounds: hollow
+            ax.plot(loose, m.loc[loose].values, ls="none", marker="o", ms=6, mfc="white",
+                    mec=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -67,6 +71,26 @@ def above(a: float, b: float) -> bool:
     if b <= 0:
         return a > 0
     return common.more(a, b).outcome() == common.REPRODUCED
+
+
+def not_bounds(rows: pd.DataFrame) -> list:
+    """The rates at which an oracle's case is not a bound in some seed: its repeated runs did not reach its
+    own schedule (the case's warnings say so; docs/SERVING.md, "Oracles")."""
+    warn = rows["warnings"].fillna("").astype(str) if "warnings" in rows else pd.Series("", index=rows.index)
+    hit = rows[warn.str.contains("this case is not a bound", regex=False)]
+    return sorted(set(float(r) for r in hit["workload.rate"]))
+
+
+def oracle_text(d: pd.DataFrame, strategies: list) -> str:
+    """Where the oracle's curve is a bound and where it is not (empty without an oracle)."""
+    oracles = [s for s in strategies if s.startswith("oracle")]
+    parts = []
+    for s in oracles:
+        rates = not_bounds(d[d["strategy"] == s])
+        parts.append(f" {s} is a bound at every rate (its schedule repeated in every seed)." if not rates else
+                     f" {s} is not a bound at {', '.join(f'{r:g}' for r in rates)} req/s (its schedule still "
+                     "changed after 8 runs in some seed; drawn hollow there) and is one at the other rates.")
+    return "".join(parts)
 
 
 def order_text(pairs: list, strategies: list) -> str:
@@ -108,7 +132,8 @@ def run(results: str, out):
                      "Capacity, the highest rate whose p99 TTFT and TPOT are within the SLO in every seed: "
                      + ", ".join(f"{s} {c:g} req/s" if c == c else f"{s} none" for s, c in caps.items())
                      + f". Goodput at {top:g} req/s, strategies by how many others each is above beyond the "
-                     f"tolerance in every seed: {order_text(pairs, strategies)}.")
+                     f"tolerance in every seed: {order_text(pairs, strategies)}."
+                     + oracle_text(d, strategies))
     fig.suptitle(TITLE, fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.98))
     text = ("\n\n".join(notes) + "\n\nEvery request arrives by a Poisson process at the rate shown and is served "

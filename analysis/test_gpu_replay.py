@@ -99,6 +99,36 @@ def test_committed_h200_repeats():
             "11 inconclusive") in r.stdout
     assert "8 of 64 within 2%, median +0.045" in r.stdout
     assert "verdict: targets not met" in r.stdout
+    # Judged against the machine's own noise (the pairs it separates in all
+    # three repeats by more than 5% each): per group and in all.
+    assert "the simulation orders 137 of the 141 pairs the machine separates" in r.stdout
+    for group in ("deepseek-v2-lite       1   0.50   21 of 23", "qwen3-30b-a3b          8   0.50   25 of 26"):
+        assert group in r.stdout
+    assert "real repeats against each other: -0.07 to +1.00 (median +0.64)" in r.stdout
+
+
+def test_a_pair_counts_only_where_the_machine_separates_it_in_every_repeat(tmp_path):
+    sys.path.insert(0, str(ROOT / "analysis"))
+    import gpu_replay
+
+    assert gpu_replay.separated([110.0, 120.0], [100.0, 100.0]) == 1
+    assert gpu_replay.separated([90.0, 94.0], [100.0, 100.0]) == -1
+    assert gpu_replay.separated([110.0, 104.0], [100.0, 100.0]) == 0  # 4% in one repeat: inside the noise
+    assert gpu_replay.separated([110.0, 90.0], [100.0, 100.0]) == 0  # the order flips
+    assert gpu_replay.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
+    assert gpu_replay.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
+    # a and b: 1% apart for real (not separated), b simulated 20% slower; c:
+    # separated from both and ordered alike; its speedup over a: 2.0 real and
+    # simulated, over b: 2.0 real, 1.67 simulated (+20%).
+    sims = (100.0, 120.0, 200.0)
+    one = repeat(tmp_path, "1.csv", (101.0, 100.0, 202.0), sims=sims)
+    two = repeat(tmp_path, "2.csv", (100.0, 101.0, 200.0), sims=sims)
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(two)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "the simulation orders 2 of the 2 pairs the machine separates" in r.stdout, r.stdout
+    assert "within 5%: 1, within 10%: 1 of 2" in r.stdout, r.stdout
+    # The strict count judges a and b too: repeat 1 alone puts b first, a 1% the machine does not repeat.
+    assert "repeat 1: 2 of 3 within 5% (median +0.010), ranking identical in 0 of 1" in r.stdout, r.stdout
 
 
 def test_bad_file_is_named(tmp_path):

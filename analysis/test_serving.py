@@ -29,3 +29,16 @@ def test_a_ranking_holds_only_beyond_the_tolerance_in_every_seed():
     assert ("a", "c") in pairs and ("b", "c") in pairs  # any goodput is above none
     assert ("c", "a") not in pairs
     assert serving.order_text(pairs, ["a", "b", "c"]).startswith("a (1) > b (1) > c (0)")
+
+
+def test_an_oracle_is_not_a_bound_at_a_rate_where_a_seed_warns_so():
+    d = rows({("oracle", 1.0, 1): (1, 1), ("oracle", 1.0, 2): (1, 1), ("oracle", 4.0, 1): (2, 1),
+              ("oracle", 4.0, 2): (2, 1)})
+    d["warnings"] = [None, "serving: ... so this case is not a bound", "serving: the oracle's future is its own "
+                     "schedule (3 runs of the case until the schedule repeated)", None]
+    assert serving.not_bounds(d) == [1.0]
+    text = serving.oracle_text(d, ["a", "oracle"])
+    assert "not a bound at 1 req/s" in text
+    d["warnings"] = None
+    assert "a bound at every rate" in serving.oracle_text(d, ["oracle"])
+    assert serving.oracle_text(d, ["a"]) == ""

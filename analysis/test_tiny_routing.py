@@ -32,6 +32,8 @@ def test_agreeing_rankings_and_a_disagreeing_one(tmp_path):
     s = tiny_routing.run(str(tmp_path), tmp_path / "out")
     md = (tmp_path / "out" / "tiny_routing.md").read_text()
     assert "decode hit rate: recorded vs synthetic rho 1.00 (6 pairs)" in md
+    # Every pair is 0.1 apart on both traces (beyond 5%): 10 separated, all ordered alike.
+    assert "of the 10 strategy pairs the recorded routing separates" in md and "orders 10 alike" in md
     assert ": agree" in s["headline"]
     # A synthetic side that reverses the order: disagree.
     rev = {k: 1 - v for k, v in base.items()}
@@ -39,6 +41,14 @@ def test_agreeing_rankings_and_a_disagreeing_one(tmp_path):
     write_run(tmp_path, "tiny-mixtral-routing", "workload.seed", {"1": rev, "2": rev})
     s = tiny_routing.run(str(tmp_path), tmp_path / "out")
     assert "rho -1.00 (4 pairs)" in s["headline"] and ": disagree" in s["headline"]
+
+
+def test_only_pairs_every_trace_orders_beyond_the_noise_count():
+    import pandas as pd
+    ref = {"t1": pd.Series({"a": 0.50, "b": 0.51, "c": 0.80}), "t2": pd.Series({"a": 0.52, "b": 0.50, "c": 0.90})}
+    # a/b: 2-4% apart and flipping: not separated; c is above both on both traces.
+    other = {"1": pd.Series({"a": 0.4, "b": 0.3, "c": 0.35}), "2": pd.Series({"a": 0.4, "b": 0.3, "c": 0.35})}
+    assert tiny_routing.separated_agreement(ref, other) == (2, 1)  # c > b alike, c > a not
 
 
 def test_axis_reads_strings_and_dicts():

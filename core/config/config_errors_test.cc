@@ -89,6 +89,33 @@ TEST(ConfigErrors, OutOfRange) {
             "exp.toml:8:14: key 'workload.batch_size': expected an integer in [1, 4096], found 0");
 }
 
+// A contention term of an unknown kind, or a kind given twice, is refused by key.
+TEST(ConfigErrors, ContentionTermsAreCheckedByKey) {
+  const std::string head =
+      "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+  const std::string tail = "[[strategy]]\nname = \"s\"\n";
+  std::string e = load_error(head +
+                             "[[hardware.contention]]\nterm = \"gpu-expret\"\nfactor = 1.2\n"
+                             "source = \"x\"\n" +
+                             tail);
+  EXPECT_NE(e.find("key 'hardware.contention[0].term': expected one of"), std::string::npos) << e;
+  e = load_error(head +
+                 "[[hardware.contention]]\nterm = \"gpu-expert\"\nfactor = 1.2\nsource = \"x\"\n"
+                 "[[hardware.contention]]\nterm = \"gpu-expert\"\nper_task_us = 3.0\n"
+                 "source = \"x\"\n" +
+                 tail);
+  EXPECT_NE(e.find("key 'hardware.contention[1].term': expected one entry per term, found "
+                   "'gpu-expert' again (contention[0])"),
+            std::string::npos)
+      << e;
+  e = load_error(head +
+                 "[[hardware.contention]]\nterm = \"gpu-expert\"\nfactor = 0.0\n"
+                 "source = \"x\"\n" +
+                 tail);
+  EXPECT_NE(e.find("hardware.contention[0].factor"), std::string::npos) << e;
+}
+
 // The calibration sequences' shape (issue 40) is checked like the run's own.
 TEST(ConfigErrors, EmptyCalibrationSequencesAreRefused) {
   const std::string text = std::string(kHead) +

@@ -336,7 +336,38 @@ const cfg::Schema<TestbedUnknown>& unknown_schema() {
   return s;
 }
 
+const cfg::Schema<ContentionTerm>& contention_schema() {
+  static const cfg::Schema<ContentionTerm> s = [] {
+    using S = ContentionTerm;
+    using namespace cfg;
+    cfg::Schema<S> s("hardware.contention");
+    s.choice("term", &S::term, contention_terms(),
+             "The task kind: gpu-expert, cpu-expert, expert-copy (an expert's H2D copy), "
+             "act-to-cpu, act-to-gpu (hidden states across the link), gpu-layer (attention, "
+             "norms and router, shared experts, dense FFN, lm head, predictor matmuls).")
+        .required()
+        .number("factor", &S::factor, "Times the cost model's time of such a task.", positive())
+        .number("per_task_us", &S::per_task_us, "Added to every such task.", non_negative(), "us")
+        .string("source", &S::source, "Where the term was fitted and checked.")
+        .required();
+    return s;
+  }();
+  return s;
+}
+
 }  // namespace
+
+const std::vector<std::string>& contention_terms() {
+  static const std::vector<std::string> t = {"gpu-expert", "cpu-expert", "expert-copy",
+                                             "act-to-cpu", "act-to-gpu", "gpu-layer"};
+  return t;
+}
+
+nlohmann::ordered_json HardwareProfile::to_json() const {
+  nlohmann::ordered_json j = schema().to_json(*this);
+  if (contention.empty()) j.erase("contention");
+  return j;
+}
 
 const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
   using S = HardwareProfile;
@@ -372,7 +403,10 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
                     "Quantities of this testbed its evidence leaves unknown, with their ranges "
                     "(scripts/testbed-region).")
         .string_list("region_suites", &S::region_suites,
-                     "Suites whose claims scripts/testbed-region judges across the region.");
+                     "Suites whose claims scripts/testbed-region judges across the region.")
+        .table_list("contention", &S::contention, contention_schema(),
+                    "What a task costs inside a run of every lane beyond its table (fitted on "
+                    "the GPU replays: analysis/gpu_contention.py); none by default.");
     return s;
   }();
   return s;
@@ -536,6 +570,14 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     for (size_t j = 0; j < i; ++j) {
       require_key(item(unknowns_v, i), up, "key", unknowns[j].key != u.key, "one entry per key",
                   fmt::format("'{}' again (unknown[{}])", u.key, j));
+    }
+  }
+  const cfg::Value* contention_v = src.find("contention");
+  for (size_t i = 0; i < contention.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "term",
+                  contention[j].term != contention[i].term, "one entry per term",
+                  fmt::format("'{}' again (contention[{}])", contention[i].term, j));
     }
   }
 }

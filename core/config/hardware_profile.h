@@ -167,6 +167,20 @@ struct TestbedUnknown {
   std::string source;             // where the range comes from
 };
 
+// What a task costs inside a run of every lane, beyond the idle machine's
+// tables (docs/GPU.md, "Contention"): a task of `term`'s kind takes `factor`
+// times its cost model time plus `per_task_us`. Fitted on the GPU replays
+// (analysis/gpu_contention.py); none by default.
+struct ContentionTerm {
+  // "gpu-expert", "cpu-expert", "expert-copy", "act-to-cpu", "act-to-gpu",
+  // "gpu-layer" (attention, norms and router, shared experts, dense FFN, lm
+  // head, predictor matmuls)
+  std::string term;
+  double factor = 1.0;
+  double per_task_us = 0.0;
+  std::string source;
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -186,14 +200,19 @@ struct HardwareProfile {
   // their region (scripts/testbed-region).
   std::vector<TestbedUnknown> unknowns;
   std::vector<std::string> region_suites;
+  std::vector<ContentionTerm> contention;
 
   bool has_gpu() const { return gpu.count > 0; }
   int64_t gpu_mem_bytes() const;
   void validate(const cfg::Value& src, const std::string& prefix) const;
 
   static const cfg::Schema<HardwareProfile>& schema();
-  nlohmann::ordered_json to_json() const { return schema().to_json(*this); }
+  // Without "contention" when there is none (every case without terms keeps its id).
+  nlohmann::ordered_json to_json() const;
 };
+
+// The contention terms' kinds, in the order the cost model keeps them.
+const std::vector<std::string>& contention_terms();
 
 // Adds `t` to the profile's tables, replacing one of the same lane, model
 // and dtype (moebench calibrate's CPU and GPU tables).

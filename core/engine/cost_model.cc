@@ -39,6 +39,14 @@ CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_
     cpu_dense_table_ = table("cpu-dense-ffn");
     cpu_head_table_ = table("cpu-lm-head");
   }
+  const auto& names = contention_terms();
+  for (const ContentionTerm& t : hw.contention) {
+    const size_t k = size_t(std::find(names.begin(), names.end(), t.term) - names.begin());
+    if (k >= size_t(kTerms)) continue;  // the schema refuses any other name
+    factor_[k] = t.factor;
+    per_task_ns_[k] = t.per_task_us * kNsPerUs;
+    contended_ = true;
+  }
 }
 
 const CostTable* CostModel::table(const std::string& lane) const {
@@ -121,19 +129,21 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
     t = hw_.cpu.task_overhead_us * kNsPerUs + std::max(mem, flops / rate);
   }
   if (first_in_layer) t += hw_.cpu.first_task_warmup_us * kNsPerUs;
-  return t;
+  return in_run(kCpuExpert, t);
 }
 
 double CostModel::gpu_expert_ns(int64_t tokens) const {
-  if (gpu_table_) return lookup_ns(*gpu_table_, double(tokens));
+  if (gpu_table_) return in_run(kGpuExpert, lookup_ns(*gpu_table_, double(tokens)));
   const double flops = double(model_.expert_flops_per_token()) * double(tokens);
-  return gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0);
+  return in_run(kGpuExpert,
+                gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0));
 }
 
 double CostModel::h2d_expert_ns() const {
-  if (h2d_table_) return lookup_ns(*h2d_table_, 1.0);
-  return hw_.link.latency_us * kNsPerUs +
-         ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps");
+  if (h2d_table_) return in_run(kExpertCopy, lookup_ns(*h2d_table_, 1.0));
+  return in_run(kExpertCopy,
+                hw_.link.latency_us * kNsPerUs +
+                    ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps"));
 }
 
 double CostModel::h2d_expert_ns(double ratio) const {
@@ -145,27 +155,30 @@ double CostModel::h2d_expert_ns(double ratio) const {
 
 double CostModel::gpu_shared_ns(int64_t tokens) const {
   if (model_.shared_experts == 0 || tokens == 0) return 0.0;
-  if (shared_table_) return lookup_ns(*shared_table_, double(tokens));
+  if (shared_table_) return in_run(kGpuLayer, lookup_ns(*shared_table_, double(tokens)));
   const double flops = double(model_.shared_flops_per_token()) * double(tokens);
-  return gpu_roofline_ns(double(model_.shared_bytes()), flops, model_.expert_dtype, 1.0);
+  return in_run(kGpuLayer,
+                gpu_roofline_ns(double(model_.shared_bytes()), flops, model_.expert_dtype, 1.0));
 }
 
 double CostModel::gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const {
   if (in <= 0 || out <= 0 || tokens <= 0) return 0.0;
   const double bytes = double(in) * double(out) * 2.0 + double(tokens) * double(in + out) * 2.0;
   const double flops = 2.0 * double(in) * double(out) * double(tokens);
-  return gpu_roofline_ns(bytes, flops, WeightDtype::kBf16, 1.0);
+  return in_run(kGpuLayer, gpu_roofline_ns(bytes, flops, WeightDtype::kBf16, 1.0));
 }
 
 double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const {
-  if (cpu_attention_table_) return lookup_ns(*cpu_attention_table_, double(tokens));
-  if (layer_table_) return lookup_ns(*layer_table_, double(tokens));
+  if (cpu_attention_table_)
+    return in_run(kGpuLayer, lookup_ns(*cpu_attention_table_, double(tokens)));
+  if (layer_table_) return in_run(kGpuLayer, lookup_ns(*layer_table_, double(tokens)));
   const double weights = double(
       model_.matrix_bytes(model_.attention_params() + model_.gate_params(), model_.dense_dtype));
   const double kv = double(sequences) * double(context) * double(model_.kv_bytes_per_token());
   const double flops = double(tokens) * double(model_.attention_flops_per_token(context));
-  return hw_.gpu.layer_overhead_us * kNsPerUs +
-         gpu_roofline_ns(weights + kv, flops, model_.dense_dtype, double(hw_.gpu.layer_kernels));
+  return in_run(kGpuLayer, hw_.gpu.layer_overhead_us * kNsPerUs +
+                               gpu_roofline_ns(weights + kv, flops, model_.dense_dtype,
+                                               double(hw_.gpu.layer_kernels)));
 }
 
 namespace {
@@ -241,29 +254,32 @@ double CostModel::kv_h2d_ns(int64_t sequences, int64_t context) const {
 }
 
 double CostModel::dense_ffn_ns(int64_t tokens) const {
-  if (cpu_dense_table_) return lookup_ns(*cpu_dense_table_, double(tokens));
+  if (cpu_dense_table_) return in_run(kGpuLayer, lookup_ns(*cpu_dense_table_, double(tokens)));
   const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));
   const double flops = 2.0 * double(model_.dense_ffn_params()) * double(tokens);
-  return gpu_roofline_ns(bytes, flops, model_.dense_dtype, 1.0);
+  return in_run(kGpuLayer, gpu_roofline_ns(bytes, flops, model_.dense_dtype, 1.0));
 }
 
 double CostModel::lm_head_ns(int64_t tokens) const {
-  if (cpu_head_table_) return lookup_ns(*cpu_head_table_, double(tokens));
+  if (cpu_head_table_) return in_run(kGpuLayer, lookup_ns(*cpu_head_table_, double(tokens)));
   const double params = double(model_.vocab_size) * double(model_.hidden_size);
-  return gpu_roofline_ns(double(model_.matrix_bytes(int64_t(params), model_.dense_dtype)),
-                         2.0 * params * double(tokens), model_.dense_dtype, 1.0);
+  return in_run(kGpuLayer,
+                gpu_roofline_ns(double(model_.matrix_bytes(int64_t(params), model_.dense_dtype)),
+                                2.0 * params * double(tokens), model_.dense_dtype, 1.0));
 }
 
 double CostModel::d2h_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
-  return hw_.link.latency_us * kNsPerUs +
-         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.d2h_gbps, "link.d2h_gbps");
+  return in_run(kActToCpu,
+                hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)),
+                                                              hw_.link.d2h_gbps, "link.d2h_gbps"));
 }
 
 double CostModel::h2d_activations_ns(int64_t tokens) const {
   if (!hw_.has_gpu()) return 0.0;
-  return hw_.link.latency_us * kNsPerUs +
-         ns_for_bytes(double(activation_bytes(tokens)), hw_.link.h2d_gbps, "link.h2d_gbps");
+  return in_run(kActToGpu,
+                hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)),
+                                                              hw_.link.h2d_gbps, "link.h2d_gbps"));
 }
 
 }  // namespace moebench

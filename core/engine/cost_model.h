@@ -122,6 +122,16 @@ class CostModel {
   const CostTable* cpu_attention_table_ = nullptr;
   const CostTable* cpu_dense_table_ = nullptr;
   const CostTable* cpu_head_table_ = nullptr;
+  // The hardware's contention terms (HardwareProfile::contention), in the
+  // order of contention_terms(): a task of that kind takes factor times its
+  // time plus per_task (ns). Without terms: 1 and 0.
+  enum Term { kGpuExpert, kCpuExpert, kExpertCopy, kActToCpu, kActToGpu, kGpuLayer, kTerms };
+  double factor_[kTerms] = {1, 1, 1, 1, 1, 1};
+  double per_task_ns_[kTerms] = {0, 0, 0, 0, 0, 0};
+  bool contended_ = false;
+  double in_run(Term k, double ns) const {
+    return contended_ ? ns * factor_[k] + per_task_ns_[k] : ns;
+  }
   mutable int64_t clamped_ = 0;
 };
 

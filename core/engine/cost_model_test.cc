@@ -105,6 +105,37 @@ HardwareProfile implementation_hw() {
   return h;
 }
 
+// Contention terms (HardwareProfile::contention): each kind's tasks take
+// factor times their time plus the per-task cost; the other kinds and a
+// profile without terms are unchanged.
+TEST(CostModel, ContentionTermsScaleTheirKindOnly) {
+  ModelSpec m = testing::tiny_model();
+  m.hidden_size = 1024;
+  m.expert_intermediate = 2048;
+  m.shared_experts = 1;
+  m.shared_intermediate = 2048;
+  HardwareProfile plain_hw = roofline_hw();
+  plain_hw.link.d2h_gbps = 20;
+  HardwareProfile h = plain_hw;
+  h.contention = {{"gpu-expert", 0.5, 10.0, "test"},
+                  {"cpu-expert", 2.0, 0.0, "test"},
+                  {"act-to-gpu", 3.0, 7.0, "test"},
+                  {"gpu-layer", 1.0, 4.0, "test"}};
+  const CostModel plain(m, plain_hw), c(m, h);
+  EXPECT_DOUBLE_EQ(c.gpu_expert_ns(3), 0.5 * plain.gpu_expert_ns(3) + 10e3);
+  EXPECT_DOUBLE_EQ(c.cpu_expert_ns(2, true), 2.0 * plain.cpu_expert_ns(2, true));
+  EXPECT_DOUBLE_EQ(c.h2d_activations_ns(4), 3.0 * plain.h2d_activations_ns(4) + 7e3);
+  EXPECT_DOUBLE_EQ(c.gpu_shared_ns(4), plain.gpu_shared_ns(4) + 4e3);
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(4, 1, 8), plain.layer_nonmoe_ns(4, 1, 8) + 4e3);
+  EXPECT_DOUBLE_EQ(c.lm_head_ns(4), plain.lm_head_ns(4) + 4e3);
+  // No term for these kinds: as without terms.
+  EXPECT_DOUBLE_EQ(c.h2d_expert_ns(), plain.h2d_expert_ns());
+  EXPECT_DOUBLE_EQ(c.d2h_activations_ns(4), plain.d2h_activations_ns(4));
+  // Recorded only where set: a profile without terms keeps its JSON (and its cases their ids).
+  EXPECT_FALSE(plain_hw.to_json().contains("contention"));
+  EXPECT_EQ(h.to_json()["contention"].size(), 4u);
+}
+
 TEST(Implementation, KernelEntryForTheDtypeBeforeTheWildcard) {
   const HardwareProfile h = implementation_hw();
   nlohmann::ordered_json used;

@@ -37,9 +37,9 @@ class CpuAttention final : public AttentionPath {
     const double qkv = port.task(Lane::kD2H, TaskKind::kActToCpu, pre, cost.qkv_d2h_ns(n), l,
                                  after_task(port.last_task()), n);
     m.d2h_bytes += cost.qkv_bytes(n);
-    const double cpu =
-        port.task(Lane::kCpu, TaskKind::kAttention, qkv,
-                  cost.cpu_attention_ns(n, b.sequences, b.context), l, after_task(port.last_task()), n);
+    const double cpu = port.task(Lane::kCpu, TaskKind::kAttention, qkv,
+                                 cost.cpu_attention_ns(n, b.sequences, b.context), l,
+                                 after_task(port.last_task()), n);
     b.att_end = port.task(Lane::kActH2D, TaskKind::kActToGpu, cpu, cost.h2d_activations_ns(n), l,
                           after_task(port.last_task()), n);
     m.act_h2d_bytes += cost.activation_bytes(n);

@@ -50,8 +50,8 @@ class AttentionPath {
   virtual bool kv_on_host() const { return false; }
   // A layer's attention over `n` new tokens ended at `att_end` (task
   // `att_task`): a KV cache in host memory receives their entries.
-  virtual void store_kv(double /*att_end*/, int64_t /*att_task*/, int32_t /*layer*/,
-                        int64_t /*n*/, AttentionPort& /*port*/) const {}
+  virtual void store_kv(double /*att_end*/, int64_t /*att_task*/, int32_t /*layer*/, int64_t /*n*/,
+                        AttentionPort& /*port*/) const {}
   // A pipelined decode step: issues micro-batch b's attention of block `li`
   // (`l` its MoE layer, -1 for a dense layer) as far as it runs ahead of its
   // experts, recording it in b (att_end, att_task, att_gpu_ns).

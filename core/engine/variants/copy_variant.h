@@ -27,7 +27,8 @@ namespace moebench {
 // What the engine knows of an expert copy it is about to issue.
 struct CopyRequest {
   TaskKind kind = TaskKind::kDemandLoad;
-  bool reduced_asked = false;  // a prefetch its prefetcher marked reduced (PrefetchRequest::reduced)
+  bool reduced_asked =
+      false;  // a prefetch its prefetcher marked reduced (PrefetchRequest::reduced)
   bool evicts_cached = false;  // it takes the slot of an expert evicted from the cache share
 };
 

@@ -177,7 +177,8 @@ TEST(AttentionPath, MadeByNameAndAnUnknownNameIsRefusedWithTheChoices) {
 }
 
 struct Batch {
-  Batch() : src(testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}})), run(src, 0), b(run) {
+  Batch()
+      : src(testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}})), run(src, 0), b(run) {
     b.step.reset(Phase::kDecode);
     b.step.add(0, 0);
     b.step.add(0, 1);

@@ -1,0 +1,252 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""What a task costs inside a run of every lane (docs/GPU.md, "Contention"):
+the committed H200 replays give, per case and task kind, the simulated busy
+time (the idle machine's tables), the real one and the number of tasks
+(`replay-run*.log`). Per task kind this fits two named terms, a factor on
+the table's time and a fixed cost per task,
+
+    real busy = factor * simulated busy + per_task_us * tasks,
+
+on half the cases of the three base repeats (least squares on the relative
+error; a negative per-task cost is set to 0 and the factor refitted), and
+checks them out of sample: on the other half of the cases (all three
+repeats), and on the replay of the cases simulated on the H200's own tables
+(`replay-calibrated.csv`). It prints, per kind, the median |real / predicted
+- 1| without the terms (factor 1, no per-task cost) and with them.
+
+    python3 analysis/gpu_contention.py [--toml] [--check RUN_WITHOUT RUN_WITH]
+
+--check: two runs of suites/gpu-replay.toml with timelines, on
+h100-host-calibrated and on h100-host-contention (the same with the terms):
+the held-out cases end to end against the three base repeats' median real
+time, per strategy, and the ranking rule of analysis/gpu_replay.py.
+
+Plain Python: no pandas needed."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import pathlib
+import re
+import statistics
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+H200 = ROOT / "docs" / "measurements" / "gpu-h200-2026-11-27"
+LOGS = ["replay-run1.log", "replay-run2.log", "replay-run3.log"]
+BASE = ["replay-base-1.csv", "replay-base-2.csv", "replay-base-3.csv"]
+CALIBRATED = "replay-calibrated.csv"
+# The cost model's terms (hardware [[contention]] term names) and the replay's
+# task kinds each is fitted over.
+TERMS = {
+    "gpu-expert": ("gpu-expert",),
+    "cpu-expert": ("cpu-expert (cpu)", "deferred-expert"),
+    "expert-copy": ("demand-load", "prefetch", "swap-load"),
+    "act-to-cpu": ("act-to-cpu",),
+    "act-to-gpu": ("act-to-gpu",),
+    "gpu-layer": ("attention", "shared-experts", "dense-ffn", "lm-head", "predict"),
+}
+
+BLOCK = re.compile(r"^(\S+) \((.*)\):$")
+STEPS = re.compile(r"^steps: simulated ([\d.]+) us, composed ([\d.]+) us, real ([\d.]+) us")
+KIND = re.compile(r"^\s+(\S+(?: \(cpu\))?)\s+(\d+) tasks (?:real|placeholder)\s+busy sim\s+([\d.]+) us "
+                  r"real\s+([\d.]+) us")
+
+
+def parse_logs(paths: list[pathlib.Path]) -> list[dict]:
+    """Every case block of the replay logs: strategy, axes, simulated /
+    composed / real step times (us) and, per task kind, (tasks, simulated
+    busy us, real busy us)."""
+    out = []
+    for path in paths:
+        cur = None
+        try:
+            text = path.read_text().splitlines()
+        except OSError as e:
+            sys.exit(f"{path}: expected a replay log (moebench replay's output), found {e.strerror.lower()}")
+        for no, line in enumerate(text, start=1):
+            if m := BLOCK.match(line):
+                cur = {"where": f"{path.name}:{no}", "strategy": m.group(1), "axes": m.group(2), "kinds": {}}
+                out.append(cur)
+            elif cur is not None and (m := STEPS.match(line)):
+                cur["sim"], cur["comp"], cur["real"] = map(float, m.groups())
+            elif cur is not None and (m := KIND.match(line)):
+                cur["kinds"][m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+    return [b for b in out if "real" in b]
+
+
+def cases_of(csv_path: pathlib.Path, blocks: list[dict]) -> list[dict]:
+    """The log blocks of one replay file's cases, in its order: a case is
+    matched by strategy, axes and its real time (us, to 0.2)."""
+    out = []
+    with open(csv_path, newline="") as f:
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            real = float(r["real_us"])
+            hit = [b for b in blocks if b["strategy"] == r["strategy"] and b["axes"] == r["axes"]
+                   and abs(b["real"] - real) < 0.2]
+            if len(hit) != 1:
+                sys.exit(f"{csv_path}:{line}: expected one block of the replay logs for case {r['case_id']} "
+                         f"({r['strategy']}, real {real} us), found {len(hit)}")
+            out.append(dict(hit[0], case=r["case_id"]))
+    return out
+
+
+def samples(cases: list[dict], kinds: tuple) -> list[tuple]:
+    """(tasks, simulated busy, real busy) of `kinds` per case, the kinds summed."""
+    out = []
+    for c in cases:
+        got = [c["kinds"][k] for k in kinds if k in c["kinds"]]
+        if got:
+            out.append((sum(g[0] for g in got), sum(g[1] for g in got), sum(g[2] for g in got)))
+    return out
+
+
+def fit(points: list[tuple]) -> tuple[float, float]:
+    """(factor, per-task us) minimising the squared relative error of
+    factor * sim + per_task * tasks against real; per-task >= 0."""
+    xs = [(s / r, n / r) for n, s, r in points if r > 0]
+    a11 = sum(x * x for x, _ in xs)
+    a12 = sum(x * y for x, y in xs)
+    a22 = sum(y * y for _, y in xs)
+    b1 = sum(x for x, _ in xs)
+    b2 = sum(y for _, y in xs)
+    det = a11 * a22 - a12 * a12
+    if det > 1e-12 * max(1.0, a11 * a22):
+        factor, per_task = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+        if per_task >= 0:
+            return factor, per_task
+    return b1 / a11, 0.0
+
+
+def error(points: list[tuple], factor: float, per_task: float) -> float:
+    """Median |real / predicted - 1| over the cases."""
+    return statistics.median(abs(r / (factor * s + per_task * n) - 1) for n, s, r in points)
+
+
+def analyse(fit_cases: list[dict], held: dict[str, list[dict]]) -> tuple[list[str], dict]:
+    lines = [f"{'term':<16}{'factor':>8}{'per task us':>13}   " +
+             "   ".join(f"{name}: without -> with" for name in held)]
+    terms = {}
+    for term, kinds in TERMS.items():
+        pts = samples(fit_cases, kinds)
+        if len(pts) < 2:
+            continue
+        factor, per_task = fit(pts)
+        terms[term] = {"factor": factor, "per_task_us": per_task, "fitted_on": len(pts), "held_out": {}}
+        cells = []
+        for name, cases in held.items():
+            hp = samples(cases, kinds)
+            before, after = error(hp, 1.0, 0.0), error(hp, factor, per_task)
+            terms[term]["held_out"][name] = (before, after, len(hp))
+            cells.append(f"{before:.3f} -> {after:.3f} ({len(hp)} cases)")
+        lines.append(f"{term:<16}{factor:>8.3f}{per_task:>13.2f}   " + "   ".join(cells))
+    return lines, terms
+
+
+def span_us(timeline: pathlib.Path, first: int = 0, last: int = 6) -> float:
+    """A simulated case's steps first..last as the replay counts them: from
+    the first task's start to the last task's end (us)."""
+    import json
+
+    lo, hi = float("inf"), float("-inf")
+    for e in json.loads(timeline.read_text())["traceEvents"]:
+        step = e.get("args", {}).get("step") if e.get("ph") == "X" else None
+        if step is None or not first <= step <= last:
+            continue
+        lo, hi = min(lo, e["ts"]), max(hi, e["ts"] + e["dur"])
+    return hi - lo
+
+
+def simulated(run_dir: pathlib.Path) -> dict:
+    """{(strategy, axes): steps 0-6 simulated us} of a run of suites/gpu-replay.toml with timelines."""
+    import json
+
+    out = {}
+    for line in (run_dir / "runs.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        out[(r["strategy"], r["axes"])] = span_us(run_dir / "timelines" / f"{r['case_id']}.json")
+    return out
+
+
+def check(without: pathlib.Path, with_terms: pathlib.Path) -> list[str]:
+    """The terms end to end: the held-out cases (odd-numbered) simulated
+    without and with them against the median real time of the three base
+    repeats; cases whose simulation changed since the replay ran (another
+    graph ran on the machine) are left out and counted."""
+    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
+    sim0, sim1 = simulated(without), simulated(with_terms)
+    kept, changed = [], 0
+    for i, r in enumerate(reps[0]):
+        key = (r["strategy"], r["axes"])
+        if abs(sim0[key] / float(r["sim_us"]) - 1) > 1e-6:
+            changed += 1
+            continue
+        real = statistics.median(float(rep[i]["real_us"]) for rep in reps)
+        kept.append({"i": i, "strategy": r["strategy"], "real": real, "reals": [float(rep[i]["real_us"]) for rep in reps],
+                     "sim0": sim0[key], "sim1": sim1[key], "group": key[1].split("; ", 1)[0] + "; " +
+                     "; ".join(key[1].split("; ")[1:])})
+    held = [c for c in kept if c["i"] % 2 == 1]
+    lines = [f"end to end, the held-out (odd-numbered) cases whose simulation is the one replayed: {len(held)} "
+             f"({changed} of {len(reps[0])} cases left out: their simulation changed since the replay)"]
+    for name, k in (("without the terms", "sim0"), ("with the terms", "sim1")):
+        e = [c["real"] / c[k] - 1 for c in held]
+        lines.append(f"  {name:<18} real / simulated - 1: median {statistics.median(e):+.3f}, median |.| "
+                     f"{statistics.median(abs(x) for x in e):.3f}, within 5%: {sum(abs(x) <= 0.05 for x in e)}")
+    by = {}
+    for c in held:
+        by.setdefault(c["strategy"], []).append(c)
+    for st, cs in sorted(by.items()):
+        a = statistics.median(c["real"] / c["sim0"] - 1 for c in cs)
+        b = statistics.median(c["real"] / c["sim1"] - 1 for c in cs)
+        lines.append(f"  {st:<24}{a:+.3f} -> {b:+.3f}  ({len(cs)} cases)")
+    # The ranking rule of analysis/gpu_replay.py over every kept case: pairs the machine separates.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import gpu_replay
+
+    groups = {}
+    for c in kept:
+        groups.setdefault(c["group"], []).append(c)
+    for name, k in (("without the terms", "sim0"), ("with the terms", "sim1")):
+        n = same = 0
+        for cs in groups.values():
+            for a, b in itertools.combinations(cs, 2):
+                sign = gpu_replay.separated(a["reals"], b["reals"])
+                if sign:
+                    n += 1
+                    same += ((a[k] > b[k]) - (a[k] < b[k])) == sign
+        lines.append(f"  ranking {name}: the simulation orders {same} of the {n} pairs the machine separates "
+                     f"(all {len(kept)} kept cases)")
+    return lines
+
+
+def main() -> int:
+    blocks = parse_logs([H200 / p for p in LOGS])
+    base = [cases_of(H200 / p, blocks) for p in BASE]
+    # Fit on the even-numbered cases of every repeat, hold out the odd ones
+    # (each repeat's own machine state on both sides) and the calibrated replay.
+    fit_cases = [c for run in base for i, c in enumerate(run) if i % 2 == 0]
+    held = {"other half": [c for run in base for i, c in enumerate(run) if i % 2 == 1],
+            "own tables": cases_of(H200 / CALIBRATED, blocks)}
+    print(f"Contention terms from {len(fit_cases)} case runs (the even-numbered cases of the three base repeats, "
+          f"{H200.relative_to(ROOT)}); median |real / predicted - 1| per task kind's busy time, held out\n")
+    lines, terms = analyse(fit_cases, held)
+    print("\n".join(lines))
+    args = sys.argv[1:]
+    if "--check" in args:
+        at = args.index("--check")
+        if len(args) < at + 3:
+            sys.exit("--check: expected two run folders of suites/gpu-replay.toml (without and with the terms), "
+                     f"found {len(args) - at - 1}")
+        print("\n" + "\n".join(check(pathlib.Path(args[at + 1]), pathlib.Path(args[at + 2]))))
+    if "--toml" in args:
+        print("\n# The terms as a hardware profile's entries (configs/hardware/h100-host-contention.toml)")
+        for term, t in terms.items():
+            print(f"[[contention]]\nterm = \"{term}\"\nfactor = {t['factor']:.3f}\n"
+                  f"per_task_us = {t['per_task_us']:.2f}\nsource = \"analysis/gpu_contention.py: fitted on the "
+                  f"even-numbered cases of the H200 base repeats (2026-11-27), {t['fitted_on']} case runs\"\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
