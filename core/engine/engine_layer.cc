@@ -8,10 +8,10 @@ namespace engine_impl {
 
 void Engine::compute_active(int32_t l, std::vector<ActiveExpert>* out) {
   out->clear();
-  auto& work = const_cast<std::vector<int32_t>&>(sc_.workload);
-  auto& best = const_cast<std::vector<int32_t>&>(sc_.rank);
-  auto& wsum = const_cast<std::vector<float>&>(sc_.weight);
-  auto& touched = const_cast<std::vector<int32_t>&>(sc_.touched);
+  auto& work = sc_.workload;
+  auto& best = sc_.rank;
+  auto& wsum = sc_.weight;
+  auto& touched = sc_.touched;
   touched.clear();
   for (int64_t t = 0; t < cur_.step.tokens(); ++t) {
     const int32_t* ids = cur_.step.ids(t, l);
