@@ -66,3 +66,15 @@ def test_the_checker_finds_a_broken_link(tmp_path, monkeypatch):
     bad = broken_links()
     assert bad == ["docs/A.md: link to C.md: no such file",
                    "docs/A.md: link to #nope: no heading with that anchor in A.md"], bad
+
+
+def test_the_architecture_page_names_every_lane_of_the_engine():
+    """docs/ARCHITECTURE.md lists the lanes by the names core/engine/lanes.cc gives them, and their number."""
+    names = re.findall(r'case Lane::k\w+:\s*return "([^"]+)";', (ROOT / "core/engine/lanes.cc").read_text())
+    enum = re.search(r"enum class Lane[^{]*\{([^}]*)\}", (ROOT / "core/engine/lanes.h").read_text()).group(1)
+    assert len(names) == enum.count("=") >= 5, (names, enum)
+    page = (ROOT / "docs/ARCHITECTURE.md").read_text()
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+    assert f"one of {words[len(names)]} named lanes" in page
+    for n in names:
+        assert f"`{n}`" in page, n
