@@ -14,12 +14,15 @@ repeats), and on the replay of the cases simulated on the H200's own tables
 (`replay-calibrated.csv`). It prints, per kind, the median |real / predicted
 - 1| without the terms (factor 1, no per-task cost) and with them.
 
-    python3 analysis/gpu_contention.py [--toml] [--check RUN_WITHOUT RUN_WITH]
+    python3 analysis/gpu_contention.py [--toml] [--check RUN_WITHOUT RUN_WITH [RUN ...]] [--handoff RUN]
 
 --check: two runs of suites/gpu-replay.toml with timelines, on
 h100-host-calibrated and on h100-host-contention (the same with the terms):
 the held-out cases end to end against the three base repeats' median real
-time, per strategy, and the ranking rule of analysis/gpu_replay.py.
+time, per strategy, and the ranking rule of analysis/gpu_replay.py; runs
+after the first two (other terms, e.g. a hand-off at several values) are
+judged on the fit half and the held-out half. --handoff: a hand-off per
+wait across lanes fitted as a correction of the composition alone.
 
 Plain Python: no pandas needed."""
 
@@ -169,13 +172,23 @@ def simulated(run_dir: pathlib.Path) -> dict:
     return out
 
 
-def check(without: pathlib.Path, with_terms: pathlib.Path) -> list[str]:
+def half_errors(kept: list[dict], key: str, half: int) -> str:
+    e = [c["real"] / c[key] - 1 for c in kept if c["i"] % 2 == half]
+    return (f"median {statistics.median(e):+.3f}, median |.| {statistics.median(abs(x) for x in e):.3f}, "
+            f"within 5%: {sum(abs(x) <= 0.05 for x in e)} of {len(e)}")
+
+
+def check(without: pathlib.Path, with_terms: pathlib.Path, others: list[pathlib.Path] = ()) -> list[str]:
     """The terms end to end: the held-out cases (odd-numbered) simulated
     without and with them against the median real time of the three base
     repeats; cases whose simulation changed since the replay ran (another
-    graph ran on the machine) are left out and counted."""
+    graph ran on the machine) are left out and counted. `others`: more
+    runs with other terms (e.g. a hand-off term at several values), each
+    judged on the fit half (even-numbered cases: where a value is chosen)
+    and the held-out half."""
     reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
     sim0, sim1 = simulated(without), simulated(with_terms)
+    more = [(p, simulated(p)) for p in others]
     kept, changed = [], 0
     for i, r in enumerate(reps[0]):
         key = (r["strategy"], r["axes"])
@@ -183,9 +196,9 @@ def check(without: pathlib.Path, with_terms: pathlib.Path) -> list[str]:
             changed += 1
             continue
         real = statistics.median(float(rep[i]["real_us"]) for rep in reps)
-        kept.append({"i": i, "strategy": r["strategy"], "real": real, "reals": [float(rep[i]["real_us"]) for rep in reps],
-                     "sim0": sim0[key], "sim1": sim1[key], "group": key[1].split("; ", 1)[0] + "; " +
-                     "; ".join(key[1].split("; ")[1:])})
+        kept.append({"i": i, "strategy": r["strategy"], "real": real,
+                     "reals": [float(rep[i]["real_us"]) for rep in reps], "sim0": sim0[key], "sim1": sim1[key],
+                     "group": key[1], **{f"more{j}": sim[key] for j, (_, sim) in enumerate(more)}})
     held = [c for c in kept if c["i"] % 2 == 1]
     lines = [f"end to end, the held-out (odd-numbered) cases whose simulation is the one replayed: {len(held)} "
              f"({changed} of {len(reps[0])} cases left out: their simulation changed since the replay)"]
@@ -217,7 +230,58 @@ def check(without: pathlib.Path, with_terms: pathlib.Path) -> list[str]:
                     same += ((a[k] > b[k]) - (a[k] < b[k])) == sign
         lines.append(f"  ranking {name}: the simulation orders {same} of the {n} pairs the machine separates "
                      f"(all {len(kept)} kept cases)")
+    for j, (path, _) in enumerate(more):
+        lines.append(f"  {path}: fit half {half_errors(kept, f'more{j}', 0)}; held out "
+                     f"{half_errors(kept, f'more{j}', 1)}")
+    if more:
+        lines.append(f"  (with the terms alone: fit half {half_errors(kept, 'sim1', 0)})")
     return lines
+
+
+def cross_lane_waits(timeline: pathlib.Path, first: int = 0, last: int = 6) -> int:
+    """Tasks of steps first..last that wait for a task of another lane."""
+    import json
+
+    events = [e for e in json.loads(timeline.read_text())["traceEvents"] if e.get("ph") == "X"]
+    lane = {e["args"]["task"]: e["tid"] for e in events if "task" in e.get("args", {})}
+    n = 0
+    for e in events:
+        a = e["args"]
+        if first <= a.get("step", -1) <= last and any(
+                w >= 0 and lane.get(w, e["tid"]) != e["tid"] for w in a.get("waits", [])):
+            n += 1
+    return n
+
+
+def handoff(run_dir: pathlib.Path) -> list[str]:
+    """A hand-off per wait across lanes as a correction of the composition
+    alone: gap = real - composed (medians over the three base repeats) fitted
+    as h x waits through the origin on the even cases, checked on the odd
+    ones; the cases whose simulation changed since the replay are left out."""
+    import json
+
+    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
+    ids = {}
+    for line in (run_dir / "runs.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        ids[(r["strategy"], r["axes"])] = r["case_id"]
+    rows = []
+    for i, r in enumerate(reps[0]):
+        key = (r["strategy"], r["axes"])
+        timeline = run_dir / "timelines" / f"{ids[key]}.json"
+        if abs(span_us(timeline) / float(r["sim_us"]) - 1) > 1e-6:
+            continue
+        real = statistics.median(float(x[i]["real_us"]) for x in reps)
+        comp = statistics.median(float(x[i]["composed_us"]) for x in reps)
+        rows.append((i, real, comp, cross_lane_waits(timeline)))
+    fit_rows, held = [x for x in rows if x[0] % 2 == 0], [x for x in rows if x[0] % 2 == 1]
+    h = sum((x[1] - x[2]) * x[3] for x in fit_rows) / sum(x[3] ** 2 for x in fit_rows)
+    before = [abs(x[1] / x[2] - 1) for x in held]
+    after = [abs(x[1] / (x[2] + h * x[3]) - 1) for x in held]
+    return [f"hand-off per wait across lanes, fitted on {len(fit_rows)} even cases' composition gap: {h:.2f} us; "
+            f"the {len(held)} odd cases' composition error, median |.| {statistics.median(before):.3f} -> "
+            f"{statistics.median(after):.3f}, within 2%: {sum(x <= 0.02 for x in before)} -> "
+            f"{sum(x <= 0.02 for x in after)}"]
 
 
 def main() -> int:
@@ -238,7 +302,13 @@ def main() -> int:
         if len(args) < at + 3:
             sys.exit("--check: expected two run folders of suites/gpu-replay.toml (without and with the terms), "
                      f"found {len(args) - at - 1}")
-        print("\n" + "\n".join(check(pathlib.Path(args[at + 1]), pathlib.Path(args[at + 2]))))
+        rest = [pathlib.Path(a) for a in args[at + 3:] if not a.startswith("--")]
+        print("\n" + "\n".join(check(pathlib.Path(args[at + 1]), pathlib.Path(args[at + 2]), rest)))
+    if "--handoff" in args:
+        at = args.index("--handoff")
+        if len(args) < at + 2:
+            sys.exit("--handoff: expected a run folder of suites/gpu-replay.toml with timelines, found none")
+        print("\n" + "\n".join(handoff(pathlib.Path(args[at + 1]))))
     if "--toml" in args:
         print("\n# The terms as a hardware profile's entries (configs/hardware/h100-host-contention.toml)")
         for term, t in terms.items():

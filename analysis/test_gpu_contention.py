@@ -68,3 +68,10 @@ def test_a_missing_log_is_named(tmp_path):
         assert "none.log: expected a replay log" in str(e)
     else:
         raise AssertionError("no error")
+
+
+def test_half_errors_judge_one_half_of_the_cases():
+    kept = [{"i": 0, "real": 110.0, "s": 100.0}, {"i": 1, "real": 100.0, "s": 100.0},
+            {"i": 2, "real": 103.0, "s": 100.0}, {"i": 3, "real": 80.0, "s": 100.0}]
+    assert gpu_contention.half_errors(kept, "s", 0) == "median +0.065, median |.| 0.065, within 5%: 1 of 2"
+    assert gpu_contention.half_errors(kept, "s", 1) == "median -0.100, median |.| 0.100, within 5%: 1 of 2"

@@ -344,7 +344,9 @@ const cfg::Schema<ContentionTerm>& contention_schema() {
     s.choice("term", &S::term, contention_terms(),
              "The task kind: gpu-expert, cpu-expert, expert-copy (an expert's H2D copy), "
              "act-to-cpu, act-to-gpu (hidden states across the link), gpu-layer (attention, "
-             "norms and router, shared experts, dense FFN, lm head, predictor matmuls).")
+             "norms and router, shared experts, dense FFN, lm head, predictor matmuls), handoff "
+             "(a task waiting for a task of another lane starts per_task_us after its end; no "
+             "factor).")
         .required()
         .number("factor", &S::factor, "Times the cost model's time of such a task.", positive())
         .number("per_task_us", &S::per_task_us, "Added to every such task.", non_negative(), "us")
@@ -359,7 +361,8 @@ const cfg::Schema<ContentionTerm>& contention_schema() {
 
 const std::vector<std::string>& contention_terms() {
   static const std::vector<std::string> t = {"gpu-expert", "cpu-expert", "expert-copy",
-                                             "act-to-cpu", "act-to-gpu", "gpu-layer"};
+                                             "act-to-cpu", "act-to-gpu", "gpu-layer",
+                                             "handoff"};
   return t;
 }
 
@@ -574,6 +577,10 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   }
   const cfg::Value* contention_v = src.find("contention");
   for (size_t i = 0; i < contention.size(); ++i) {
+    require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "factor",
+                contention[i].term != "handoff" || contention[i].factor == 1.0,
+                "no factor for the handoff term (a wait across lanes costs per_task_us)",
+                fmt::format("{}", contention[i].factor));
     for (size_t j = 0; j < i; ++j) {
       require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "term",
                   contention[j].term != contention[i].term, "one entry per term",

@@ -174,7 +174,8 @@ struct TestbedUnknown {
 struct ContentionTerm {
   // "gpu-expert", "cpu-expert", "expert-copy", "act-to-cpu", "act-to-gpu",
   // "gpu-layer" (attention, norms and router, shared experts, dense FFN, lm
-  // head, predictor matmuls)
+  // head, predictor matmuls), "handoff" (a task waiting for a task of another
+  // lane starts per_task_us after that task's end; factor unused)
   std::string term;
   double factor = 1.0;
   double per_task_us = 0.0;

@@ -91,6 +91,10 @@ class CostModel {
   double d2h_activations_ns(int64_t tokens) const;
   double h2d_activations_ns(int64_t tokens) const;
 
+  // A task waiting for a task of another lane starts this long after that
+  // task's end (the hardware's "handoff" contention term; 0: none).
+  double handoff_ns() const { return per_task_ns_[kHandoff]; }
+
   int64_t expert_bytes() const { return expert_bytes_; }
   int64_t activation_bytes(int64_t tokens) const { return tokens * model_.hidden_size * 2; }
   bool has_gpu() const { return hw_.has_gpu(); }
@@ -125,9 +129,18 @@ class CostModel {
   // The hardware's contention terms (HardwareProfile::contention), in the
   // order of contention_terms(): a task of that kind takes factor times its
   // time plus per_task (ns). Without terms: 1 and 0.
-  enum Term { kGpuExpert, kCpuExpert, kExpertCopy, kActToCpu, kActToGpu, kGpuLayer, kTerms };
-  double factor_[kTerms] = {1, 1, 1, 1, 1, 1};
-  double per_task_ns_[kTerms] = {0, 0, 0, 0, 0, 0};
+  enum Term {
+    kGpuExpert,
+    kCpuExpert,
+    kExpertCopy,
+    kActToCpu,
+    kActToGpu,
+    kGpuLayer,
+    kHandoff,
+    kTerms
+  };
+  double factor_[kTerms] = {1, 1, 1, 1, 1, 1, 1};
+  double per_task_ns_[kTerms] = {0, 0, 0, 0, 0, 0, 0};
   bool contended_ = false;
   double in_run(Term k, double ns) const {
     return contended_ ? ns * factor_[k] + per_task_ns_[k] : ns;

@@ -185,6 +185,11 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   double end;
   Waits w = waits;
   if (id == Lane::kGpu) copies_.gpu_task(&ready, &w, link_.free_ns());  // a shared stream
+  if (const double h = cost_.handoff_ns(); h > 0) {  // a wait across lanes: a host hand-off
+    for (int64_t t : w.task) {
+      if (t >= 0 && log_.lane_of(t) != id) ready = std::max(ready, log_.end_of(t) + h);
+    }
+  }
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
   static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);

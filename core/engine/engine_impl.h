@@ -196,6 +196,7 @@ class Engine final : private AttentionPort {
                       source.info().model_name));
     }
     mode_ = run_modes(st, hw, exec_->backend() == "real");
+    if (cost_.handoff_ns() > 0) log_.keep_ends(cost_.handoff_ns());
     res_.read_ends_from(&link_);
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(

@@ -50,6 +50,33 @@ TEST(EngineTimeline, AllCpuRunsExpertsOneAfterAnother) {
   EXPECT_EQ(r.metrics.token_hits[1], 0);
 }
 
+// The hardware's hand-off term (a contention term): a task that waits for a
+// task of another lane starts that long after its end; a wait on its own
+// lane costs nothing more. All-CPU on a machine with a GPU: the CPU experts
+// wait for the activations' copy to the host (d2h lane), the next layer's
+// attention (GPU lane) for their way back.
+TEST(EngineTimeline, AHandOffAcrossLanesDelaysTheTaskThatWaits) {
+  const auto src = routing(2, 4, 2, {{{0, 1}, {2, 3}}});
+  HardwareProfile h = round_hardware();
+  h.link.latency_us = 1;  // activation copies of 1 us (drawn in the timeline)
+  const auto plain = run(tiny_model(), h, strategy("all-cpu"), src);
+  h.contention = {{"handoff", 1.0, 3.0, "test"}};
+  const auto r = run(tiny_model(), h, strategy("all-cpu"), src);
+  const auto to_cpu = tasks(r, Lane::kD2H, TaskKind::kActToCpu);
+  const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
+  const auto back = tasks(r, Lane::kActH2D, TaskKind::kActToGpu);
+  ASSERT_EQ(cpu.size(), 4u);
+  ASSERT_FALSE(to_cpu.empty());
+  ASSERT_FALSE(back.empty());
+  // Across lanes: 3 us after the copy it waits for; then on the CPU's own lane: no hand-off.
+  EXPECT_DOUBLE_EQ(cpu[0].start_ns, to_cpu[0].end_ns + 3 * us);
+  EXPECT_DOUBLE_EQ(cpu[1].start_ns, cpu[0].end_ns);
+  EXPECT_DOUBLE_EQ(back[0].start_ns, cpu[1].end_ns + 3 * us);
+  EXPECT_GT(r.metrics.tbt_ms[0], plain.metrics.tbt_ms[0]);
+  const auto plain_cpu = tasks(plain, Lane::kCpu, TaskKind::kCpuExpert);
+  EXPECT_DOUBLE_EQ(plain_cpu[0].start_ns, tasks(plain, Lane::kD2H, TaskKind::kActToCpu)[0].end_ns);
+}
+
 TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
   // Cache of 2 slots per layer holding experts {0, 1}. The token uses {0, 2}
   // in layer 0: expert 0 hits, expert 2 is loaded into expert 1's slot (the

@@ -14,6 +14,10 @@ int64_t TaskLog::add_task(Lane id, const FifoLane* lane, TaskKind kind, double s
                           double dur, const Waits& checked, const Waits& shown, int64_t step,
                           int32_t layer, int32_t expert, int64_t tokens) {
   ++last_;
+  if (ends_on_) {
+    lane_of_.push_back(uint8_t(id));
+    end_of_.push_back(end);
+  }
   if (graph_on_) graph_.push_back({id, lane, kind, start, end, checked});
   if (timeline_on_ && dur > 0) {
     timeline_.push_back({id,
@@ -59,7 +63,8 @@ void TaskLog::check() const {
       if (d < 0) continue;
       if (d >= int64_t(i))
         throw InternalError(fmt::format("task graph: task {} waits for a later task {}", i, d));
-      expect = std::max(expect, graph_[size_t(d)].end);
+      const GraphTask& dep = graph_[size_t(d)];
+      expect = std::max(expect, dep.end + (dep.lane != t.lane ? handoff_ns_ : 0.0));
     }
     expect = std::max(expect, t.waits.copies_end);
     if (t.start != expect) {
