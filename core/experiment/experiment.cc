@@ -673,9 +673,9 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
     if (seqs[i].tokens() <= m.context_length) continue;
     throw ConfigError(
         cfg::where_of_key(wl, "trace"), "workload.trace",
-        fmt::format("sequences of at most model '{}''s context ({} tokens, prompt and output "
-                    "together; cap them with prompt_len and decode_len)",
-                    m.name, m.context_length),
+        fmt::format("sequences of at most the model's context ({} tokens, prompt and output "
+                    "together; model '{}'; cap them with prompt_len and decode_len)",
+                    m.context_length, m.name),
         fmt::format("sequence {} of '{}' with {} + {} = {} tokens", i, w.trace, seqs[i].prompt_len,
                     seqs[i].decode_len, seqs[i].tokens()));
   }
@@ -707,9 +707,9 @@ void check_context(const ModelSpec& m, const WorkloadSpec& w, const Value& wl) {
   if (uniform && w.prompt_len_max >= 0 && key == "prompt_len") key = "prompt_len_max";
   if (uniform && w.decode_len_max >= 0 && key == "decode_len") key = "decode_len_max";
   throw ConfigError(cfg::where_of_key(wl, key), "workload." + key,
-                    fmt::format("sequences of at most model '{}''s context ({} tokens, prompt "
-                                "and output together)",
-                                m.name, m.context_length),
+                    fmt::format("sequences of at most the model's context ({} tokens, prompt "
+                                "and output together; model '{}')",
+                                m.context_length, m.name),
                     fmt::format("{} + {} = {} tokens at the longest", p, d, p + d));
 }
 
