@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 import pathlib
 import re
 import statistics
@@ -150,8 +151,6 @@ def analyse(fit_cases: list[dict], held: dict[str, list[dict]]) -> tuple[list[st
 def span_us(timeline: pathlib.Path, first: int = 0, last: int = 6) -> float:
     """A simulated case's steps first..last as the replay counts them: from
     the first task's start to the last task's end (us)."""
-    import json
-
     lo, hi = float("inf"), float("-inf")
     for e in json.loads(timeline.read_text())["traceEvents"]:
         step = e.get("args", {}).get("step") if e.get("ph") == "X" else None
@@ -161,15 +160,41 @@ def span_us(timeline: pathlib.Path, first: int = 0, last: int = 6) -> float:
     return hi - lo
 
 
-def simulated(run_dir: pathlib.Path) -> dict:
-    """{(strategy, axes): steps 0-6 simulated us} of a run of suites/gpu-replay.toml with timelines."""
-    import json
-
+def timelines(run_dir: pathlib.Path) -> dict:
+    """{(strategy, axes): timeline path} of a run of suites/gpu-replay.toml with timelines."""
     out = {}
     for line in (run_dir / "runs.jsonl").read_text().splitlines():
         r = json.loads(line)
-        out[(r["strategy"], r["axes"])] = span_us(run_dir / "timelines" / f"{r['case_id']}.json")
+        out[(r["strategy"], r["axes"])] = run_dir / "timelines" / f"{r['case_id']}.json"
     return out
+
+
+def simulated(run_dir: pathlib.Path) -> dict:
+    """{(strategy, axes): steps 0-6 simulated us} of such a run."""
+    return {key: span_us(path) for key, path in timelines(run_dir).items()}
+
+
+def replayed(run_dir: pathlib.Path) -> tuple[list[dict], int]:
+    """The cases of the three base repeats whose simulation in `run_dir` is
+    the one replayed (steps 0-6 equal to the replay's, to 1e-6): index,
+    strategy, group (the axes), real times (each repeat's and their
+    median), the median composed time, the timeline and its simulated time;
+    and how many were left out (their simulation changed since the replay
+    ran: another graph ran on the machine)."""
+    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
+    paths = timelines(run_dir)
+    kept = []
+    for i, r in enumerate(reps[0]):
+        key = (r["strategy"], r["axes"])
+        sim = span_us(paths[key])
+        if abs(sim / float(r["sim_us"]) - 1) > 1e-6:
+            continue
+        reals = [float(rep[i]["real_us"]) for rep in reps]
+        kept.append({"i": i, "key": key, "strategy": r["strategy"], "group": r["axes"], "reals": reals,
+                     "real": statistics.median(reals),
+                     "comp": statistics.median(float(rep[i]["composed_us"]) for rep in reps),
+                     "timeline": paths[key], "sim0": sim})
+    return kept, len(reps[0]) - len(kept)
 
 
 def half_errors(kept: list[dict], key: str, half: int) -> str:
@@ -181,31 +206,19 @@ def half_errors(kept: list[dict], key: str, half: int) -> str:
 def check(without: pathlib.Path, with_terms: pathlib.Path, others: list[pathlib.Path] = ()) -> list[str]:
     """The terms end to end: the held-out cases (odd-numbered) simulated
     without and with them against the median real time of the three base
-    repeats; cases whose simulation changed since the replay ran (another
-    graph ran on the machine) are left out and counted. `others`: more
-    runs with other terms (e.g. a hand-off term at several values), each
-    judged on the fit half (even-numbered cases: where a value is chosen)
-    and the held-out half."""
-    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
-    sim0, sim1 = simulated(without), simulated(with_terms)
-    more = [(p, simulated(p)) for p in others]
-    kept, changed = [], 0
-    for i, r in enumerate(reps[0]):
-        key = (r["strategy"], r["axes"])
-        if abs(sim0[key] / float(r["sim_us"]) - 1) > 1e-6:
-            changed += 1
-            continue
-        real = statistics.median(float(rep[i]["real_us"]) for rep in reps)
-        kept.append({"i": i, "strategy": r["strategy"], "real": real,
-                     "reals": [float(rep[i]["real_us"]) for rep in reps], "sim0": sim0[key], "sim1": sim1[key],
-                     "group": key[1], **{f"more{j}": sim[key] for j, (_, sim) in enumerate(more)}})
+    repeats (replayed: the cases whose simulation is the one replayed).
+    `others`: more runs with other terms (e.g. a hand-off term at several
+    values), each judged on the fit half (even-numbered cases: where a
+    value is chosen) and the held-out half."""
+    kept, changed = replayed(without)
+    runs = {"sim1": simulated(with_terms), **{f"more{j}": simulated(p) for j, p in enumerate(others)}}
+    for c in kept:
+        c.update({k: sim[c["key"]] for k, sim in runs.items()})
     held = [c for c in kept if c["i"] % 2 == 1]
     lines = [f"end to end, the held-out (odd-numbered) cases whose simulation is the one replayed: {len(held)} "
-             f"({changed} of {len(reps[0])} cases left out: their simulation changed since the replay)"]
+             f"({changed} of {len(kept) + changed} cases left out: their simulation changed since the replay)"]
     for name, k in (("without the terms", "sim0"), ("with the terms", "sim1")):
-        e = [c["real"] / c[k] - 1 for c in held]
-        lines.append(f"  {name:<18} real / simulated - 1: median {statistics.median(e):+.3f}, median |.| "
-                     f"{statistics.median(abs(x) for x in e):.3f}, within 5%: {sum(abs(x) <= 0.05 for x in e)}")
+        lines.append(f"  {name:<18} real / simulated - 1: {half_errors(kept, k, 1)}")
     by = {}
     for c in held:
         by.setdefault(c["strategy"], []).append(c)
@@ -230,18 +243,16 @@ def check(without: pathlib.Path, with_terms: pathlib.Path, others: list[pathlib.
                     same += ((a[k] > b[k]) - (a[k] < b[k])) == sign
         lines.append(f"  ranking {name}: the simulation orders {same} of the {n} pairs the machine separates "
                      f"(all {len(kept)} kept cases)")
-    for j, (path, _) in enumerate(more):
+    for j, path in enumerate(others):
         lines.append(f"  {path}: fit half {half_errors(kept, f'more{j}', 0)}; held out "
                      f"{half_errors(kept, f'more{j}', 1)}")
-    if more:
+    if others:
         lines.append(f"  (with the terms alone: fit half {half_errors(kept, 'sim1', 0)})")
     return lines
 
 
 def cross_lane_waits(timeline: pathlib.Path, first: int = 0, last: int = 6) -> int:
     """Tasks of steps first..last that wait for a task of another lane."""
-    import json
-
     events = [e for e in json.loads(timeline.read_text())["traceEvents"] if e.get("ph") == "X"]
     lane = {e["args"]["task"]: e["tid"] for e in events if "task" in e.get("args", {})}
     n = 0
@@ -257,23 +268,8 @@ def handoff(run_dir: pathlib.Path) -> list[str]:
     """A hand-off per wait across lanes as a correction of the composition
     alone: gap = real - composed (medians over the three base repeats) fitted
     as h x waits through the origin on the even cases, checked on the odd
-    ones; the cases whose simulation changed since the replay are left out."""
-    import json
-
-    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
-    ids = {}
-    for line in (run_dir / "runs.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        ids[(r["strategy"], r["axes"])] = r["case_id"]
-    rows = []
-    for i, r in enumerate(reps[0]):
-        key = (r["strategy"], r["axes"])
-        timeline = run_dir / "timelines" / f"{ids[key]}.json"
-        if abs(span_us(timeline) / float(r["sim_us"]) - 1) > 1e-6:
-            continue
-        real = statistics.median(float(x[i]["real_us"]) for x in reps)
-        comp = statistics.median(float(x[i]["composed_us"]) for x in reps)
-        rows.append((i, real, comp, cross_lane_waits(timeline)))
+    ones (replayed cases only)."""
+    rows = [(c["i"], c["real"], c["comp"], cross_lane_waits(c["timeline"])) for c in replayed(run_dir)[0]]
     fit_rows, held = [x for x in rows if x[0] % 2 == 0], [x for x in rows if x[0] % 2 == 1]
     h = sum((x[1] - x[2]) * x[3] for x in fit_rows) / sum(x[3] ** 2 for x in fit_rows)
     before = [abs(x[1] / x[2] - 1) for x in held]
@@ -302,7 +298,8 @@ def main() -> int:
         if len(args) < at + 3:
             sys.exit("--check: expected two run folders of suites/gpu-replay.toml (without and with the terms), "
                      f"found {len(args) - at - 1}")
-        rest = [pathlib.Path(a) for a in args[at + 3:] if not a.startswith("--")]
+        rest = list(itertools.takewhile(lambda a: not a.startswith("--"), args[at + 3:]))
+        rest = [pathlib.Path(a) for a in rest]
         print("\n" + "\n".join(check(pathlib.Path(args[at + 1]), pathlib.Path(args[at + 2]), rest)))
     if "--handoff" in args:
         at = args.index("--handoff")

@@ -195,7 +195,7 @@ class Engine final : private AttentionPort {
                       model.name, model.moe_layers(), model.routed_experts, model.top_k, L_, E_, k_,
                       source.info().model_name));
     }
-    mode_ = run_modes(st, hw, exec_->backend() == "real");
+    mode_ = run_modes(st, hw, exec_->backend() == "real", *attention_);
     if (cost_.handoff_ns() > 0) log_.keep_ends(cost_.handoff_ns());
     res_.read_ends_from(&link_);
     if (res_.buffer_slots() > 0 && res_.global_pool()) {

@@ -74,13 +74,11 @@ int64_t Engine::load(int32_t layer, int32_t expert, TaskKind kind, double issue,
   t.earliest_ns = earliest;
   // A full-precision host-to-device copy, as the strategy's copy variants
   // shape it (core/engine/variants/).
-  t.duration_ns = cost_.h2d_expert_ns(1.0);
-  t.bytes = cost_.expert_bytes();
   CopyRequest req;
   req.kind = kind;
   req.reduced_asked = reduced_asked;
   req.evicts_cached = evicts_cached;
-  copies_.shape(t, req, cost_, lanes_.gpu.free_ns());
+  copies_.price(t, req, cost_, lanes_.gpu.free_ns());
   if (t.reduced) ++m_.reduced_copies;
   if (t.writeback) ++m_.writeback_copies;
   t.staging = staging;

@@ -6,6 +6,7 @@
 
 #include "core/config/hardware_profile.h"
 #include "core/engine/engine.h"
+#include "core/engine/variants/attention_path.h"
 
 namespace moebench {
 
@@ -19,6 +20,7 @@ struct RunModes {
 // The strategy's modes on this hardware and backend; throws moebench::Error
 // for a combination the engine cannot run (a pipelined decode on the real
 // backend, a host KV cache without a GPU).
-RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend);
+RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend,
+                   const AttentionPath& attention);
 
 }  // namespace moebench

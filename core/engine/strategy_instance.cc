@@ -10,7 +10,6 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/run_modes.h"
-#include "core/engine/variants/attention_path.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 
@@ -284,13 +283,14 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
   st.residency_why = chosen->why;
 }
 
-RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend) {
+RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend,
+                   const AttentionPath& attention) {
   RunModes m;
   m.one_at_a_time = st.residency.admission == "one-at-a-time";
   m.late_before_demand = st.residency.late_prefetch == "before-demand";
   m.real_backend = real_backend;
   // Where attention runs (core/engine/variants/attention_path.h).
-  const bool kv_on_host = make_attention_path(st.residency.attention)->kv_on_host();
+  const bool kv_on_host = attention.kv_on_host();
   m.pipelined = kv_on_host || st.residency.micro_batches > 1;
   if (m.pipelined && m.real_backend) {
     throw Error(fmt::format(

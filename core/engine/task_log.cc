@@ -14,10 +14,6 @@ int64_t TaskLog::add_task(Lane id, const FifoLane* lane, TaskKind kind, double s
                           double dur, const Waits& checked, const Waits& shown, int64_t step,
                           int32_t layer, int32_t expert, int64_t tokens) {
   ++last_;
-  if (ends_on_) {
-    lane_of_.push_back(uint8_t(id));
-    end_of_.push_back(end);
-  }
   if (graph_on_) graph_.push_back({id, lane, kind, start, end, checked});
   if (timeline_on_ && dur > 0) {
     timeline_.push_back({id,

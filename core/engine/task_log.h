@@ -36,16 +36,16 @@ class TaskLog {
   void add_copy(const Transfer& t, int64_t transfer_id);
   // The id of the lane task added last (-1: none yet).
   int64_t last() const { return last_; }
-  // Keep every task's lane and end from now on: a task waiting for a task of
-  // another lane starts `handoff_ns` after its end (the hardware's hand-off
-  // term), which check() then holds it to.
+  // Keep the task graph from now on (its lanes and ends): a task waiting for
+  // a task of another lane starts `handoff_ns` after its end (the hardware's
+  // hand-off term), which check() then holds it to.
   void keep_ends(double handoff_ns) {
-    ends_on_ = true;
+    graph_on_ = true;
     handoff_ns_ = handoff_ns;
   }
-  // Task `task`'s lane and end (keep_ends() before it was added).
-  Lane lane_of(int64_t task) const { return Lane(lane_of_[size_t(task)]); }
-  double end_of(int64_t task) const { return end_of_[size_t(task)]; }
+  // Task `task`'s lane and end (the graph kept before it was added).
+  Lane lane_of(int64_t task) const { return graph_[size_t(task)].lane; }
+  double end_of(int64_t task) const { return graph_[size_t(task)].end; }
   // Throws InternalError naming the first task that starts before its lane
   // and what it waits for allow, or that waits for a later task.
   void check() const;
@@ -60,10 +60,8 @@ class TaskLog {
     double start, end;
     Waits waits;
   };
-  bool graph_on_, timeline_on_, ends_on_ = false;
+  bool graph_on_, timeline_on_;
   double handoff_ns_ = 0;
-  std::vector<uint8_t> lane_of_;
-  std::vector<double> end_of_;
   std::vector<GraphTask> graph_;
   std::vector<TaskRecord> timeline_;
   int64_t last_ = -1;

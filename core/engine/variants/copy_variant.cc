@@ -36,12 +36,10 @@ CopyVariants::CopyVariants(const ResidencySpec& r, const HardwareProfile& hw) {
 double CopyVariants::copy_ns(TaskKind kind, bool reduced_asked, const CostModel& cost) const {
   Transfer t;
   t.kind = kind;
-  t.duration_ns = cost.h2d_expert_ns(1.0);
-  t.bytes = cost.expert_bytes();
   CopyRequest r;
   r.kind = kind;
   r.reduced_asked = reduced_asked;
-  shape(t, r, cost, 0.0);
+  price(t, r, cost, 0.0);
   return t.duration_ns;
 }
 

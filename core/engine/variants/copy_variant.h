@@ -58,6 +58,13 @@ class CopyVariants {
   void shape(Transfer& t, const CopyRequest& r, const CostModel& cost, double gpu_free_ns) const {
     for (const auto& v : v_) v->shape(t, r, cost, gpu_free_ns);
   }
+  // Prices `t` as a full-precision host-to-device copy of one expert (its
+  // time and bytes), then shapes it.
+  void price(Transfer& t, const CopyRequest& r, const CostModel& cost, double gpu_free_ns) const {
+    t.duration_ns = cost.h2d_expert_ns(1.0);
+    t.bytes = cost.expert_bytes();
+    shape(t, r, cost, gpu_free_ns);
+  }
   void gpu_task(double* ready, Waits* w, double copies_end_ns) const {
     for (const auto& v : v_) v->gpu_task(ready, w, copies_end_ns);
   }
