@@ -60,6 +60,10 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
     r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(bad), "--tokens", "4,2"],
                        capture_output=True, text=True, env=env)
     assert r.returncode != 0 and "expected ascending distinct counts" in r.stderr
+    # --under-load needs the other lanes: a profile with a GPU.
+    r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", "--out", str(bad), "--under-load"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "calibrate --under-load: expected a profile with a GPU" in r.stderr
     assert not bad.exists()
 
 

@@ -2,7 +2,8 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 # Binaries for a GPU machine that cannot install anything (the lent one has
 # no network, docs/GPU.md): builds them here, then copies into DIR
-#   DIR/bin  moebench, run_suite, bench_gpu, gpu_experts_tests, replay_gpu_tests (stripped)
+#   DIR/bin  moebench, run_suite, bench_gpu and the GPU tests: gpu_experts_tests,
+#            replay_gpu_tests, gpu_layer_tests, tools_tests (stripped)
 #   DIR/lib  the shared libraries they load that a CUDA image may lack
 #            (Debian's fmt, toml++, oneDNN, OpenCL loader, libgomp); the C
 #            and C++ runtimes and CUDA's own libraries are left to that
@@ -16,11 +17,12 @@
 set -euo pipefail
 dir=${1:?DIR}
 build=${2:-build}
-cmake --build "$build" -j "$(nproc)" --target moebench run_suite bench_gpu gpu_experts_tests replay_gpu_tests > /dev/null
+cmake --build "$build" -j "$(nproc)" --target moebench run_suite bench_gpu gpu_experts_tests replay_gpu_tests \
+  gpu_layer_tests tools_tests > /dev/null
 rm -rf "$dir"
 mkdir -p "$dir/bin" "$dir/lib"
 cp "$build/bin/moebench" "$build/bin/run_suite" "$build/bin/bench_gpu" "$build/tests/gpu_experts_tests" \
-  "$build/tests/replay_gpu_tests" "$dir/bin/"
+  "$build/tests/replay_gpu_tests" "$build/tests/gpu_layer_tests" "$build/tests/tools_tests" "$dir/bin/"
 strip "$dir"/bin/*
 for b in "$dir"/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'

@@ -7,8 +7,10 @@
 # BIN_DIR holds moebench, run_suite and bench_gpu, and gpu_experts_tests
 # there or in ../tests (build/bin after `make build`: `make gpu-session`, or
 # binaries built elsewhere); OUT_DIR
-# receives machine.txt (nvidia-smi, lscpu), gpu-tests.log, sanitizer.log,
-# calibrate.log, the calibrated profile h100-host-calibrated.toml,
+# receives machine.txt (nvidia-smi, lscpu), gpu-tests.log, gpu-layer-tests.log,
+# tools-tests.log, sanitizer.log, calibrate.log, the calibrated profile
+# h100-host-calibrated.toml, calibrate-under-load.log and its profile
+# h100-host-under-load.toml (every table measured while the other lanes run),
 # bench-gpu.log and bench-gpu-spare-core.log (one CPU thread fewer), and
 # replay-TAG.csv and .log per replay variant. A failing
 # step is logged and the next one still runs; the exit status is the first
@@ -41,6 +43,12 @@ if [ "$mode" = all ] || [ "$mode" = measure ]; then
   step gpu-tests "$tests_bin"
   replay_tests_bin="$(dirname "$tests_bin")/replay_gpu_tests"
   [ -x "$replay_tests_bin" ] && step replay-gpu-tests "$replay_tests_bin"
+  # The rest of a layer on the GPU (kernels/cuda/gpu_layer.h) and the other
+  # lanes' load of calibrate --under-load.
+  layer_tests_bin="$(dirname "$tests_bin")/gpu_layer_tests"
+  [ -x "$layer_tests_bin" ] && step gpu-layer-tests "$layer_tests_bin"
+  tools_tests_bin="$(dirname "$tests_bin")/tools_tests"
+  [ -x "$tools_tests_bin" ] && step tools-tests "$tools_tests_bin"
   # The same tests under compute-sanitizer's memcheck (out-of-bounds and
   # misaligned device accesses, CUDA API errors), where the toolkit has it;
   # without the test that runs out of device memory on purpose (memcheck
@@ -49,10 +57,17 @@ if [ "$mode" = all ] || [ "$mode" = measure ]; then
   if [ -n "$sanitizer" ]; then
     step sanitizer "$sanitizer" --tool memcheck --error-exitcode 3 "$tests_bin" \
       --gtest_filter=-GpuExperts.AFailedCudaCallIsNamedInTheError
+    [ -x "$layer_tests_bin" ] && step sanitizer-layer "$sanitizer" --tool memcheck --error-exitcode 3 \
+      "$layer_tests_bin" --gtest_filter=-GpuLayer.ALongerContextTakesLonger
   fi
   step calibrate "$bin/moebench" calibrate --hardware h100-host --out "$out/h100-host-calibrated.toml" \
     --threads "$threads" --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 51 \
     --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16,int8
+  # The same tables measured while the other lanes run (tools/calibrate_load.h).
+  step calibrate-under-load "$bin/moebench" calibrate --hardware h100-host --under-load \
+    --out "$out/h100-host-under-load.toml" --threads "$threads" \
+    --tokens 1,2,3,4,6,8,12,16,24,32,48,64,128,256 --repeats 51 \
+    --models deepseek-v2-lite,qwen3-30b-a3b --dtypes bf16
   step bench-gpu "$bin/bench_gpu" --threads "$threads"
   # The same with one core left to the thread that launches the GPU work.
   step bench-gpu-spare-core "$bin/bench_gpu" --threads "$((threads - 1))"

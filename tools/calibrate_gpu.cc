@@ -4,6 +4,8 @@
 #include "tools/calibrate_gpu.h"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -12,11 +14,37 @@
 #include "core/experiment/experiment.h"
 #include "core/util/error.h"
 #include "kernels/cuda/gpu_experts.h"
+#include "kernels/cuda/gpu_layer.h"
 #include "kernels/cuda/gpu_query.h"
+#include "tools/calibrate_load.h"
 
 namespace moebench::tools {
 
 namespace {
+
+// The other lanes' load for one table (nullptr unless --under-load).
+std::unique_ptr<LaneLoad> load_for(const GpuCalibrateOptions& opt, const ModelSpec& m, bool cpu,
+                                   bool link, bool gpu) {
+  if (!opt.under_load) return nullptr;
+  LaneLoad::Options o;
+  o.model = m;
+  o.cpu = cpu;
+  o.link = link;
+  o.gpu = gpu;
+  o.threads = opt.cpu_threads;
+  o.weights_gib = opt.weights_gib;
+  return std::make_unique<LaneLoad>(o);
+}
+
+// Stops a load and says what it did.
+void report(std::unique_ptr<LaneLoad>& load, const char* table) {
+  if (!load) return;
+  const std::string what = load->describe();
+  const LaneLoad::Counts c = load->stop();
+  fmt::print(stderr, "  {} under load ({}): {} CPU tasks, {} copies, {} GPU tasks beside it\n",
+             table, what, c.cpu_tasks, c.copies, c.gpu_tasks);
+  load.reset();
+}
 
 // gpu-expert and h2d-expert tables of one model and dtype.
 void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
@@ -36,6 +64,7 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
   g.synchronize();
   using Lane = gpu::GpuExperts::Lane;
   std::vector<double> us;
+  auto load = load_for(opt, m, true, true, false);
   for (int64_t T : opt.tokens) {
     for (int i = 0; i < slots; ++i) g.compute(i, T);  // untimed pass
     std::vector<double> rounds;
@@ -48,6 +77,8 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
     g.clear_events();
     us.push_back(mean(rounds));
   }
+  report(load, "gpu-expert");
+  load = load_for(opt, m, true, false, true);
   std::vector<double> copy;
   for (int r = 0; r < opt.repeats + 1; ++r) {
     const int a = g.record(Lane::kH2D);
@@ -56,12 +87,70 @@ void expert_tables(HardwareProfile& h, const ModelSpec& m, WeightDtype d,
     if (r > 0) copy.push_back(g.elapsed_ms(a, b) * 1e3 / 32);
   }
   g.clear_events();
+  report(load, "h2d-expert");
   const std::string dn = to_string(d);
   replace_table(h, CostTable{"gpu-expert", m.name, dn,
                              std::vector<double>(opt.tokens.begin(), opt.tokens.end()), us});
   replace_table(h, CostTable{"h2d-expert", m.name, dn, {1.0}, {mean(copy)}});
   fmt::print(stderr, "  gpu-expert {} {} us: {}\n  h2d-expert {:.1f} us ({} bytes)\n", m.name, dn,
              fmt::join(us, " "), mean(copy), g.blob().bytes);
+}
+
+// Mean host time of one call of `run(layer)` over back-to-back calls on
+// rotating layers (a warm pass first), us.
+double host_timed_us(gpu::GpuLayer& g, int repeats, const std::function<void(int)>& run) {
+  const int calls = 4;
+  for (int i = 0; i < calls; ++i) run(i);
+  g.synchronize();
+  std::vector<double> rounds;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) run(i);
+    g.synchronize();
+    rounds.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        calls);
+  }
+  return mean(rounds);
+}
+
+// gpu-layer (one table per context), gpu-shared, gpu-dense-ffn and
+// gpu-lm-head tables of one model (tools/calibrate_gpu.h).
+void layer_tables(HardwareProfile& h, const ModelSpec& m, const GpuCalibrateOptions& opt) {
+  gpu::GpuLayer::Options o;
+  o.shape = gpu::layer_shape(m);
+  o.max_tokens = opt.tokens.back();
+  o.max_sequences = 64;
+  o.max_context = *std::max_element(opt.contexts.begin(), opt.contexts.end());
+  gpu::GpuLayer g(o, nullptr);
+  auto load = load_for(opt, m, true, true, false);
+  const std::vector<double> tokens(opt.tokens.begin(), opt.tokens.end());
+  auto by_tokens = [&](const std::function<void(int, int64_t)>& run) {
+    std::vector<double> us;
+    for (int64_t T : opt.tokens)
+      us.push_back(host_timed_us(g, opt.repeats, [&](int l) { run(l, T); }));
+    return us;
+  };
+  for (int64_t C : opt.contexts) {
+    const std::vector<double> us = by_tokens(
+        [&](int l, int64_t T) { g.attention(l, T, std::min<int64_t>(T, o.max_sequences), C); });
+    CostTable t{"gpu-layer", m.name, "*", tokens, us};
+    t.context = C;
+    replace_table(h, t);
+    fmt::print(stderr, "  gpu-layer {} context {} us: {}\n", m.name, C, fmt::join(us, " "));
+  }
+  auto table = [&](const char* lane, const char* dtype,
+                   const std::function<void(int, int64_t)>& run) {
+    const std::vector<double> us = by_tokens(run);
+    replace_table(h, CostTable{lane, m.name, dtype, tokens, us});
+    fmt::print(stderr, "  {} {} us: {}\n", lane, m.name, fmt::join(us, " "));
+  };
+  if (o.shape.shared_inter > 0)
+    table("gpu-shared", "bf16", [&](int l, int64_t T) { g.shared_experts(l, T); });
+  if (o.shape.dense_inter > 0)
+    table("gpu-dense-ffn", "*", [&](int l, int64_t T) { g.dense_ffn(l, T); });
+  if (o.shape.vocab > 0) table("gpu-lm-head", "*", [&](int, int64_t T) { g.lm_head(T); });
+  report(load, "gpu-layer, gpu-shared, gpu-dense-ffn, gpu-lm-head");
 }
 
 }  // namespace
@@ -74,12 +163,15 @@ void calibrate_gpu(HardwareProfile& h, const GpuCalibrateOptions& opt, std::ostr
         h.name, h.gpu.count, gpu::describe_device()));
   }
   if (opt.tokens.empty()) throw Error("calibrate --gpu-tokens: expected at least one count");
+  if (opt.contexts.empty() || *std::min_element(opt.contexts.begin(), opt.contexts.end()) < 1)
+    throw Error("calibrate --gpu-contexts: expected at least one context >= 1");
   const auto paths = ConfigPaths::defaults();
   const std::string device = gpu::describe_device();
   fmt::print(stderr, "GPU: {}\n", device);
   for (const std::string& mname : opt.models) {
     const ModelSpec m = load_model(mname, paths);
     for (const std::string& dname : opt.dtypes) expert_tables(h, m, parse_weight_dtype(dname), opt);
+    layer_tables(h, m, opt);
   }
   std::vector<int64_t> sizes = {4096};
   for (int64_t b = 16LL << 20; b <= (256LL << 20); b *= 2) sizes.push_back(b);
@@ -116,9 +208,22 @@ void calibrate_gpu(HardwareProfile& h, const GpuCalibrateOptions& opt, std::ostr
       << fmt::format(
              "# Measured, not used by the cost model: HBM read {:.0f} GB/s (a summing kernel over "
              "1 GiB),\n# bf16 GEMM 8192^3 {:.0f} TFLOP/s (cuBLAS). [gpu] hbm_gbps and "
-             "peak_tflops_bf16 stay the datasheet's.\n# Not measured yet: attention and the "
-             "rest of a layer (gpu-layer); the roofline stays for them.\n",
-             hbm, tflops);
+             "peak_tflops_bf16 stay the datasheet's.\n",
+             hbm, tflops)
+      << fmt::format(
+             "# [[table]] gpu-layer: a block's attention, norms and router (kernels/cuda/"
+             "gpu_layer.h),\n# one table per context ({}), each new token its own sequence up "
+             "to 64 (an upper\n# bound on a prefill's KV read); gpu-shared, gpu-dense-ffn, "
+             "gpu-lm-head: bf16 weights. Mean host\n# time of {} rounds of back-to-back calls "
+             "(launches included).\n",
+             fmt::join(opt.contexts, ", "), opt.repeats);
+  if (opt.under_load) {
+    notes << fmt::format(
+        "# Under load (--under-load, tools/calibrate_load.h): gpu-expert and the gpu-layer "
+        "tables measured\n# while CPU experts ({} threads) and expert copies ran, h2d-expert "
+        "while CPU and GPU experts ran.\n",
+        opt.cpu_threads);
+  }
 }
 
 }  // namespace moebench::tools

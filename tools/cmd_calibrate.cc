@@ -35,6 +35,7 @@
 #include "harness/run/platform_provenance.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "tools/calibrate_gpu.h"
+#include "tools/calibrate_load.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
 
@@ -67,6 +68,9 @@ struct CalibrateOptions {
   // GPU tables (profiles with a GPU; tools/calibrate_gpu.h).
   std::vector<int64_t> gpu_tokens = GpuCalibrateOptions().tokens;
   int gpu_repeats = GpuCalibrateOptions().repeats;
+  std::vector<int64_t> gpu_contexts = GpuCalibrateOptions().contexts;
+  // Every table measured while the other lanes run (tools/calibrate_load.h).
+  bool under_load = false;
   // The CPU tables of the rest of the step (profiles without a GPU):
   // cpu-attention, cpu-dense-ffn, cpu-lm-head, by tokens in the step.
   std::vector<int64_t> layer_tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
@@ -330,6 +334,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         "device, found {}",
         h.name, h.gpu.count, gpu::describe_device()));
   }
+  if (opt.under_load && !h.has_gpu()) {
+    throw Error(fmt::format(
+        "calibrate --under-load: expected a profile with a GPU (the other lanes are its copies "
+        "and its experts beside the CPU's), found '{}' with {} GPUs",
+        h.name, h.gpu.count));
+  }
   const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
   if (opt.statistic != "mean" && opt.statistic != "median") {
     throw Error(
@@ -338,6 +348,7 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
   const bool mean = opt.statistic == "mean";
   check_token_counts(opt.tokens, "--tokens");
   check_token_counts(opt.gpu_tokens, "--gpu-tokens");
+  check_token_counts(opt.gpu_contexts, "--gpu-contexts");
   const std::filesystem::path out(opt.out);
   const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
   const Provenance prov = collect_provenance(argv, platform_provenance_probes());
@@ -381,6 +392,13 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
                  ex.kernel_name(), threads, ex.routed_buffers());
       const int64_t E = m.routed_experts;
       const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
+      std::unique_ptr<LaneLoad> load;
+      if (opt.under_load) {  // beside the CPU lane: copies and GPU experts
+        LaneLoad::Options lo;
+        lo.model = m;
+        lo.link = lo.gpu = true;
+        load = std::make_unique<LaneLoad>(lo);
+      }
       const auto routed =
           measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, opt.warmup_ms,
                   [&](int64_t i, int64_t T) {
@@ -396,6 +414,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         replace_table(h,
                       CostTable{"cpu-shared", m.name, dname,
                                 std::vector<double>(opt.tokens.begin(), opt.tokens.end()), shared});
+      }
+      if (load) {
+        const LaneLoad::Counts c = load->stop();
+        fmt::print(stderr, "  cpu tables under load ({}): {} copies, {} GPU tasks beside them\n",
+                   load->describe(), c.copies, c.gpu_tasks);
+        load.reset();
       }
       measured_sets.insert({m.name, dname});
       fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
@@ -422,6 +446,10 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
     g.dtypes = opt.dtypes;
     g.tokens = opt.gpu_tokens;
     g.repeats = opt.gpu_repeats;
+    g.contexts = opt.gpu_contexts;
+    g.under_load = opt.under_load;
+    g.cpu_threads = threads;
+    g.weights_gib = opt.weights_gib;
     calibrate_gpu(h, g, gpu_notes);
   }
   const double dispatch = pool_dispatch_us(threads);
@@ -442,9 +470,15 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
     const bool gpu_lane = t.lane == "gpu-expert" || t.lane == "h2d-expert";
     const bool step_lane =
         t.lane == "cpu-attention" || t.lane == "cpu-dense-ffn" || t.lane == "cpu-lm-head";
-    const bool measured = (t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
-                           (step_lane && !h.has_gpu()) || (gpu_lane && h.has_gpu())) &&
-                          measured_sets.count({t.model, t.dtype}) > 0;
+    // The GPU's rest of a layer: once per model (dtype "*"; gpu-shared "bf16").
+    const bool gpu_layer_lane = t.lane == "gpu-layer" || t.lane == "gpu-shared" ||
+                                t.lane == "gpu-dense-ffn" || t.lane == "gpu-lm-head";
+    const bool of_model =
+        std::find(opt.models.begin(), opt.models.end(), t.model) != opt.models.end();
+    const bool measured = ((t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
+                            (step_lane && !h.has_gpu()) || (gpu_lane && h.has_gpu())) &&
+                           measured_sets.count({t.model, t.dtype}) > 0) ||
+                          (gpu_layer_lane && h.has_gpu() && of_model);
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
   }
   for (const KernelTime& t : h.kernel_times) {
@@ -470,6 +504,9 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
            "# real backend's executor; they replace the [cpu] roofline for these models and "
            "dtypes.\n",
            opt.statistic, opt.repeats)
+    << (opt.under_load ? "# Under load (--under-load): cpu-expert and cpu-shared measured while "
+                         "expert copies and GPU\n# experts ran (tools/calibrate_load.h).\n"
+                       : "")
     << (h.has_gpu()
             ? std::string()
             : fmt::format(
@@ -555,6 +592,14 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--gpu-tokens", opt.gpu_tokens,
                   "Tokens per expert of the gpu-expert tables (profiles with a GPU; ascending)")
       ->delimiter(',');
+  cmd->add_option("--gpu-contexts", opt.gpu_contexts,
+                  "KV entries each new token reads, one gpu-layer table each (profiles with a "
+                  "GPU; ascending)")
+      ->delimiter(',');
+  cmd->add_flag("--under-load", opt.under_load,
+                "Measure each table while the other lanes run (profiles with a GPU): CPU tables "
+                "beside expert copies and GPU experts, GPU tables beside CPU experts and copies, "
+                "h2d-expert beside CPU and GPU experts");
   cmd->add_option("--gpu-repeats", opt.gpu_repeats, "Rounds per GPU table entry")
       ->check(cli::whole(1, 10000));
   cmd->add_option(

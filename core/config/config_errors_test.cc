@@ -116,6 +116,37 @@ TEST(ConfigErrors, ContentionTermsAreCheckedByKey) {
   EXPECT_NE(e.find("hardware.contention[0].factor"), std::string::npos) << e;
 }
 
+// A table's context: on gpu-layer tables only, once per model, dtype and
+// context, and a model's gpu-layer tables all by context or none.
+TEST(ConfigErrors, TableContextsAreCheckedByKey) {
+  const std::string head =
+      "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+  const std::string tail = "[[strategy]]\nname = \"s\"\n";
+  auto table = [](const char* lane, const char* context) {
+    return std::string("[[hardware.table]]\nlane = \"") + lane +
+           "\"\ntokens = [1, 2]\ntime_us = [3, 4]\n" + context;
+  };
+  std::string e = load_error(head + table("gpu-expert", "context = 64\n") + tail);
+  EXPECT_NE(e.find("key 'hardware.table[0].context': expected a context on gpu-layer tables "
+                   "only, found context 64 on a gpu-expert table"),
+            std::string::npos)
+      << e;
+  e = load_error(head + table("gpu-layer", "context = 64\n") +
+                 table("gpu-layer", "context = 64\n") + tail);
+  EXPECT_NE(e.find("key 'hardware.table[1].context': expected one gpu-layer table per model, "
+                   "dtype and context, found context 64 again (table[0])"),
+            std::string::npos)
+      << e;
+  e = load_error(head + table("gpu-layer", "context = 64\n") + table("gpu-layer", "") + tail);
+  EXPECT_NE(e.find("key 'hardware.table[1].context': expected gpu-layer tables of one model and "
+                   "dtype all by context or none"),
+            std::string::npos)
+      << e;
+  e = load_error(head + table("gpu-layer", "context = 0\n") + tail);
+  EXPECT_NE(e.find("hardware.table[0].context"), std::string::npos) << e;
+}
+
 // The calibration sequences' shape (issue 40) is checked like the run's own.
 TEST(ConfigErrors, EmptyCalibrationSequencesAreRefused) {
   const std::string text = std::string(kHead) +

@@ -122,11 +122,17 @@ const cfg::Schema<CostTable>& table_schema() {
     Schema<S> s("hardware.table");
     s.choice("lane", &S::lane,
              {"cpu-expert", "cpu-shared", "gpu-expert", "h2d-expert", "gpu-layer", "cpu-attention",
-              "cpu-dense-ffn", "cpu-lm-head"},
+              "cpu-dense-ffn", "cpu-lm-head", "gpu-shared", "gpu-dense-ffn", "gpu-lm-head"},
              "Which task this table times (cpu-shared: a layer's shared experts on a machine "
              "without a GPU; cpu-attention: a block's attention, norms and router, cpu-dense-ffn "
-             "and cpu-lm-head, on a machine without a GPU, by tokens in the step).")
+             "and cpu-lm-head, on a machine without a GPU, by tokens in the step; gpu-layer: a "
+             "block's attention, norms and router on the GPU, by tokens, at one context; "
+             "gpu-shared, gpu-dense-ffn and gpu-lm-head: those tasks on the GPU, by tokens).")
         .required()
+        .integer("context", &S::context,
+                 "gpu-layer only: the KV entries each new token read, one new token per sequence "
+                 "(tables at several contexts are interpolated between; unset: not by context).",
+                 between(1, int64_t(1) << 30), "tokens")
         .string("model", &S::model, "Model preset it was measured on (\"*\" = any).")
         .string("dtype", &S::dtype, "Expert dtype it was measured with (\"*\" = any).")
         .number_list("tokens", &S::tokens, "Tokens per expert (ascending).", non_negative(),
@@ -369,6 +375,11 @@ const std::vector<std::string>& contention_terms() {
 nlohmann::ordered_json HardwareProfile::to_json() const {
   nlohmann::ordered_json j = schema().to_json(*this);
   if (contention.empty()) j.erase("contention");
+  // A table not by context keeps the JSON (and the cases their ids) it had
+  // before tables could be.
+  if (j.contains("table"))
+    for (auto& t : j["table"])
+      if (t.contains("context") && t["context"].get<int64_t>() < 0) t.erase("context");
   return j;
 }
 
@@ -540,6 +551,24 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     const std::string tp = fmt::format("{}.table[{}]", prefix, i);
     check_curve(tv, tp, t.tokens, t.time_us, -std::numeric_limits<double>::infinity(),
                 "strictly ascending values");
+    require_key(tv, tp, "context", t.context < 0 || t.lane == "gpu-layer",
+                "a context on gpu-layer tables only",
+                fmt::format("context {} on a {} table", t.context, t.lane));
+    for (size_t j = 0; j < i; ++j) {
+      const auto& o = tables[j];
+      require_key(tv, tp, "context",
+                  !(t.context >= 0 && o.lane == t.lane && o.model == t.model &&
+                    o.dtype == t.dtype && o.context == t.context),
+                  "one gpu-layer table per model, dtype and context",
+                  fmt::format("context {} again (table[{}])", t.context, j));
+      require_key(tv, tp, "context",
+                  !(t.lane == "gpu-layer" && o.lane == t.lane && o.model == t.model &&
+                    o.dtype == t.dtype && (o.context < 0) != (t.context < 0)),
+                  "gpu-layer tables of one model and dtype all by context or none",
+                  fmt::format("{} beside table[{}] {}",
+                              t.context < 0 ? "none" : fmt::format("context {}", t.context), j,
+                              o.context < 0 ? "without one" : "with one"));
+    }
   }
   const cfg::Value* ktimes_v = src.find("kernel_time");
   for (size_t i = 0; i < kernel_times.size(); ++i) {
@@ -697,12 +726,15 @@ std::vector<const KernelTime*> kernel_times_for(const HardwareProfile& h, const 
 }
 
 void replace_table(HardwareProfile& h, CostTable t) {
-  h.tables.erase(std::remove_if(h.tables.begin(), h.tables.end(),
-                                [&](const CostTable& x) {
-                                  return x.lane == t.lane && x.model == t.model &&
-                                         x.dtype == t.dtype;
-                                }),
-                 h.tables.end());
+  h.tables.erase(
+      std::remove_if(h.tables.begin(), h.tables.end(),
+                     [&](const CostTable& x) {
+                       // The same context, or one not by
+                       // context beside one by context.
+                       return x.lane == t.lane && x.model == t.model && x.dtype == t.dtype &&
+                              (x.context == t.context || (x.context < 0) != (t.context < 0));
+                     }),
+      h.tables.end());
   h.tables.push_back(std::move(t));
 }
 

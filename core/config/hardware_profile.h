@@ -68,11 +68,14 @@ struct LinkSpec {
 
 // A measured cost curve: time of one task as a function of tokens per expert.
 struct CostTable {
-  std::string lane;   // "cpu-expert" | "cpu-shared" | "gpu-expert" | "h2d-expert" | "gpu-layer"
+  std::string lane;   // "cpu-expert" | "cpu-shared" | "gpu-expert" | "h2d-expert" | "gpu-layer" ...
   std::string model;  // model preset it was measured on ("*" = any)
   std::string dtype;  // expert dtype it was measured with ("*" = any)
   std::vector<double> tokens;   // ascending
   std::vector<double> time_us;  // same length
+  // gpu-layer only: the KV entries each new token read when it was measured
+  // (tables at several contexts are interpolated between; -1: not by context).
+  int64_t context = -1;
 };
 
 // One own CPU expert kernel's measured time per task by tokens per expert
@@ -215,8 +218,10 @@ struct HardwareProfile {
 // The contention terms' kinds, in the order the cost model keeps them.
 const std::vector<std::string>& contention_terms();
 
-// Adds `t` to the profile's tables, replacing one of the same lane, model
-// and dtype (moebench calibrate's CPU and GPU tables).
+// Adds `t` to the profile's tables, replacing one of the same lane, model,
+// dtype and context, and, for a table by context, those of that lane,
+// model and dtype not by context (and the reverse) (moebench calibrate's
+// CPU and GPU tables).
 void replace_table(HardwareProfile& h, CostTable t);
 
 // Adds `t`, replacing an entry of the same model, dtype and kernel.

@@ -78,6 +78,8 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
     if (t.layer >= 0) args["layer"] = t.layer;
     if (t.expert >= 0) args["expert"] = t.expert;
     if (t.tokens >= 0) args["tokens"] = t.tokens;
+    if (t.sequences >= 0) args["sequences"] = t.sequences;
+    if (t.context >= 0) args["context"] = t.context;
     if (t.task >= 0) args["task"] = t.task;
     nlohmann::ordered_json waits = nlohmann::ordered_json::array();
     for (int64_t w : t.waits)

@@ -33,8 +33,21 @@ CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_
   shared_table_ = hw.has_gpu() ? nullptr : table("cpu-shared");
   gpu_table_ = table("gpu-expert");
   h2d_table_ = table("h2d-expert");
-  layer_table_ = table("gpu-layer");
-  if (!hw.has_gpu()) {
+  for (const auto& t : hw.tables) {
+    if (t.lane != "gpu-layer" || !applies(t)) continue;
+    if (t.context < 0) {
+      if (!layer_table_) layer_table_ = &t;
+    } else {
+      layer_by_context_.push_back(&t);
+    }
+  }
+  std::stable_sort(layer_by_context_.begin(), layer_by_context_.end(),
+                   [](const CostTable* a, const CostTable* b) { return a->context < b->context; });
+  if (hw.has_gpu()) {
+    gpu_shared_table_ = table("gpu-shared");
+    gpu_dense_table_ = table("gpu-dense-ffn");
+    gpu_head_table_ = table("gpu-lm-head");
+  } else {
     cpu_attention_table_ = table("cpu-attention");
     cpu_dense_table_ = table("cpu-dense-ffn");
     cpu_head_table_ = table("cpu-lm-head");
@@ -49,14 +62,29 @@ CostModel::CostModel(const ModelSpec& model, const HardwareProfile& hw) : model_
   }
 }
 
+bool CostModel::applies(const CostTable& t) const {
+  if (!t.model.empty() && t.model != "*" && t.model != model_.name) return false;
+  return t.dtype.empty() || t.dtype == "*" || t.dtype == to_string(model_.expert_dtype);
+}
+
 const CostTable* CostModel::table(const std::string& lane) const {
-  for (const auto& t : hw_.tables) {
-    if (t.lane != lane) continue;
-    if (!t.model.empty() && t.model != "*" && t.model != model_.name) continue;
-    if (!t.dtype.empty() && t.dtype != "*" && t.dtype != to_string(model_.expert_dtype)) continue;
-    return &t;
-  }
+  for (const auto& t : hw_.tables)
+    if (t.lane == lane && applies(t) && t.context < 0) return &t;
   return nullptr;
+}
+
+double CostModel::layer_by_context_ns(int64_t tokens, int64_t context) const {
+  const auto& v = layer_by_context_;
+  if (context < v.front()->context || context > v.back()->context) {
+    ++clamped_;
+    return lookup_ns(context < v.front()->context ? *v.front() : *v.back(), double(tokens));
+  }
+  size_t i = 0;
+  while (v[i]->context < context) ++i;  // the first table at or above the context
+  if (v[i]->context == context) return lookup_ns(*v[i], double(tokens));
+  const double c0 = double(v[i - 1]->context), c1 = double(v[i]->context);
+  const double a = lookup_ns(*v[i - 1], double(tokens)), b = lookup_ns(*v[i], double(tokens));
+  return a + (b - a) * (double(context) - c0) / (c1 - c0);
 }
 
 double CostModel::lookup_ns(const CostTable& t, double tokens) const {
@@ -156,6 +184,7 @@ double CostModel::h2d_expert_ns(double ratio) const {
 double CostModel::gpu_shared_ns(int64_t tokens) const {
   if (model_.shared_experts == 0 || tokens == 0) return 0.0;
   if (shared_table_) return in_run(kGpuLayer, lookup_ns(*shared_table_, double(tokens)));
+  if (gpu_shared_table_) return in_run(kGpuLayer, lookup_ns(*gpu_shared_table_, double(tokens)));
   const double flops = double(model_.shared_flops_per_token()) * double(tokens);
   return in_run(kGpuLayer,
                 gpu_roofline_ns(double(model_.shared_bytes()), flops, model_.expert_dtype, 1.0));
@@ -171,6 +200,7 @@ double CostModel::gpu_matmul_ns(int64_t in, int64_t out, int64_t tokens) const {
 double CostModel::layer_nonmoe_ns(int64_t tokens, int64_t sequences, int64_t context) const {
   if (cpu_attention_table_)
     return in_run(kGpuLayer, lookup_ns(*cpu_attention_table_, double(tokens)));
+  if (!layer_by_context_.empty()) return in_run(kGpuLayer, layer_by_context_ns(tokens, context));
   if (layer_table_) return in_run(kGpuLayer, lookup_ns(*layer_table_, double(tokens)));
   const double weights = double(
       model_.matrix_bytes(model_.attention_params() + model_.gate_params(), model_.dense_dtype));
@@ -255,6 +285,7 @@ double CostModel::kv_h2d_ns(int64_t sequences, int64_t context) const {
 
 double CostModel::dense_ffn_ns(int64_t tokens) const {
   if (cpu_dense_table_) return in_run(kGpuLayer, lookup_ns(*cpu_dense_table_, double(tokens)));
+  if (gpu_dense_table_) return in_run(kGpuLayer, lookup_ns(*gpu_dense_table_, double(tokens)));
   const double bytes = double(model_.matrix_bytes(model_.dense_ffn_params(), model_.dense_dtype));
   const double flops = 2.0 * double(model_.dense_ffn_params()) * double(tokens);
   return in_run(kGpuLayer, gpu_roofline_ns(bytes, flops, model_.dense_dtype, 1.0));
@@ -262,6 +293,7 @@ double CostModel::dense_ffn_ns(int64_t tokens) const {
 
 double CostModel::lm_head_ns(int64_t tokens) const {
   if (cpu_head_table_) return in_run(kGpuLayer, lookup_ns(*cpu_head_table_, double(tokens)));
+  if (gpu_head_table_) return in_run(kGpuLayer, lookup_ns(*gpu_head_table_, double(tokens)));
   const double params = double(model_.vocab_size) * double(model_.hidden_size);
   return in_run(kGpuLayer,
                 gpu_roofline_ns(double(model_.matrix_bytes(int64_t(params), model_.dense_dtype)),

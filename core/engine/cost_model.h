@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config/hardware_profile.h"
 #include "core/config/model_spec.h"
@@ -109,7 +110,11 @@ class CostModel {
   double gpu_peak_tflops(WeightDtype d) const;
   // Measured table for `lane` applicable to this model and dtype, or nullptr.
   const CostTable* table(const std::string& lane) const;
+  // gpu-layer at `context` from the tables by context: linear between the
+  // two around it, the nearest outside (counted in clamped_lookups()).
+  double layer_by_context_ns(int64_t tokens, int64_t context) const;
   double lookup_ns(const CostTable& t, double tokens) const;
+  bool applies(const CostTable& t) const;  // measured on this model and dtype (or any)
   double gpu_roofline_ns(double bytes, double flops, WeightDtype d, double launches) const;
   double cpu_roofline_ns(double bytes, double flops, WeightDtype d) const;
 
@@ -120,7 +125,13 @@ class CostModel {
   const CostTable* shared_table_ = nullptr;  // "cpu-shared", on a machine without a GPU
   const CostTable* gpu_table_ = nullptr;
   const CostTable* h2d_table_ = nullptr;
-  const CostTable* layer_table_ = nullptr;
+  const CostTable* layer_table_ = nullptr;  // gpu-layer not by context
+  // gpu-layer tables by context, ascending (interpolated between in context).
+  std::vector<const CostTable*> layer_by_context_;
+  // The GPU's shared experts, dense FFN and lm head as measured (moebench calibrate).
+  const CostTable* gpu_shared_table_ = nullptr;
+  const CostTable* gpu_dense_table_ = nullptr;
+  const CostTable* gpu_head_table_ = nullptr;
   // On a machine without a GPU: a block's attention, norms and router, the
   // dense FFN and the lm head as measured on the CPU (moebench calibrate).
   const CostTable* cpu_attention_table_ = nullptr;

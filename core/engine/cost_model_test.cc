@@ -73,6 +73,35 @@ TEST(CostModel, MeasuredTablesInterpolateAndClamp) {
   EXPECT_NE(c.gpu_expert_ns(1), 1000);                       // the other model's table is not used
 }
 
+// gpu-layer tables at several contexts: linear in the context between
+// them, the nearest outside (counted); the GPU's shared experts, dense FFN
+// and lm head tables replace their formulas.
+TEST(CostModel, LayerTablesByContextInterpolateInContext) {
+  ModelSpec m = testing::tiny_model();
+  m.shared_experts = 1;
+  m.shared_intermediate = 8;
+  HardwareProfile h = roofline_hw();
+  const CostModel roof(m, h);
+  h.tables.push_back({"gpu-layer", "*", "*", {1, 9}, {10, 50}, 1000});
+  h.tables.push_back({"gpu-layer", "*", "*", {1, 9}, {20, 100}, 100});
+  h.tables.push_back({"gpu-shared", "*", "*", {1, 9}, {3, 11}});
+  h.tables.push_back({"gpu-dense-ffn", "*", "*", {1, 9}, {4, 12}});
+  h.tables.push_back({"gpu-lm-head", "*", "*", {1, 9}, {5, 13}});
+  const CostModel c(m, h);
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(1, 1, 100), 20000);
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(5, 5, 1000), 30000);  // tokens interpolated at a context
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(1, 1, 550), 15000);   // halfway in context
+  EXPECT_EQ(c.clamped_lookups(), 0);
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(1, 1, 4000), 10000);  // beyond the last: its time
+  EXPECT_DOUBLE_EQ(c.layer_nonmoe_ns(1, 1, 10), 20000);    // before the first: its time
+  EXPECT_EQ(c.clamped_lookups(), 2);
+  EXPECT_DOUBLE_EQ(c.gpu_shared_ns(5), 7000);
+  EXPECT_DOUBLE_EQ(c.dense_ffn_ns(5), 8000);
+  EXPECT_DOUBLE_EQ(c.lm_head_ns(5), 9000);
+  EXPECT_NE(roof.gpu_shared_ns(5), 7000);  // without the tables: the formulas
+  EXPECT_NE(roof.lm_head_ns(5), 9000);
+}
+
 }  // namespace
 }  // namespace moebench
 

@@ -435,6 +435,7 @@ void Engine::run_step(int64_t s) {
             gpu_lane(), gpu_lane_id(), TaskKind::kAttention, cur_.layer_ready_ns,
             exec_->attention_ns(int32_t(li), cur_.tokens, nonmoe), -1, -1, cur_.ready_waits, n);
         const int64_t att = log_.last();
+        attention_shape(att, cur_);
         attention_->store_kv(a, att, -1, n, *this);  // a KV cache in host memory
         cur_.layer_ready_ns = submit(gpu_lane(), gpu_lane_id(), TaskKind::kDenseFfn, a,
                                      exec_->dense_ffn_ns(int32_t(li), n, cost_.dense_ffn_ns(n)), -1,

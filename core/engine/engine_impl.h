@@ -249,6 +249,9 @@ class Engine final : private AttentionPort {
   double task(Lane lane, TaskKind kind, double ready, double dur, int32_t layer, const Waits& w,
               int64_t tokens) override;
   int64_t last_task() const override { return log_.last(); }
+  void attention_shape(int64_t task, const BatchState& b) override {
+    log_.shape_attention(task, b.sequences, b.context);
+  }
   double kv_to_gpu(int32_t layer, const BatchState& b) override;
   const CostModel& cost() const override { return cost_; }
   Executor& executor() override { return *exec_; }

@@ -78,6 +78,7 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
     r.t_gate = submit(gpu_lane(), gpu_lane_id(), TaskKind::kAttention, cur_.layer_ready_ns, att, l,
                       -1, cur_.ready_waits, r.n);
     r.att_task = r.gpu_end_task = log_.last();
+    attention_shape(r.att_task, cur_);
     attention_->store_kv(r.t_gate, r.att_task, l, r.n, *this);  // a KV cache in host memory
   }
   gates_.cur[size_t(l)] = r.t_gate;

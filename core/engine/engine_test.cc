@@ -787,6 +787,9 @@ TEST(EngineExecutor, TheTimelineKeepsEveryExpertTasksTokensAndMeasuredTime) {
     if (t.kind == TaskKind::kAttention) {
       ++attention;
       EXPECT_EQ(t.tokens, 1);
+      // Whole on the GPU: its sequences and the entries each token reads.
+      EXPECT_EQ(t.sequences, 1);
+      EXPECT_GE(t.context, 1);
     }
   }
   EXPECT_GT(attention, 0);
@@ -806,6 +809,11 @@ TEST(EngineExecutor, TheTimelineKeepsEveryExpertTasksTokensAndMeasuredTime) {
     }
   }
   EXPECT_EQ(with_tokens, int(cpu.size()));
+  int shaped = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "attention")
+      shaped += e["args"].value("sequences", -1) == 1 && e["args"].value("context", -1) >= 1;
+  EXPECT_EQ(shaped, attention);
   // The events carry the graph (moebench replay reads it back): each lane
   // task its id, and the ids it waits for name tasks recorded earlier.
   std::map<int64_t, double> started;  // task id -> start

@@ -71,6 +71,9 @@ struct TaskRecord {
   // precision, or with an evicted expert's write-back (what a replay of the
   // timeline cannot reproduce with whole-expert copies).
   bool reduced = false, writeback = false;
+  // An attention run whole on the GPU: its sequences and the KV entries
+  // each new token reads (a replay runs it for real with them; -1: unknown).
+  int64_t sequences = -1, context = -1;
 };
 
 // Event order: (time, lane priority, sequence number).

@@ -32,6 +32,12 @@ int64_t TaskLog::add_task(Lane id, const FifoLane* lane, TaskKind kind, double s
   return last_;
 }
 
+void TaskLog::shape_attention(int64_t task, int64_t sequences, int64_t context) {
+  if (!timeline_on_ || timeline_.empty() || timeline_.back().task != task) return;
+  timeline_.back().sequences = sequences;
+  timeline_.back().context = context;
+}
+
 void TaskLog::add_copy(const Transfer& t, int64_t transfer_id) {
   if (!timeline_on_) return;
   timeline_.push_back({Lane::kH2D,

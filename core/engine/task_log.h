@@ -34,6 +34,9 @@ class TaskLog {
                    int32_t layer, int32_t expert, int64_t tokens);
   // A copy on the link that has ended (timeline only; no id).
   void add_copy(const Transfer& t, int64_t transfer_id);
+  // Task `task`, an attention run whole on the GPU, over `sequences`
+  // sequences whose new tokens each read `context` KV entries (timeline only).
+  void shape_attention(int64_t task, int64_t sequences, int64_t context);
   // The id of the lane task added last (-1: none yet).
   int64_t last() const { return last_; }
   // Keep the task graph from now on (its lanes and ends): a task waiting for

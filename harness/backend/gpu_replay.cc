@@ -20,6 +20,7 @@
 #include "core/util/error.h"
 #include "harness/backend/real_cpu_executor.h"
 #include "kernels/cuda/gpu_experts.h"
+#include "kernels/cuda/gpu_layer.h"
 
 namespace moebench {
 
@@ -37,6 +38,17 @@ bool is_copy(const std::string& kind) {
 }
 
 }  // namespace
+
+bool runs_for_real(const ReplayTask& t) {
+  if (t.kind == "gpu-expert" || t.kind == "cpu-expert" || t.kind == "deferred-expert" ||
+      is_copy(t.kind))
+    return true;
+  if (t.kind == "act-to-cpu" || t.kind == "act-to-gpu") return t.tokens > 0;
+  if (t.kind == "shared-experts") return t.lane == kLaneCpu || t.lane == kLaneGpu;
+  if (t.lane != kLaneGpu || t.tokens <= 0) return false;
+  if (t.kind == "attention") return t.sequences > 0 && t.context > 0;
+  return t.kind == "dense-ffn" || t.kind == "lm-head";
+}
 
 ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64_t last_step) {
   const std::string text = read_file(path);
@@ -73,6 +85,8 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
       t.tokens = a.value("tokens", int64_t(-1));
       t.task = a.value("task", int64_t(-1));
       t.copy = a.value("copy", int64_t(-1));
+      t.sequences = a.value("sequences", int64_t(-1));
+      t.context = a.value("context", int64_t(-1));
       if (a.contains("waits")) t.waits = a["waits"].get<std::vector<int64_t>>();
       // The replay copies whole experts host to device: a copy that moved
       // fewer bytes or also wrote an expert back would be replayed wrong.
@@ -151,10 +165,7 @@ void build_replay_deps(ReplayGraph& g) {
     for (; lo != by_end.end() && ts[*lo].sim_end_us <= t.sim_start_us + kSameTimeUs; ++lo) {
       if (ts[*lo].lane != t.lane && ts[*lo].sim_end_us > ts[*lo].sim_start_us) add(*lo);
     }
-    t.real = t.kind == "gpu-expert" || t.kind == "cpu-expert" || t.kind == "deferred-expert" ||
-             is_copy(t.kind) ||
-             ((t.kind == "act-to-cpu" || t.kind == "act-to-gpu") && t.tokens > 0) ||
-             (t.kind == "shared-experts" && t.lane == kLaneCpu);
+    t.real = runs_for_real(t);
   }
 }
 
@@ -173,6 +184,7 @@ GLane gpu_lane(int lane) {
 struct ReplayMachine::State {
   ReplayOptions opt;
   gpu::GpuExperts gpu;
+  gpu::GpuLayer layer;  // on the GPU experts' compute stream
   RealCpuExecutor cpu;
   HardwareProfile hw;
   CostModel cost;
@@ -190,6 +202,7 @@ struct ReplayMachine::State {
              o.model.expert_dtype,
              64 + 512,
              o.max_tokens}),
+        layer(layer_options(o), gpu.stream(GLane::kCompute)),
         cpu(o.model, cpu_options(o)),
         hw(load_hardware("local-cpu", ConfigPaths::defaults())),
         cost(o.model, hw) {
@@ -205,6 +218,14 @@ struct ReplayMachine::State {
         out(x.size(), 0.0f);
     gpu.put_activations(x.data(), w.data(), out.data(), o.max_tokens);
     gpu.synchronize();
+  }
+  static gpu::GpuLayer::Options layer_options(const ReplayOptions& o) {
+    gpu::GpuLayer::Options l;
+    l.shape = gpu::layer_shape(o.model);
+    l.max_tokens = o.max_tokens;
+    l.max_sequences = o.max_sequences;
+    l.max_context = o.max_context;
+    return l;
   }
   static RealCpuOptions cpu_options(const ReplayOptions& o) {
     RealCpuOptions r;
@@ -297,6 +318,8 @@ struct Runner {
         // Its own copy is an explicit dependency above; the slot's latest
         // load may be a later copy this lane's thread queued already.
         m.gpu.compute(s, std::clamp<int64_t>(t.tokens, 1, m.opt.max_tokens), false);
+      } else if (t.lane == kLaneGpu) {  // the rest of a layer
+        run_layer_task(t);
       } else if (is_copy(t.kind)) {
         slot[i] = m.resident_slots + (next_ring++ % m.ring_slots);
         m.gpu.load(slot[i], m.blobs[i % m.blobs.size()].get());
@@ -305,6 +328,25 @@ struct Runner {
       }
       end_mark[i] = m.gpu.record(L);
       finish(i);
+    }
+  }
+
+  // The rest of a layer on the GPU (gpu_layer.h), at most the counts its
+  // buffers hold.
+  void run_layer_task(const ReplayTask& t) {
+    const int64_t T = std::clamp<int64_t>(t.tokens, 1, m.opt.max_tokens);
+    const int layer = std::max(0, t.layer);
+    if (t.kind == "attention") {
+      const int64_t S = std::clamp<int64_t>(t.sequences, 1, std::min(T, m.opt.max_sequences));
+      m.layer.attention(layer, T, S, std::clamp<int64_t>(t.context, 1, m.opt.max_context));
+    } else if (t.kind == "shared-experts") {
+      m.layer.shared_experts(layer, T);
+    } else if (t.kind == "dense-ffn") {
+      m.layer.dense_ffn(layer, T);
+    } else if (t.kind == "lm-head") {
+      m.layer.lm_head(T);
+    } else {
+      throw Error(fmt::format("replay: expected a layer task on the GPU, found '{}'", t.kind));
     }
   }
 

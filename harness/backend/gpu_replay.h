@@ -9,12 +9,17 @@
 // H2D stream (pinned host to a device slot, a ring of 512 slots: a copy
 // into a slot waits for the last expert that read it), activations on the D2H and
 // act-H2D streams (tokens x hidden bf16 bytes), routed and shared experts
-// on the CPU (the real backend's kernels and thread pool). What stands in
-// for work not implemented for real yet: attention, dense FFN, shared
-// experts on the GPU, the LM head and predictors run as a GPU kernel that
-// keeps the stream busy for the simulated duration ("placeholder"), so
-// their dependencies and their place on the stream are real and their
-// duration is the model's.
+// on the CPU (the real backend's kernels and thread pool), and the rest of
+// a layer on the GPU (kernels/cuda/gpu_layer.h: an attention task that the
+// timeline gives its sequences and context, with norms and router, over a
+// KV cache in device memory; the shared experts; a dense layer's FFN; the
+// lm head). What stands in for work not implemented for real: a
+// predictor's extra GPU work, the GPU parts of an attention run on the CPU
+// (residency.attention = "cpu") and an attention of an older timeline
+// without its context run as a GPU kernel that keeps the stream busy for
+// the simulated duration ("placeholder"), so their dependencies and their
+// place on the stream are real and their duration is the model's. Counts
+// above the machine's buffers run at the most they hold (ReplayOptions).
 //
 // Dependencies: each task waits for its lane's earlier tasks (stream or
 // thread order), for the tasks the timeline's graph names (args.waits),
@@ -45,9 +50,10 @@ struct ReplayTask {
   int64_t step = -1;
   int32_t layer = -1, expert = -1;
   int64_t tokens = -1, task = -1, copy = -1;
-  std::vector<int64_t> waits;  // task ids (args.waits)
-  std::vector<size_t> deps;    // indices into the graph's tasks (build_replay_deps)
-  bool real = false;           // run for real; false: a placeholder of the simulated duration
+  int64_t sequences = -1, context = -1;  // an attention whole on the GPU (args), -1: unknown
+  std::vector<int64_t> waits;            // task ids (args.waits)
+  std::vector<size_t> deps;              // indices into the graph's tasks (build_replay_deps)
+  bool real = false;  // run for real; false: a placeholder of the simulated duration
   double real_start_us = 0, real_end_us = 0;
 };
 
@@ -60,6 +66,8 @@ struct ReplayGraph {
 // Throws moebench::Error naming the file and what is wrong.
 ReplayGraph load_replay_graph(const std::string& path, int64_t first_step = -1,
                               int64_t last_step = -1);
+// Whether a task runs for real (above) or as a placeholder.
+bool runs_for_real(const ReplayTask& t);
 // Fills every task's deps (see above) and which tasks run for real.
 void build_replay_deps(ReplayGraph& g);
 
@@ -73,7 +81,10 @@ struct ReplayOptions {
   // lane.
   bool one_launcher = false;
   double weights_gib = 2.0;
-  int64_t max_tokens = 512;  // GPU experts of more tokens run as this many
+  int64_t max_tokens = 512;  // GPU tasks of more tokens run as this many
+  // An attention over more sequences or a longer context runs at these
+  // (the KV cache's size: rings x sequences x context entries).
+  int64_t max_sequences = 64, max_context = 4096;
 };
 
 // This machine's GPU and CPU set up for one model's experts (the slot

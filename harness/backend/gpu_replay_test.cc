@@ -54,11 +54,36 @@ TEST(Replay, TheTimelineBecomesAGraphInSimulatedOrder) {
   // Step 1's attention: both recorded waits, the CPU expert also by time.
   EXPECT_EQ(g.tasks[4].deps, (std::vector<size_t>{3, 2}));
   EXPECT_TRUE(g.tasks[3].real);   // the GPU expert runs for real
-  EXPECT_FALSE(g.tasks[0].real);  // attention is a placeholder
+  EXPECT_FALSE(g.tasks[0].real);  // an attention without its context is a placeholder
   EXPECT_TRUE(g.tasks[1].real);   // the copy runs for real
   // A step range keeps that step's tasks.
   EXPECT_EQ(load_replay_graph(path, 1, 1).tasks.size(), 1u);
   std::filesystem::remove(path);
+}
+
+TEST(Replay, TheRestOfALayerRunsForRealWhereTheTimelineSaysEnough) {
+  auto task = [](int lane, const char* kind, int64_t tokens, int64_t seqs = -1,
+                 int64_t context = -1) {
+    ReplayTask t;
+    t.lane = lane;
+    t.kind = kind;
+    t.tokens = tokens;
+    t.sequences = seqs;
+    t.context = context;
+    return t;
+  };
+  EXPECT_TRUE(runs_for_real(task(1, "attention", 8, 8, 40)));
+  EXPECT_FALSE(runs_for_real(task(1, "attention", 8)));         // an older timeline, or the GPU
+                                                                // parts of an attention on the CPU
+  EXPECT_FALSE(runs_for_real(task(2, "attention", 8, 8, 40)));  // on the CPU lane
+  EXPECT_TRUE(runs_for_real(task(1, "shared-experts", 8)));
+  EXPECT_TRUE(runs_for_real(task(2, "shared-experts", 8)));
+  EXPECT_TRUE(runs_for_real(task(1, "dense-ffn", 8)));
+  EXPECT_TRUE(runs_for_real(task(1, "lm-head", 8)));
+  EXPECT_FALSE(runs_for_real(task(1, "lm-head", -1)));  // tokens unknown
+  EXPECT_FALSE(runs_for_real(task(1, "predict", 8)));   // a predictor's own work
+  EXPECT_TRUE(runs_for_real(task(1, "gpu-expert", 4)));
+  EXPECT_FALSE(runs_for_real(task(3, "act-to-cpu", 0)));
 }
 
 TEST(Replay, TheSummaryComparesRealWithSimulatedPerStepAndKind) {

@@ -510,6 +510,10 @@ void GpuExperts::synchronize() {
   MB_CUDA(cudaStreamSynchronize(m.act_h2d));
 }
 
+void* GpuExperts::stream(Lane lane) {
+  return impl_->lane(lane);
+}
+
 int GpuExperts::record(Lane lane) {
   Impl& m = *impl_;
   cudaEvent_t e;

@@ -108,6 +108,9 @@ class GpuExperts {
   // act-h2d lane), apart from the expert loads.
   enum class Lane { kCompute, kH2D, kD2H, kActH2D };
   int record(Lane lane);
+  // The lane's cudaStream_t (as void*: this header does not include CUDA's),
+  // for work of another module in the lane's order (gpu_layer.h).
+  void* stream(Lane lane);
   double elapsed_ms(int from, int to);
   void clear_events();
   // The lane's later work waits for a mark (cudaStreamWaitEvent).

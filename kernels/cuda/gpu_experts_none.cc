@@ -57,6 +57,9 @@ void GpuExperts::get_output(float*, int64_t) {
 void GpuExperts::synchronize() {
   no_cuda("GPU experts");
 }
+void* GpuExperts::stream(Lane) {
+  no_cuda("GPU experts");
+}
 int GpuExperts::record(Lane) {
   no_cuda("GPU experts");
 }

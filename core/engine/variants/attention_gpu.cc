@@ -16,6 +16,7 @@ class GpuAttention final : public AttentionPath {
     b.att_end = port.task(Lane::kGpu, TaskKind::kAttention, b.layer_ready_ns, b.att_gpu_ns, l,
                           b.ready_waits, b.step.tokens());
     b.att_task = port.last_task();
+    port.attention_shape(b.att_task, b);
   }
 };
 

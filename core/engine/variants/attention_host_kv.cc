@@ -35,6 +35,7 @@ class HostKvAttention final : public AttentionPath {
     b.att_gpu_ns = port.executor().attention_ns(li, b.tokens, b.nonmoe_ns);
     b.att_end = port.task(Lane::kGpu, TaskKind::kAttention, ready, b.att_gpu_ns, l, w, n);
     b.att_task = port.last_task();
+    port.attention_shape(b.att_task, b);
     store_kv(b.att_end, b.att_task, l, n, port);
   }
 };

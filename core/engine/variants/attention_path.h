@@ -34,6 +34,9 @@ class AttentionPort {
   virtual double task(Lane lane, TaskKind kind, double ready, double dur, int32_t layer,
                       const Waits& w, int64_t tokens = -1) = 0;
   virtual int64_t last_task() const = 0;
+  // The timeline notes that task `task` is b's attention run whole on the
+  // GPU (its sequences and context; what a replay runs for real).
+  virtual void attention_shape(int64_t task, const BatchState& b) = 0;
   // Batch b's KV entries of MoE layer `layer` copied host to device on the
   // link (placed as a demand copy and fixed at once); when they land.
   virtual double kv_to_gpu(int32_t layer, const BatchState& b) = 0;

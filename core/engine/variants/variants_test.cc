@@ -144,6 +144,7 @@ class FakePort final : public AttentionPort {
     return ready + dur;
   }
   int64_t last_task() const override { return int64_t(tasks.size()) - 1; }
+  void attention_shape(int64_t task, const BatchState& /*b*/) override { shaped.push_back(task); }
   double kv_to_gpu(int32_t layer, const BatchState& /*b*/) override {
     kv_copies.push_back(layer);
     return 100.0;
@@ -154,6 +155,7 @@ class FakePort final : public AttentionPort {
 
   std::vector<Task> tasks;
   std::vector<int32_t> kv_copies;
+  std::vector<int64_t> shaped;  // attention_shape's tasks
   RunMetrics m_;
 
  private:
@@ -204,6 +206,7 @@ TEST(AttentionPath, EachPathIssuesItsTasksInItsLanesInOrder) {
     ASSERT_EQ(port.tasks.size(), 1u);
     EXPECT_EQ(port.tasks[0].lane, Lane::kGpu);
     EXPECT_EQ(port.tasks[0].ready, 5.0);
+    EXPECT_EQ(port.shaped, std::vector<int64_t>{0});  // whole on the GPU: a replay runs it
     int64_t task = -9;
     double gpu_ns = -1;
     EXPECT_EQ(make_attention_path("gpu")->finish(0, 2, x.b, &task, &gpu_ns, port), x.b.att_end);
@@ -236,6 +239,7 @@ TEST(AttentionPath, EachPathIssuesItsTasksInItsLanesInOrder) {
     EXPECT_EQ(task, 4);
     EXPECT_EQ(end, port.tasks[4].ready + port.tasks[4].dur);
     EXPECT_DOUBLE_EQ(gpu_ns, port.tasks[0].dur + port.tasks[4].dur);
+    EXPECT_TRUE(port.shaped.empty());  // its GPU tasks are parts of the attention
   }
   {
     FakePort port(m, h);
@@ -248,6 +252,7 @@ TEST(AttentionPath, EachPathIssuesItsTasksInItsLanesInOrder) {
     EXPECT_EQ(port.tasks[0].w.copies_end, 100.0);
     EXPECT_EQ(port.tasks[1].lane, Lane::kD2H);  // the new entries back to the host
     EXPECT_EQ(port.tasks[1].w.task[0], 0);
+    EXPECT_EQ(port.shaped, std::vector<int64_t>{0});
     EXPECT_EQ(port.m_.d2h_bytes, 2 * m.kv_bytes_per_token());
   }
 }
