@@ -23,7 +23,9 @@ Targets of issue 14, stated met or not: decode shapes (1-4 tokens) at least
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import subprocess
 import sys
 
 import matplotlib
@@ -69,29 +71,47 @@ def load(path: pathlib.Path):
     return pd.DataFrame(rows), d["context"]
 
 
-# "auto"'s candidates (kernels/cpu/kernel_choice.h): the own kernels that read the packed weights.
-CANDIDATES = {"bf16": ["avx512-bf16-gemm", "amx-bf16", "avx2-gemm"],
-              "int8": ["avx512-vnni-gemm", "amx-quant", "amx-int8", "avx2-gemm"],
-              "int4": ["avx512-vnni-gemm", "amx-quant", "amx-int8", "avx2-gemm"]}
 AUTO_TOLERANCE = 0.05  # a pick within 5% of the fastest is level (run-to-run noise of a kernel time here)
 
 
-def fixed_pick(name: str, tokens: int, ctx) -> str:
-    """The kernel the fixed rule (auto without a calibrated profile) runs at `tokens` per expert."""
-    if name == "avx512-amx-bf16":
-        return "avx512-bf16-gemm" if tokens <= int(ctx.get("amx_switch_tokens_bf16", 3)) else "amx-bf16"
-    if name == "avx512-amx-quant":
-        return "avx512-vnni-gemm" if tokens <= int(ctx.get("amx_switch_tokens_quant", 8)) else "amx-quant"
-    if name == "avx512-amx-int8":
-        return "avx512-vnni-gemm" if tokens <= int(ctx.get("amx_switch_tokens_int8", 4)) else "amx-int8"
-    return name
+def kernel_table(ctx) -> dict:
+    """The CPU expert kernel table (kernels/cpu/kernel_registry.cc, the one list of kernels): the copy bench_expert
+    wrote into its run's context, or, for a benchmark file from before it did, what `moebench kernels --json`
+    prints now (MOEBENCH_BIN, else build/bin/moebench)."""
+    if "kernel_table" in ctx:
+        return json.loads(ctx["kernel_table"])
+    binary = os.environ.get("MOEBENCH_BIN") or str(common.repo_root() / "build" / "bin" / "moebench")
+    try:
+        r = subprocess.run([binary, "kernels", "--json"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"kernels: expected the kernel table from the benchmark's context or from "
+                         f"`{binary} kernels --json`, found neither ({e})")
+    return json.loads(r.stdout)
+
+
+def candidates(table: dict) -> dict[str, list[str]]:
+    """"auto"'s candidates per dtype (the table's auto_candidate rows: the own kernels that read the packed
+    weights; kernels/cpu/kernel_choice.h)."""
+    return {dt: [k["name"] for k in table["kernels"] if k["auto_candidate"] and dt in k["dtypes"]]
+            for dt in ("bf16", "int8", "int4")}
+
+
+def fixed_pick(name: str, tokens: int, table: dict) -> str:
+    """The kernel the fixed rule (auto without a calibrated profile) runs at `tokens` per expert: a switching
+    row's `few` kernel up to its switch point (or N of "name:N"), its `many` kernel above."""
+    base, _, n = name.partition(":")
+    row = next((k for k in table["kernels"] if k["name"] == base), None)
+    if row is None or not row["takes_switch_point"]:
+        return name
+    return row["few"] if tokens <= (int(n) if n else int(row["switch_tokens"])) else row["many"]
 
 
 def auto_lines(t: pd.DataFrame, ctx) -> list[str]:
     """Per dtype: where the fixed rule's pick is slower than the fastest candidate measured (issue 43). A calibrated
     profile's "auto" picks the fastest per count by construction; this says what it fixes on this machine."""
     out = []
-    for dt, cands in CANDIDATES.items():
+    table = kernel_table(ctx)
+    for dt, cands in candidates(table).items():
         name = ctx.get(f"auto_{dt}", "")
         g = t[(t["dtype"] == dt) & t["kernel"].isin(cands)]
         if g.empty or not name or name.startswith("none"):
@@ -99,7 +119,7 @@ def auto_lines(t: pd.DataFrame, ctx) -> list[str]:
         slower = []
         for tok, h in g.groupby("tokens"):
             ms = h.set_index("kernel")["ms"]
-            pick = fixed_pick(name, int(tok), ctx)
+            pick = fixed_pick(name, int(tok), table)
             if pick in ms and ms[pick] > (1 + AUTO_TOLERANCE) * ms.min():
                 slower.append((int(tok), pick, ms.idxmin(), ms[pick] / ms.min()))
         if len(g["kernel"].unique()) < 2:

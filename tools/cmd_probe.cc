@@ -1,10 +1,14 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench probe: measures this CPU and prints a [cpu] section.
+// moebench kernels: the CPU expert kernel table (kernels/cpu/kernel_registry.cc)
+// and which of its kernels this CPU runs.
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/results/provenance.h"
 #include "core/util/cpu_info.h"
+#include "kernels/cpu/kernel_registry.h"
 #include "kernels/cpu/probe.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
@@ -60,6 +64,38 @@ void add_probe_command(CLI::App& app) {
         "task_overhead_us = {:.2f}   # [measured] median round trip of a call to the kernels' "
         "thread pool\n",
         r.dispatch_us);
+  });
+}
+
+void add_kernels_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "kernels",
+      "List the CPU expert kernels (the table in kernels/cpu/kernel_registry.cc): which this "
+      "CPU runs, \"auto\"'s candidates and rule, the switching kernels");
+  static bool json = false;
+  cmd->add_flag("--json", json, "The table as JSON (what analysis/kernels.py reads)");
+  cmd->callback([] {
+    const std::string text = expert_kernel_table_json();
+    if (json) {
+      fmt::print("{}\n", text);
+      return;
+    }
+    const auto j = nlohmann::json::parse(text);
+    fmt::print("CPU: {}\n", cpu_info().model);
+    fmt::print("{:<18} {:<16} {:<5} {:>4} {:<9} {}\n", "kernel", "dtypes", "here", "auto",
+               "candidate", "what");
+    for (const auto& k : j["kernels"]) {
+      std::string what = k["summary"];
+      if (k["takes_switch_point"].get<bool>())
+        what += fmt::format(" (name:N switches above N; default {})",
+                            k["switch_tokens"].get<int64_t>());
+      fmt::print("{:<18} {:<16} {:<5} {:>4} {:<9} {}\n", k["name"].get<std::string>(),
+                 fmt::format("{}", fmt::join(k["dtypes"].get<std::vector<std::string>>(), ",")),
+                 k["runs_here"].get<bool>() ? "yes" : "no", k["auto_rank"].get<int>(),
+                 k["auto_candidate"].get<bool>() ? "yes" : "no", what);
+    }
+    for (const auto& [dtype, pick] : j["auto"].items())
+      fmt::print("auto for {}: {}\n", dtype, pick.get<std::string>());
   });
 }
 

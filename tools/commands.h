@@ -10,6 +10,7 @@ namespace moebench::tools {
 
 void add_config_commands(CLI::App& app);
 void add_probe_command(CLI::App& app);
+void add_kernels_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_trace_commands(CLI::App& app);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   moebench::tools::add_config_commands(app);
   moebench::tools::add_probe_command(app);
+  moebench::tools::add_kernels_command(app);
   moebench::tools::add_calibrate_command(app);
   moebench::tools::add_replay_command(app);
   moebench::tools::add_trace_commands(app);

@@ -104,12 +104,11 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
             "no seed runs once per seed, so verdicts can require an effect to hold across seeds.",
             between(1, 1000))
         .boolean("timeline", &S::timeline, "Write a Chrome-trace timeline (Perfetto) per case.")
-        .string(
-            "real_kernel", &S::real_kernel,
-            "Real backend: CPU expert kernel (reference, avx512-bf16, avx512-bf16-gemm, "
-            "avx512-vnni, "
-            "avx512-vnni-gemm, onednn, hybrid, hybrid:N) or \"auto\": avx512-bf16-gemm for bf16, "
-            "avx512-vnni-gemm for int8 and int4 (docs/BACKENDS.md).")
+        .string("real_kernel", &S::real_kernel,
+                "Real backend: CPU expert kernel, a name of `moebench kernels` (the kernel table, "
+                "kernels/cpu/kernel_registry.cc; name:N for a switching kernel) or \"auto\": the "
+                "fastest measured per token count on a calibrated profile, else the table's "
+                "highest-ranked kernel this CPU runs for the dtype (docs/BACKENDS.md).")
         .number("real_weights_gib", &S::real_weights_gib,
                 "Real backend: memory for distinct expert weight buffers, GiB; (layer, expert) "
                 "pairs are mapped "

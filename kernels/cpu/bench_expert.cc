@@ -220,11 +220,11 @@ int register_all() {
     }
     benchmark::AddCustomContext(std::string("auto_") + dtype_name(dt), pick);
   }
-  // The fixed rule's switch points (what "auto" runs without a calibrated
-  // profile): analysis/kernels.py sets its pick against the fastest candidate.
-  benchmark::AddCustomContext("amx_switch_tokens_bf16", std::to_string(kAmxSwitchTokens));
-  benchmark::AddCustomContext("amx_switch_tokens_quant", std::to_string(kAmxQuantSwitchTokens));
-  benchmark::AddCustomContext("amx_switch_tokens_int8", std::to_string(kAmxInt8SwitchTokens));
+  // The kernel table itself (candidates, switching rows and their switch
+  // points: what "auto" runs without a calibrated profile), which
+  // analysis/kernels.py reads to set the fixed rule's pick against the
+  // fastest candidate.
+  benchmark::AddCustomContext("kernel_table", expert_kernel_table_json());
   return 0;
 }
 

@@ -52,15 +52,11 @@ make_avx512_bf16_gemm_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx51
 std::unique_ptr<ExpertKernel>
 make_avx512_vnni_gemm_kernel();                        // REQUIRES: avx512f, avx512bw, avx512_vnni
 std::unique_ptr<ExpertKernel> make_amx_bf16_kernel();  // REQUIRES: the above and amx_tile, amx_bf16
-// "hybrid" or "hybrid:N".  REQUIRES: avx512-bf16 available
-std::unique_ptr<ExpertKernel> make_hybrid_kernel(const std::string& name);
 std::unique_ptr<ExpertKernel>
 make_amx_quant_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, avx512_bf16, amx_tile, amx_bf16
 std::unique_ptr<ExpertKernel>
 make_amx_int8_kernel();  // REQUIRES: avx512f, avx512bw, avx512vl, amx_tile, amx_int8
-// "avx512-amx-bf16[:N]" (REQUIRES amx-bf16), "avx512-amx-quant[:N]"
-// (REQUIRES amx-quant and avx512-vnni-gemm) or "avx512-amx-int8[:N]"
-// (REQUIRES amx-int8 and avx512-vnni-gemm).
-std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name);
+// The switching kernels ("hybrid", "avx512-amx-*") are rows of
+// kernel_registry.cc naming the two kernels above they switch between.
 
 }  // namespace moebench

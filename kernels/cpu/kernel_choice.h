@@ -73,7 +73,7 @@ std::unique_ptr<ExpertKernel> make_segmented_kernel(const std::string& name,
 
 // Two kernels behind one name: `few` up to `last_few` tokens per expert,
 // `many` above ("hybrid", "avx512-amx-bf16", "avx512-amx-quant" and their
-// ":N" forms, kernels/cpu/expert_ffn_hybrid.cc). Throws moebench::Error when
+// ":N" forms, kernels/cpu/kernel_registry.cc). Throws moebench::Error when
 // they differ in needs_packed().
 std::unique_ptr<ExpertKernel> make_switch_kernel(const std::string& name, int64_t last_few,
                                                  std::unique_ptr<ExpertKernel> few,

@@ -1,11 +1,15 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "kernels/cpu/kernel_registry.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
 #include "kernels/cpu/expert_ffn_impl.h"
+#include "kernels/cpu/kernel_choice.h"
 
 namespace moebench {
 
@@ -46,6 +50,25 @@ std::unique_ptr<ExpertKernel> plain(const std::string&) {
   return F();
 }
 
+// N from "base:N", or the row's default for "base".
+int64_t switch_point(const std::string& name, const ExpertKernelInfo& k) {
+  if (name == k.name) return k.switch_tokens;
+  int64_t n = 0;
+  const std::string arg = name.substr(k.name.size() + 1);
+  const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
+  if (ec != std::errc() || p != arg.data() + arg.size() || n < 0) {
+    throw Error(fmt::format(
+        "expert kernel '{}': expected {} or {}:N with N >= 0 tokens per expert (the last count "
+        "the few-token kernel runs), found '{}' after the colon",
+        name, k.name, k.name, arg));
+  }
+  return n;
+}
+
+// A switching row's kernel: its `few` kernel up to the switch point, its
+// `many` kernel above (kernel_choice.h's switch), both made from their rows.
+std::unique_ptr<ExpertKernel> switching(const std::string& name);
+
 std::vector<ExpertKernelInfo> build() {
   // The auto ranks reproduce the rule measured in docs/KERNELS.md: with AMX
   // the switching kernels (vector kernel for few tokens, tiles for many;
@@ -53,148 +76,117 @@ std::vector<ExpertKernelInfo> build() {
   // Xeon), else the packed AVX-512 kernels (the fastest at every count
   // measured without AMX), the unpacked ones, AVX2 and, for bf16, oneDNN;
   // never "hybrid" (oneDNN's OpenMP threads keep spinning after a call and
-  // slow the next task on a small machine).
+  // slow the next task on a small machine). The switching kernels switch as
+  // KTransformers switches between its AVX-512 and AMX kernels (section
+  // 3.2: AVX-512 wins at four or fewer tokens per expert on their Xeon);
+  // their switch points are expert_ffn.h's, measured there.
   return {
-      {"reference",
-       {kBf16, kInt8, kInt4},
-       any_cpu,
-       plain<make_reference_kernel>,
-       false,
-       false,
-       0,
-       false,
-       false,
-       "plain loops, fp64 sums: the ground truth"},
-      {"avx512-bf16",
-       {kBf16},
-       avx512_bf16,
-       plain<make_avx512_bf16_kernel>,
-       false,
-       false,
-       60,
-       false,
-       true,
-       "bf16 dot products, gate and up fused"},
-      {"avx512-bf16-gemm",
-       {kBf16},
-       avx512_bf16_vl,
-       plain<make_avx512_bf16_gemm_kernel>,
-       false,
-       false,
-       70,
-       true,
-       true,
-       "bf16 packed at load, register tiles of 12 tokens"},
-      {"amx-bf16",
-       {kBf16},
-       amx_bf16,
-       plain<make_amx_bf16_kernel>,
-       false,
-       false,
-       0,
-       true,
-       true,
-       "bf16 packed at load, AMX tiles"},
-      {"avx512-amx-bf16",
-       {kBf16},
-       amx_bf16,
-       make_switch_kernel,
-       true,
-       true,
-       90,
-       false,
-       true,
-       "avx512-bf16-gemm up to kAmxSwitchTokens, amx-bf16 above"},
-      {"avx512-vnni",
-       {kInt8, kInt4},
-       avx512_vnni,
-       plain<make_avx512_vnni_kernel>,
-       false,
-       false,
-       60,
-       false,
-       true,
-       "int8/int4, activations quantised per token, vpdpbusd"},
-      {"avx512-vnni-gemm",
-       {kInt8, kInt4},
-       avx512_vnni,
-       plain<make_avx512_vnni_gemm_kernel>,
-       false,
-       false,
-       70,
-       true,
-       true,
-       "int8/int4 packed at load, register tiles of 6 tokens"},
-      {"amx-quant",
-       {kInt8, kInt4},
-       amx_quant,
-       plain<make_amx_quant_kernel>,
-       false,
-       false,
-       0,
-       true,
-       true,
-       "int8/int4 dequantised to bf16 per task, AMX bf16 tiles"},
-      {"avx512-amx-quant",
-       {kInt8, kInt4},
-       amx_quant,
-       make_switch_kernel,
-       true,
-       true,
-       80,
-       false,
-       true,
-       "avx512-vnni-gemm up to kAmxQuantSwitchTokens, amx-quant above"},
-      {"amx-int8",
-       {kInt8, kInt4},
-       amx_int8,
-       plain<make_amx_int8_kernel>,
-       false,
-       false,
-       0,
-       true,
-       true,
-       "int8/int4 on AMX int8 tiles (TDPBSUD)"},
-      {"avx512-amx-int8",
-       {kInt8, kInt4},
-       amx_int8,
-       make_switch_kernel,
-       true,
-       true,
-       90,
-       false,
-       true,
-       "avx512-vnni-gemm up to kAmxInt8SwitchTokens, amx-int8 above"},
-      {"avx2-gemm",
-       {kBf16, kInt8, kInt4},
-       avx2_fma,
-       plain<make_avx2_gemm_kernel>,
-       false,
-       false,
-       50,
-       true,
-       true,
-       "packed at load, for CPUs with AVX2 and FMA only"},
-      {"onednn",
-       {kBf16},
-       onednn_bf16,
-       plain<make_onednn_kernel>,
-       false,
-       false,
-       40,
-       false,
-       true,
-       "two oneDNN bf16 matmuls"},
-      {"hybrid",
-       {kBf16},
-       avx512_bf16,
-       make_hybrid_kernel,
-       true,
-       true,
-       0,
-       false,
-       true,
-       "avx512-bf16 up to kHybridSwitchTokens, oneDNN above"},
+      {.name = "reference",
+       .dtypes = {kBf16, kInt8, kInt4},
+       .supported = any_cpu,
+       .make = plain<make_reference_kernel>,
+       .benchmarked = false,
+       .summary = "plain loops, fp64 sums: the ground truth"},
+      {.name = "avx512-bf16",
+       .dtypes = {kBf16},
+       .supported = avx512_bf16,
+       .make = plain<make_avx512_bf16_kernel>,
+       .auto_rank = 60,
+       .summary = "bf16 dot products, gate and up fused"},
+      {.name = "avx512-bf16-gemm",
+       .dtypes = {kBf16},
+       .supported = avx512_bf16_vl,
+       .make = plain<make_avx512_bf16_gemm_kernel>,
+       .auto_rank = 70,
+       .auto_candidate = true,
+       .summary = "bf16 packed at load, register tiles of 12 tokens"},
+      {.name = "amx-bf16",
+       .dtypes = {kBf16},
+       .supported = amx_bf16,
+       .make = plain<make_amx_bf16_kernel>,
+       .auto_candidate = true,
+       .summary = "bf16 packed at load, AMX tiles"},
+      {.name = "avx512-amx-bf16",
+       .dtypes = {kBf16},
+       .supported = amx_bf16,
+       .make = switching,
+       .takes_switch_point = true,
+       .composite = true,
+       .auto_rank = 90,
+       .few = "avx512-bf16-gemm",
+       .many = "amx-bf16",
+       .switch_tokens = kAmxSwitchTokens,
+       .summary = "avx512-bf16-gemm up to kAmxSwitchTokens, amx-bf16 above"},
+      {.name = "avx512-vnni",
+       .dtypes = {kInt8, kInt4},
+       .supported = avx512_vnni,
+       .make = plain<make_avx512_vnni_kernel>,
+       .auto_rank = 60,
+       .summary = "int8/int4, activations quantised per token, vpdpbusd"},
+      {.name = "avx512-vnni-gemm",
+       .dtypes = {kInt8, kInt4},
+       .supported = avx512_vnni,
+       .make = plain<make_avx512_vnni_gemm_kernel>,
+       .auto_rank = 70,
+       .auto_candidate = true,
+       .summary = "int8/int4 packed at load, register tiles of 6 tokens"},
+      {.name = "amx-quant",
+       .dtypes = {kInt8, kInt4},
+       .supported = amx_quant,
+       .make = plain<make_amx_quant_kernel>,
+       .auto_candidate = true,
+       .summary = "int8/int4 dequantised to bf16 per task, AMX bf16 tiles"},
+      {.name = "avx512-amx-quant",
+       .dtypes = {kInt8, kInt4},
+       .supported = amx_quant,
+       .make = switching,
+       .takes_switch_point = true,
+       .composite = true,
+       .auto_rank = 80,
+       .few = "avx512-vnni-gemm",
+       .many = "amx-quant",
+       .switch_tokens = kAmxQuantSwitchTokens,
+       .summary = "avx512-vnni-gemm up to kAmxQuantSwitchTokens, amx-quant above"},
+      {.name = "amx-int8",
+       .dtypes = {kInt8, kInt4},
+       .supported = amx_int8,
+       .make = plain<make_amx_int8_kernel>,
+       .auto_candidate = true,
+       .summary = "int8/int4 on AMX int8 tiles (TDPBSUD)"},
+      {.name = "avx512-amx-int8",
+       .dtypes = {kInt8, kInt4},
+       .supported = amx_int8,
+       .make = switching,
+       .takes_switch_point = true,
+       .composite = true,
+       .auto_rank = 90,
+       .few = "avx512-vnni-gemm",
+       .many = "amx-int8",
+       .switch_tokens = kAmxInt8SwitchTokens,
+       .summary = "avx512-vnni-gemm up to kAmxInt8SwitchTokens, amx-int8 above"},
+      {.name = "avx2-gemm",
+       .dtypes = {kBf16, kInt8, kInt4},
+       .supported = avx2_fma,
+       .make = plain<make_avx2_gemm_kernel>,
+       .auto_rank = 50,
+       .auto_candidate = true,
+       .summary = "packed at load, for CPUs with AVX2 and FMA only"},
+      {.name = "onednn",
+       .dtypes = {kBf16},
+       .supported = onednn_bf16,
+       .make = plain<make_onednn_kernel>,
+       .auto_rank = 40,
+       .summary = "two oneDNN bf16 matmuls"},
+      {.name = "hybrid",
+       .dtypes = {kBf16},
+       .supported = avx512_bf16,
+       .make = switching,
+       .takes_switch_point = true,
+       .composite = true,
+       .few = "avx512-bf16",
+       .many = "onednn",
+       .switch_tokens = kHybridSwitchTokens,
+       .summary = "avx512-bf16 up to kHybridSwitchTokens, oneDNN above"},
   };
 }
 
@@ -204,6 +196,17 @@ const std::vector<ExpertKernelInfo>& expert_kernel_registry() {
   static const std::vector<ExpertKernelInfo> table = build();
   return table;
 }
+
+namespace {
+
+std::unique_ptr<ExpertKernel> switching(const std::string& name) {
+  const ExpertKernelInfo& k = *find_expert_kernel(name);
+  const ExpertKernelInfo* few = find_expert_kernel(k.few);
+  const ExpertKernelInfo* many = find_expert_kernel(k.many);
+  return make_switch_kernel(name, switch_point(name, k), few->make(k.few), many->make(k.many));
+}
+
+}  // namespace
 
 const ExpertKernelInfo* find_expert_kernel(const std::string& name) {
   for (const auto& k : expert_kernel_registry()) {
@@ -264,6 +267,36 @@ std::vector<std::string> auto_candidates(WeightDtype dtype) {
     }
   }
   return out;
+}
+
+std::string expert_kernel_table_json() {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  const CpuInfo& c = cpu_info();
+  for (const auto& k : expert_kernel_registry()) {
+    nlohmann::ordered_json d = nlohmann::ordered_json::array();
+    for (WeightDtype t : k.dtypes) d.push_back(to_string(t));
+    rows.push_back({{"name", k.name},
+                    {"dtypes", d},
+                    {"runs_here", k.supported(c)},
+                    {"takes_switch_point", k.takes_switch_point},
+                    {"composite", k.composite},
+                    {"auto_rank", k.auto_rank},
+                    {"auto_candidate", k.auto_candidate},
+                    {"benchmarked", k.benchmarked},
+                    {"few", k.few},
+                    {"many", k.many},
+                    {"switch_tokens", k.switch_tokens},
+                    {"summary", k.summary}});
+  }
+  nlohmann::ordered_json autos = nlohmann::ordered_json::object();
+  for (WeightDtype t : {kBf16, kInt8, kInt4}) {
+    try {
+      autos[to_string(t)] = auto_expert_kernel(t);
+    } catch (const Error& e) {
+      autos[to_string(t)] = std::string("none: ") + e.what();
+    }
+  }
+  return nlohmann::ordered_json{{"kernels", rows}, {"auto", autos}}.dump();
 }
 
 }  // namespace moebench

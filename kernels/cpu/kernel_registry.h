@@ -1,14 +1,16 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The CPU expert kernels, one table (issue 45). Every list of kernels and
-// every choice among them derives from it: which kernels this CPU runs
+// The CPU expert kernels, one table. Every list of kernels and every choice
+// among them derives from it: which kernels this CPU runs
 // (expert_kernels_available), the factory (make_expert_kernel), the fixed
 // rule of "auto" (auto_expert_kernel), the candidates `moebench calibrate`
-// times for a calibrated "auto" (auto_candidates, kernel_choice.h) and the
-// kernels `bench_expert` times. Adding a kernel is one file with its
-// constructor (declared in expert_ffn_impl.h) and one row in
-// kernel_registry.cc; a name that is not in the table is refused, never
-// mapped to another kernel.
+// times for a calibrated "auto" (auto_candidates, kernel_choice.h), the
+// kernels `bench_expert` times, `moebench kernels` (and its --json, which
+// analysis/kernels.py reads: bench_expert also writes the table into its
+// JSON context). Adding a kernel is one file with its constructor
+// (declared in expert_ffn_impl.h; the build picks up expert_ffn_*.cc) and
+// one row in kernel_registry.cc; a name that is not in the table is
+// refused, never mapped to another kernel.
 //
 // Threading: the table is built once, is immutable and is read by any
 // thread; a kernel instance it makes belongs to its caller (kernels are not
@@ -46,6 +48,10 @@ struct ExpertKernelInfo {
   bool auto_candidate = false;
   // Timed by bench_expert (the reference's fp64 loops are too slow there).
   bool benchmarked = true;
+  // A switching kernel (takes_switch_point): the row it runs up to and at
+  // switch_tokens tokens per expert (or N of "name:N"), and the row above.
+  std::string few, many;
+  int64_t switch_tokens = 0;
   std::string summary;  // one line
 };
 
@@ -63,5 +69,11 @@ const ExpertKernelInfo* find_expert_kernel(const std::string& name);
 // when only the reference could run it (too slow for paper shapes; name it
 // explicitly to run it anyway).
 std::string auto_expert_kernel(WeightDtype dtype);
+
+// The table as JSON: per row its name, dtypes, whether this CPU runs it,
+// takes_switch_point, composite, auto_rank, auto_candidate, benchmarked,
+// few, many, switch_tokens and summary; and "auto": per dtype the fixed
+// rule's kernel on this CPU (or "none: why").
+std::string expert_kernel_table_json();
 
 }  // namespace moebench

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "core/util/error.h"
 #include "kernels/cpu/kernel_choice.h"
 
@@ -24,8 +26,42 @@ TEST(KernelRegistry, NamesAreUniqueAndEveryRowIsComplete) {
     EXPECT_NE(k.make, nullptr) << k.name;
     EXPECT_FALSE(k.dtypes.empty()) << k.name;
     EXPECT_FALSE(k.summary.empty()) << k.name;
+    // A switching row names two other rows that compute its dtypes.
+    EXPECT_EQ(k.takes_switch_point, !k.few.empty() && !k.many.empty()) << k.name;
+    if (k.takes_switch_point) {
+      const ExpertKernelInfo* few = find_expert_kernel(k.few);
+      const ExpertKernelInfo* many = find_expert_kernel(k.many);
+      ASSERT_TRUE(few != nullptr && many != nullptr) << k.name;
+      EXPECT_FALSE(few->takes_switch_point || many->takes_switch_point) << k.name;
+      for (WeightDtype d : k.dtypes) EXPECT_TRUE(computes(*few, d) && computes(*many, d)) << k.name;
+    }
   }
   EXPECT_TRUE(seen.count("reference"));
+}
+
+// The table as JSON (moebench kernels --json; analysis/kernels.py) says
+// what the rows and the fixed rule of "auto" say.
+TEST(KernelRegistry, TheJsonIsTheTable) {
+  const auto j = nlohmann::json::parse(expert_kernel_table_json());
+  const auto& rows = expert_kernel_registry();
+  ASSERT_EQ(j["kernels"].size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = j["kernels"][i];
+    EXPECT_EQ(r["name"], rows[i].name);
+    EXPECT_EQ(r["runs_here"], rows[i].supported(cpu_info()));
+    EXPECT_EQ(r["auto_candidate"], rows[i].auto_candidate);
+    EXPECT_EQ(r["few"], rows[i].few);
+    EXPECT_EQ(r["switch_tokens"], rows[i].switch_tokens);
+    EXPECT_EQ(r["dtypes"].size(), rows[i].dtypes.size());
+  }
+  for (WeightDtype d : {WeightDtype::kBf16, WeightDtype::kInt8}) {
+    const std::string a = j["auto"][to_string(d)];
+    try {
+      EXPECT_EQ(a, auto_expert_kernel(d));
+    } catch (const Error&) {
+      EXPECT_EQ(a.rfind("none: ", 0), 0u) << a;
+    }
+  }
 }
 
 TEST(KernelRegistry, TheAvailableListAndTheFactoryAgree) {

@@ -351,7 +351,7 @@ GpuLayer::GpuLayer(const Options& o, void* stream) : impl_(std::make_unique<Impl
   m.h = m.make<bf16>(T * std::max<int64_t>(1, I));
   m.xb = m.make<bf16>(T * H);
   m.qkv = m.make<bf16>(T * s.in_proj);
-  m.att = m.make<bf16>(T * std::max(s.q_heads * s.value_dim, s.out_proj_in));
+  m.att = m.make<bf16>(T * s.q_heads * s.value_dim);
   MB_CUDA(cudaStreamSynchronize(m.stream));
 }
 
@@ -382,8 +382,7 @@ void GpuLayer::attention(int layer, int64_t T, int64_t S, int64_t C) {
   MB_CUDA_LAUNCHED("attention");
   // The output projection reads each token's first out_proj_in values (MLA:
   // the latent's heads stand for the value up-projection's input).
-  m.gemm(r.wo, H, s.out_proj_in, m.att, std::max(s.q_heads * s.value_dim, s.out_proj_in), T, m.y,
-         CUDA_R_32F);
+  m.gemm(r.wo, H, s.out_proj_in, m.att, s.q_heads * s.value_dim, T, m.y, CUDA_R_32F);
   add_kernel<<<grid_of(T * H), 256, 0, m.stream>>>(m.x, m.y, T * H);
   MB_CUDA_LAUNCHED("residual");
   rmsnorm_kernel<<<unsigned(T), 256, 0, m.stream>>>(m.x, r.norm2, H, m.xb);
@@ -459,7 +458,7 @@ std::vector<int32_t> GpuLayer::last_routing() {
 std::vector<float> GpuLayer::last_attention_output() {
   Impl& m = *impl_;
   const int64_t w = m.o.shape.q_heads * m.o.shape.value_dim;
-  return to_floats(m.att, w, std::max(w, m.o.shape.out_proj_in), m.last_tokens, m.stream);
+  return to_floats(m.att, w, w, m.last_tokens, m.stream);  // the kernel writes rows of w
 }
 
 std::vector<float> GpuLayer::last_queries() {

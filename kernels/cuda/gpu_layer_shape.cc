@@ -50,6 +50,8 @@ LayerShape layer_shape(const ModelSpec& m) {
     s.kv_entry_elems = s.score_dim;
     s.v_offset = 0;
     s.out_proj_in = m.num_heads * m.v_head_dim;
+    // The output projection reads each head's first v_head_dim values.
+    need(m.v_head_dim <= m.kv_lora_rank, m, "v_head_dim", m.v_head_dim, "<= kv_lora_rank");
   }
   // The input projection holds the rest of the attention's parameters.
   const int64_t in_params = m.attention_params() - s.out_proj_in * m.hidden_size;
