@@ -358,191 +358,209 @@ std::string summary_table(const std::vector<RunRecord>& rows) {
   return out;
 }
 
-SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
-  ConfigPaths paths = ConfigPaths::defaults();
-  paths.roots.insert(paths.roots.begin(), opt.config_roots.begin(), opt.config_roots.end());
-  Experiment ex = load_experiment(opt.file, paths, &registry, opt.max_cases);
+namespace {
+
+// The cases this call runs: the suite's, those --filter keeps, this --shard's.
+struct Selection {
+  Experiment ex;
   std::vector<const Case*> cases;
-  for (const auto& c : ex.cases) {
-    if (case_matches(c, opt.filter)) cases.push_back(&c);
+  std::vector<std::string> suite_case_ids;  // --shard: every case of the (filtered) suite
+};
+
+Selection select_cases(const SuiteOptions& opt, const Registry& registry,
+                       const ConfigPaths& paths) {
+  Selection s{load_experiment(opt.file, paths, &registry, opt.max_cases), {}, {}};
+  for (const auto& c : s.ex.cases) {
+    if (case_matches(c, opt.filter)) s.cases.push_back(&c);
   }
-  SuiteOutcome out;
-  out.cases = int64_t(cases.size());
-  if (cases.empty() && !opt.filter.empty()) {
+  if (s.cases.empty() && !opt.filter.empty()) {
     throw Error(fmt::format(
         "--filter '{}': expected to match at least one of the {} cases of suite '{}', found none "
         "(run_suite {} --dry-run lists them with their strategy, model and axes)",
-        opt.filter, ex.cases.size(), ex.suite.name, opt.file.string()));
+        opt.filter, s.ex.cases.size(), s.ex.suite.name, opt.file.string()));
   }
   // --shard I/N: this slice of the (filtered) cases (harness/suite/shards.h).
-  std::vector<std::string> suite_case_ids;
   if (opt.shard.active()) {
     std::vector<double> work;
     std::vector<std::string> keys;
-    for (const Case* c : cases) {
-      suite_case_ids.push_back(c->id);
+    for (const Case* c : s.cases) {
+      s.suite_case_ids.push_back(c->id);
       work.push_back(case_work_estimate(*c));
       keys.push_back(c->backend == "sim" && !opt.timeline && !c->timeline ? simulation_key(*c)
                                                                           : std::string());
     }
     const auto shard_of = assign_shards(work, keys, opt.shard.count);
     std::vector<const Case*> mine;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      if (shard_of[i] == opt.shard.index) mine.push_back(cases[i]);
+    for (size_t i = 0; i < s.cases.size(); ++i) {
+      if (shard_of[i] == opt.shard.index) mine.push_back(s.cases[i]);
     }
-    cases = std::move(mine);
-    out.cases = int64_t(cases.size());
+    s.cases = std::move(mine);
   }
-  if (opt.dry_run) {
-    if (opt.shard.active()) {
-      fmt::print("shard {}/{}: {} of the {} cases\n", opt.shard.index, opt.shard.count,
-                 cases.size(), suite_case_ids.size());
-    }
-    fmt::print("suite '{}': {} case{} ({} before --filter{})\n", ex.suite.name, cases.size(),
-               cases.size() == 1 ? "" : "s", ex.cases.size(),
-               opt.shard.active() ? " and --shard" : "");
-    int64_t failing = 0;
-    for (const Case* c : cases) {
-      fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name,
-                 c->hardware.name, axes_text(*c));
-      // What a case can fail on before it runs (memory fit, components).
-      try {
-        preflight_case(*c, registry);
-      } catch (const Error& e) {
-        ++failing;
-        fmt::print("      will fail: {}\n", e.what());
-      }
-    }
-    if (failing > 0) {
-      fmt::print("{} of {} case{} would fail before running (above)\n", failing, cases.size(),
-                 cases.size() == 1 ? "" : "s");
-      out.failed = failing;
-      out.exit_code = 1;
-    }
-    return out;
-  }
+  return s;
+}
 
-  // What every case's components need of its workload, before anything runs
-  // (issue 44): a suite whose predictor needs gate inputs on a trace without
-  // them is refused now, not when its case comes up an hour in.
-  {
-    std::vector<std::string> bad;
-    for (const Case* c : cases) {
-      std::optional<StrategyInstance> st;
-      try {
-        st.emplace(StrategyInstance::create(c->strategy, registry));
-      } catch (const Error&) {
-        continue;  // a component that cannot be created fails its case as before
-      }
-      try {
-        check_needs(*c, *st);
-      } catch (const Error& e) {
-        bad.push_back(
-            fmt::format("[{}] {} / {}: {}", c->index, c->strategy.name, c->model.name, e.what()));
-      }
-    }
-    if (!bad.empty()) {
-      const size_t shown = std::min<size_t>(bad.size(), 10);
-      throw Error(fmt::format(
-          "suite '{}': expected every case's workload to have what its strategy's components need, "
-          "found {} of {} "
-          "case{} without (nothing was run; `run_suite {} --dry-run` lists every case, --filter "
-          "leaves cases "
-          "out):\n  {}{}",
-          ex.suite.name, bad.size(), cases.size(), cases.size() == 1 ? "" : "s", opt.file.string(),
-          fmt::join(bad.begin(), bad.begin() + std::ptrdiff_t(shown), "\n  "),
-          bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown)
-                             : std::string()));
+// --dry-run: the cases and what each would fail on before it runs.
+SuiteOutcome dry_run(const SuiteOptions& opt, const Selection& s, const Registry& registry) {
+  SuiteOutcome out;
+  out.cases = int64_t(s.cases.size());
+  if (opt.shard.active()) {
+    fmt::print("shard {}/{}: {} of the {} cases\n", opt.shard.index, opt.shard.count,
+               s.cases.size(), s.suite_case_ids.size());
+  }
+  fmt::print("suite '{}': {} case{} ({} before --filter{})\n", s.ex.suite.name, s.cases.size(),
+             s.cases.size() == 1 ? "" : "s", s.ex.cases.size(),
+             opt.shard.active() ? " and --shard" : "");
+  int64_t failing = 0;
+  for (const Case* c : s.cases) {
+    fmt::print("  [{}] {}  {} / {} / {}  {}\n", c->index, c->id, c->strategy.name, c->model.name,
+               c->hardware.name, axes_text(*c));
+    // What a case can fail on before it runs (memory fit, components).
+    try {
+      preflight_case(*c, registry);
+    } catch (const Error& e) {
+      ++failing;
+      fmt::print("      will fail: {}\n", e.what());
     }
   }
+  if (failing > 0) {
+    fmt::print("{} of {} case{} would fail before running (above)\n", failing, s.cases.size(),
+               s.cases.size() == 1 ? "" : "s");
+    out.failed = failing;
+    out.exit_code = 1;
+  }
+  return out;
+}
 
-  // Run directory.
-  const std::string hash = experiment_hash(ex);
-  fs::path dir = opt.out;
+// What every case's components need of its workload, before anything runs:
+// a suite whose predictor needs gate inputs on a trace without them is
+// refused now, not when its case comes up an hour in.
+void check_case_needs(const SuiteOptions& opt, const Selection& s, const Registry& registry) {
+  std::vector<std::string> bad;
+  for (const Case* c : s.cases) {
+    std::optional<StrategyInstance> st;
+    try {
+      st.emplace(StrategyInstance::create(c->strategy, registry));
+    } catch (const Error&) {
+      continue;  // a component that cannot be created fails its case as before
+    }
+    try {
+      check_needs(*c, *st);
+    } catch (const Error& e) {
+      bad.push_back(
+          fmt::format("[{}] {} / {}: {}", c->index, c->strategy.name, c->model.name, e.what()));
+    }
+  }
+  if (bad.empty()) return;
+  const size_t shown = std::min<size_t>(bad.size(), 10);
+  throw Error(fmt::format(
+      "suite '{}': expected every case's workload to have what its strategy's components need, "
+      "found {} of {} "
+      "case{} without (nothing was run; `run_suite {} --dry-run` lists every case, --filter "
+      "leaves cases "
+      "out):\n  {}{}",
+      s.ex.suite.name, bad.size(), s.cases.size(), s.cases.size() == 1 ? "" : "s",
+      opt.file.string(), fmt::join(bad.begin(), bad.begin() + std::ptrdiff_t(shown), "\n  "),
+      bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown) : std::string()));
+}
+
+// The newest unfinished run of these cases under the suite's folder (--resume
+// without --out), or an empty path.
+fs::path run_to_resume(const fs::path& suite_root, const std::string& hash,
+                       const ShardSpec& shard) {
+  std::error_code ec;
+  if (!fs::is_directory(suite_root, ec)) return {};
+  std::vector<fs::path> candidates;
+  for (const auto& e : fs::directory_iterator(suite_root, ec)) {
+    if (!e.is_directory()) continue;
+    RunDirectory rd(e.path());
+    if (!rd.has_manifest()) continue;
+    const auto m = rd.read_manifest();
+    if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete" &&
+        shard_matches(m, shard))
+      candidates.push_back(e.path());
+  }
+  std::sort(candidates.begin(), candidates.end());
+  return candidates.empty() ? fs::path() : candidates.back();
+}
+
+// The run folder, locked until the run ends (a second run_suite into it, of
+// another suite, the same one or a second --resume, is refused): --out's,
+// the run --resume finds, or a new one under the suite's folder.
+std::unique_ptr<RunDirectory> open_run_dir(const SuiteOptions& opt, const Experiment& ex,
+                                           const std::string& hash, fs::path* dir) {
+  *dir = opt.out;
   // The suite's name is one path component (checked at load too): results
   // never land outside the results root.
   const fs::path suite_root = child_path(opt.results_root, ex.suite.name, "suite.name");
-  if (dir.empty() && opt.resume) {
-    std::error_code ec;
-    if (fs::is_directory(suite_root, ec)) {
-      std::vector<fs::path> candidates;
-      for (const auto& e : fs::directory_iterator(suite_root, ec)) {
-        if (!e.is_directory()) continue;
-        RunDirectory rd(e.path());
-        if (!rd.has_manifest()) continue;
-        const auto m = rd.read_manifest();
-        if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete" &&
-            shard_matches(m, opt.shard))
-          candidates.push_back(e.path());
-      }
-      std::sort(candidates.begin(), candidates.end());
-      if (!candidates.empty()) dir = candidates.back();
-    }
-  }
-  // The lock is held until the run ends: a second run_suite into this folder
-  // (another suite, the same one, or a second --resume) is refused.
+  if (dir->empty() && opt.resume) *dir = run_to_resume(suite_root, hash, opt.shard);
   const std::string holder =
       fmt::format("run_suite pid {} ({})", ::getpid(), join(opt.argv, " ").substr(0, 300));
-  std::unique_ptr<RunDirectory> run_ptr;
-  if (dir.empty()) {
-    // The root named once, before any folder name is tried in it.
-    require_results_root(opt.results_root, "--results");
-    require_results_root(suite_root, "--results");
-    // A new run folder: the first free name; two runs of one suite started
-    // in the same second take different ones.
-    const std::string base = fmt::format(
-        "{}-{}{}", utc_now_stamp(), hash.substr(0, 8),
-        opt.shard.active() ? fmt::format("-shard{}of{}", opt.shard.index, opt.shard.count)
-                           : std::string());
-    for (int n = 1; !run_ptr; ++n) {
-      dir = suite_root / (n == 1 ? base : fmt::format("{}-{}", base, n));
-      std::error_code ec;
-      if (fs::exists(dir, ec)) continue;
-      auto candidate = std::make_unique<RunDirectory>(dir);
-      try {
-        candidate->lock(holder);
-      } catch (const Error&) {
-        if (n < 100) continue;  // taken meanwhile by another run
-        throw;
-      }
-      if (candidate->has_manifest()) continue;
-      run_ptr = std::move(candidate);
-    }
-  } else {
-    if (const std::string why = RunDirectory::not_a_run_folder(dir); !why.empty()) {
+  if (!dir->empty()) {
+    if (const std::string why = RunDirectory::not_a_run_folder(*dir); !why.empty()) {
       throw Error(fmt::format(
           "--out {}: expected a new or empty folder, or a run folder to --resume, found {}; "
           "nothing was written",
-          dir.string(), why));
+          dir->string(), why));
     }
-    run_ptr = std::make_unique<RunDirectory>(dir);
-    run_ptr->lock(holder);
+    auto run = std::make_unique<RunDirectory>(*dir);
+    run->lock(holder);
+    return run;
   }
-  RunDirectory& run = *run_ptr;
-  const bool existed = run.has_manifest();
-  if (existed && !opt.resume) {
+  // The root named once, before any folder name is tried in it.
+  require_results_root(opt.results_root, "--results");
+  require_results_root(suite_root, "--results");
+  // A new run folder: the first free name; two runs of one suite started
+  // in the same second take different ones.
+  const std::string base =
+      fmt::format("{}-{}{}", utc_now_stamp(), hash.substr(0, 8),
+                  opt.shard.active() ? fmt::format("-shard{}of{}", opt.shard.index, opt.shard.count)
+                                     : std::string());
+  for (int n = 1;; ++n) {
+    *dir = suite_root / (n == 1 ? base : fmt::format("{}-{}", base, n));
+    std::error_code ec;
+    if (fs::exists(*dir, ec)) continue;
+    auto candidate = std::make_unique<RunDirectory>(*dir);
+    try {
+      candidate->lock(holder);
+    } catch (const Error&) {
+      if (n < 100) continue;  // taken meanwhile by another run
+      throw;
+    }
+    if (candidate->has_manifest()) continue;
+    return candidate;
+  }
+}
+
+// An existing run in the folder may be resumed only as what it was started
+// as: the same cases, the same shard (and not still running: checked with
+// the provenance's host, refuse_if_still_running). Its manifest.
+nlohmann::ordered_json check_resumable(const SuiteOptions& opt, const RunDirectory& run,
+                                       const fs::path& dir, const std::string& hash) {
+  if (!run.has_manifest()) return nlohmann::ordered_json::object();
+  if (!opt.resume) {
     throw Error(fmt::format(
         "{}: expected an empty run directory (or --resume), found an existing run", dir.string()));
   }
-  const nlohmann::ordered_json prior =
-      existed ? run.read_manifest() : nlohmann::ordered_json::object();
-  if (existed && prior.value("experiment_hash", "") != hash) {
+  nlohmann::ordered_json prior = run.read_manifest();
+  if (prior.value("experiment_hash", "") != hash) {
     throw Error(fmt::format(
         "{}: expected a run of this suite's cases (experiment hash {}), found a run of different "
         "cases; the suite file changed since that run",
         dir.string(), hash));
   }
-  if (existed && !shard_matches(prior, opt.shard)) {
+  if (!shard_matches(prior, opt.shard)) {
     throw Error(fmt::format(
         "{}: expected a run of {}, found a run of {}: --resume finishes the run it was started as",
         dir.string(), shard_text(opt.shard), shard_text_of(prior)));
   }
-  const Provenance prov = collect_provenance(opt.argv, platform_provenance_probes());
-  if (existed) refuse_if_still_running(prior, prov.hostname, dir);
-  run.prepare();
-  out.run_dir = dir;
-  const std::string run_id = dir.filename().string();
+  return prior;
+}
 
+// The manifest a run starts with: what ran, where, from which files.
+nlohmann::ordered_json start_manifest(const SuiteOptions& opt, const Selection& s,
+                                      const std::string& hash, const std::string& run_id,
+                                      const Provenance& prov, const nlohmann::ordered_json* prior) {
+  const Experiment& ex = s.ex;
   nlohmann::ordered_json manifest;
   manifest["schema_version"] = kSchemaVersion;
   manifest["provenance"] = prov.to_json();
@@ -565,7 +583,7 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
         {"assignment",
          "cases sharing a simulation together; groups longest first onto the least loaded shard by "
          "estimated work = sequences x (prompt + decode) x MoE layers (harness/suite/shards.h)"},
-        {"suite_cases", suite_case_ids}};
+        {"suite_cases", s.suite_case_ids}};
   }
   if (const char* slow = std::getenv("MOEBENCH_TEST_SLOWDOWN"); slow && *slow) {
     manifest["test_slowdown"] = slow;  // test-only: a strategy's CPU made slower on purpose
@@ -575,11 +593,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   // reader whether that process still exists (docs/USAGE.md, "Reading a result").
   manifest["status"] = "running";
   manifest["pid"] = static_cast<int64_t>(::getpid());
-  manifest["started_utc"] = existed ? prior.value("started_utc", prov.utc_time) : prov.utc_time;
+  manifest["started_utc"] = prior ? prior->value("started_utc", prov.utc_time) : prov.utc_time;
   manifest["seeds"] = nlohmann::ordered_json::array();
   manifest["cases"] = nlohmann::ordered_json::array();
   std::set<int64_t> seeds;
-  for (const Case* c : cases) {
+  for (const Case* c : s.cases) {
     seeds.insert(c->workload.seed);
     nlohmann::ordered_json presets = nlohmann::ordered_json::array();
     for (const PresetFile& p : c->presets) {
@@ -593,299 +611,369 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
                                  {"presets", presets},
                                  {"config", c->config}});
   }
-  for (int64_t s : seeds) manifest["seeds"].push_back(s);
-  const uint64_t manifest_bytes = run.write_manifest(manifest);
-  // Room for the last manifest, whatever the cases' files take meanwhile: a
-  // disk that fills during the run still ends with "partial" on record.
-  run.reserve(manifest_bytes + (uint64_t(64) << 10));
+  for (int64_t seed : seeds) manifest["seeds"].push_back(seed);
+  return manifest;
+}
 
-  // What is left to run.
-  std::map<std::string, nlohmann::ordered_json> done = run.finished_cases();
-  std::vector<const Case*> todo;
-  for (const Case* c : cases) {
-    if (done.count(c->id))
-      ++out.skipped;
-    else
-      todo.push_back(c);
-  }
-  if (!opt.quiet && out.skipped)
-    fmt::print("resuming {}: {} of {} cases already done\n", dir.string(), out.skipped,
-               cases.size());
+// One case's attempt: its repetitions' metrics and wall times, its
+// timeline, its warnings, or the error it ended with.
+struct Attempt {
+  std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+  std::string timeline;
+  std::vector<std::string> warnings;
+  std::string error;
+};
 
-  std::mutex mu;
-  std::atomic<int64_t> finished{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr std::chrono::seconds kRunsRefresh{20};
-  auto last_runs_write = t0;
-  auto rows_of = [&]() {
-    std::vector<RunRecord> rows;
-    for (const Case* c : cases) {
-      auto it = done.find(c->id);
-      if (it == done.end()) continue;
-      for (const auto& r : it->second["rows"]) {
-        RunRecord rec;
-        rec.fields = r;
-        rows.push_back(std::move(rec));
-      }
+// Identical simulations (the same simulation_key: the as-published and
+// mechanism comparisons of a strategy no fitted entry applies to, a case
+// two figures share with different labels) are simulated once; the other
+// cases' rows copy the numbers and name the case they come from
+// (`result_of`). Real cases and cases writing a timeline always run.
+struct SharedSimulation {
+  bool running = true;  // being simulated now, by the case `from`
+  bool ok = false;      // finished without an error: its rows may be copied
+  std::string from;
+  std::vector<std::pair<nlohmann::ordered_json, double>> reps;
+  std::vector<std::string> warnings;
+};
+
+// The cases left to run, on `jobs` worker threads: each takes the next case
+// (or one whose shared simulation has ended), runs or copies it, and commits
+// its record under the lock; runs.jsonl and runs.csv are a view of the
+// committed records, refreshed every kRunsRefresh.
+class CasePool {
+ public:
+  CasePool(const SuiteOptions& opt, const Registry& registry, const ConfigPaths& paths,
+           const Selection& sel, RunDirectory& run, const fs::path& dir, std::string run_id,
+           SuiteOutcome& out)
+      : opt_(opt),
+        registry_(registry),
+        paths_(paths),
+        sel_(sel),
+        run_(run),
+        dir_(dir),
+        run_id_(std::move(run_id)),
+        out_(out),
+        done_(run.finished_cases()) {
+    for (const Case* c : sel.cases) {
+      if (done_.count(c->id))
+        ++out_.skipped;
+      else
+        todo_.push_back(c);
     }
-    return rows;
-  };
-  g_interrupted.store(false);
-  clear_cancel();
-  // Trained artefacts (SMoE's predictor) are kept inside the results root,
-  // like everything run_suite writes, unless $MOEBENCH_CACHE names a folder.
-  const char* env_cache = std::getenv("MOEBENCH_CACHE");
-  ScopedArtefactCache artefacts(env_cache && *env_cache ? fs::path(env_cache)
-                                                        : opt.results_root / ".cache");
-  auto handler = std::signal(SIGINT, on_signal);
-  auto term_handler = std::signal(SIGTERM, on_signal);
+    keys_.resize(todo_.size());
+    for (size_t i = 0; i < todo_.size(); ++i) {
+      const Case& c = *todo_[i];
+      if (c.backend == "sim" && !opt.timeline && !c.timeline) keys_[i] = simulation_key(c);
+    }
+  }
+  void run(int jobs);
+  // The committed records' rows, in the suite's case order.
+  std::vector<RunRecord> rows() const;
+  const std::map<std::string, nlohmann::ordered_json>& done() const { return done_; }
+  const std::vector<std::string>& write_failures() const { return write_failures_; }
+  // Under mu_, or after the workers ended.
+  void record_write_failure(const std::string& what, const std::string& error);
 
-  std::set<std::string> warned;  // each warning printed once per run (under mu)
+ private:
+  static constexpr std::chrono::seconds kRunsRefresh{20};
+  bool stopping() const { return g_interrupted.load() || write_failed_.load(); }
+  bool take(size_t* i, const SharedSimulation** copy, bool* owner);
+  Attempt simulate(const Case& c);
+  nlohmann::ordered_json record(const Case& c, const Attempt& a, const SharedSimulation* copy,
+                                double wall) const;
+  void commit(const Case& c, const nlohmann::ordered_json& stored, const Attempt& a,
+              const SharedSimulation* copy, double wall);
+  void report(const Case& c, const Attempt& a, const SharedSimulation* copy, double wall);
+  void worker();
+
+  const SuiteOptions& opt_;
+  const Registry& registry_;
+  const ConfigPaths& paths_;
+  const Selection& sel_;
+  RunDirectory& run_;
+  const fs::path& dir_;
+  const std::string run_id_;
+  SuiteOutcome& out_;
+  std::map<std::string, nlohmann::ordered_json> done_;  // under mu_
+  std::vector<const Case*> todo_;
+  std::vector<std::string> keys_;  // todo_'s simulation keys ("" : runs on its own)
+  std::mutex mu_;
+  std::atomic<int64_t> finished_{0};
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_runs_write_ = t0_;
+  std::set<std::string> warned_;  // each warning printed once per run (under mu_)
   // A result that could not be written (a full disk, a file system gone
   // read-only): the case is not committed (--resume runs it), the run stops
-  // taking cases and ends "partial". Under mu.
-  std::vector<std::string> write_failures;
-  std::atomic<bool> write_failed{false};
-  auto stopping = [&] { return g_interrupted.load() || write_failed.load(); };
-  auto record_write_failure = [&](const std::string& what, const std::string& error) {
-    write_failures.push_back(what + ": " + error);
-    if (!write_failed.exchange(true)) {
-      fmt::print(stderr,
-                 "run_suite: {}: could not be written: {}; no further case is started (the cases "
-                 "already written are kept)\n",
-                 what, error);
+  // taking cases and ends "partial". Under mu_.
+  std::vector<std::string> write_failures_;
+  std::atomic<bool> write_failed_{false};
+  std::map<std::string, SharedSimulation> sims_;  // under mu_
+  std::condition_variable sims_cv_;
+  std::deque<size_t> deferred_;  // cases whose simulation another worker is running (under mu_)
+  size_t next_todo_ = 0;         // under mu_
+};
+
+std::vector<RunRecord> CasePool::rows() const {
+  std::vector<RunRecord> rows;
+  for (const Case* c : sel_.cases) {
+    auto it = done_.find(c->id);
+    if (it == done_.end()) continue;
+    for (const auto& r : it->second["rows"]) {
+      RunRecord rec;
+      rec.fields = r;
+      rows.push_back(std::move(rec));
     }
-  };
-  // Identical simulations (the same simulation_key: the as-published and
-  // mechanism comparisons of a strategy no fitted entry applies to, a case
-  // two figures share with different labels) are simulated once; the other
-  // cases' rows copy the numbers and name the case they come from
-  // (`result_of`). Real cases and cases writing a timeline always run.
-  struct Shared {
-    bool running = true;  // being simulated now, by the case `from`
-    bool ok = false;      // finished without an error: its rows may be copied
-    std::string from;
-    std::vector<std::pair<nlohmann::ordered_json, double>> reps;
-    std::vector<std::string> warnings;
-  };
-  std::map<std::string, Shared> sims;  // under mu
-  std::condition_variable sims_cv;
-  std::deque<size_t> deferred;  // cases whose simulation another worker is running (under mu)
-  std::vector<std::string> keys(todo.size());
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const Case& c = *todo[i];
-    if (c.backend == "sim" && !opt.timeline && !c.timeline) keys[i] = simulation_key(c);
   }
-  size_t next_todo = 0;  // under mu
-  auto worker = [&]() {
-    while (!stopping()) {
-      size_t i = 0;
-      const Shared* copy = nullptr;  // the simulation this case's rows copy
-      bool owner = false;            // this worker simulates keys[i] for the cases that share it
-      {
-        std::unique_lock<std::mutex> lk(mu);
-        bool from_deferred = false;
-        if (next_todo < todo.size()) {
-          i = next_todo++;
-        } else if (!deferred.empty()) {
-          i = deferred.front();
-          deferred.pop_front();
-          from_deferred = true;
-        } else {
-          return;
-        }
-        if (!keys[i].empty()) {
-          auto it = sims.find(keys[i]);
-          if (it != sims.end() && it->second.running) {
-            if (!from_deferred) {
-              deferred.push_back(i);  // take another case meanwhile
-              continue;
-            }
-            while (it->second.running && !stopping())
-              sims_cv.wait_for(lk, std::chrono::milliseconds(100));
-            if (stopping()) return;
-          }
-          if (it == sims.end()) {
-            sims[keys[i]].from = todo[i]->id;
-            owner = true;
-          } else if (it->second.ok) {
-            copy = &it->second;
-          }  // else: the first one failed; this case runs on its own
-        }
+  return rows;
+}
+
+void CasePool::record_write_failure(const std::string& what, const std::string& error) {
+  write_failures_.push_back(what + ": " + error);
+  if (!write_failed_.exchange(true)) {
+    fmt::print(stderr,
+               "run_suite: {}: could not be written: {}; no further case is started (the cases "
+               "already written are kept)\n",
+               what, error);
+  }
+}
+
+// The next case for this worker (false: none left, or stopping); whether it
+// copies another case's finished simulation or simulates for the cases
+// that share its key.
+bool CasePool::take(size_t* i, const SharedSimulation** copy, bool* owner) {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    if (stopping()) return false;
+    bool from_deferred = false;
+    if (next_todo_ < todo_.size()) {
+      *i = next_todo_++;
+    } else if (!deferred_.empty()) {
+      *i = deferred_.front();
+      deferred_.pop_front();
+      from_deferred = true;
+    } else {
+      return false;
+    }
+    *copy = nullptr;
+    *owner = false;
+    if (keys_[*i].empty()) return true;
+    auto it = sims_.find(keys_[*i]);
+    if (it != sims_.end() && it->second.running) {
+      if (!from_deferred) {
+        deferred_.push_back(*i);  // take another case meanwhile
+        continue;
       }
-      const Case& c = *todo[i];
-      nlohmann::ordered_json stored;
-      stored["case_id"] = c.id;
-      stored["index"] = c.index;
-      stored["rows"] = nlohmann::ordered_json::array();
-      const auto c0 = std::chrono::steady_clock::now();
-      std::string error;
-      std::vector<std::pair<nlohmann::ordered_json, double>> reps;
-      std::string timeline;
-      std::vector<std::string> warnings;
-      // The cases waiting on this simulation are released when it ends,
-      // stopped or not; its rows are shared only when it succeeded.
-      auto release = [&](bool ok) {
-        if (!owner) return;
-        std::lock_guard<std::mutex> lk(mu);
-        Shared& s = sims[keys[i]];
-        s.running = false;
-        s.ok = ok;
-        if (ok) {
-          s.reps = reps;
-          s.warnings = warnings;
-        }
-        sims_cv.notify_all();
-      };
-      if (copy) {
-        reps = copy->reps;  // finished and never written again: read without the lock
-        warnings = copy->warnings;
-      } else
-        try {
-          EngineOptions eo;
-          for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
-            eo.timeline = (opt.timeline || c.timeline) && rep == c.warmup;
-            const auto r0 = std::chrono::steady_clock::now();
-            CaseRun r = run_case(c, registry, paths, eo);
-            const double wall =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
-            if (const std::string bad = r.result.metrics.headline_problem(); !bad.empty()) {
-              throw Error(fmt::format(
-                  "the case's result has no headline metrics: {} (expected finite TTFT, TBT and "
-                  "tokens/s)",
-                  bad));
-            }
-            if (rep < c.warmup) continue;
-            if (rep == c.warmup) warnings = r.result.warnings;
-            reps.push_back({r.result.metrics.to_json(), wall});
-            if (eo.timeline) {
-              timeline = chrome_trace_json(r.result.timeline, ex.suite.name + " / " + c.id,
-                                           r.result.measured);
-            }
-          }
-        } catch (const Cancelled&) {
-          release(false);
-          return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
-        } catch (const std::bad_alloc&) {
-          error =
-              "out of memory while running the case (std::bad_alloc): the case needs more memory "
-              "than this "
-              "machine has free; use fewer or shorter sequences or a smaller model";
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-      release(error.empty() && !reps.empty());
+      while (it->second.running && !stopping())
+        sims_cv_.wait_for(lk, std::chrono::milliseconds(100));
+      if (stopping()) return false;
+    }
+    if (it == sims_.end()) {
+      sims_[keys_[*i]].from = todo_[*i]->id;
+      *owner = true;
+    } else if (it->second.ok) {
+      *copy = &it->second;
+    }  // else: the first one failed; this case runs on its own
+    return true;
+  }
+}
+
+// The case's warm-up and measured repetitions; Cancelled (SIGINT, SIGTERM)
+// passes through.
+Attempt CasePool::simulate(const Case& c) {
+  Attempt a;
+  try {
+    EngineOptions eo;
+    for (int64_t rep = 0; rep < c.warmup + c.repetitions; ++rep) {
+      eo.timeline = (opt_.timeline || c.timeline) && rep == c.warmup;
+      const auto r0 = std::chrono::steady_clock::now();
+      CaseRun r = run_case(c, registry_, paths_, eo);
       const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      auto base_row = [&](int64_t rep) {
-        RunRecord row;
-        auto& f = row.fields;
-        f["suite"] = ex.suite.name;
-        f["run_id"] = run_id;
-        f["case_id"] = c.id;
-        f["case_index"] = c.index;
-        f["repetition"] = rep;
-        f["status"] = error.empty() ? "ok" : "error";
-        f["error"] =
-            error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error);
-        f["warnings"] = warnings.empty() ? nlohmann::ordered_json(nullptr)
-                                         : nlohmann::ordered_json(join(warnings, "; "));
-        f["backend"] = c.backend;
-        f["model"] = c.model.name;
-        f["hardware"] = c.hardware.name;
-        f["strategy"] = c.strategy.name;
-        f["axes"] = axes_text(c);
-        f["parts"] = join(c.parts, ";");
-        f["preset_files"] = presets_text(c);
-        f["utc_time"] = utc_now_iso();
-        return row;
-      };
-      if (error.empty()) {
-        for (size_t r = 0; r < reps.size(); ++r) {
-          RunRecord row = base_row(int64_t(r));
-          row.fields["wall_time_s"] = reps[r].second;
-          row.fields["result_of"] =
-              copy ? nlohmann::ordered_json(copy->from) : nlohmann::ordered_json(nullptr);
-          for (auto it = reps[r].first.begin(); it != reps[r].first.end(); ++it)
-            row.fields[it.key()] = it.value();
-          const auto flat = flatten(c.config);
-          for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
-          stored["rows"].push_back(row.fields);
-        }
-      } else {
-        RunRecord row = base_row(0);
-        row.fields["wall_time_s"] = wall;
-        row.fields["result_of"] = nullptr;
-        const auto flat = flatten(c.config);
-        for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
-        stored["rows"].push_back(row.fields);
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+      if (const std::string bad = r.result.metrics.headline_problem(); !bad.empty()) {
+        throw Error(fmt::format(
+            "the case's result has no headline metrics: {} (expected finite TTFT, TBT and "
+            "tokens/s)",
+            bad));
       }
-      stored["status"] = error.empty() ? "ok" : "error";
-      {
-        std::lock_guard<std::mutex> lk(mu);
-        try {
-          if (!timeline.empty()) write_file_atomic(dir / "timelines" / (c.id + ".json"), timeline);
-          run.write_case(c.id, stored);
-        } catch (const std::exception& e) {
-          // Not committed: the case is not in cases/ and --resume runs it.
-          record_write_failure(fmt::format("case {} ({})", c.id, c.strategy.name), e.what());
-          continue;
-        }
-        done[c.id] = stored;
-        // runs.jsonl/runs.csv are a view of cases/ (the committed record):
-        // refreshed at most every kRunsRefresh while the run goes on and
-        // always at its end. Rewritten after every case, their writes grew
-        // with the square of the cases (the DALI suite's two files are
-        // 52 MB at its end, 1,482 cases).
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_runs_write >= kRunsRefresh) {
-          try {
-            run.write_runs(result_columns(), rows_of());
-          } catch (const std::exception& e) {
-            record_write_failure("runs.jsonl and runs.csv", e.what());
-          }
-          last_runs_write = std::chrono::steady_clock::now();
-        }
-        const int64_t n = ++finished;
-        if (!error.empty()) ++out.failed;
-        for (const auto& w : warnings) {
-          if (warned.insert(w).second)
-            fmt::print(stderr, "warning: {} (case {}, strategy {}; in the row's warnings)\n", w,
-                       c.id, c.strategy.name);
-        }
-        ++out.ran;
-        if (!opt.quiet) {
-          const double el =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          const double eta = el / double(n) * double(todo.size() - size_t(n));
-          const int64_t total = int64_t(cases.size()), pos = out.skipped + n;
-          if (opt.progress_tty) {
-            fmt::print("\r[{:>{}}/{}] {:5.1f}%  elapsed {}  ETA {}  {:<40.40}", pos,
-                       std::to_string(total).size(), total, 100.0 * double(pos) / double(total),
-                       fmt_duration(el), fmt_duration(eta),
-                       c.strategy.name + (error.empty() ? "" : " (error)"));
-            std::fflush(stdout);
-          } else {
-            fmt::print("[{}/{}] case {} {} {} {} ({:.2f} s){}\n", pos, total, c.index, c.id,
-                       c.strategy.name, axes_text(c), wall,
-                       !error.empty() ? "  ERROR: " + error
-                       : copy         ? " the same simulation as case " + copy->from
-                                      : "");
-          }
-        }
+      if (rep < c.warmup) continue;
+      if (rep == c.warmup) a.warnings = r.result.warnings;
+      a.reps.push_back({r.result.metrics.to_json(), wall});
+      if (eo.timeline) {
+        a.timeline = chrome_trace_json(r.result.timeline, sel_.ex.suite.name + " / " + c.id,
+                                       r.result.measured);
       }
     }
-  };
-  std::vector<std::thread> threads;
-  // Real cases measure wall-clock time with every thread the case asks
-  // for: two at once would time each other's contention.
-  const bool real =
-      std::any_of(todo.begin(), todo.end(), [](const Case* c) { return c->backend == "real"; });
-  if (real && opt.jobs > 1 && !opt.quiet) {
-    fmt::print("suite.backend = \"real\": running the cases one at a time (--jobs {} ignored)\n",
-               opt.jobs);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    a.error =
+        "out of memory while running the case (std::bad_alloc): the case needs more memory "
+        "than this "
+        "machine has free; use fewer or shorter sequences or a smaller model";
+  } catch (const std::exception& e) {
+    a.error = e.what();
   }
-  const int jobs = real ? 1 : std::max(1, opt.jobs);
+  return a;
+}
+
+// The case's record: a row per repetition (or one row with its error), the
+// case's identity, its metrics and its flattened configuration.
+nlohmann::ordered_json CasePool::record(const Case& c, const Attempt& a,
+                                        const SharedSimulation* copy, double wall) const {
+  nlohmann::ordered_json stored;
+  stored["case_id"] = c.id;
+  stored["index"] = c.index;
+  stored["rows"] = nlohmann::ordered_json::array();
+  auto base_row = [&](int64_t rep) {
+    RunRecord row;
+    auto& f = row.fields;
+    f["suite"] = sel_.ex.suite.name;
+    f["run_id"] = run_id_;
+    f["case_id"] = c.id;
+    f["case_index"] = c.index;
+    f["repetition"] = rep;
+    f["status"] = a.error.empty() ? "ok" : "error";
+    f["error"] =
+        a.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.error);
+    f["warnings"] = a.warnings.empty() ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(join(a.warnings, "; "));
+    f["backend"] = c.backend;
+    f["model"] = c.model.name;
+    f["hardware"] = c.hardware.name;
+    f["strategy"] = c.strategy.name;
+    f["axes"] = axes_text(c);
+    f["parts"] = join(c.parts, ";");
+    f["preset_files"] = presets_text(c);
+    f["utc_time"] = utc_now_iso();
+    return row;
+  };
+  if (a.error.empty()) {
+    for (size_t r = 0; r < a.reps.size(); ++r) {
+      RunRecord row = base_row(int64_t(r));
+      row.fields["wall_time_s"] = a.reps[r].second;
+      row.fields["result_of"] =
+          copy ? nlohmann::ordered_json(copy->from) : nlohmann::ordered_json(nullptr);
+      for (auto it = a.reps[r].first.begin(); it != a.reps[r].first.end(); ++it)
+        row.fields[it.key()] = it.value();
+      const auto flat = flatten(c.config);
+      for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+      stored["rows"].push_back(row.fields);
+    }
+  } else {
+    RunRecord row = base_row(0);
+    row.fields["wall_time_s"] = wall;
+    row.fields["result_of"] = nullptr;
+    const auto flat = flatten(c.config);
+    for (auto it = flat.begin(); it != flat.end(); ++it) row.fields[it.key()] = it.value();
+    stored["rows"].push_back(row.fields);
+  }
+  stored["status"] = a.error.empty() ? "ok" : "error";
+  return stored;
+}
+
+// Under the lock: the case's timeline and record written (not committed if
+// a write fails: --resume runs it), runs.jsonl/runs.csv refreshed at most
+// every kRunsRefresh (rewritten after every case, their writes grew with
+// the square of the cases: the DALI suite's two files are 52 MB at its end,
+// 1,482 cases), the counts and the progress line.
+void CasePool::commit(const Case& c, const nlohmann::ordered_json& stored, const Attempt& a,
+                      const SharedSimulation* copy, double wall) {
+  std::lock_guard<std::mutex> lk(mu_);
+  try {
+    if (!a.timeline.empty()) write_file_atomic(dir_ / "timelines" / (c.id + ".json"), a.timeline);
+    run_.write_case(c.id, stored);
+  } catch (const std::exception& e) {
+    record_write_failure(fmt::format("case {} ({})", c.id, c.strategy.name), e.what());
+    return;
+  }
+  done_[c.id] = stored;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_runs_write_ >= kRunsRefresh) {
+    try {
+      run_.write_runs(result_columns(), rows());
+    } catch (const std::exception& e) {
+      record_write_failure("runs.jsonl and runs.csv", e.what());
+    }
+    last_runs_write_ = std::chrono::steady_clock::now();
+  }
+  report(c, a, copy, wall);
+}
+
+// Under the lock: the counts, the case's new warnings, its progress line.
+void CasePool::report(const Case& c, const Attempt& a, const SharedSimulation* copy, double wall) {
+  const int64_t n = ++finished_;
+  if (!a.error.empty()) ++out_.failed;
+  for (const auto& w : a.warnings) {
+    if (warned_.insert(w).second)
+      fmt::print(stderr, "warning: {} (case {}, strategy {}; in the row's warnings)\n", w, c.id,
+                 c.strategy.name);
+  }
+  ++out_.ran;
+  if (opt_.quiet) return;
+  const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  const double eta = el / double(n) * double(todo_.size() - size_t(n));
+  const int64_t total = int64_t(sel_.cases.size()), pos = out_.skipped + n;
+  if (opt_.progress_tty) {
+    fmt::print("\r[{:>{}}/{}] {:5.1f}%  elapsed {}  ETA {}  {:<40.40}", pos,
+               std::to_string(total).size(), total, 100.0 * double(pos) / double(total),
+               fmt_duration(el), fmt_duration(eta),
+               c.strategy.name + (a.error.empty() ? "" : " (error)"));
+    std::fflush(stdout);
+  } else {
+    fmt::print("[{}/{}] case {} {} {} {} ({:.2f} s){}\n", pos, total, c.index, c.id,
+               c.strategy.name, axes_text(c), wall,
+               !a.error.empty() ? "  ERROR: " + a.error
+               : copy           ? " the same simulation as case " + copy->from
+                                : "");
+  }
+}
+
+void CasePool::worker() {
+  size_t i = 0;
+  const SharedSimulation* copy = nullptr;  // the simulation this case's rows copy
+  bool owner = false;  // this worker simulates keys_[i] for the cases that share it
+  while (take(&i, &copy, &owner)) {
+    const Case& c = *todo_[i];
+    const auto c0 = std::chrono::steady_clock::now();
+    Attempt a;
+    // The cases waiting on this simulation are released when it ends,
+    // stopped or not; its rows are shared only when it succeeded.
+    auto release = [&](bool ok) {
+      if (!owner) return;
+      std::lock_guard<std::mutex> lk(mu_);
+      SharedSimulation& s = sims_[keys_[i]];
+      s.running = false;
+      s.ok = ok;
+      if (ok) {
+        s.reps = a.reps;
+        s.warnings = a.warnings;
+      }
+      sims_cv_.notify_all();
+    };
+    if (copy) {
+      a.reps = copy->reps;  // finished and never written again: read without the lock
+      a.warnings = copy->warnings;
+    } else {
+      try {
+        a = simulate(c);
+      } catch (const Cancelled&) {
+        release(false);
+        return;  // stopped by SIGINT/SIGTERM: nothing written, --resume runs it
+      }
+    }
+    release(a.error.empty() && !a.reps.empty());
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    commit(c, record(c, a, copy, wall), a, copy, wall);
+  }
+}
+
+void CasePool::run(int jobs) {
+  if (!opt_.quiet && out_.skipped)
+    fmt::print("resuming {}: {} of {} cases already done\n", dir_.string(), out_.skipped,
+               sel_.cases.size());
+  std::vector<std::thread> threads;
   // Nothing a case does may end the process: an exception that escaped the
   // worker's own handling stops the run like a failed write.
   for (int j = 0; j < jobs; ++j) {
@@ -893,32 +981,44 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
       try {
         worker();
       } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lk(mu);
+        std::lock_guard<std::mutex> lk(mu_);
         record_write_failure("a worker thread", e.what());
-        sims_cv.notify_all();
+        sims_cv_.notify_all();
       }
     });
   }
   for (auto& t : threads) t.join();
-  std::signal(SIGINT, handler);
-  std::signal(SIGTERM, term_handler);
-  if (opt.progress_tty && !opt.quiet) fmt::print("\n");
+}
 
-  const auto rows = rows_of();
+// Real cases measure wall-clock time with every thread the case asks for:
+// two at once would time each other's contention.
+int worker_count(const SuiteOptions& opt, const std::vector<const Case*>& cases) {
+  const bool real =
+      std::any_of(cases.begin(), cases.end(), [](const Case* c) { return c->backend == "real"; });
+  if (real && opt.jobs > 1 && !opt.quiet) {
+    fmt::print("suite.backend = \"real\": running the cases one at a time (--jobs {} ignored)\n",
+               opt.jobs);
+  }
+  return real ? 1 : std::max(1, opt.jobs);
+}
+
+// After the last case: runs.jsonl/runs.csv and the manifest's final status
+// and counts. The failed cases' count.
+int64_t finish_run(CasePool& pool, RunDirectory& run, nlohmann::ordered_json& manifest,
+                   const std::vector<RunRecord>& rows, size_t cases) {
   try {
     run.write_runs(result_columns(), rows);
   } catch (const std::exception& e) {
-    record_write_failure("runs.jsonl and runs.csv", e.what());
+    pool.record_write_failure("runs.jsonl and runs.csv", e.what());
   }
   int64_t failed_total = 0;
-  for (const auto& [id, c] : done) failed_total += c.value("status", "") != "ok";
-  const bool interrupted = g_interrupted.load();
-  const bool partial = !write_failures.empty();
-  manifest["status"] = partial ? "partial" : interrupted ? "interrupted" : "complete";
+  for (const auto& [id, c] : pool.done()) failed_total += c.value("status", "") != "ok";
+  const bool partial = !pool.write_failures().empty();
+  manifest["status"] = partial ? "partial" : g_interrupted.load() ? "interrupted" : "complete";
   manifest["finished_utc"] = utc_now_iso();
   manifest["counts"] = {
-      {"cases", cases.size()}, {"finished", done.size()}, {"failed", failed_total}};
-  if (partial) manifest["write_errors"] = write_failures;
+      {"cases", cases}, {"finished", pool.done().size()}, {"failed", failed_total}};
+  if (partial) manifest["write_errors"] = pool.write_failures();
   run.release_reserve();  // its room is the manifest's now
   try {
     run.write_manifest(manifest);
@@ -927,58 +1027,118 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
     // takes it as a killed run.
     fmt::print(stderr, "run_suite: manifest.json: could not be written: {}\n", e.what());
   }
-  if (!opt.quiet) {
-    if (!rows.empty()) fmt::print("\n{}", summary_table(rows));
-    fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n",
-               dir.string(), cases.size(), out.ran, out.skipped, failed_total);
-  }
-  // A paper suite (one that names what it reproduces) ends with its verdicts.
+  return failed_total;
+}
+
+// A paper suite (one that names what it reproduces) ends with its verdicts,
+// where this run is one the report can judge.
+void print_verdicts(const SuiteOptions& opt, const Selection& s, const fs::path& dir) {
+  const Experiment& ex = s.ex;
   const bool paper = !ex.suite.reproduces.empty() && !starts_with(ex.suite.reproduces, "none");
-  if (!opt.quiet && !interrupted && !partial && paper) {
-    if (opt.shard.active()) {
-      fmt::print(
-          "\nverdicts need the whole suite (this run is shard {}/{}): run_suite --merge the "
-          "shards' "
-          "folders, then make report\n",
-          opt.shard.index, opt.shard.count);
-    } else if (!opt.out.empty() && !under(dir, opt.results_root / ex.suite.name)) {
-      // The report reads the newest run under <results>/<suite>/: this run
-      // is not there, and its report must not land outside the folder named.
-      fmt::print(
-          "\nverdicts not computed: the report reads runs under {}/ and this run is in {} "
-          "(run with --results ROOT instead of --out to judge it)\n",
-          (opt.results_root / ex.suite.name).string(), dir.string());
-    } else if (opt.filter.empty()) {
-      print_verdict_summary(opt, ex, cases);
-    } else {
-      fmt::print(
-          "\nverdicts need the whole suite (this run used --filter): make report once every part "
-          "has run\n");
-    }
+  if (!paper) return;
+  if (opt.shard.active()) {
+    fmt::print(
+        "\nverdicts need the whole suite (this run is shard {}/{}): run_suite --merge the "
+        "shards' "
+        "folders, then make report\n",
+        opt.shard.index, opt.shard.count);
+  } else if (!opt.out.empty() && !under(dir, opt.results_root / ex.suite.name)) {
+    // The report reads the newest run under <results>/<suite>/: this run
+    // is not there, and its report must not land outside the folder named.
+    fmt::print(
+        "\nverdicts not computed: the report reads runs under {}/ and this run is in {} "
+        "(run with --results ROOT instead of --out to judge it)\n",
+        (opt.results_root / ex.suite.name).string(), dir.string());
+  } else if (opt.filter.empty()) {
+    print_verdict_summary(opt, ex, s.cases);
+  } else {
+    fmt::print(
+        "\nverdicts need the whole suite (this run used --filter): make report once every part "
+        "has run\n");
   }
-  if (interrupted) {
-    // Always said, even with --quiet: how to get the rest.
+}
+
+// How to get the rest of an interrupted or partial run; always said, even
+// with --quiet.
+void print_how_to_finish(const SuiteOptions& opt, const CasePool& pool, size_t cases,
+                         const fs::path& dir) {
+  const std::string shard = opt.shard.active()
+                                ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
+                                : std::string();
+  if (g_interrupted.load()) {
     fmt::print(stderr,
                "run_suite: interrupted: {} of {} cases finished and are kept in {}; the cases that "
                "were running "
                "were stopped and wrote nothing. Resume with:\n  run_suite {}{} --resume --out {}\n",
-               done.size(), cases.size(), dir.string(), opt.file.string(),
-               opt.shard.active() ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
-                                  : std::string(),
-               dir.string());
+               pool.done().size(), cases, dir.string(), opt.file.string(), shard, dir.string());
   }
-  if (partial) {
-    // Always said, even with --quiet: what was lost and how to finish.
+  if (!pool.write_failures().empty()) {
     fmt::print(stderr,
                "run_suite: partial: {} of {} cases are written in {}; a result could not be "
                "written ({}). Free the space (or fix the folder), then finish with:\n  run_suite "
                "{}{} --resume --out {}\n",
-               done.size(), cases.size(), dir.string(), write_failures.front(), opt.file.string(),
-               opt.shard.active() ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
-                                  : std::string(),
-               dir.string());
+               pool.done().size(), cases, dir.string(), pool.write_failures().front(),
+               opt.file.string(), shard, dir.string());
   }
-  out.failed = failed_total + int64_t(write_failures.size());
+}
+
+}  // namespace
+
+SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
+  ConfigPaths paths = ConfigPaths::defaults();
+  paths.roots.insert(paths.roots.begin(), opt.config_roots.begin(), opt.config_roots.end());
+  const Selection sel = select_cases(opt, registry, paths);
+  if (opt.dry_run) return dry_run(opt, sel, registry);
+  check_case_needs(opt, sel, registry);
+
+  SuiteOutcome out;
+  out.cases = int64_t(sel.cases.size());
+  const std::string hash = experiment_hash(sel.ex);
+  fs::path dir;
+  const std::unique_ptr<RunDirectory> run_ptr = open_run_dir(opt, sel.ex, hash, &dir);
+  RunDirectory& run = *run_ptr;
+  const bool existed = run.has_manifest();
+  const nlohmann::ordered_json prior = check_resumable(opt, run, dir, hash);
+  const Provenance prov = collect_provenance(opt.argv, platform_provenance_probes());
+  if (existed) refuse_if_still_running(prior, prov.hostname, dir);
+  run.prepare();
+  out.run_dir = dir;
+  nlohmann::ordered_json manifest =
+      start_manifest(opt, sel, hash, dir.filename().string(), prov, existed ? &prior : nullptr);
+  const uint64_t manifest_bytes = run.write_manifest(manifest);
+  // Room for the last manifest, whatever the cases' files take meanwhile: a
+  // disk that fills during the run still ends with "partial" on record.
+  run.reserve(manifest_bytes + (uint64_t(64) << 10));
+
+  CasePool pool(opt, registry, paths, sel, run, dir, dir.filename().string(), out);
+  g_interrupted.store(false);
+  clear_cancel();
+  {
+    // Trained artefacts (SMoE's predictor) are kept inside the results root,
+    // like everything run_suite writes, unless $MOEBENCH_CACHE names a folder.
+    const char* env_cache = std::getenv("MOEBENCH_CACHE");
+    ScopedArtefactCache artefacts(env_cache && *env_cache ? fs::path(env_cache)
+                                                          : opt.results_root / ".cache");
+    auto handler = std::signal(SIGINT, on_signal);
+    auto term_handler = std::signal(SIGTERM, on_signal);
+    pool.run(worker_count(opt, sel.cases));
+    std::signal(SIGINT, handler);
+    std::signal(SIGTERM, term_handler);
+  }
+  if (opt.progress_tty && !opt.quiet) fmt::print("\n");
+
+  const auto rows = pool.rows();
+  const int64_t failed_total = finish_run(pool, run, manifest, rows, sel.cases.size());
+  const bool interrupted = g_interrupted.load();
+  const bool partial = !pool.write_failures().empty();
+  if (!opt.quiet) {
+    if (!rows.empty()) fmt::print("\n{}", summary_table(rows));
+    fmt::print("\nresults: {} ({} cases, {} run now, {} from an earlier run, {} failed)\n",
+               dir.string(), sel.cases.size(), out.ran, out.skipped, failed_total);
+  }
+  if (!opt.quiet && !interrupted && !partial) print_verdicts(opt, sel, dir);
+  print_how_to_finish(opt, pool, sel.cases.size(), dir);
+  out.failed = failed_total + int64_t(pool.write_failures().size());
   out.exit_code = interrupted ? 130 : partial || failed_total > 0 ? 1 : 0;
   return out;
 }
