@@ -324,11 +324,9 @@ std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec&
   return out;
 }
 
-void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
-  const auto paths = ConfigPaths::defaults();
-  HardwareProfile h = load_hardware(opt.hardware, paths);
+// What is refused before minutes of measurement, not after.
+void check_calibrate_options(const CalibrateOptions& opt, const HardwareProfile& h) {
   if (h.has_gpu() && !gpu::available()) {
-    // Refused before minutes of CPU measurement, not after.
     throw Error(fmt::format(
         "calibrate --hardware: '{}' has {} GPU(s); measuring its GPU tables expected a CUDA "
         "device, found {}",
@@ -340,24 +338,83 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         "and its experts beside the CPU's), found '{}' with {} GPUs",
         h.name, h.gpu.count));
   }
-  const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
   if (opt.statistic != "mean" && opt.statistic != "median") {
     throw Error(
         fmt::format("calibrate --statistic: expected mean or median, found '{}'", opt.statistic));
   }
-  const bool mean = opt.statistic == "mean";
   check_token_counts(opt.tokens, "--tokens");
   check_token_counts(opt.gpu_tokens, "--gpu-tokens");
   check_token_counts(opt.gpu_contexts, "--gpu-contexts");
-  const std::filesystem::path out(opt.out);
-  const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
-  const Provenance prov = collect_provenance(argv, platform_provenance_probes());
-  const std::string date = prov.utc_time.substr(0, 10);
-
-  std::set<std::pair<std::string, std::string>> measured_sets;  // (model, dtype)
-  std::vector<std::string> transitions;  // check_transition per model and dtype
   check_token_counts(opt.layer_tokens, "--layer-tokens");
   check_token_counts(opt.choice_tokens, "--choice-tokens");
+}
+
+// What the CPU half measured: the (model, dtype) pairs and each pair's
+// transition check ("model dtype median (lo-hi)").
+struct CpuMeasured {
+  std::set<std::pair<std::string, std::string>> sets;
+  std::vector<std::string> transitions;
+};
+
+// "auto"'s candidates timed against each other on this model and dtype
+// (entries of the base for them replaced, not mixed); the executor runs the
+// fastest per count from then on.
+void time_auto_candidates(HardwareProfile& h, RealCpuExecutor& ex, const ModelSpec& m,
+                          const std::string& dname, const CalibrateOptions& opt, bool mean) {
+  auto& kt = h.kernel_times;
+  kt.erase(
+      std::remove_if(kt.begin(), kt.end(),
+                     [&](const KernelTime& t) { return t.model == m.name && t.dtype == dname; }),
+      kt.end());
+  const auto timings = measure_candidates(ex, m.expert_dtype, opt, mean);
+  for (const auto& t : timings) {
+    fmt::print(stderr, "  {} {} {} us: {}\n", m.name, dname, t.kernel, fmt::join(t.time_us, " "));
+    replace_kernel_time(h, KernelTime{m.name, dname, t.kernel, t.tokens, t.time_us});
+  }
+  if (!timings.empty()) ex.use_auto_timings(timings);
+}
+
+// cpu-expert and cpu-shared of one model and dtype (under --under-load,
+// beside expert copies and GPU experts).
+void cpu_expert_tables(HardwareProfile& h, RealCpuExecutor& ex, const CostModel& cost,
+                       const ModelSpec& m, const std::string& dname, const CalibrateOptions& opt,
+                       bool mean) {
+  const int64_t E = m.routed_experts;
+  const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
+  std::unique_ptr<LaneLoad> load;
+  if (opt.under_load) {
+    LaneLoad::Options lo;
+    lo.model = m;
+    lo.link = lo.gpu = true;
+    load = std::make_unique<LaneLoad>(lo);
+  }
+  const std::vector<double> tokens(opt.tokens.begin(), opt.tokens.end());
+  const auto routed =
+      measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, opt.warmup_ms,
+              [&](int64_t i, int64_t T) {
+                return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
+              });
+  replace_table(h, CostTable{"cpu-expert", m.name, dname, tokens, routed});
+  if (m.shared_experts > 0) {
+    const auto shared =
+        measure(opt.tokens, opt.repeats, 1, ex.shared_buffers(), mean, opt.warmup_ms,
+                [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
+    replace_table(h, CostTable{"cpu-shared", m.name, dname, tokens, shared});
+  }
+  if (load) {
+    const LaneLoad::Counts c = load->stop();
+    fmt::print(stderr, "  cpu tables under load ({}): {} copies, {} GPU tasks beside them\n",
+               load->describe(), c.copies, c.gpu_tasks);
+  }
+  fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
+}
+
+// The CPU tables of every model and dtype: auto's candidates, the expert
+// tables, the transition check and (without a GPU) the rest of the step.
+CpuMeasured measure_cpu_tables(HardwareProfile& h, const CalibrateOptions& opt, int threads,
+                               bool mean) {
+  const auto paths = ConfigPaths::defaults();
+  CpuMeasured done;
   for (const std::string& mname : opt.models) {
     const ModelSpec base = load_model(mname, paths);
     // The rest of the step runs in bf16 whatever the experts' dtype: measured
@@ -372,60 +429,14 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       ro.threads = threads;
       RealCpuExecutor ex(m, ro);
       const CostModel cost(m, h);
-      if (opt.kernel == "auto") {
-        // Entries of this model and dtype from the base (another machine's,
-        // or candidates this CPU lacks) are replaced, not mixed with these.
-        auto& kt = h.kernel_times;
-        kt.erase(std::remove_if(
-                     kt.begin(), kt.end(),
-                     [&](const KernelTime& t) { return t.model == m.name && t.dtype == dname; }),
-                 kt.end());
-        const auto timings = measure_candidates(ex, m.expert_dtype, opt, mean);
-        for (const auto& t : timings) {
-          fmt::print(stderr, "  {} {} {} us: {}\n", m.name, dname, t.kernel,
-                     fmt::join(t.time_us, " "));
-          replace_kernel_time(h, KernelTime{m.name, dname, t.kernel, t.tokens, t.time_us});
-        }
-        if (!timings.empty()) ex.use_auto_timings(timings);
-      }
+      if (opt.kernel == "auto") time_auto_candidates(h, ex, m, dname, opt, mean);
       fmt::print(stderr, "{} {}: kernel {}, {} threads, {} routed buffers ...\n", m.name, dname,
                  ex.kernel_name(), threads, ex.routed_buffers());
-      const int64_t E = m.routed_experts;
-      const int burst = opt.burst > 0 ? opt.burst : int(m.top_k);
-      std::unique_ptr<LaneLoad> load;
-      if (opt.under_load) {  // beside the CPU lane: copies and GPU experts
-        LaneLoad::Options lo;
-        lo.model = m;
-        lo.link = lo.gpu = true;
-        load = std::make_unique<LaneLoad>(lo);
-      }
-      const auto routed =
-          measure(opt.tokens, opt.repeats, burst, ex.routed_buffers(), mean, opt.warmup_ms,
-                  [&](int64_t i, int64_t T) {
-                    return ex.cpu_expert_ns(cost, int32_t(i / E), int32_t(i % E), T, false);
-                  });
-      replace_table(h,
-                    CostTable{"cpu-expert", m.name, dname,
-                              std::vector<double>(opt.tokens.begin(), opt.tokens.end()), routed});
-      if (m.shared_experts > 0) {
-        const auto shared = measure(
-            opt.tokens, opt.repeats, 1, ex.shared_buffers(), mean, opt.warmup_ms,
-            [&](int64_t i, int64_t T) { return ex.shared_experts_ns(cost, int32_t(i), T); });
-        replace_table(h,
-                      CostTable{"cpu-shared", m.name, dname,
-                                std::vector<double>(opt.tokens.begin(), opt.tokens.end()), shared});
-      }
-      if (load) {
-        const LaneLoad::Counts c = load->stop();
-        fmt::print(stderr, "  cpu tables under load ({}): {} copies, {} GPU tasks beside them\n",
-                   load->describe(), c.copies, c.gpu_tasks);
-        load.reset();
-      }
-      measured_sets.insert({m.name, dname});
-      fmt::print(stderr, "  cpu-expert us: {}\n", fmt::join(routed, " "));
+      cpu_expert_tables(h, ex, cost, m, dname, opt, mean);
+      done.sets.insert({m.name, dname});
       if (opt.transition_rounds > 0) {
         const Transition tr = check_transition(ex, cost, opt.tokens.back(), opt.transition_rounds);
-        transitions.push_back(
+        done.transitions.push_back(
             fmt::format("{} {} {:.3f} ({:.3f}-{:.3f})", m.name, dname, tr.median, tr.lo, tr.hi));
         fmt::print(stderr,
                    "  a 1-token task after a {}-token one / after a 1-token one: median {:.3f} "
@@ -439,32 +450,12 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
       }
     }
   }
-  std::ostringstream gpu_notes;
-  if (h.has_gpu()) {
-    GpuCalibrateOptions g;
-    g.models = opt.models;
-    g.dtypes = opt.dtypes;
-    g.tokens = opt.gpu_tokens;
-    g.repeats = opt.gpu_repeats;
-    g.contexts = opt.gpu_contexts;
-    g.under_load = opt.under_load;
-    g.cpu_threads = threads;
-    g.weights_gib = opt.weights_gib;
-    calibrate_gpu(h, g, gpu_notes);
-  }
-  const double dispatch = pool_dispatch_us(threads);
-  h.name = name;
-  // The base's description says what its [cpu] numbers describe; the tables
-  // may come from another CPU (the one this ran on), so name both. A base
-  // that calibrate wrote already says so (tools/validate_interleaved.py
-  // chains one calibration per model and dtype): kept, not nested.
-  const std::string calibrated = "CPU expert tables measured by moebench calibrate";
-  if (h.description.rfind(calibrated, 0) != 0) {
-    h.description = fmt::format("{} on {}{}; the rest from '{}' ({})", calibrated, prov.cpu_model,
-                                h.has_gpu() ? ", GPU tables on " + gpu::describe_device() : "",
-                                opt.hardware, h.description);
-  }
-  // Tables this run did not measure: kept from the base.
+  return done;
+}
+
+// The tables and kernel times of the base profile this run did not measure.
+std::vector<std::string> kept_from_base(const HardwareProfile& h, const CalibrateOptions& opt,
+                                        const CpuMeasured& done) {
   std::vector<std::string> kept;
   for (const CostTable& t : h.tables) {
     const bool gpu_lane = t.lane == "gpu-expert" || t.lane == "h2d-expert";
@@ -477,21 +468,23 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
         std::find(opt.models.begin(), opt.models.end(), t.model) != opt.models.end();
     const bool measured = ((t.lane == "cpu-expert" || t.lane == "cpu-shared" ||
                             (step_lane && !h.has_gpu()) || (gpu_lane && h.has_gpu())) &&
-                           measured_sets.count({t.model, t.dtype}) > 0) ||
+                           done.sets.count({t.model, t.dtype}) > 0) ||
                           (gpu_layer_lane && h.has_gpu() && of_model);
     if (!measured) kept.push_back(fmt::format("{} {} {}", t.lane, t.model, t.dtype));
   }
   for (const KernelTime& t : h.kernel_times) {
-    if (measured_sets.count({t.model, t.dtype}) == 0)
+    if (done.sets.count({t.model, t.dtype}) == 0)
       kept.push_back(fmt::format("kernel_time {} {} {}", t.model, t.dtype, t.kernel));
   }
-  h.source =
-      fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model, threads,
-                  prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "", date);
-  h.cpu.threads = threads;
-  h.cpu.task_overhead_us = dispatch;
-  h.cpu.first_task_warmup_us = 0.0;
+  return kept;
+}
 
+// The profile's header: the command, the machine, how each table was
+// measured, what was kept from the base.
+std::string profile_header(const CalibrateOptions& opt, const HardwareProfile& h,
+                           const std::vector<std::string>& argv, const Provenance& prov,
+                           int threads, const CpuMeasured& done,
+                           const std::vector<std::string>& kept) {
   std::ostringstream o;
   o << "# Written by `" << join(argv, " ") << "`\n";
   o << fmt::format("# on {} ({} logical CPUs; flags: {}), {} threads, commit {}{}, {}.\n",
@@ -529,12 +522,13 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
            "# Routed tasks ran {} back to back per token count and round, the counts largest "
            "first.\n",
            opt.burst > 0 ? std::to_string(opt.burst) : std::string("top-k (a layer's worth)"))
-    << (transitions.empty()
+    << (done.transitions.empty()
             ? std::string()
             : fmt::format("# A 1-token task right after a {}-token one, over one right after a "
                           "1-token task "
                           "(median of {} paired rounds, 95% interval): {}.\n",
-                          opt.tokens.back(), opt.transition_rounds, fmt::join(transitions, "; ")));
+                          opt.tokens.back(), opt.transition_rounds,
+                          fmt::join(done.transitions, "; ")));
   if (!kept.empty()) {
     o << fmt::format(
         "# Kept from the base profile '{}' (measured by an earlier command, not repeated here): "
@@ -545,10 +539,53 @@ void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& 
        "# first_task_warmup_us = 0: every task pays the same hand-off. Everything else is\n"
        "# copied from the base profile '"
     << opt.hardware << "'. Re-run on your machine: docs/BACKENDS.md.\n";
-  o << gpu_notes.str();
-  o << profile_toml(h.to_json());
+  return o.str();
+}
+
+void run_calibrate(const CalibrateOptions& opt, const std::vector<std::string>& argv) {
+  HardwareProfile h = load_hardware(opt.hardware, ConfigPaths::defaults());
+  check_calibrate_options(opt, h);
+  const int threads = opt.threads > 0 ? opt.threads : int(h.cpu.threads);
+  const bool mean = opt.statistic == "mean";
+  const std::filesystem::path out(opt.out);
+  const std::string name = !opt.name.empty() ? opt.name : out.stem().string();
+  const Provenance prov = collect_provenance(argv, platform_provenance_probes());
+  const CpuMeasured done = measure_cpu_tables(h, opt, threads, mean);
+  std::ostringstream gpu_notes;
+  if (h.has_gpu()) {
+    GpuCalibrateOptions g;
+    g.models = opt.models;
+    g.dtypes = opt.dtypes;
+    g.tokens = opt.gpu_tokens;
+    g.repeats = opt.gpu_repeats;
+    g.contexts = opt.gpu_contexts;
+    g.under_load = opt.under_load;
+    g.cpu_threads = threads;
+    g.weights_gib = opt.weights_gib;
+    calibrate_gpu(h, g, gpu_notes);
+  }
+  const double dispatch = pool_dispatch_us(threads);
+  h.name = name;
+  // The base's description says what its [cpu] numbers describe; the tables
+  // may come from another CPU (the one this ran on), so name both. A base
+  // that calibrate wrote already says so (tools/validate_interleaved.py
+  // chains one calibration per model and dtype): kept, not nested.
+  const std::string calibrated = "CPU expert tables measured by moebench calibrate";
+  if (h.description.rfind(calibrated, 0) != 0) {
+    h.description = fmt::format("{} on {}{}; the rest from '{}' ({})", calibrated, prov.cpu_model,
+                                h.has_gpu() ? ", GPU tables on " + gpu::describe_device() : "",
+                                opt.hardware, h.description);
+  }
+  const std::vector<std::string> kept = kept_from_base(h, opt, done);
+  h.source = fmt::format("moebench calibrate on {} ({} threads, commit {}{}, {})", prov.cpu_model,
+                         threads, prov.git_commit.substr(0, 12), prov.git_dirty ? "-dirty" : "",
+                         prov.utc_time.substr(0, 10));
+  h.cpu.threads = threads;
+  h.cpu.task_overhead_us = dispatch;
+  h.cpu.first_task_warmup_us = 0.0;
   // The profile must load back (schema and validation) before it replaces anything.
-  const std::string text = o.str();
+  const std::string text = profile_header(opt, h, argv, prov, threads, done, kept) +
+                           gpu_notes.str() + profile_toml(h.to_json());
   const std::string where = out.string();
   parse_hardware(cfg::parse_toml(text, where), "hardware");
   write_file_atomic(out, text);
