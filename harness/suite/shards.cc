@@ -118,18 +118,18 @@ struct RemoveUnlessKept {
   }
 };
 
-}  // namespace
+// A shard's run folder as read: its manifest and finished cases, checked.
+struct ShardInput {
+  fs::path dir;
+  nlohmann::ordered_json manifest;
+  std::map<std::string, nlohmann::ordered_json> cases;
+};
 
-MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
-  if (opt.inputs.empty()) {
-    throw Error("--merge: expected the run folders of a suite's shards, found none");
-  }
-  struct Input {
-    fs::path dir;
-    nlohmann::ordered_json manifest;
-    std::map<std::string, nlohmann::ordered_json> cases;
-  };
-  std::vector<Input> in;
+// Every folder given, once each, a shard's run with the keys and types a
+// run writes (before any is read: an edited file once gave "internal
+// error: [json.exception.type_error.302]").
+std::vector<ShardInput> read_shards(const MergeOptions& opt) {
+  std::vector<ShardInput> in;
   std::set<fs::path> seen_dirs;
   for (const auto& d : opt.inputs) {
     std::error_code ec;
@@ -143,15 +143,13 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
       throw Error(fmt::format("--merge: {}: expected a run folder (with manifest.json), found {}",
                               d.string(), file_kind(d)));
     }
-    Input x{d, rd.read_manifest(), rd.finished_cases()};
+    ShardInput x{d, rd.read_manifest(), rd.finished_cases()};
     if (x.manifest.is_object() && !x.manifest.contains("shard")) {
       throw Error(fmt::format(
           "--merge: {}: expected the run folder of a shard (run_suite --shard I/N), found a run "
           "without one",
           d.string()));
     }
-    // The keys and types a run writes, before any is read (an edited file
-    // once gave "internal error: [json.exception.type_error.302]").
     try {
       check_shard_manifest(x.manifest, d / "manifest.json");
       for (const auto& [id, c] : x.cases) check_stored_case(id, c, d / "cases" / (id + ".json"));
@@ -160,7 +158,11 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
     }
     in.push_back(std::move(x));
   }
-  // The shards must be slices of one run of one suite at one commit.
+  return in;
+}
+
+// The shards must be slices of one run of one suite at one commit.
+void check_shards_agree(const std::vector<ShardInput>& in) {
   const char* agree[] = {
       "suite.name",  "suite.file_sha256",     "suite.backend",        "experiment_hash",  "filter",
       "shard.count", "provenance.git_commit", "provenance.git_dirty", "shard.suite_cases"};
@@ -179,8 +181,12 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
       }
     }
   }
-  const auto& m0 = in[0].manifest;
-  const int64_t count = m0["shard"].value("count", int64_t(0));
+}
+
+// The shards by index, each once and complete (unless --partial); the
+// indices of 0..count-1 not given.
+std::map<int64_t, fs::path> index_shards(const std::vector<ShardInput>& in, const MergeOptions& opt,
+                                         int64_t count, std::vector<int64_t>* absent) {
   std::map<int64_t, fs::path> by_index;
   for (const auto& x : in) {
     const int64_t idx = x.manifest["shard"].value("index", int64_t(-1));
@@ -198,34 +204,49 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
           x.dir.string(), status, idx, count, x.dir.string()));
     }
   }
-  std::vector<int64_t> absent_shards;
   for (int64_t i = 0; i < count; ++i) {
-    if (!by_index.count(i)) absent_shards.push_back(i);
+    if (!by_index.count(i)) absent->push_back(i);
   }
+  return by_index;
+}
 
-  // Every case of the suite once.
-  const std::vector<std::string> suite_cases =
-      m0["shard"]["suite_cases"].get<std::vector<std::string>>();
+// The suite's cases across the shards: where each was found, those found
+// twice, those in no shard.
+struct ShardCases {
+  std::vector<std::string> suite_cases;
   std::map<std::string, const nlohmann::ordered_json*> found;  // case id -> stored case
-  std::map<std::string, std::pair<const nlohmann::ordered_json*, fs::path>> found_in;
   std::map<std::string, std::vector<std::string>> dup;
+  std::vector<std::string> missing;
+};
+
+std::string listed(const std::vector<std::string>& ids) {
+  const size_t shown = std::min<size_t>(ids.size(), 20);
+  return fmt::format("{}{}", fmt::join(ids.begin(), ids.begin() + std::ptrdiff_t(shown), ", "),
+                     ids.size() > shown ? fmt::format(" and {} more", ids.size() - shown) : "");
+}
+
+// Every case of the suite once: the case list, the experiment hash and
+// every stored row checked against the suite file the manifests name,
+// recomputed (not trusted from them); a case of another suite refused.
+ShardCases collect_cases(const std::vector<ShardInput>& in, const Registry& registry) {
+  const auto& m0 = in[0].manifest;
+  ShardCases sc;
+  sc.suite_cases = m0["shard"]["suite_cases"].get<std::vector<std::string>>();
+  std::map<std::string, std::pair<const nlohmann::ordered_json*, fs::path>> found_in;
   for (const auto& x : in) {
     for (const auto& [id, c] : x.cases) {
-      auto [it, fresh] = found.emplace(id, &c);
-      if (!fresh) dup[id].push_back(x.dir.string());
+      auto [it, fresh] = sc.found.emplace(id, &c);
+      if (!fresh) sc.dup[id].push_back(x.dir.string());
       found_in.emplace(id, std::make_pair(&c, x.dir));
     }
   }
-  // The case list, the experiment hash and every stored row against the
-  // suite file the manifests name, recomputed (not trusted from them).
   check_against_suite(m0, in[0].dir / "manifest.json", found_in, registry);
-  std::vector<std::string> missing;
-  for (const auto& id : suite_cases) {
-    if (!found.count(id)) missing.push_back(id);
+  for (const auto& id : sc.suite_cases) {
+    if (!sc.found.count(id)) sc.missing.push_back(id);
   }
-  std::set<std::string> known(suite_cases.begin(), suite_cases.end());
+  std::set<std::string> known(sc.suite_cases.begin(), sc.suite_cases.end());
   std::vector<std::string> foreign;
-  for (const auto& [id, c] : found) {
+  for (const auto& [id, c] : sc.found) {
     if (!known.count(id)) foreign.push_back(id);
   }
   if (!foreign.empty()) {
@@ -233,34 +254,37 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
                             foreign.size(), foreign.size() == 1 ? "" : "s",
                             fmt::join(foreign, ", ")));
   }
-  auto listed = [](const std::vector<std::string>& ids) {
-    const size_t shown = std::min<size_t>(ids.size(), 20);
-    return fmt::format("{}{}", fmt::join(ids.begin(), ids.begin() + std::ptrdiff_t(shown), ", "),
-                       ids.size() > shown ? fmt::format(" and {} more", ids.size() - shown) : "");
-  };
-  if (!opt.partial && (!missing.empty() || !dup.empty())) {
-    std::string what;
-    if (!absent_shards.empty()) {
-      what += fmt::format("shard{} {} of {} not given; ", absent_shards.size() == 1 ? "" : "s",
-                          fmt::join(absent_shards, ", "), count);
-    }
-    if (!missing.empty()) {
-      what += fmt::format("{} case{} in no shard: {}; ", missing.size(),
-                          missing.size() == 1 ? "" : "s", listed(missing));
-    }
-    if (!dup.empty()) {
-      std::vector<std::string> d;
-      for (const auto& [id, dirs] : dup) d.push_back(fmt::format("{} (also in {})", id, dirs[0]));
-      what += fmt::format("{} case{} in two shards: {}; ", dup.size(), dup.size() == 1 ? "" : "s",
-                          listed(d));
-    }
-    throw Error(fmt::format(
-        "--merge: expected every one of the suite's {} cases exactly once, found: {}nothing was "
-        "written (--partial keeps what there is)",
-        suite_cases.size(), what));
-  }
+  return sc;
+}
 
-  // The merged folder: where the suite's runs are, named after the run.
+// Without --partial: a case in no shard or in two is refused, naming them.
+void refuse_incomplete(const ShardCases& sc, const std::vector<int64_t>& absent_shards,
+                       int64_t count) {
+  if (sc.missing.empty() && sc.dup.empty()) return;
+  std::string what;
+  if (!absent_shards.empty()) {
+    what += fmt::format("shard{} {} of {} not given; ", absent_shards.size() == 1 ? "" : "s",
+                        fmt::join(absent_shards, ", "), count);
+  }
+  if (!sc.missing.empty()) {
+    what += fmt::format("{} case{} in no shard: {}; ", sc.missing.size(),
+                        sc.missing.size() == 1 ? "" : "s", listed(sc.missing));
+  }
+  if (!sc.dup.empty()) {
+    std::vector<std::string> d;
+    for (const auto& [id, dirs] : sc.dup) d.push_back(fmt::format("{} (also in {})", id, dirs[0]));
+    what += fmt::format("{} case{} in two shards: {}; ", sc.dup.size(),
+                        sc.dup.size() == 1 ? "" : "s", listed(d));
+  }
+  throw Error(fmt::format(
+      "--merge: expected every one of the suite's {} cases exactly once, found: {}nothing was "
+      "written (--partial keeps what there is)",
+      sc.suite_cases.size(), what));
+}
+
+// The merged folder (--out, or one named after the run where the suite's
+// runs are): new or empty, locked.
+fs::path merge_dir(const MergeOptions& opt, const nlohmann::ordered_json& m0) {
   const std::string suite = m0["suite"].value("name", "");
   const std::string hash = m0.value("experiment_hash", "");
   fs::path dir = opt.out;
@@ -273,23 +297,21 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
         "--merge --out {}: expected a new or empty folder, found {}; nothing was written",
         dir.string(), why));
   }
-  std::error_code dir_ec;
-  const bool existed = fs::exists(dir, dir_ec);
-  RunDirectory run(dir);
-  run.lock(fmt::format("run_suite --merge pid {}", ::getpid()));
-  if (run.has_manifest()) {
-    throw Error(
-        fmt::format("--merge: {}: expected a new or empty folder, found a run", dir.string()));
-  }
-  RemoveUnlessKept cleanup{dir, existed};  // only once the folder is this merge's
-  run.prepare();
+  return dir;
+}
 
+// The merged run's manifest before its cases: provenance, suite, and
+// which shard folder each part came from.
+nlohmann::ordered_json merged_manifest(const MergeOptions& opt, const std::vector<ShardInput>& in,
+                                       const std::map<int64_t, fs::path>& by_index,
+                                       const fs::path& dir) {
+  const auto& m0 = in[0].manifest;
   nlohmann::ordered_json manifest;
   manifest["schema_version"] = m0.value("schema_version", 1);
   manifest["provenance"] = collect_provenance(opt.argv, platform_provenance_probes()).to_json();
   manifest["suite"] = m0["suite"];
   manifest["run_id"] = dir.filename().string();
-  manifest["experiment_hash"] = hash;
+  manifest["experiment_hash"] = m0.value("experiment_hash", "");
   manifest["filter"] = m0["filter"];
   manifest["merged_from"] = nlohmann::ordered_json::array();
   for (const auto& [idx, d] : by_index) {
@@ -304,16 +326,22 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
                                          {"finished_utc", x.manifest.value("finished_utc", "")}});
     }
   }
-  // The cases in suite order, each with its configuration from its shard.
+  return manifest;
+}
+
+// The cases in suite order into the merged run (each with its
+// configuration from its shard), its rows, the manifest's cases and seeds.
+std::vector<RunRecord> write_merged_cases(RunDirectory& run, const std::vector<ShardInput>& in,
+                                          const ShardCases& sc, nlohmann::ordered_json& manifest,
+                                          MergeOutcome& out) {
   std::map<std::string, nlohmann::ordered_json> case_entry;
   for (const auto& x : in) {
     for (const auto& c : x.manifest["cases"]) case_entry.emplace(c.value("case_id", ""), c);
   }
   manifest["cases"] = nlohmann::ordered_json::array();
   std::set<int64_t> seeds;
-  MergeOutcome out;
   std::vector<RunRecord> rows;
-  for (const auto& id : suite_cases) {
+  for (const auto& id : sc.suite_cases) {
     auto e = case_entry.find(id);
     if (e != case_entry.end()) {
       manifest["cases"].push_back(e->second);
@@ -322,8 +350,8 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
         if (seed.is_number_integer()) seeds.insert(seed.get<int64_t>());
       }
     }
-    auto f = found.find(id);
-    if (f == found.end()) continue;
+    auto f = sc.found.find(id);
+    if (f == sc.found.end()) continue;
     run.write_case(id, *f->second);
     out.failed += f->second->value("status", "") != "ok";
     for (const auto& r : (*f->second)["rows"]) {
@@ -334,31 +362,64 @@ MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
   }
   manifest["seeds"] = nlohmann::ordered_json::array();
   for (int64_t s : seeds) manifest["seeds"].push_back(s);
-  const bool partial = !missing.empty() || !dup.empty();
+  return rows;
+}
+
+}  // namespace
+
+MergeOutcome merge_shards(const MergeOptions& opt, const Registry& registry) {
+  if (opt.inputs.empty()) {
+    throw Error("--merge: expected the run folders of a suite's shards, found none");
+  }
+  const std::vector<ShardInput> in = read_shards(opt);
+  check_shards_agree(in);
+  const auto& m0 = in[0].manifest;
+  const int64_t count = m0["shard"].value("count", int64_t(0));
+  std::vector<int64_t> absent_shards;
+  const std::map<int64_t, fs::path> by_index = index_shards(in, opt, count, &absent_shards);
+  const ShardCases sc = collect_cases(in, registry);
+  if (!opt.partial) refuse_incomplete(sc, absent_shards, count);
+
+  const fs::path dir = merge_dir(opt, m0);
+  std::error_code dir_ec;
+  const bool existed = fs::exists(dir, dir_ec);
+  RunDirectory run(dir);
+  run.lock(fmt::format("run_suite --merge pid {}", ::getpid()));
+  if (run.has_manifest()) {
+    throw Error(
+        fmt::format("--merge: {}: expected a new or empty folder, found a run", dir.string()));
+  }
+  RemoveUnlessKept cleanup{dir, existed};  // only once the folder is this merge's
+  run.prepare();
+  nlohmann::ordered_json manifest = merged_manifest(opt, in, by_index, dir);
+  MergeOutcome out;
+  const std::vector<RunRecord> rows = write_merged_cases(run, in, sc, manifest, out);
+  const bool partial = !sc.missing.empty() || !sc.dup.empty();
   manifest["status"] = partial ? "partial" : "complete";
   if (partial) {
-    manifest["missing_cases"] = missing;
+    manifest["missing_cases"] = sc.missing;
     manifest["absent_shards"] = absent_shards;
   }
   manifest["finished_utc"] = utc_now_iso();
-  manifest["counts"] = {{"cases", suite_cases.size()},
-                        {"finished", suite_cases.size() - missing.size()},
+  manifest["counts"] = {{"cases", sc.suite_cases.size()},
+                        {"finished", sc.suite_cases.size() - sc.missing.size()},
                         {"failed", out.failed}};
   run.write_runs(result_columns(), rows);
   run.write_manifest(manifest);
   cleanup.keep = true;
 
   out.run_dir = dir;
-  out.cases = int64_t(suite_cases.size());
-  out.missing = int64_t(missing.size());
-  out.duplicates = int64_t(dup.size());
+  out.cases = int64_t(sc.suite_cases.size());
+  out.missing = int64_t(sc.missing.size());
+  out.duplicates = int64_t(sc.dup.size());
   if (!opt.quiet) {
     if (!rows.empty()) fmt::print("{}", summary_table(rows));
     fmt::print(
         "\nmerged: {} ({} shard folder{}, {} of {} cases{}{})\n", dir.string(), in.size(),
-        in.size() == 1 ? "" : "s", suite_cases.size() - missing.size(), suite_cases.size(),
+        in.size() == 1 ? "" : "s", sc.suite_cases.size() - sc.missing.size(), sc.suite_cases.size(),
         out.failed ? fmt::format(", {} failed", out.failed) : "",
-        partial ? fmt::format("; PARTIAL: {} missing ({})", missing.size(), listed(missing)) : "");
+        partial ? fmt::format("; PARTIAL: {} missing ({})", sc.missing.size(), listed(sc.missing))
+                : "");
   }
   out.exit_code = partial ? 1 : out.failed > 0 ? 1 : 0;
   return out;
