@@ -76,12 +76,8 @@ void add_gen_options(CLI::App* c, GenArgs& a, bool for_stats) {
               "Draw from the calibration stream (disjoint from evaluation)");
 }
 
-}  // namespace
-
-void add_trace_commands(CLI::App& app) {
-  auto* trace = app.add_subcommand("trace", "Generate, inspect and convert routing traces");
-  trace->require_subcommand(1);
-
+// moebench trace gen.
+void add_gen_command(CLI::App* trace) {
   static GenArgs gen;
   auto* g = trace->add_subcommand("gen", "Generate a synthetic trace file");
   add_gen_options(g, gen, false);
@@ -101,7 +97,10 @@ void add_trace_commands(CLI::App& app) {
     fmt::print("wrote {} ({} sequences, {} tokens, {} MoE layers)\n", gen.out,
                src->info().sequences.size(), src->info().total_tokens(), src->info().moe_layers);
   });
+}
 
+// moebench trace stats.
+void add_stats_command(CLI::App* trace) {
   static GenArgs sgen;
   static std::string stats_file, json_out;
   static StatsOptions sopt;
@@ -131,9 +130,43 @@ void add_trace_commands(CLI::App& app) {
     std::cout << st.to_text();
     if (!json_out.empty()) write_file_atomic(json_out, st.to_json().dump(1) + "\n");
   });
+}
 
-  add_record_command(trace);
+// What moebench trace convert says after writing: the counts, notes, and
+// what the trace's probabilities leave out.
+void report_conversion(const ConvertOptions& copt, const ConvertSummary& sum) {
+  fmt::print(
+      "wrote {} ({} sequences, {} tokens) from {} lines of {} file{}{}; router probabilities per "
+      "token and "
+      "layer: {}\n",
+      copt.out, sum.sequences, sum.tokens, sum.lines, copt.inputs.size(),
+      copt.inputs.size() == 1 ? "" : "s",
+      copt.layout == "per-forward" ? fmt::format(", {} forward passes", sum.forward_passes)
+                                   : std::string(),
+      sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
+  for (const auto& n : sum.notes) fmt::print(stderr, "note: {}\n", n);
+  if (sum.missing_rows > 0) {
+    fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled, {} hole rows)\n",
+               sum.missing_rows, copt.missing, sum.dropped_tokens, sum.filled_rows, sum.hole_rows);
+  }
+  const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
+  if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {
+    fmt::print(stderr,
+               "warning: the log holds only the chosen experts' probabilities (p = {}); a "
+               "component that needs more "
+               "(HybriMoE's MRS uses p = 2k = {}) runs with p = {} on this trace, and its result "
+               "rows say so in "
+               "`warnings`\n",
+               sum.probs_width, 2 * m.top_k, sum.probs_width);
+  } else if (sum.probs_width == 0) {
+    fmt::print(stderr,
+               "warning: the log holds no router probabilities; components that need them (MRS, "
+               "probability-based predictors) cannot run on this trace\n");
+  }
+}
 
+// moebench trace convert.
+void add_convert_command(CLI::App* trace) {
   static ConvertOptions copt;
   auto* c = trace->add_subcommand("convert",
                                   "Convert per-token JSON-lines routing logs into a trace file");
@@ -181,142 +214,133 @@ void add_trace_commands(CLI::App& app) {
       }
       copt.fields[f.substr(0, eq)] = f.substr(eq + 1);
     }
-    const ConvertSummary sum = convert_jsonl(copt, ConfigPaths::defaults());
-    fmt::print(
-        "wrote {} ({} sequences, {} tokens) from {} lines of {} file{}{}; router probabilities per "
-        "token and "
-        "layer: {}\n",
-        copt.out, sum.sequences, sum.tokens, sum.lines, copt.inputs.size(),
-        copt.inputs.size() == 1 ? "" : "s",
-        copt.layout == "per-forward" ? fmt::format(", {} forward passes", sum.forward_passes)
-                                     : std::string(),
-        sum.probs_width == 0 ? std::string("none") : std::to_string(sum.probs_width));
-    for (const auto& n : sum.notes) fmt::print(stderr, "note: {}\n", n);
-    if (sum.missing_rows > 0) {
-      fmt::print("missing rows: {} ({}: {} tokens dropped, {} rows filled, {} hole rows)\n",
-                 sum.missing_rows, copt.missing, sum.dropped_tokens, sum.filled_rows,
-                 sum.hole_rows);
-    }
-    const ModelSpec m = load_model(copt.model, ConfigPaths::defaults());
-    if (sum.probs_width > 0 && sum.probs_width < m.routed_experts) {
-      fmt::print(stderr,
-                 "warning: the log holds only the chosen experts' probabilities (p = {}); a "
-                 "component that needs more "
-                 "(HybriMoE's MRS uses p = 2k = {}) runs with p = {} on this trace, and its result "
-                 "rows say so in "
-                 "`warnings`\n",
-                 sum.probs_width, 2 * m.top_k, sum.probs_width);
-    } else if (sum.probs_width == 0) {
-      fmt::print(stderr,
-                 "warning: the log holds no router probabilities; components that need them (MRS, "
-                 "probability-based predictors) cannot run on this trace\n");
-    }
+    report_conversion(copt, convert_jsonl(copt, ConfigPaths::defaults()));
   });
+}
 
-  static std::vector<std::string> families;
-  static bool all = false, write = false, evaluate_only = false;
-  static std::string report;
-  static FitOptions fopt;
+struct FitArgs {
+  std::vector<std::string> families;
+  bool all = false, write = false, evaluate_only = false;
+  std::string report;
+  FitOptions fopt;
+};
+
+// One family of moebench trace fit: fitted (or evaluated), printed, written.
+FamilyReport fit_one(const std::string& fam, FitArgs& a, const ConfigPaths& paths) {
+  const ModelSpec m = load_model(calibration_model(fam), paths);
+  // Fitting starts from the struct defaults, never from the current file,
+  // so the same command always produces the same preset.
+  GeneratorParams start;
+  // Latent width r = max(16, E/8): with more than ~8 expert directions
+  // per latent dimension the directions crowd, and experts in sparse
+  // regions of the latent space win top-k far more often than crowded
+  // ones (DeepSeek-V3's 256 experts at r = 16: max/mean ~1.6 in every
+  // layer even with no popularity bias, against the measured "nearly
+  // uniform" shallow layers). Measured: r = 32 gives ~1.35, r = 64 ~1.29.
+  start.latent_dim = std::max<int64_t>(16, m.routed_experts / 8);
+  if (a.evaluate_only || a.fopt.warm_start || a.fopt.scale_only)
+    start = load_generator(fam, m, paths);
+  // How the committed preset was made (its Reproduce line; a warm-started
+  // file also names the fit it started from).
+  const std::string provenance = preset_provenance(paths, fam);
+  if (a.fopt.warm_start || a.fopt.scale_only) a.fopt.warm_start_from = provenance;
+  start.family = fam;
+  fmt::print("{}: {} on {} ...\n", fam, a.evaluate_only ? "evaluating" : "fitting", m.name);
+  std::fflush(stdout);
+  FamilyReport r = a.evaluate_only ? evaluate_family(fam, start, paths, a.fopt)
+                                   : fit_family(fam, start, paths, a.fopt);
+  if (a.evaluate_only) r.provenance = provenance;
+  for (const auto& t : r.targets) {
+    fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
+               t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",
+               t.target->pending_on(fam) ? " (not fitted)" : "");
+  }
+  for (const auto& c : r.checks)
+    fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS", c.evidence);
+  fmt::print("  {} of {} fitted targets in range, {} evaluations\n", r.fitted_in_range(),
+             r.fitted_targets(), r.evals);
+  if (a.write && !a.evaluate_only) {
+    const auto file = paths.find("workloads", fam);
+    if (!file)
+      throw Error("trace fit: expected configs/workloads/" + fam + ".toml to exist, found none");
+    GeneratorParams p = r.params;
+    p.name = fam;
+    p.description = "fitted synthetic workload for " + fam + " (see docs/calibration.md)";
+    p.source = "moebench trace fit --family " + fam + " on " + r.model;
+    write_file_atomic(*file, preset_toml(p, r, a.fopt));
+    fmt::print("  wrote {}\n", file->string());
+  }
+  return r;
+}
+
+// moebench trace fit.
+void add_fit_command(CLI::App* trace) {
+  static FitArgs a;
   auto* f = trace->add_subcommand(
       "fit", "Fit synthetic-workload presets to the calibration targets of docs/WORKLOADS.md");
-  f->add_option("--family", families, "Families to fit")
+  f->add_option("--family", a.families, "Families to fit")
       ->check(CLI::IsMember(calibration_families()));
-  f->add_flag("--all", all, "Fit every family");
-  f->add_flag("--write", write, "Write the fitted presets to configs/workloads/<family>.toml");
-  f->add_flag("--evaluate-only", evaluate_only, "Evaluate the current presets without fitting");
-  f->add_option("--report", report, "Write the Markdown calibration report here");
-  f->add_option("--max-evals", fopt.max_evals,
+  f->add_flag("--all", a.all, "Fit every family");
+  f->add_flag("--write", a.write, "Write the fitted presets to configs/workloads/<family>.toml");
+  f->add_flag("--evaluate-only", a.evaluate_only, "Evaluate the current presets without fitting");
+  f->add_option("--report", a.report, "Write the Markdown calibration report here");
+  f->add_option("--max-evals", a.fopt.max_evals,
                 "Coordinate-descent evaluations per phase (default: 600 for mixtral, 200 for "
                 "deepseek-v3, 300 otherwise)")
       ->check(cli::whole(1, 100000));
-  f->add_option("--refine-evals", fopt.refine_evals,
+  f->add_option("--refine-evals", a.fopt.refine_evals,
                 "Nelder-Mead refinement evaluations per phase (default: 600 for mixtral, 300 for "
                 "deepseek-v3, "
                 "200 otherwise)")
       ->check(cli::whole(0, 100000));
-  f->add_option("--proxy-weight", fopt.proxy_weight,
+  f->add_option("--proxy-weight", a.fopt.proxy_weight,
                 "Weight of a proxy target (measured on another model) against a direct one "
                 "(1) in the fit's loss (default: 0.5)")
       ->check(cli::real(0.0, 1.0));
-  f->add_option("--range-weight", fopt.range_weight,
+  f->add_option("--range-weight", a.fopt.range_weight,
                 "Extra weight of a statistic's squared excess beyond --range-margin of its range "
                 "(default: 10; 0 minimises the distance from the centres alone)")
       ->check(cli::real(0.0, 1e6));
-  f->add_option("--range-margin", fopt.range_margin,
+  f->add_option("--range-margin", a.fopt.range_margin,
                 "Where the extra weight starts, in half-widths of the range from its centre "
                 "(default: 0.8)")
       ->check(cli::real(0.0, 1.0));
-  f->add_flag("--warm-start", fopt.warm_start,
+  f->add_flag("--warm-start", a.fopt.warm_start,
               "Start from the committed preset's knobs (not the generic start) and run only the "
               "joint phase; the written preset names the fit it started from");
   f->add_flag(
-      "--scale-only", fopt.scale_only,
+      "--scale-only", a.fopt.scale_only,
       "Start from the committed preset's knobs and fit only the logit scale (gate_scale, skew "
       "and skew_shallow by one factor) on the targets of the router's weights; the experts "
       "chosen, and every other target, stay the same");
-  f->add_flag("--verbose", fopt.verbose, "Print every accepted step");
+  f->add_flag("--verbose", a.fopt.verbose, "Print every accepted step");
   f->callback([] {
     const auto paths = ConfigPaths::defaults();
-    std::vector<std::string> fams = all ? calibration_families() : families;
+    std::vector<std::string> fams = a.all ? calibration_families() : a.families;
     if (fams.empty()) throw Error("trace fit: expected --family F or --all, found neither");
-    if (int(fopt.warm_start) + int(evaluate_only) + int(fopt.scale_only) > 1)
+    if (int(a.fopt.warm_start) + int(a.evaluate_only) + int(a.fopt.scale_only) > 1)
       throw Error(
           "trace fit: expected at most one of --warm-start, --scale-only and --evaluate-only, "
           "found more");
     std::vector<FamilyReport> reports;
-    for (const auto& fam : fams) {
-      const ModelSpec m = load_model(calibration_model(fam), paths);
-      // Fitting starts from the struct defaults, never from the current file,
-      // so the same command always produces the same preset.
-      GeneratorParams start;
-      // Latent width r = max(16, E/8): with more than ~8 expert directions
-      // per latent dimension the directions crowd, and experts in sparse
-      // regions of the latent space win top-k far more often than crowded
-      // ones (DeepSeek-V3's 256 experts at r = 16: max/mean ~1.6 in every
-      // layer even with no popularity bias, against the measured "nearly
-      // uniform" shallow layers). Measured: r = 32 gives ~1.35, r = 64 ~1.29.
-      start.latent_dim = std::max<int64_t>(16, m.routed_experts / 8);
-      if (evaluate_only || fopt.warm_start || fopt.scale_only)
-        start = load_generator(fam, m, paths);
-      // How the committed preset was made (its Reproduce line; a warm-started
-      // file also names the fit it started from).
-      const std::string provenance = preset_provenance(paths, fam);
-      if (fopt.warm_start || fopt.scale_only) fopt.warm_start_from = provenance;
-      start.family = fam;
-      fmt::print("{}: {} on {} ...\n", fam, evaluate_only ? "evaluating" : "fitting", m.name);
-      std::fflush(stdout);
-      FamilyReport r = evaluate_only ? evaluate_family(fam, start, paths, fopt)
-                                     : fit_family(fam, start, paths, fopt);
-      if (evaluate_only) r.provenance = provenance;
-      for (const auto& t : r.targets) {
-        fmt::print("  {:<28} achieved {:7.3f}  range [{:.2f}, {:.2f}]  {}{}\n", t.target->id,
-                   t.achieved, t.target->lo, t.target->hi, t.within ? "ok" : "OUT OF RANGE",
-                   t.target->pending_on(fam) ? " (not fitted)" : "");
-      }
-      for (const auto& c : r.checks)
-        fmt::print("  check {:<22} {}  ({})\n", c.check->id, c.holds ? "holds" : "FAILS",
-                   c.evidence);
-      fmt::print("  {} of {} fitted targets in range, {} evaluations\n", r.fitted_in_range(),
-                 r.fitted_targets(), r.evals);
-      if (write && !evaluate_only) {
-        const auto file = paths.find("workloads", fam);
-        if (!file)
-          throw Error("trace fit: expected configs/workloads/" + fam +
-                      ".toml to exist, found none");
-        GeneratorParams p = r.params;
-        p.name = fam;
-        p.description = "fitted synthetic workload for " + fam + " (see docs/calibration.md)";
-        p.source = "moebench trace fit --family " + fam + " on " + r.model;
-        write_file_atomic(*file, preset_toml(p, r, fopt));
-        fmt::print("  wrote {}\n", file->string());
-      }
-      reports.push_back(std::move(r));
-    }
-    if (!report.empty()) {
-      write_file_atomic(report, calibration_report(reports, fopt));
-      fmt::print("wrote {}\n", report);
+    for (const auto& fam : fams) reports.push_back(fit_one(fam, a, paths));
+    if (!a.report.empty()) {
+      write_file_atomic(a.report, calibration_report(reports, a.fopt));
+      fmt::print("wrote {}\n", a.report);
     }
   });
+}
+
+}  // namespace
+
+void add_trace_commands(CLI::App& app) {
+  auto* trace = app.add_subcommand("trace", "Generate, inspect and convert routing traces");
+  trace->require_subcommand(1);
+  add_gen_command(trace);
+  add_stats_command(trace);
+  add_record_command(trace);
+  add_convert_command(trace);
+  add_fit_command(trace);
 }
 
 }  // namespace moebench::tools
