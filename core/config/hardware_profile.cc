@@ -443,9 +443,13 @@ void check_curve(const cfg::Value& v, const std::string& where, const std::vecto
   }
 }
 
-}  // namespace
+// The source of entry i of an array of tables (for the error position).
+const cfg::Value& item_of(const cfg::Value& src, const cfg::Value* list, size_t i) {
+  return list && i < list->items().size() ? list->items()[i] : src;
+}
 
-void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix) const {
+// The machine's rates and bandwidths: real machines (positive, above floors).
+void validate_rates(const HardwareProfile& h, const cfg::Value& src, const std::string& prefix) {
   using cfg::require_key;
   const cfg::Value* cpu_v = src.find("cpu");
   const cfg::Value& cpu_src = cpu_v ? *cpu_v : src;
@@ -457,46 +461,56 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   auto rate = [](double x, double floor) { return std::isfinite(x) && x >= floor; };
   const std::string gbps_rule = fmt::format("a bandwidth of at least {} GB/s (1 MB/s)", kMinGbps);
   const std::string flops_rule = fmt::format("a rate of at least {} GFLOP/s", kMinGflops);
-  require_key(cpu_src, cpu_prefix, "mem_bw_gbps", rate(cpu.mem_bw_gbps, kMinGbps), gbps_rule,
-              cpu.mem_bw_gbps > 0 ? fmt::format("{}", cpu.mem_bw_gbps) : "no value");
-  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", rate(cpu.peak_gflops_fp32, kMinGflops),
+  require_key(cpu_src, cpu_prefix, "mem_bw_gbps", rate(h.cpu.mem_bw_gbps, kMinGbps), gbps_rule,
+              h.cpu.mem_bw_gbps > 0 ? fmt::format("{}", h.cpu.mem_bw_gbps) : "no value");
+  require_key(cpu_src, cpu_prefix, "peak_gflops_fp32", rate(h.cpu.peak_gflops_fp32, kMinGflops),
               flops_rule,
-              cpu.peak_gflops_fp32 > 0 ? fmt::format("{}", cpu.peak_gflops_fp32) : "no value");
+              h.cpu.peak_gflops_fp32 > 0 ? fmt::format("{}", h.cpu.peak_gflops_fp32) : "no value");
   for (const auto& [key, x] :
-       {std::pair<const char*, double>{"peak_gflops_bf16", cpu.peak_gflops_bf16},
-        {"peak_gflops_int8", cpu.peak_gflops_int8}}) {
+       {std::pair<const char*, double>{"peak_gflops_bf16", h.cpu.peak_gflops_bf16},
+        {"peak_gflops_int8", h.cpu.peak_gflops_int8}}) {
     require_key(cpu_src, cpu_prefix, key, x == 0 || rate(x, kMinGflops),
                 "0 (none) or " + flops_rule, fmt::format("{}", x));
   }
-  if (has_gpu()) {
+  if (h.has_gpu()) {
     const cfg::Value* gpu_v = src.find("gpu");
     const cfg::Value& gpu_src = gpu_v ? *gpu_v : src;
     const std::string gpu_prefix = cfg::join_key(prefix, "gpu");
-    require_key(gpu_src, gpu_prefix, "mem_gib", gpu.mem_gib > 0, "a number > 0 when count = 1",
-                fmt::format("{}", gpu.mem_gib));
-    require_key(gpu_src, gpu_prefix, "hbm_gbps", rate(gpu.hbm_gbps, kMinGbps),
-                gbps_rule + " when count = 1", fmt::format("{}", gpu.hbm_gbps));
+    require_key(gpu_src, gpu_prefix, "mem_gib", h.gpu.mem_gib > 0, "a number > 0 when count = 1",
+                fmt::format("{}", h.gpu.mem_gib));
+    require_key(gpu_src, gpu_prefix, "hbm_gbps", rate(h.gpu.hbm_gbps, kMinGbps),
+                gbps_rule + " when count = 1", fmt::format("{}", h.gpu.hbm_gbps));
     require_key(gpu_src, gpu_prefix, "peak_tflops_bf16",
-                rate(gpu.peak_tflops_bf16, kMinGflops / 1e3),
+                rate(h.gpu.peak_tflops_bf16, kMinGflops / 1e3),
                 fmt::format("a rate of at least {} TFLOP/s when count = 1", kMinGflops / 1e3),
-                fmt::format("{}", gpu.peak_tflops_bf16));
-    require_key(gpu_src, gpu_prefix, "runtime_reserved_gib", gpu.runtime_reserved_gib < gpu.mem_gib,
-                fmt::format("less than mem_gib ({})", gpu.mem_gib),
-                fmt::format("{}", gpu.runtime_reserved_gib));
+                fmt::format("{}", h.gpu.peak_tflops_bf16));
+    require_key(gpu_src, gpu_prefix, "runtime_reserved_gib",
+                h.gpu.runtime_reserved_gib < h.gpu.mem_gib,
+                fmt::format("less than mem_gib ({})", h.gpu.mem_gib),
+                fmt::format("{}", h.gpu.runtime_reserved_gib));
     const cfg::Value* link_v = src.find("link");
     const cfg::Value& link_src = link_v ? *link_v : src;
     // Both directions: a d2h of 0 was once taken as infinitely fast.
-    require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps", rate(link.h2d_gbps, kMinGbps),
-                gbps_rule + " when a GPU is present", fmt::format("{}", link.h2d_gbps));
-    require_key(link_src, cfg::join_key(prefix, "link"), "d2h_gbps", rate(link.d2h_gbps, kMinGbps),
-                gbps_rule + " when a GPU is present", fmt::format("{}", link.d2h_gbps));
+    require_key(link_src, cfg::join_key(prefix, "link"), "h2d_gbps",
+                rate(h.link.h2d_gbps, kMinGbps), gbps_rule + " when a GPU is present",
+                fmt::format("{}", h.link.h2d_gbps));
+    require_key(link_src, cfg::join_key(prefix, "link"), "d2h_gbps",
+                rate(h.link.d2h_gbps, kMinGbps), gbps_rule + " when a GPU is present",
+                fmt::format("{}", h.link.d2h_gbps));
   }
   require_key(cpu_src, cpu_prefix, "expert_gflops",
-              cpu.expert_gflops == kUnset || cpu.expert_gflops > 0,
-              "-1 (peak x gemm_efficiency) or a number > 0", fmt::format("{}", cpu.expert_gflops));
-  // The source of entry i of an array of tables (for the error position).
+              h.cpu.expert_gflops == kUnset || h.cpu.expert_gflops > 0,
+              "-1 (peak x gemm_efficiency) or a number > 0",
+              fmt::format("{}", h.cpu.expert_gflops));
+}
+
+// The implementations' entries: values unset or in range, a fit naming
+// what it was measured on, one entry per family (stack) and measured_on.
+void validate_implementations(const HardwareProfile& h, const cfg::Value& src,
+                              const std::string& prefix) {
+  using cfg::require_key;
   auto item = [&](const cfg::Value* list, size_t i) -> const cfg::Value& {
-    return list && i < list->items().size() ? list->items()[i] : src;
+    return item_of(src, list, i);
   };
   auto unset_or = [&](const cfg::Value* list, size_t i, const std::string& what,
                       const std::string& key, double x, bool ok) {
@@ -504,8 +518,8 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                 "-1 (unset) or a value in range", fmt::format("{}", x));
   };
   const cfg::Value* kernels_v = src.find("cpu_kernel");
-  for (size_t i = 0; i < cpu_kernels.size(); ++i) {
-    const auto& k = cpu_kernels[i];
+  for (size_t i = 0; i < h.cpu_kernels.size(); ++i) {
+    const auto& k = h.cpu_kernels[i];
     unset_or(kernels_v, i, "cpu_kernel", "bw_efficiency", k.bw_efficiency, k.bw_efficiency > 0);
     unset_or(kernels_v, i, "cpu_kernel", "compute_gflops", k.compute_gflops, k.compute_gflops > 0);
     unset_or(kernels_v, i, "cpu_kernel", "task_overhead_us", k.task_overhead_us,
@@ -519,15 +533,15 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                 "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
-                  !(cpu_kernels[j].family == k.family && cpu_kernels[j].dtype == k.dtype &&
-                    cpu_kernels[j].measured_on == k.measured_on),
+                  !(h.cpu_kernels[j].family == k.family && h.cpu_kernels[j].dtype == k.dtype &&
+                    h.cpu_kernels[j].measured_on == k.measured_on),
                   "one entry per family, dtype and measured_on",
                   fmt::format("'{}' for dtype '{}' again (cpu_kernel[{}])", k.family, k.dtype, j));
     }
   }
   const cfg::Value* stacks_v = src.find("stack");
-  for (size_t i = 0; i < stacks.size(); ++i) {
-    const auto& st = stacks[i];
+  for (size_t i = 0; i < h.stacks.size(); ++i) {
+    const auto& st = h.stacks[i];
     unset_or(stacks_v, i, "stack", "launch_us", st.launch_us, st.launch_us >= 0);
     unset_or(stacks_v, i, "stack", "layer_overhead_us", st.layer_overhead_us,
              st.layer_overhead_us >= 0);
@@ -539,14 +553,23 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                 "none");
     for (size_t j = 0; j < i; ++j) {
       require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name",
-                  !(stacks[j].name == st.name && stacks[j].measured_on == st.measured_on),
+                  !(h.stacks[j].name == st.name && h.stacks[j].measured_on == st.measured_on),
                   "one entry per stack and measured_on",
                   fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
+}
+
+// The measured tables and kernel times: ascending curves, contexts on
+// gpu-layer tables only, one entry per what they time.
+void validate_tables(const HardwareProfile& h, const cfg::Value& src, const std::string& prefix) {
+  using cfg::require_key;
+  auto item = [&](const cfg::Value* list, size_t i) -> const cfg::Value& {
+    return item_of(src, list, i);
+  };
   const cfg::Value* tables_v = src.find("table");
-  for (size_t i = 0; i < tables.size(); ++i) {
-    const auto& t = tables[i];
+  for (size_t i = 0; i < h.tables.size(); ++i) {
+    const auto& t = h.tables[i];
     const cfg::Value& tv = item(tables_v, i);
     const std::string tp = fmt::format("{}.table[{}]", prefix, i);
     check_curve(tv, tp, t.tokens, t.time_us, -std::numeric_limits<double>::infinity(),
@@ -555,7 +578,7 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
                 "a context on gpu-layer tables only",
                 fmt::format("context {} on a {} table", t.context, t.lane));
     for (size_t j = 0; j < i; ++j) {
-      const auto& o = tables[j];
+      const auto& o = h.tables[j];
       require_key(tv, tp, "context",
                   !(t.context >= 0 && o.lane == t.lane && o.model == t.model &&
                     o.dtype == t.dtype && o.context == t.context),
@@ -571,51 +594,70 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
     }
   }
   const cfg::Value* ktimes_v = src.find("kernel_time");
-  for (size_t i = 0; i < kernel_times.size(); ++i) {
-    const auto& t = kernel_times[i];
+  for (size_t i = 0; i < h.kernel_times.size(); ++i) {
+    const auto& t = h.kernel_times[i];
     const cfg::Value& tv = item(ktimes_v, i);
     const std::string tp = fmt::format("{}.kernel_time[{}]", prefix, i);
     require_key(tv, tp, "dtype", t.dtype == "bf16" || t.dtype == "int8" || t.dtype == "int4",
                 "bf16, int8 or int4", "'" + t.dtype + "'");
     check_curve(tv, tp, t.tokens, t.time_us, 1.0, "strictly ascending values >= 1");
     for (size_t j = 0; j < i; ++j) {
-      const auto& o = kernel_times[j];
+      const auto& o = h.kernel_times[j];
       require_key(
           tv, tp, "kernel", !(o.model == t.model && o.dtype == t.dtype && o.kernel == t.kernel),
           "one entry per model, dtype and kernel",
           fmt::format("'{}' for {} {} again (kernel_time[{}])", t.kernel, t.model, t.dtype, j));
     }
   }
+}
+
+// The unknowns (a range, solved only by a target that fits them) and the
+// contention terms (one per term; no factor for the hand-off).
+void validate_unknowns_and_terms(const HardwareProfile& h, const cfg::Value& src,
+                                 const std::string& prefix) {
+  using cfg::require_key;
+  auto item = [&](const cfg::Value* list, size_t i) -> const cfg::Value& {
+    return item_of(src, list, i);
+  };
   const cfg::Value* unknowns_v = src.find("unknown");
-  for (size_t i = 0; i < unknowns.size(); ++i) {
-    const auto& u = unknowns[i];
+  for (size_t i = 0; i < h.unknowns.size(); ++i) {
+    const auto& u = h.unknowns[i];
     const std::string up = fmt::format("{}.unknown[{}]", prefix, i);
     require_key(item(unknowns_v, i), up, "high", u.high > u.low,
                 fmt::format("a value above low ({})", u.low), fmt::format("{}", u.high));
     bool fitted = false;
-    for (const auto& t : calibration) {
+    for (const auto& t : h.calibration) {
       fitted = fitted || std::find(t.fits.begin(), t.fits.end(), u.key) != t.fits.end();
     }
     require_key(item(unknowns_v, i), up, "role", u.role != "solved" || fitted,
                 "'sampled' for a key no [[calibration]] target fits",
                 fmt::format("'solved' for '{}'", u.key));
     for (size_t j = 0; j < i; ++j) {
-      require_key(item(unknowns_v, i), up, "key", unknowns[j].key != u.key, "one entry per key",
+      require_key(item(unknowns_v, i), up, "key", h.unknowns[j].key != u.key, "one entry per key",
                   fmt::format("'{}' again (unknown[{}])", u.key, j));
     }
   }
   const cfg::Value* contention_v = src.find("contention");
-  for (size_t i = 0; i < contention.size(); ++i) {
+  for (size_t i = 0; i < h.contention.size(); ++i) {
     require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "factor",
-                contention[i].term != "handoff" || contention[i].factor == 1.0,
+                h.contention[i].term != "handoff" || h.contention[i].factor == 1.0,
                 "no factor for the handoff term (a wait across lanes costs per_task_us)",
-                fmt::format("{}", contention[i].factor));
+                fmt::format("{}", h.contention[i].factor));
     for (size_t j = 0; j < i; ++j) {
       require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "term",
-                  contention[j].term != contention[i].term, "one entry per term",
-                  fmt::format("'{}' again (contention[{}])", contention[i].term, j));
+                  h.contention[j].term != h.contention[i].term, "one entry per term",
+                  fmt::format("'{}' again (contention[{}])", h.contention[i].term, j));
     }
   }
+}
+
+}  // namespace
+
+void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix) const {
+  validate_rates(*this, src, prefix);
+  validate_implementations(*this, src, prefix);
+  validate_tables(*this, src, prefix);
+  validate_unknowns_and_terms(*this, src, prefix);
 }
 
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
