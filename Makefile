@@ -39,7 +39,7 @@ test: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) ci/check_regression --bin $(BUILD)/bin/run_suite --jobs $(JOBS)
 
 # scripts/slurm-sweep against a real one-node Slurm started on this machine
-# (issue 46; root: installs slurmctld, slurmd and munge when missing, starts
+# (root: installs slurmctld, slurmd and munge when missing, starts
 # and stops the daemons). Not part of make test. Log and results:
 # results/slurm-test/<UTC time>/.
 slurm-test: build
@@ -95,7 +95,7 @@ validation: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation.py --results results --out results/report
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/validation_tasks.py --results results --out results/report
 
-# Small trained MoE models (issue 15, docs/TINY_MODELS.md): train both
+# Small trained MoE models (docs/TINY_MODELS.md): train both
 # families on the CPU with Debian's PyTorch (installed if missing) on the
 # KJV Bible (bible-kjv), then record their routing traces, the traces'
 # statistics and the deferral/skipping accuracy sweeps (perplexity of the
@@ -163,7 +163,7 @@ compare-suite:
 
 # Each fitted testbed's report (scripts/fit-testbed --json): its calibration
 # targets, each fitted constant's share of the baseline's step, and whether
-# the proposed system's published numbers stay attainable (issue 40);
+# the proposed system's published numbers stay attainable;
 # analysis/testbeds.py shows them in the report. Runs the targets' suites.
 FITTED_TESTBEDS = hybrimoe-a6000 smoe-rtx4090 dali-rtx3090
 testbeds: build

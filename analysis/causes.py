@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Why each claim the reference does not reproduce is not reproduced (issue 64): analysis/causes.toml, one entry
+"""Why each claim the reference does not reproduce is not reproduced: analysis/causes.toml, one entry
 per claim, each with its kind of cause and the evidence it rests on (docs/REPRODUCING.md, "Why a claim is not
 reproduced"). The report shows the cause beside the verdict; ci and analysis tests check that every claim of
 results/reference/verdicts.csv that is not reproduced has one and that every piece of evidence it names exists.

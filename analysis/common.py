@@ -249,7 +249,7 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 # ---------------------------------------------------------------- figures and tables
 
 
-# ---------------------------------------------------------------- the two comparisons (issue 40)
+# ---------------------------------------------------------------- the two comparisons
 #
 # Every paper suite runs each case twice: "as-published" (each strategy on its
 # own implementation, a fitted profile entry only for the system it was
@@ -336,7 +336,7 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
 
 
 # The papers in the order the report lists them.
-# The four papers, then the peer systems of issue 47 (their claims judged where the harness can test them), then
+# The four papers, then the peer systems (their claims judged where the harness can test them), then
 # pages without a claim (NO_CLAIM).
 PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "MoE-Lightning",
           "llama.cpp",
@@ -512,7 +512,7 @@ def checks_text(checks: dict) -> str:
 # three-valued: reproduced, not reproduced, inconclusive.
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-# Issue 40: a claim has two outcomes, its direction and its magnitude. "reproduced" needs both; a direction that
+# A claim has two outcomes, its direction and its magnitude. "reproduced" needs both; a direction that
 # holds is "direction only" when the paper's number is missed or when no number of the paper's was reachable to
 # compare with (the check's text says which). A check that is itself a magnitude (a band around the paper's
 # number, a published range, a paper's "no further gain") needs nothing more.

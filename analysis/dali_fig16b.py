@@ -62,7 +62,7 @@ def run(results: str, out):
              "cross-layer predictability is below real models' (docs/WORKLOADS.md, Known limitations). Not independent "
              "evidence for the residual predictor: the synthetic generator has an explicit mean drift between layers and "
              "is calibrated on DALI Table 8's cosines, so part of the residual's advantage is built into the workload; "
-             "the comparison that counts is on recorded traces (issue 15). Numbers: "
+             "the comparison that counts is on recorded traces. Numbers: "
              + common.seeds_text(rows) + ". Checks (" + common.margin_text() + "): "
              + common.checks_text(checks) + f".\n\nPaper: {pv['source']}. Stated trend: {pv['trend']}.")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))

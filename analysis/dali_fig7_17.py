@@ -34,7 +34,7 @@ TITLE = "DALI Fig. 7 and Fig. 17: workload-aware cache vs MRS vs LRU (batch 4)"
 POLICIES = ["workload-aware", "hybrimoe-mrs", "lru"]
 # The window cache under the earlier, conditional reading of Algorithm 2's swap (reported, not checked).
 CONDITIONAL = "workload-aware-conditional"
-# MRS and LRU with a token's experts judged one at a time (issue 44 item 4; reported, not checked: the checks
+# MRS and LRU with a token's experts judged one at a time (reported, not checked: the checks
 # read the gate rule, docs/STRATEGIES.md, "How each system's code counts a hit").
 TURN = ["hybrimoe-mrs-one-at-a-time", "lru-one-at-a-time"]
 

@@ -69,7 +69,7 @@ def run(results: str, out):
              "transition counts; the summary numbers are seed means. Summary over all layers: a top-3 expert stays top-3 at the next step "
              f"with probability {s['high_workload_persistence']:.3f} (chance {s['high_workload_chance']:.3f}); "
              f"the diagonal is its row's maximum in {s['high_workload_diagonal_rows']:.3f} of rows. This diagonal "
-             "was a calibration target of the Mixtral workload preset until issue 12; it is now a reported check "
+             "was a calibration target of the Mixtral workload preset until the refit of 2026-11-23; it is now a reported check "
              "(docs/calibration.md), because it conflicts with the Mixtral paper's Table 5 repetition, which the "
              "preset is fitted to (docs/WORKLOADS.md, 'DALI Fig. 8'), so this is an outcome, not a target. "
              "Layers are MoE layer indices counted from 0. Checks (" + common.margin_text()

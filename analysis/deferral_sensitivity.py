@@ -1,6 +1,6 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Expert Deferral's decode gain against the GPU's decode-kernel memory
-efficiency (suites/deferral-sensitivity.toml; issue 13 item 8). Not a paper
+efficiency (suites/deferral-sensitivity.toml). Not a paper
 figure: prints, per model and hbm_efficiency, the GPU share of the step
 without deferral and the deferral gain, seed means (docs/STRATEGIES.md,
 "Expert Deferral against the paper").

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""GPU replay (issue 42, docs/GPU.md): each case of suites/gpu-replay.toml
+"""GPU replay (docs/GPU.md): each case of suites/gpu-replay.toml
 simulated on a profile measured on a lent GPU machine, then its task graph
 run for real there (`moebench replay`, scripts/gpu-session.sh). Per case the
 end-to-end error (real / simulated - 1 over steps 0-6) and, in replays since
@@ -10,7 +10,7 @@ cases that differ only in the strategy (model, batch, cache ratio): whether
 the strategies rank the same real and simulated, and each pair's speedup
 real against simulated.
 
-Targets (issue 42): every case within 5% end to end, identical ranking,
+Targets: every case within 5% end to end, identical ranking,
 every speedup ratio within 5%.
 
 Several files are repeats of one replay (the same cases, the same
@@ -37,7 +37,7 @@ MEASUREMENTS = pathlib.Path(__file__).resolve().parent.parent / "docs/measuremen
 # lent H200 machine (docs/GPU.md, "Second session").
 DEFAULT = [MEASUREMENTS / "gpu-h200-2026-11-27" / f"replay-base-{i}.csv" for i in (1, 2, 3)]
 TOLERANCE = 0.05  # the issue's 5%
-COMPOSITION_TOLERANCE = 0.02  # issue 41's target for the composition error
+COMPOSITION_TOLERANCE = 0.02  # the whole-step validation's target for the composition error
 # A pair of strategies the machine separates beyond its own noise: the same
 # order in every repeat, by more than this in each (real time ratio).
 SEPARATION = 0.05

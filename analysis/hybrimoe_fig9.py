@@ -77,7 +77,7 @@ def run(results: str, out):
     has_nopf = {"mrs-noprefetch", "lru-noprefetch"} <= set(df["strategy"])
     nopf = (gaps(df.groupby(["model", "cache %", "strategy"], as_index=False)["hit"].mean(), "-noprefetch")
             if has_nopf else None)
-    # A token's experts judged one at a time (issue 44 item 4; older runs lack these two strategies).
+    # A token's experts judged one at a time (older runs lack these two strategies).
     has_turn = {"mrs-one-at-a-time", "lru-one-at-a-time"} <= set(df["strategy"])
     turn = (gaps(df.groupby(["model", "cache %", "strategy"], as_index=False)["hit"].mean(), "-one-at-a-time")
             if has_turn else None)

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""CPU expert kernels on this machine (issue 14): KTransformers Fig. 3 and
+"""CPU expert kernels on this machine: KTransformers Fig. 3 and
 Fig. 7 regenerated with this CPU's kernels, from the Google Benchmark JSON
 that `make bench-kernels` writes (results/bench/bench_expert.json).
 
@@ -13,7 +13,7 @@ only ratios compare, never absolute numbers.
 A benchmark JSON measured elsewhere (docs/measurements/*/bench/) renders
 the same way: --results points at the folder that holds bench/.
 
-Targets of issue 14, stated met or not: decode shapes (1-4 tokens) at least
+The real backend's kernel targets, stated met or not: decode shapes (1-4 tokens) at least
 80% of the measured bandwidth; prefill shapes (256 tokens and more) at least
 40% of the peak; own kernels at least as fast as oneDNN on every shape.
 
@@ -60,7 +60,7 @@ def load(path: pathlib.Path):
         rows.append({"kernel": kernel, "dtype": dtype, "tokens": int(tokens.split("/")[0]),
                      "ms": float(b["real_time"]) * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]],
                      "weight GB/s": float(b["weight_GBps"]), "TFLOP/s": float(b["TFLOPs"]),
-                     # Since issue 43 bw_frac is against the STREAM-like ceiling and bw_frac_probe against the
+                     # Since 2026-11-26 bw_frac is against the STREAM-like ceiling and bw_frac_probe against the
                      # one-stream probe; runs before that have only bw_frac, against the probe.
                      "bw frac": float(b.get("bw_frac", float("nan"))),
                      "bw frac probe": float(b.get("bw_frac_probe", b.get("bw_frac", float("nan")))),
@@ -107,7 +107,7 @@ def fixed_pick(name: str, tokens: int, table: dict) -> str:
 
 
 def auto_lines(t: pd.DataFrame, ctx) -> list[str]:
-    """Per dtype: where the fixed rule's pick is slower than the fastest candidate measured (issue 43). A calibrated
+    """Per dtype: where the fixed rule's pick is slower than the fastest candidate measured. A calibrated
     profile's "auto" picks the fastest per count by construction; this says what it fixes on this machine."""
     out = []
     table = kernel_table(ctx)

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Every strategy on one page per model and testbed (issue 47): the four papers' systems, the classic baselines
+"""Every strategy on one page per model and testbed: the four papers' systems, the classic baselines
 and the peer systems, decode and prefill, with the oracle composition beside them, on one implementation
 (suites/peers.toml). A comparison page: it states no paper's claim and has no verdict.
 

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Shared code of the peer-system scripts (issue 47): the rows of suites/peers.toml and
+"""Shared code of the peer-system scripts: the rows of suites/peers.toml and
 suites/peers-llamacpp.toml, per model and strategy."""
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def run(results: str, out):
         + ", so its prefetches evict useful experts and take the link; 64 past requests instead of 8 changed "
         "the precision by less than 0.02 (measured once, seed 1, DeepSeek-V2-Lite and Mixtral-8x7B, "
         "2026-11-27). "
-        "The comparison that would count needs recorded traces of real tasks (issue 15). Mixtral-Offloading's "
+        "The comparison that would count needs recorded traces of real tasks. Mixtral-Offloading's "
         "TBT over MoE-Infinity's: " + ", ".join(f"{m} {r:.2f}x" for m, r in ratio.items())
         + ". Numbers: " + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "; the magnitude: "
         f"within {lo:g}-{hi:g}x, each end widened by the {100 * common.RATIO_BAND:.0f}% band): "

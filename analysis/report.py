@@ -270,7 +270,7 @@ RESULT_DEPENDENCIES = ("core", "baselines", "predictors", "workloads", "kernels"
 
 
 def stale_results(entries, root: pathlib.Path = REFERENCE.parents[2]) -> list:
-    """Why each figure's results are older than the code and presets they depend on (issue 40: the reference was
+    """Why each figure's results are older than the code and presets they depend on (the reference was
     once re-recorded from runs made before two presets were refitted). A suite run must come from a clean tree
     at a commit after which none of RESULT_DEPENDENCIES changed, with none of them uncommitted now; a results
     file without a manifest (make predictors, make characterize) must be newer than the last commit that

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Serving (issue 65; docs/SERVING.md): every strategy under requests that arrive (Poisson at a swept rate,
+"""Serving (docs/SERVING.md): every strategy under requests that arrive (Poisson at a swept rate,
 continuous batching), per testbed: p99 time to first token and p99 time per output token against the request
 rate (the knee is the capacity), and goodput under the SLO (suites/serving.toml). No paper measures this; the
 page states no paper's claim. A ranking between two strategies is given only where one's goodput is above the

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Serving with the GPU memory shared by the KV cache and the expert cache (issue 65; docs/SERVING.md, "GPU
+"""Serving with the GPU memory shared by the KV cache and the expert cache (docs/SERVING.md, "GPU
 memory"): goodput and p99 TPOT against the running requests allowed (batch_size), whose KV cache leaves the
 expert cache fewer slots (residency.cache_fill), per strategy and request rate (suites/serving-memory.toml).
 No paper shows this: the page states no claim; a best split is named only where it holds in every seed.

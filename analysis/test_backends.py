@@ -34,7 +34,7 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
     text = out.read_text()
     assert text.startswith("# Written by `moebench calibrate")
     assert "--burst 0" in text and "--warmup-ms 50" in text and "ran top-k (a layer's worth) back to back" in text
-    # issue 43: the counts measured largest first, and whether a task depends on the one before it measured.
+    # the counts measured largest first, and whether a task depends on the one before it measured.
     assert "the counts largest first" in text
     assert "# A 1-token task right after a 3-token one, over one right after a 1-token task" in text
     assert 'name = "cal"' in text
@@ -81,7 +81,7 @@ def test_validation_pairs_cases_and_computes_the_error():
     assert r["expert ms/layer real"] == 10.0  # median of the repetitions
     assert r["expert ms/layer err"] == pytest.approx(0.1)
     assert r["real spread"] == pytest.approx(0.2)
-    assert pd.isna(r["TBT composition err"])  # rows without composed columns (before issue 41): no split
+    assert pd.isna(r["TBT composition err"])  # rows without composed columns (before 2026-11-25): no split
 
 
 def test_validation_splits_end_to_end_into_composition_and_tables():
@@ -226,7 +226,7 @@ def test_kernels_reads_benchmark_json(tmp_path):
     md = (tmp_path / "report" / "kernels.md").read_text()
     assert "prefill int8: best kernel at 25-25% of the measured AMX bf16 tile peak" in md and "missed" in md
     assert "amx-int8 and amx-quant for int8 and int4) ran on this CPU" in md
-    # issue 43: where the fixed rule (auto without a calibrated profile) runs a candidate measured slower.
+    # where the fixed rule (auto without a calibrated profile) runs a candidate measured slower.
     d["context"].update({"auto_int8": "avx512-amx-quant"})
     d["benchmarks"].append({"name": "BM_ExpertFfn/avx512-vnni-gemm/int8/256/real_time", "run_type": "iteration",
                             "real_time": 8.0, "time_unit": "ms", "weight_GBps": 5.9, "TFLOPs": 0.6, "bw_frac": 0.2,
@@ -279,7 +279,7 @@ batch_size = 1
 
 
 def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_path):
-    # The suites name the profile by preset name: the calibrations write it under the results root (issue 43),
+    # The suites name the profile by preset name: the calibrations write it under the results root,
     # where the suites find it through MOEBENCH_CONFIG_PATH, and nothing in the tracked configs/.
     for backend, keys in [("real", "repetitions = 1\nwarmup = 0\nreal_weights_gib = 0.05\n"), ("sim", "")]:
         (tmp_path / f"{backend}.toml").write_text(SUITE.format(backend=backend, real_keys=keys,
@@ -347,7 +347,7 @@ def test_validate_interleaved_calibrates_each_group_just_before_its_cases(tmp_pa
     assert "Bracket (routed and shared together)" in (tmp_path / "report" / "validation_tasks.md").read_text()
     t = pd.read_csv(tmp_path / "report" / "validation_tasks.csv")
     assert (t["tasks"] > 0).all()
-    # Routed experts (tiny-mixtral has no shared ones) and, since issue 41, the rest of the step the calibration
+    # Routed experts (tiny-mixtral has no shared ones) and, since 2026-11-25, the rest of the step the calibration
     # measured tables for.
     assert {"routed", "attention"} <= set(t["expert"]) <= {"routed", "attention", "lm head"}
 

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""analysis/causes.toml: a cause with evidence for every claim the reference does not reproduce (issue 64)."""
+"""analysis/causes.toml: a cause with evidence for every claim the reference does not reproduce."""
 
 import pathlib
 import sys

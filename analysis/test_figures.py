@@ -64,7 +64,7 @@ def test_figure_scripts_write_tables_with_paper_values(results, tmp_path):
     s = hybrimoe_fig9.run(str(results), tmp_path)
     t = pd.read_csv(tmp_path / "hybrimoe-fig9.csv")
     # 3 models x 3 cache ratios x (MRS, LRU), each with and without prefetching, each judged at the gate and one
-    # at a time (issue 44 item 4).
+    # at a time.
     assert len(t) == 72
     # The paper gives values for its own configuration (with prefetching, hits at the gate) only.
     assert t[t["policy"].str.contains("-noprefetch|-one-at-a-time")]["paper hit rate"].isna().all()
@@ -291,7 +291,7 @@ def test_testbed_check_lists_the_baselines_absolute_times_paper_vs_harness(tmp_p
 
 
 def test_testbed_breakdowns_split_the_baselines_time_paper_vs_harness(tmp_path):
-    """Issue 11 item 3: KTransformers' CPU/GPU utilisation without deferral and the launch share of Fiddler's and
+    """KTransformers' CPU/GPU utilisation without deferral and the launch share of Fiddler's and
     llama.cpp's GPU time, computed from the run's own breakdown columns."""
     import testbeds
     res = tmp_path / "results"
@@ -407,7 +407,7 @@ def test_dali_fig15_counts_decode_steps_on_moe_layers_only():
 
 
 def test_a_paper_suite_ends_with_its_verdicts_and_the_next_command(tmp_path):
-    # issue 39: run_suite suites/ablation.toml printed 120 rows with no part column, no verdicts and no
+    # run_suite suites/ablation.toml printed 120 rows with no part column, no verdicts and no
     # pointer to make report. A paper suite run without --quiet ends with each of its figures' verdicts.
     env = dict(os.environ, MOEBENCH_HOME=str(ROOT), MOEBENCH_PYTHON=sys.executable)
     env.pop("MOEBENCH_TEST_SLOWDOWN", None)
@@ -434,7 +434,7 @@ def test_report_only_selects_the_figures_a_suite_or_part_produces():
 
 
 def test_report_accept_refuses_stale_results(tmp_path):
-    # issue 40: the reference was once re-recorded from runs made before two presets were refitted.
+    # the reference was once re-recorded from runs made before two presets were refitted.
     import json
     import report
     run = tmp_path / "results" / "hybrimoe-fig9" / "20260101T000000Z-x"
@@ -456,7 +456,7 @@ def test_report_accept_refuses_stale_results(tmp_path):
 
 
 def test_dali_fig7_17_shows_both_hit_rules(tmp_path):
-    """issue 44 item 4: MRS and LRU judged at the gate (checked) and one at a time (shown beside)."""
+    """MRS and LRU judged at the gate (checked) and one at a time (shown beside)."""
     import dali_fig7_17
     run_suite(tmp_path / "res", "suites/dali/fig17-mixtral.toml", "--filter", "strategy.residency.cache_ratio=0.125")
     s = dali_fig7_17.run(str(tmp_path / "res"), tmp_path)

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""The peer systems' scripts (issue 47) end to end on small real runs: suites/peers.toml and
+"""The peer systems' scripts end to end on small real runs: suites/peers.toml and
 suites/peers-llamacpp.toml, each on one model, every script's table, figure and verdict."""
 
 import os

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""The walk-through of converting a real routing log in docs/USAGE.md (issue 44),
+"""The walk-through of converting a real routing log in docs/USAGE.md,
 followed step by step on a log of a vLLM log's shape: string request ids,
 positions that restart at 0 in every forward pass, renormalised top-2
 weights, one file per task, some rows dropped by the logger. The routing in

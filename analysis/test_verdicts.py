@@ -106,7 +106,7 @@ def test_evaluate_seeds_takes_one_object_per_seed():
     assert sorted(checks["a above b"].effects) == [1, 2, 3]
 
 
-# ---- issue 40: direction and magnitude, construction, seed invariance, the two comparisons
+# ---- direction and magnitude, construction, seed invariance, the two comparisons
 
 def test_a_claim_needs_its_magnitude_as_well_as_its_direction():
     # DALI Fig. 19 was "reproduced" at +greedy 2.55x against the paper's 4.1x: the direction held, the number not.

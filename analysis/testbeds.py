@@ -7,7 +7,7 @@ The others' absolute times (a baseline's latency, tokens/s) test the
 hardware profile and cost model: if the simulated time scale is off, every
 trade-off the paper studies (hiding copies behind compute) shifts. The
 proposed system's numbers are never listed here; they stay the validation
-in the figure scripts. Breakdown rows (issue 11, item 3) compare how a
+in the figure scripts. Breakdown rows compare how a
 baseline's time splits between CPU, GPU and link where a paper publishes
 it: KTransformers' utilisation without Expert Deferral and the launch share
 of Fiddler's and llama.cpp's GPU time (Fig. 4), HybriMoE's wait for the
@@ -192,7 +192,7 @@ def fit_reports(results: str) -> list:
 
 def fit_markdown(reports: list) -> str:
     """Each fitted constant with its share of its baseline's step, and the proposed systems' published numbers
-    against their bounds (issue 40)."""
+    against their bounds."""
     if not reports:
         return ("\n\nFitted constants and feasibility: not run (`make testbeds`: each fitted constant's share of its "
                 "baseline's step, and whether the proposed systems' published numbers stay attainable).")

@@ -1,6 +1,6 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Expert Deferral against expert skipping on moebench's small trained
-models (issue 15): the shape of KTransformers Fig. 13 and Table 2 on
+models: the shape of KTransformers Fig. 13 and Table 2 on
 byte-level models trained here. Reads, from `make tiny-traces` (three
 disjoint stretches of held-out text, the seeds of the checks):
 

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Simulator validation (issue 14; docs/BACKENDS.md): every case of
+"""Simulator validation (docs/BACKENDS.md): every case of
 suites/validation.toml ran on the real backend (the expert tasks executed on
 this machine) and on the simulated backend with the profile `moebench
 calibrate` measured here (the local-cpu-calibrated preset: under results/ when
@@ -34,7 +34,7 @@ SUITE = "validation"
 TITLE = "Simulator validation: simulated (calibrated profile) vs real backend, CPU-only"
 # The issue's target; Vidur reports under 9%, LLMServingSim about 2%.
 TARGET = 0.05
-# issue 41: the composition's error against the wall clock, of TBT.
+# the composition's error against the wall clock, of TBT.
 COMPOSITION_TARGET = 0.02
 QUANTITIES = [("expert_ms_per_moe_layer", "expert ms/layer"), ("cpu_busy_s", "CPU busy s"),
               ("tbt_mean_ms", "TBT ms"), ("ttft_mean_ms", "TTFT ms")]
@@ -164,7 +164,7 @@ def pair(df: pd.DataFrame) -> pd.DataFrame:
             rec[f"{label} err"] = (sv - rv) / rv if rv else float("nan")
         xs = r["expert_ms_per_moe_layer"].astype(float)
         rec["real spread"] = float((xs.max() - xs.min()) / xs.median()) if len(xs) > 1 else float("nan")
-        # issue 41: the real step's wall clock (TBT/TTFT above: end to end) split into the composition's error
+        # the real step's wall clock (TBT/TTFT above: end to end) split into the composition's error
         # (the lanes' composition of the real run's own measured task durations against its wall clock: no
         # table, no drift) and the tables' error (the simulation against that composition).
         for what, wall in (("TBT", "tbt_mean_ms"), ("TTFT", "ttft_mean_ms")):
@@ -290,7 +290,7 @@ def run(results: str, out):
     if len(rounds) > 1:
         paired = [pair(r) for _, r in rounds]
         cases, systematic = pooled(paired)
-        # issue 41: the end-to-end TBT error and the composition's, pooled the same way, where every round has
+        # the end-to-end TBT error and the composition's, pooled the same way, where every round has
         # the composed columns.
         if all(p["TBT composition err"].notna().all() for p in paired):
             e2e, e2e_sys = pooled(paired, "TBT ms err")
@@ -346,17 +346,17 @@ def run(results: str, out):
              "time (the mean of its rounds; profiles written before 2026-11-23 kept the median), while a real "
              "step runs a layer's experts back to back, so cache and prefetcher effects between consecutive "
              "tasks and interpolation between the table's token counts are not in the simulation; "
-             "validation_tasks.md splits the error task by task. Since issue 41 the real backend executes every "
+             "validation_tasks.md splits the error task by task. Since 2026-11-25 the real backend executes every "
              "task of the step (attention with norms and router, dense FFN, lm head too) and its TTFT and TBT are "
              "the steps' measured wall clock; the simulated side times those tasks with the cpu-attention, "
              "cpu-dense-ffn and cpu-lm-head tables the same calibration measured (runs before that have no "
              "composed columns and no split below).\n\n"
-             "Three levels (issue 41): end to end = (simulated - real wall clock) / real wall clock (the TBT and "
+             "Three levels: end to end = (simulated - real wall clock) / real wall clock (the TBT and "
              "TTFT columns); composition = (the real run's tasks composed on the lanes - its wall clock) / wall "
              "clock, independent of the tables and of the machine's drift; tables = (simulated - that "
              "composition) / composition. " + (levels or "This run has no composed columns.") + "\n")
 
-    # Expert Deferral on the real backend (issue 14): decode time with and
+    # Expert Deferral on the real backend: decode time with and
     # without it, measured. On a CPU-only machine there is no GPU work to
     # overlap, so no gain is expected; the measurement checks that.
     d = t.set_index(["model", "dtype", "batch", "strategy"])["TBT ms real"]
@@ -406,7 +406,7 @@ def run(results: str, out):
     ncols = 2 + (series is not None) + (layer is not None)
     fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols, 4.5))
     if layer is not None:
-        # issue 41: one real and one simulated layer side by side (the timelines hold every task of both).
+        # one real and one simulated layer side by side (the timelines hold every task of both).
         ax = axes[-1]
         colors = {}
         for y, (who, tasks) in enumerate(layer[1].items()):

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Where the simulator validation's error comes from, task by task (issue 14;
+"""Where the simulator validation's error comes from, task by task (
 docs/BACKENDS.md, "Where the error comes from"). `make validation` writes a
 timeline of every case on both backends: the real one holds each expert
 task's measured time and token count, the simulated one the calibrated
@@ -45,12 +45,12 @@ TITLE = "Simulator validation, task by task: where the error comes from"
 KEYS = ["model.name", "model.expert_dtype", "strategy", "workload.batch_size"]
 # Timeline categories of the tasks the real executor measures.
 KINDS = {"cpu-expert": "routed", "deferred-expert": "routed", "shared-experts": "shared",
-         # issue 41: the rest of the step, executed on the real backend since then; compared where the profile
+         # the rest of the step, executed on the real backend since then; compared where the profile
          # has their tables (a dense block's attention has no router: its own kind, set against the same table).
          "attention": "attention", "dense-ffn": "dense FFN", "lm-head": "lm head"}
 TABLE_OF = {"routed": "cpu-expert", "shared": "cpu-shared", "attention": "cpu-attention", "dense FFN": "cpu-dense-ffn",
             "lm head": "cpu-lm-head"}
-# Kinds compared only when the validation's profile has their table (runs before issue 41 have none).
+# Kinds compared only when the validation's profile has their table (runs before 2026-11-25, when the whole step became real, have none).
 OPTIONAL = {"attention", "dense FFN", "lm head"}
 
 

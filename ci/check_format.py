@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""The tree's format and headers (issue 45), run by `make test`:
+"""The tree's format and headers, run by `make test`:
 
 - every C++ and CUDA file git tracks is formatted as .clang-format says
   (clang-format --dry-run --Werror; 100 columns; fix with `make format`);

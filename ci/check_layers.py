@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""The layers of the source tree point one way (issue 45; docs/ARCHITECTURE.md,
+"""The layers of the source tree point one way (docs/ARCHITECTURE.md,
 "Layers"). Every #include "a/b.h" of a C++ or CUDA file is checked: a file
 may include its own group and the groups its group rests on (transitively),
 never one above. Tests (*_test.cc) and the test helpers sit above every

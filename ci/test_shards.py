@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""run_suite --shard I/N and --merge (issue 46): the shards of a suite are
+"""run_suite --shard I/N and --merge: the shards of a suite are
 disjoint, cover it, and merged equal the unsharded run case for case (every
 simulated metric identical); a merge refuses missing, duplicated or foreign
 shards unless told to keep a partial result; a shard resumes only itself;

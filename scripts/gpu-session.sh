@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-# The GPU machine's work, in the order issue 42 gives (tests, calibration,
+# The GPU machine's work, in the order that spends a lent machine best (tests, calibration,
 # benchmarks), every log into one folder. Run from the repository root on a
 # machine with a GPU:
 #   scripts/gpu-session.sh BIN_DIR OUT_DIR [all|measure|replay]

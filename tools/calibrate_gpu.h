@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The GPU half of `moebench calibrate` (issue 42): on a profile with a GPU,
+// The GPU half of `moebench calibrate`: on a profile with a GPU,
 // measured on the GPU this process sees (kernels/cuda/gpu_experts.h):
 //   [[table]] gpu-expert  one routed expert on the GPU by tokens, per model
 //                         and dtype (event-timed, weights read from HBM:

@@ -174,7 +174,7 @@ double entry(std::vector<double>& samples, bool mean) {
 // one. Each count runs `burst` tasks back to back (different buffers), as
 // a layer runs its experts, and every one is a sample; with burst 1 a task
 // follows one of the next larger count (the counts run largest first; until
-// issue 43 smallest first, so a 1-token task followed a 256-token one).
+// 2026-11-26 smallest first, so a 1-token task followed a 256-token one).
 template <class Run>
 std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int burst,
                             int64_t buffers, bool mean, int warmup_ms, Run&& run) {
@@ -182,7 +182,7 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   for (int64_t T : tokens) run(next++, T);  // first use of each activation size
   std::vector<std::vector<double>> xs(tokens.size());
   for (int r = 0; r < repeats; ++r) {
-    // Largest count first (issue 43): each count follows its neighbour, as a
+    // Largest count first: each count follows its neighbour, as a
     // decode step's one-token tasks follow one-token tasks, never a task of
     // hundreds of tokens (where the CPU lowers its clock for AVX-512 or AMX
     // and takes a while to raise it: check_transition below).
@@ -195,7 +195,7 @@ std::vector<double> measure(const std::vector<int64_t>& tokens, int repeats, int
   return us;
 }
 
-// Whether a task's time depends on the task before it (issue 43: one-token
+// Whether a task's time depends on the task before it (one-token
 // tasks ran at 0.90-0.93 of tables measured in ascending order, where a
 // one-token task followed the largest count's task of the round before):
 // `rounds` pairs, each a one-token task right after a task of `heavy` tokens

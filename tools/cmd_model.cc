@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // moebench trace record | moebench model accuracy|cloze|check: small trained MoE models
-// (workloads/model, issue 15).
+// (workloads/model).
 
 #include <fmt/format.h>
 

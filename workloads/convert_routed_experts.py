@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Converts the routed-experts output of serving engines into a moebench
-trace (issue 15): vLLM's `CompletionOutput.routed_experts` (with
+trace: vLLM's `CompletionOutput.routed_experts` (with
 `--enable-return-routed-experts`: an integer array [tokens, MoE layers,
 top_k] per request, the prompt's tokens first) and SGLang's
 `routed_experts` (the same ids as base64 of int32, flattened).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 """Records moebench routing traces from Hugging Face transformers MoE models
-(issue 15), for users who have the weights (and, for large models, a GPU).
+, for users who have the weights (and, for large models, a GPU).
 
     python3 workloads/record_hf.py --model PATH --text FILE --out trace.safetensors \\
         [--sequences 8] [--seq-len 256] [--prompt-len 64] [--device cuda] [--dtype bfloat16]

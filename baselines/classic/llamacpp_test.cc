@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// llama.cpp as used today (issue 47): the first layers' experts on the CPU
+// llama.cpp as used today: the first layers' experts on the CPU
 // (layerwise placement, --n-cpu-moe), and in a step of at least
 // offload_min_batch tokens a CPU layer's activated experts copied to the
 // GPU, computed there and not kept; ik_llama.cpp's threshold scaled by

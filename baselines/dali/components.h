@@ -87,7 +87,7 @@ class DaliOptAssigner : public Assigner {
 // As a victim for any other load (prefetch), the lowest score goes.
 class DaliWindowCache : public CachePolicy {
  public:
-  // When and what the window swaps (issue 13, docs/STRATEGIES.md "DALI's
+  // When and what the window swaps (docs/STRATEGIES.md "DALI's
   // window swap"). kAlgorithm2: at steps i = 0, w, 2w, ... of a batch (i = 0
   // the prefill, i = d + 1 after decode step d), the u_size best outsiders
   // replace the u_size worst members unconditionally, as Algorithm 2 reads.

@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// Fate (issue 47): the ARC expert cache, hand-computed list by list; the
+// Fate: the ARC expert cache, hand-computed list by list; the
 // shallow-favoring split of the budget (Fate's code's rule); and in the
 // engine, that ARC's victims stay in their own layer of a global pool, so
 // the shallow layers placed whole never miss.

@@ -112,7 +112,7 @@ SchedPlan greedy_two_ended(const std::vector<SchedExpert>& experts, const SchedC
 // Reorders `v` into router order: the experts of the first token's top-k
 // in rank order, then each later token's not yet listed (`ids_of(t)` gives
 // token t's k ids in rank order); experts no token lists keep their order
-// at the end. The public code's list order (issue 13).
+// at the end. The public code's list order.
 void order_by_router(std::vector<SchedExpert>& v, int64_t tokens, int64_t k,
                      const std::function<const int32_t*(int64_t)>& ids_of);
 

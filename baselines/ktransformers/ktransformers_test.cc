@@ -144,7 +144,7 @@ TEST(ExpertDeferral, DeferredOutputJoinsTheNextLayer) {
   EXPECT_DOUBLE_EQ(r.metrics.tbt_ms[0], 0.061);
 }
 
-// KTransformers' full-GPU fallback (issue 47; the resident assigner's
+// KTransformers' full-GPU fallback (the resident assigner's
 // gpu_prefill_threshold): a step of at least the threshold's tokens runs
 // every activated expert on the GPU, those not resident copied first and
 // not kept. Round testbed: a copy 5 us, a GPU expert 2 us.
@@ -195,7 +195,7 @@ TEST(KtFullGpuFallback, ShorterStepsAndThresholdZeroKeepTheSplit) {
   }
 }
 
-// KTransformers' dynamic expert update (issue 47; cache "kt-dynamic"):
+// KTransformers' dynamic expert update (cache "kt-dynamic"):
 // after a layer ran whole on the GPU, its GPU experts become the step's top
 // experts by tokens, copied inside GPU memory. One MoE layer of 4 experts,
 // top-1, one GPU slot (expert 0); a 4-token prompt routes 2, 2, 2, 1; the

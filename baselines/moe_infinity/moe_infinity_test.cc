@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// MoE-Infinity (issue 47): the current request is matched to the most
+// MoE-Infinity: the current request is matched to the most
 // similar past request of the EAMC, whose later layers are prefetched,
 // nearer layers first; a finished request joins the EAMC; the cache evicts
 // the expert with the lowest activation share, shallow layers kept longer,

@@ -147,7 +147,7 @@ TEST(ConfigErrors, TableContextsAreCheckedByKey) {
   EXPECT_NE(e.find("hardware.table[0].context"), std::string::npos) << e;
 }
 
-// The calibration sequences' shape (issue 40) is checked like the run's own.
+// The calibration sequences' shape is checked like the run's own.
 TEST(ConfigErrors, EmptyCalibrationSequencesAreRefused) {
   const std::string text = std::string(kHead) +
                            "[model]\npreset = \"mixtral-8x7b\"\n"
@@ -363,7 +363,7 @@ TEST(ConfigErrors, DuplicateStackName) {
       "found 'a' again (stack[0])");
 }
 
-// A fitted number describes one system's implementation as measured (issue 40).
+// A fitted number describes one system's implementation as measured.
 TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
   const std::string text = std::string(kImplHead) +
                            "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = "

@@ -526,7 +526,7 @@ void validate_implementations(const HardwareProfile& h, const cfg::Value& src,
              k.task_overhead_us >= 0);
     unset_or(kernels_v, i, "cpu_kernel", "first_task_warmup_us", k.first_task_warmup_us,
              k.first_task_warmup_us >= 0);
-    // A fit describes the implementation it was fitted on (issue 40).
+    // A fit describes the implementation it was fitted on.
     require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "measured_on",
                 k.evidence != "fitted" || !k.measured_on.empty(),
                 "the system whose measured times the fit describes (evidence = \"fitted\")",

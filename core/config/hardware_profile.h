@@ -198,7 +198,7 @@ struct HardwareProfile {
   std::vector<StackSpec> stacks;
   std::vector<TestbedTarget> calibration;
   // The proposed systems' published numbers on this testbed, as bounds a
-  // fit must leave attainable (scripts/fit-testbed, issue 40); never targets.
+  // fit must leave attainable (scripts/fit-testbed); never targets.
   std::vector<TestbedTarget> feasibility;
   // The testbed's unknowns and the suites whose claims are judged across
   // their region (scripts/testbed-region).

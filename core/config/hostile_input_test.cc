@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// issue 39, second round of hostile input: each input class that escaped the
+// Hostile input, second round: each input class that escaped the
 // results folder, hung, or was silently accepted, refused at load with the
 // file, line, column and key (the inputs that fit in one file are also in
 // fuzz/regressions/experiment/, replayed by ctest).

@@ -33,7 +33,7 @@ struct WorkloadSpec {
   int64_t calibration_prompt_len = -1;
   int64_t calibration_decode_len = -1;
   std::string dataset;  // label only (e.g. the paper's dataset name)
-  // Serving (issue 65; docs/SERVING.md). "batch": every sequence is there at
+  // Serving (docs/SERVING.md). "batch": every sequence is there at
   // time 0 (the papers' fixed batches); otherwise each sequence is a request
   // that arrives at its time and the continuous scheduler serves it.
   std::string arrival = "batch";  // batch | poisson | gamma | file

@@ -242,7 +242,7 @@ TEST(Implementation, StackGpuBandwidthEfficiencySlowsMemoryBoundGpuWork) {
   EXPECT_DOUBLE_EQ(cg.gpu_expert_ns(1), bytes / 1000);
 }
 
-// A fitted entry describes the system it was measured on (issue 40): it
+// A fitted entry describes the system it was measured on: it
 // applies to that system and the systems it is shared with, never to another
 // system on the same stack; a general entry is the fallback.
 TEST(Implementation, MeasuredOnEntriesApplyOnlyToTheirSystems) {

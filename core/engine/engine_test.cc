@@ -186,7 +186,7 @@ class ZeroPredictor : public Predictor {
   }
 };
 
-// issue 44: a prefetch buffer that prefetches nothing changed results (an
+// a prefetch buffer that prefetches nothing changed results (an
 // LRU cache that admits on demand took the buffer's free slots: hit rate
 // 0.150 -> 0.282 in the issue's DALI case). Each share now holds its own
 // loads: the buffer only prefetches, the cache share the rest.
@@ -224,7 +224,7 @@ TEST(EngineResidency, APrefetchBufferThatPrefetchesNothingChangesNothing) {
             plain.metrics.decode_layer_hits[0] + plain.metrics.decode_layer_hits[1]);
 }
 
-// issue 44 item 4: when a hit is judged. Two slots per layer, LRU, experts 0
+// when a hit is judged. Two slots per layer, LRU, experts 0
 // and 1 placed (0 the least recent). Layer 0's token uses experts 2 then 0
 // (rank order), twice; layer 1 uses 0 and 1 (always hits).
 //   at-gate: 0 hits at the gate and becomes most recent; 2's load evicts 1.
@@ -265,7 +265,7 @@ TEST(EngineResidency, OneAtATimeAdmissionLetsATokensMissEvictItsOtherExpert) {
   EXPECT_EQ(turn2.metrics.demand_loads, 1);
 }
 
-// issue 44 item 1: a hole (a (token, layer) whose routing the trace lacks)
+// a hole (a (token, layer) whose routing the trace lacks)
 // runs no expert and counts no access; the run reports how many it met.
 // Two slots per layer, LRU, experts 0 and 1 placed. Layer 0: token 0 uses
 // {2, 3}, token 1 is a hole, token 2 uses {2, 3} again: 2 misses, then 2
@@ -706,7 +706,7 @@ TEST(EngineExecutor, CpuExpertDurationsComeFromTheExecutor) {
   EXPECT_EQ(r.warnings.back(), "scripted executor");
 }
 
-// issue 41: the rest of the step goes through the executor too, with the
+// the rest of the step goes through the executor too, with the
 // cost model's duration as the prediction; the answer is what the lanes
 // compose. A second sequence in the step gets its own slot.
 class StepExecutor final : public Executor {
@@ -967,7 +967,7 @@ TEST(EngineRouting, FewerStoredProbabilitiesThanRequestedAreKeptAndReported) {
 namespace moebench {
 namespace {
 
-// issue 39: link.h2d_gbps = 1e-308 ran "ok" with TTFT, TBT and tokens/s
+// link.h2d_gbps = 1e-308 ran "ok" with TTFT, TBT and tokens/s
 // null; such a run has no result and says so.
 TEST(EngineHostileInput, AnInfiniteSimulatedTimeIsAnError) {
   const auto src = testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}});

@@ -15,7 +15,7 @@
 // lm head. For each it passes the cost model's duration (`predicted_ns`,
 // what decisions read); the simulated executor returns it, the real one
 // runs the task and returns what it measured. Copies and GPU tasks stay
-// with the cost model (the GPU lane is issue 42), and the executor's
+// with the cost model (the real backend has no GPU lane yet), and the executor's
 // notes() say what it ran in the result. Lanes stay FIFO on both: on a
 // CPU-only machine the real executor runs the CPU lane's tasks one after
 // another in lane order, each with all of its threads, which is the order

@@ -202,7 +202,7 @@ TEST(Residency, CacheShareAndPrefetchBuffer) {
   EXPECT_FALSE(r.buffered(1, 6));
 }
 
-// Per-layer cache shares (a placement's layer_shares, issue 47): each layer
+// Per-layer cache shares (a placement's layer_shares): each layer
 // its own cache share and beside it what the buffer may still take, at most
 // the layer's experts; only in a per-layer pool and before any placement.
 TEST(Residency, PerLayerCacheShares) {

@@ -321,7 +321,7 @@ class Prefetcher : public PolicyComponent {
   // The most experts it requests for one layer and step (0: none or
   // unbounded); sizes the prefetch buffer (residency.prefetch_buffer).
   virtual int64_t max_per_layer() const { return 0; }
-  // Whether it chooses what to load by the strategy's predictor (issue 44:
+  // Whether it chooses what to load by the strategy's predictor (
   // with predictor "none" such a prefetcher loads nothing, and the strategy
   // is refused at creation rather than run as a silent no-op).
   virtual bool predicts() const { return false; }

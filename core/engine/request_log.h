@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// RequestLog: each request's times in a served run (issue 65;
+// RequestLog: each request's times in a served run (
 // docs/SERVING.md), kept apart from the engine's step: the engine reports
 // every step's plan, start and end; the log finds which requests it started
 // and which output tokens it produced. A request's output tokens are its

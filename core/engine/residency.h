@@ -96,7 +96,7 @@ class Residency final : public ResidencyView {
   // Experts of layer l marked as in the prefetch buffer.
   int64_t buffered_in(int32_t l) const { return buffered_count_[l]; }
   // Whether a load into the prefetch buffer (buffer = true) or into the cache
-  // share (false) finds a free slot of that share (issue 44: loads into the
+  // share (false) finds a free slot of that share (loads into the
   // cache share once took the buffer's free slots, so a prefetch buffer that
   // prefetches nothing enlarged the cache). Without a buffer: has_room().
   bool has_room_in(int32_t l, bool buffer) const {

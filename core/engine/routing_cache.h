@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// One materialised routing per workload and process (issue 64, speed): the
+// One materialised routing per workload and process (speed): the
 // cases of a suite that read the same workload (the strategies of a figure,
 // both comparisons, every batch size) share one RunRouting instead of each
 // generating the whole trace again. A source is shared by its content key

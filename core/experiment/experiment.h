@@ -46,7 +46,7 @@ struct ConfigPaths {
   std::vector<std::string> list(const std::string& kind) const;
 };
 
-// Which comparison a case belongs to (issue 40). "as-published": each
+// Which comparison a case belongs to. "as-published": each
 // strategy runs on its own implementation (docs/COST_MODEL.md,
 // "Implementations"), and an entry a profile fitted on one system's measured
 // times applies to that system only. "mechanism": every strategy runs on one

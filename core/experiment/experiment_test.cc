@@ -318,7 +318,7 @@ TEST(Experiment, ListFieldIsAValueNotAnAxis) {
   EXPECT_EQ(ex.cases[0].hardware.tables[0].tokens, (std::vector<double>{1, 2}));
 }
 
-// issue 43: the candidates' measured times ("auto"'s choice) load, and a
+// the candidates' measured times ("auto"'s choice) load, and a
 // malformed entry is refused naming the key.
 TEST(Experiment, KernelTimesLoadAndAreChecked) {
   testing::TempDir dir;
@@ -352,7 +352,7 @@ TEST(Experiment, KernelTimesLoadAndAreChecked) {
   EXPECT_NE(e.find("bf16, int8 or int4"), std::string::npos) << e;
 }
 
-// issue 43: generated presets (a calibrated profile under results/) are
+// generated presets (a calibrated profile under results/) are
 // found through MOEBENCH_CONFIG_PATH before the tracked configs/.
 TEST(Experiment, ConfigPathFindsGeneratedPresetsFirst) {
   testing::TempDir a, b;
@@ -486,7 +486,7 @@ TEST(Experiment, SeedsReplicateSyntheticCasesAcrossWorkloadSeeds) {
 namespace moebench {
 namespace {
 
-// Two comparisons (issue 40): `comparison` lists them as a sweep axis; the
+// Two comparisons: `comparison` lists them as a sweep axis; the
 // mode is in the case id and every row; as-published applies an entry fitted
 // on a system only to that system, mechanism runs every strategy on the one
 // named implementation.
@@ -544,7 +544,7 @@ TEST(Experiment, ComparisonModeIsChecked) {
   }
 }
 
-// issue 45: a strategy preset names a base preset and writes only what
+// a strategy preset names a base preset and writes only what
 // differs; a component of the same kind keeps the base's other parameters,
 // one whose kind changes starts from its own defaults.
 TEST(Experiment, StrategyPresetsExtendABase) {

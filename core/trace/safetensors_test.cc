@@ -144,7 +144,7 @@ TEST(Header, ValidatesEverySize) {
                 R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0),
             "f.st: tensor 'a' shape: expected a size that fits in 64 bits, found "
             "[4611686018427387904,4]");
-  // A repeated key would silently replace the first (issue 16); at any depth.
+  // A repeated key would silently replace the first; at any depth.
   EXPECT_EQ(header_error(R"({"__metadata__":{"k":"v","k":"w"}})", 0),
             "f.st: header: expected each key once per JSON object, found key 'k' twice");
   EXPECT_EQ(

@@ -246,7 +246,7 @@ TEST(TraceFile, RejectsBadFilesWithClearMessages) {
 }
 
 // small_source() written with one change per token record and to the gate
-// weights (issue 39: values a router cannot produce, refused at load).
+// weights (values a router cannot produce, refused at load).
 std::filesystem::path write_changed(const testing::TempDir& dir, const std::string& name,
                                     const std::function<void(int64_t seq, TokenRecord&)>& change,
                                     const std::function<void(GateWeights&)>& change_gates = {}) {

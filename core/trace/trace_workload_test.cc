@@ -169,7 +169,7 @@ TEST(TraceWorkload, BrokenOrMismatchedTraceIsReportedAtLoad) {
   }
 }
 
-// issue 39: a trace whose model_hash does not match its model was taken
+// a trace whose model_hash does not match its model was taken
 // silently; it is taken with a warning that names both hashes.
 TEST(TraceWorkload, AnotherModelHashIsAcceptedWithAWarning) {
   testing::TempDir dir;

@@ -28,7 +28,7 @@ std::string child_error(const std::string& name) {
   }
 }
 
-// issue 39: `[suite] name = ".."` wrote into the results root's parent, and a
+// `[suite] name = ".."` wrote into the results root's parent, and a
 // composite suite's "../../../../root/X" and "/tmp/X" wrote there.
 TEST(Paths, ANameThatWouldLeaveItsFolderIsRefused) {
   for (const std::string& bad : std::vector<std::string>{
@@ -54,7 +54,7 @@ TEST(Paths, ANameThatWouldLeaveItsFolderIsRefused) {
   }
 }
 
-// issue 39: `trace stats` on a FIFO blocked forever; a folder, a FIFO and
+// `trace stats` on a FIFO blocked forever; a folder, a FIFO and
 // /dev/zero were all "no file". Each reader now says what it found, without
 // opening it.
 TEST(Paths, WhatIsNotARegularFileIsNamedAndNeverOpened) {
@@ -81,7 +81,7 @@ TEST(Paths, WhatIsNotARegularFileIsNamedAndNeverOpened) {
   EXPECT_EQ(read_file(dir / "f.txt"), "x");
 }
 
-// issue 39 (make fuzz): det::exp of a NaN converted NaN to int, undefined
+// Found by make fuzz: det::exp of a NaN converted NaN to int, undefined
 // behaviour; it is total now.
 TEST(DetMath, ExpIsTotalOverNanAndInfinities) {
   EXPECT_TRUE(std::isnan(det::exp(std::numeric_limits<float>::quiet_NaN())));

@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// moebench replay (issue 42): a simulated case's task graph, read back from
+// moebench replay: a simulated case's task graph, read back from
 // its Chrome timeline, run for real on a GPU machine with every lane at
 // once, and each task's real start and end set beside the simulated ones.
 //
@@ -111,7 +111,7 @@ std::vector<double> composed_ends(const ReplayGraph& g, std::vector<double>* sta
 
 // Per step: the simulated, composed and real time (from the previous step's
 // last end, or the first start, to the step's last end); per task kind: simulated and real busy
-// time. Totals over the steps and three errors (issue 41's split):
+// time. Totals over the steps and three errors (the whole-step validation's split):
 //   end_to_end_error   real / simulated - 1
 //   table_error        composed / simulated - 1 (the task durations and
 //                      what the graph leaves out of the simulation)

@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The real backend's non-expert work (issue 41): attention with its norms
+// The real backend's non-expert work: attention with its norms
 // and the router, the FFN of dense blocks and the lm head, executed on this
 // machine at the model's shapes with the kernels of kernels/cpu/dense_ops.h
 // and the bf16 expert kernel (dense FFN), on the executor's thread pool.

@@ -1,12 +1,12 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The real backend's CPU executor (issues 14 and 41; docs/BACKENDS.md):
+// The real backend's CPU executor (docs/BACKENDS.md):
 // every task of a CPU-only step runs on this machine and its measured
 // wall-clock time becomes the task's duration: routed and shared experts
 // through an expert kernel (kernels/cpu/expert_ffn.h), attention with its
 // norms and router, dense FFNs and the lm head through RealCpuBlocks
 // (harness/backend/real_cpu_blocks.h), all on one thread pool. Copies and GPU
-// tasks (a profile with a GPU: issue 42) are timed by the cost model.
+// tasks (a profile with a GPU: the real backend has no GPU lane yet) are timed by the cost model.
 //
 // Weights at paper scale: an expert of DeepSeek-V3 is 88 MB in bf16, all
 // 58 x 256 of them 5 TB. The executor allocates as many distinct expert

@@ -91,7 +91,7 @@ ModelSpec with_blocks(ModelSpec m, bool mla) {
   return m;
 }
 
-// issue 41: the rest of the step runs for real too, each task recorded with
+// the rest of the step runs for real too, each task recorded with
 // its measured span on one host clock, in the order it ran.
 TEST(RealCpuExecutor, RunsAttentionDenseFfnAndLmHeadAndRecordsTheirSpans) {
   for (bool mla : {false, true}) {
@@ -198,7 +198,7 @@ TEST(RealCpuExecutor, RejectsWhatItCannotRun) {
       std::string::npos);
 }
 
-// issue 39: real_weights_gib = 100000 grew to 23.5 GB and was killed. The
+// real_weights_gib = 100000 grew to 23.5 GB and was killed. The
 // budget is checked against the memory available before anything is
 // allocated, and the error names the key.
 TEST(RealCpuExecutor, AWeightBudgetBeyondTheMemoryAvailableIsRefusedBeforeAllocating) {
@@ -292,7 +292,7 @@ TEST(RealCpuExecutor, ACancellationStopsItBetweenBuffersAndTasks) {
   EXPECT_GT(ex.cpu_expert_ns(c, 0, 0, 1, true), 0.0);
 }
 
-// issue 43: with the profile's measured kernel times, "auto" runs at each
+// with the profile's measured kernel times, "auto" runs at each
 // token count the candidate measured fastest there, and says so; without
 // them the fixed rule, also said.
 TEST(RealCpuExecutor, AutoRunsTheKernelMeasuredFastestAtEachCount) {

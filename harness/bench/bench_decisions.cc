@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // Decision time per MoE layer of every paper strategy's components at
 // DeepSeek-V3 shape (58 MoE layers x 256 experts, top-8), in decode (batch 1)
-// and in a 1024-token prefill, on one core. Target (issue 5): the
+// and in a 1024-token prefill, on one core. Target: the
 // components of every paper strategy decide in under 5 us per layer in
 // decode. Predictions are listed apart: in the simulated systems they are
 // GPU work (router or predictor matmuls), charged in simulated time.

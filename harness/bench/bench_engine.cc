@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// Simulator speed (issue 4 target: >= 1,000,000 simulated layer-steps per
+// Simulator speed (>= 1,000,000 simulated layer-steps per
 // second on one core for DeepSeek-V3 decode, 58 MoE layers x 256 experts,
 // top-8, batch 1, gpu-ondemand + LRU) and the host decision time per layer
 // of each registered assigner and cache policy.
@@ -7,7 +7,7 @@
 // The routing is generated once and held in memory, so the numbers measure
 // the engine (routing materialisation included), not the trace generator
 // (bench_trace measures that). BM_ServingOneHourPoisson is a whole case as
-// run_suite runs it (issue 65 target: a one-hour Poisson trace at one request
+// run_suite runs it (a one-hour Poisson trace at one request
 // per second on DeepSeek-V2-Lite in under a minute on one core): it prints
 // the simulated time over the wall time, the workload's generation included.
 

@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// bench_gpu: the GPU side's measured ratios (issue 42, "Benchmarks"),
+// bench_gpu: the GPU side's measured ratios ("Benchmarks"),
 // printed, never asserted:
 //   1. pinned host<->device copies by size (GB/s)
 //   2. one expert's H2D copy against the best pinned bandwidth of (1)

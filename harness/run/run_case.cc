@@ -413,7 +413,7 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   const HardwareProfile hw = test_slowdown(
       implementation_hardware(c.hardware, c.strategy, c.model, c.comparison), c.strategy.name);
   // Before the workload is built: a case that cannot fit fails in
-  // milliseconds, not after minutes of generation (issue 39).
+  // milliseconds, not after minutes of generation.
   check_case(c, hw, st);
   // A served workload's requests: arrival times and, where set, lengths (docs/SERVING.md).
   std::vector<Request> requests;

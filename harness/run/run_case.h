@@ -67,7 +67,7 @@ void preflight_case(const Case& c, const Registry& registry);
 // What the strategy's components need of the workload (Needs: gate inputs
 // and gate weights, a calibration workload) against what the case's workload
 // has, a trace's header read for it. Throws moebench::Error naming the
-// components and the workload key (issue 44: a predictor needing gate
+// components and the workload key (a predictor needing gate
 // inputs on a trace without them failed only when its case ran). Part of
 // preflight_case; run_suite also checks every case with it at load.
 void check_needs(const Case& c, const StrategyInstance& st);

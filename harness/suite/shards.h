@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Sweeps beyond one machine (issue 46): `run_suite --shard I/N` runs a
+// Sweeps beyond one machine: `run_suite --shard I/N` runs a
 // deterministic 1/N slice of a suite's cases, `run_suite --merge DIR...`
 // joins the shards' run folders into one run folder that reads as if the
 // suite had run unsharded (make report and ci/check_regression read it as

@@ -277,7 +277,7 @@ TEST(RunSuite, RealBackendRunsCpuOnlyCasesAndRefusesAGpuProfile) {
                                                     " CPUs this process may run on"),
               std::string::npos)
         << r["warnings"];
-    // issue 41: every task of a CPU-only step ran (nothing is left to the
+    // every task of a CPU-only step ran (nothing is left to the
     // cost model), TTFT and TBT are the steps' wall clock, and the lanes'
     // composition of the measured durations is beside them.
     EXPECT_EQ(r["warnings"].get<std::string>().find("cost model"), std::string::npos)
@@ -557,7 +557,7 @@ TEST(RunSuite, AnUnusableResultsRootIsNamedAtOnce) {
   }
 }
 
-// issue 39: two run_suite processes into one --out (different suites, the
+// two run_suite processes into one --out (different suites, the
 // same suite, or two --resume of one run) both ran and wrote over each
 // other. The folder is locked; the second is refused and told who holds it.
 TEST(RunSuite, ASecondRunIntoALockedFolderIsRefused) {
@@ -647,7 +647,7 @@ TEST(RunSuite, DryRunSaysWhichCasesCannotRun) {
   }
 }
 
-// issue 44: a predictor that needs gate inputs, on a trace without them,
+// a predictor that needs gate inputs, on a trace without them,
 // failed only when its case came up. --dry-run says so per case, and a run
 // is refused at load, naming the component and the trace, before anything
 // is written.
@@ -750,7 +750,7 @@ TEST(RunSuite, ATraceChangedUnderTheRunFailsItsCasesByName) {
   }
 }
 
-// issue 39: SIGTERM waited for the running cases (54 s in one trial). Now
+// SIGTERM waited for the running cases (54 s in one trial). Now
 // they stop at their next check, write nothing, and --resume runs them.
 TEST(RunSuite, SigtermStopsRunningCasesKeepsFinishedOnesAndResumes) {
   testing::TempDir dir;

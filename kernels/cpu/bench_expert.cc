@@ -121,7 +121,7 @@ void BM_ExpertFfn(benchmark::State& state, const std::string& kernel, WeightDtyp
   const bool avx2 = kernel == "avx2-gemm";
   const double peak_gflops = dt == WeightDtype::kBf16 ? (avx2 ? p.fp32_gflops : p.bf16_gflops)
                                                       : (avx2 ? p.int8_avx2_gops : p.int8_gops);
-  // The weight bandwidth as a fraction of the STREAM-like ceiling (issue 43),
+  // The weight bandwidth as a fraction of the STREAM-like ceiling,
   // and of the one-stream probe the fractions were stated against before.
   if (p.ceiling_bw_gbps > 0)
     state.counters["bw_frac"] = C(bytes / 1e9 / p.ceiling_bw_gbps, C::kIsIterationInvariantRate);

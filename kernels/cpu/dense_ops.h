@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The non-expert work of a transformer block on the CPU, for the real
-// backend's whole-step execution (issue 41): a bf16 linear layer, RMSNorm,
+// backend's whole-step execution: a bf16 linear layer, RMSNorm,
 // the router's softmax and top-k, and causal attention of new tokens over a
 // bf16 KV cache, in one form that covers both attentions of the model
 // presets:

@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// One routed expert's feed-forward on the CPU (issue 14, first part): for
+// One routed expert's feed-forward on the CPU (first part): for
 // each token t of a step,
 //
 //     out[t] += w[t] * down( silu(gate x_t) * (up x_t) )

@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // expert kernel "amx-int8": int8 and int4 weights packed at load (the
 // layout avx512-vnni-gemm reads), multiplied natively on AMX int8 tiles
-// (issue 43). A group of 64 columns of a 16-row block is 16 quads of 64
+//. A group of 64 columns of a 16-row block is 16 quads of 64
 // bytes (quad q: the 16 rows' codes 4q .. 4q + 3), exactly one B tile of
 // TDPBSUD (unsigned codes), loaded in place for int8; int4 row blocks are
 // first unpacked to one code per byte in a buffer of the task's thread

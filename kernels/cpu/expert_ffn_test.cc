@@ -216,7 +216,7 @@ TEST(ExpertKernel, EveryKernelMatchesTheReference) {
   EXPECT_EQ(has("avx2-gemm"), c.avx2 && c.fma);
 }
 
-// issue 43: the models' own expert shapes (DeepSeek-V2-Lite 2048 x 1408,
+// the models' own expert shapes (DeepSeek-V2-Lite 2048 x 1408,
 // Qwen3-30B-A3B 2048 x 768: several of the tile kernels' 512-column chunks,
 // whose sums are carried across chunks), token counts on both sides of the
 // register tiles (12 and 16 tokens), and a bound from the activations'
@@ -597,7 +597,7 @@ TEST(ExpertKernel, AmxQuantSwitchGivesFewTokensToTheVnniKernel) {
   }
 }
 
-// issue 43: amx-int8 (TDPBSUD on the packed codes, int4 unpacked per task)
+// amx-int8 (TDPBSUD on the packed codes, int4 unpacked per task)
 // performs avx512-vnni-gemm's operations in the same order on the same
 // quantised activations (int32 sums per group are exact, whatever order the
 // tiles add them in), so its output equals that kernel's bit for bit: odd

@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What "auto" runs, from measurements on this machine (issue 43): each
+// What "auto" runs, from measurements on this machine: each
 // candidate kernel's time per expert task by tokens per expert, measured by
 // `moebench calibrate` and stored in the hardware profile ([[kernel_time]]),
 // and for every token count the candidate with the least time. Replaces

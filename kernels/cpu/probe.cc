@@ -58,7 +58,7 @@ __attribute__((noinline)) double sum_floats(const float* p, size_t n) {
   return s;
 }
 
-// ---- STREAM-like ceilings (issue 43). The single-stream sum above reads
+// ---- STREAM-like ceilings. The single-stream sum above reads
 // 21.6-23.5 GB/s on a Xeon VM where STREAM's triad reads 30.0-30.5: one
 // stream per thread does not keep enough misses in flight. A triad a = b +
 // s c (STREAM's counting: two reads and one write of 8 bytes per element,

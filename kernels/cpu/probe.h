@@ -21,7 +21,7 @@ struct ProbeOptions {
 struct ProbeResult {
   int threads = 0;
   double read_bw_gbps = 0;  // all threads, one stream per thread, sustained read (decimal GB/s)
-  // STREAM-like (issue 43): four streams per thread with vector loads, and
+  // STREAM-like: four streams per thread with vector loads, and
   // STREAM's triad (a = b + s c; 24 bytes per element counted as STREAM
   // does); the ceiling is the largest of the three, the denominator of the
   // kernels' bandwidth fractions.

@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// The probe's bandwidth figures (issue 43): the STREAM-like ceiling is the
+// The probe's bandwidth figures: the STREAM-like ceiling is the
 // largest of the one-stream read, the four-stream read and the triad, each
 // measured (positive) where the CPU has the instructions.
 #include "kernels/cpu/probe.h"

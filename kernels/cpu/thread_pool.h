@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fixed set of worker threads and a dynamic task queue across them
-// (issue 14): parallel_for(n, f) runs f(task) for task = 0 .. n-1, each
+//: parallel_for(n, f) runs f(task) for task = 0 .. n-1, each
 // thread (the caller included) taking the next task from a shared atomic
 // counter until none is left, then returns once all have finished. Tasks
 // of uneven cost balance themselves; no task runs twice.

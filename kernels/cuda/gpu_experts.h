@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Routed experts on the GPU (issue 42): a slot pool in device memory that
+// Routed experts on the GPU: a slot pool in device memory that
 // expert weights are copied into from pinned host memory, and the expert
 // feed-forward of kernels/cpu/expert_ffn.h computed there,
 //

@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// Trace generation and reading speed (issue 3 performance targets):
+// Trace generation and reading speed (the project's performance targets):
 //   generation at DeepSeek-V3 shape (58 layers, 256 experts, top-8,
 //   H_trace = 256): target >= 20,000 tokens/s on one core;
 //   reading a trace file: at least the disk's sequential speed. The disk's
@@ -112,7 +112,7 @@ void BM_ReadTraceFile(benchmark::State& state) {
   state.counters["trace_read_GBps"] = trace_gbps;
   state.counters["cached_read_GBps"] = cached_gbps;
   state.counters["disk_read_GBps"] = disk_gbps;
-  // >= 1: decoding the trace keeps up with the device (target of issue 3).
+  // >= 1: decoding the trace keeps up with the device (the target).
   state.counters["vs_disk"] = disk_gbps > 0 ? trace_gbps / disk_gbps : -1.0;
   std::filesystem::remove(path);
 }

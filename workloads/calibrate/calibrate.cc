@@ -325,7 +325,7 @@ void temporal_targets(std::vector<CalibrationTarget>& v) {
 // The router's hesitation: the combine weights' shares.
 void weight_targets(std::vector<CalibrationTarget>& v) {
   auto add = [&](CalibrationTarget x) { v.push_back(std::move(x)); };
-  // The router's hesitation (issue 44 item 3): a real router's second
+  // The router's hesitation: a real router's second
   // choice often carries a good part of the weight. Measured on a public
   // vLLM routing log of Mixtral-8x7B (FP8, greedy, GSM8K and HumanEval
   // prompts, about 670 decode tokens; ../shared/design/WORKLOADS.md): the

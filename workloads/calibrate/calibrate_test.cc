@@ -10,7 +10,7 @@ namespace {
 // direct (measured on their own model) or proxy (another model's
 // measurement, e.g. Qwen3's cosines for DeepSeek-V3, which has none
 // published), within its exact range, evaluated exactly as
-// docs/calibration.md evaluates them (issue 12: "every earlier calibration
+// docs/calibration.md evaluates them ("every earlier calibration
 // target stays in range"; since the warm-started refits of 2026-11-23 every
 // family meets all of them).
 TEST(Calibration, CommittedPresetsMeetTheirTargets) {

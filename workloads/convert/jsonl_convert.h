@@ -35,7 +35,7 @@
 // at load. Top-k `probs` that sum to 1 on every row are converted as given
 // but reported (ConvertSummary::notes): they look like renormalised weights.
 //
-// Layout (issue 44): "positions" (default): `token` is the position in the
+// Layout: "positions" (default): `token` is the position in the
 // sequence, 0..n-1. "per-forward": positions restart at 0 in every forward
 // pass of a sequence (a raw vLLM log: the prefill's rows, then one row per
 // layer for each decode step, all with token 0): the rows of a sequence are

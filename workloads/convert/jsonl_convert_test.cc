@@ -322,7 +322,7 @@ TEST(JsonlConvert, MissingRowsErrorDropOrFill) {
   }
 }
 
-// issue 39: one line with "token": 2147483653 was killed at 24 GB (every
+// one line with "token": 2147483653 was killed at 24 GB (every
 // position up to it was allocated), "token": 1e8 ended in std::bad_alloc.
 // Missing rows are counted from the rows present, and a gap of more than
 // kMaxTokenGap positions is refused by name, in milliseconds.
@@ -388,7 +388,7 @@ TEST(JsonlConvert, GapsAreDroppedOrFilledWholeTokens) {
   }
 }
 
-// issue 44 item 1: --missing hole keeps every position; each missing row is
+// --missing hole keeps every position; each missing row is
 // a hole (every id kHoleId, every weight 0) that the trace's metadata
 // counts, the reader accepts, the statistics leave out, and a mixed or
 // miscounted row is refused.
@@ -493,7 +493,7 @@ TEST(JsonlConvert, TopKProbabilitiesOnlyAreStoredAsTopP) {
 namespace moebench {
 namespace {
 
-// issue 44: three runs to find three mappings. Every missing field is named
+// three runs to find three mappings. Every missing field is named
 // in one error, with a command line that maps them (guessed from the keys).
 TEST(JsonlConvert, EveryMissingMappingInOneErrorWithACommandLine) {
   Log g(

@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A small decoder-only MoE language model run token by token on the CPU
-// (issue 15): the models workloads/tiny_moe/train.py trains, loaded from
+//: the models workloads/tiny_moe/train.py trains, loaded from
 // their safetensors file, so that routing traces can be recorded from real
 // learned routers and the accuracy effects of strategies that change the
 // computation (Expert Deferral, expert skipping) can be measured.

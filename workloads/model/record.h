@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Routing traces recorded from a MoeModel run on text, and the accuracy
-// effects of Expert Deferral and expert skipping on the same text (issue 15).
+// effects of Expert Deferral and expert skipping on the same text.
 
 #include <cstdint>
 #include <memory>

@@ -138,7 +138,7 @@ def test_both_readers_refuse_a_header_with_a_byte_order_mark_or_a_nul(tmp_path):
 
 
 def test_holes_round_trip_between_numpy_and_cpp(tmp_path):
-    """issue 44: a row a logger dropped is a hole (every id HOLE_ID, every weight 0); numpy writes the count into the
+    """a row a logger dropped is a hole (every id HOLE_ID, every weight 0); numpy writes the count into the
     metadata, both readers accept it and leave it out, and a mixed row is refused by both."""
     E, k = 8, 2
     ids = np.array([[[0, 1], [2, 3]], [[mt.HOLE_ID, mt.HOLE_ID], [2, 3]], [[0, 1], [4, 5]]], dtype=np.int32)

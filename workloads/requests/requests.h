@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The requests of a serving run (issue 65; docs/SERVING.md): one per
+// The requests of a serving run (docs/SERVING.md): one per
 // sequence of the workload, with its arrival time and, where the workload
 // says so, its own prompt and decode lengths. Arrivals: all at 0 ("batch"),
 // a Poisson process, a Gamma renewal process with a stated coefficient of

@@ -31,7 +31,7 @@ struct StatsOptions {
   // The co-activation table (coact_top1), layers x experts^2 counters: off
   // where nothing reads it (the fit's objective), to save its cache misses.
   bool coactivation = true;
-  // Which tokens count (issue 44: papers report decode): "all", "prefill"
+  // Which tokens count (papers report decode): "all", "prefill"
   // (each sequence's prompt) or "decode" (its generated tokens); consecutive
   // pairs are taken within the phase only.
   std::string phase = "all";
@@ -82,7 +82,7 @@ struct TraceStats {
   // at t+1 in the same layer). Ranks 0..k-1 are the experts the router chose,
   // in its order; from k on the others by score, where a score of exactly 0
   // (16-bit probabilities underflow; top-p storage) gives no rank, so a rank
-  // counts only the tokens where it exists (issue 44). Needs probabilities.
+  // counts only the tokens where it exists. Needs probabilities.
   std::vector<double> reuse_by_rank;
 
   // The router's weights as a real router's hesitation shows them (issue

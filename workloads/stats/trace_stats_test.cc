@@ -220,7 +220,7 @@ TEST(TraceStats, GateReuseAndRepetitionHandComputed) {
   EXPECT_TRUE(ns.to_json()["summary"]["gate_reuse_top1_mean"][0].is_null());
 }
 
-// issue 44: with 16-bit probabilities the second chosen expert's score is
+// with 16-bit probabilities the second chosen expert's score is
 // often exactly 0, tied with every unchosen expert; ranking the scores put an
 // unchosen zero-score expert at rank 1. Rank 1 is the router's second expert
 // (ties go to the chosen ones), and an unchosen expert with score 0 has no rank.
@@ -252,7 +252,7 @@ TEST(TraceStats, ReuseByRankDoesNotRankZeroScoreTies) {
   EXPECT_TRUE(std::isnan(st.reuse_by_rank[3]));
 }
 
-// issue 44: papers report decode; a pooled mean hides how sequences differ.
+// papers report decode; a pooled mean hides how sequences differ.
 TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
   const MemoryTraceSource src = source(2);  // tokens 0-1 prompt, 2-3 decode
   const TraceStats all = compute_stats(src, StatsOptions{1, 4});
@@ -280,7 +280,7 @@ TEST(TraceStats, PhaseViewsAndPerSequenceOverlap) {
   EXPECT_THROW(compute_stats(src, o), Error);
 }
 
-// issue 44: the weights' hesitation. source() gives every row weights 0.5,
+// The weights' hesitation. source() gives every row weights 0.5,
 // 0.5; ReuseByRank's trace 1.0, 0.0 (a router that never hesitates).
 TEST(TraceStats, TopKWeightSharesByRank) {
   const TraceStats even = compute_stats(source(), StatsOptions{1, 4});

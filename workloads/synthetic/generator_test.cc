@@ -317,7 +317,7 @@ namespace moebench {
 namespace {
 
 // A suite that sweeps the prompt length pins the calibration shape, so a
-// predictor trained offline is trained once (issue 40); unset, the
+// predictor trained offline is trained once; unset, the
 // calibration sequences have the run's shape and results keep their case ids.
 TEST(SyntheticLayout, CalibrationShapeIsPinnedOnlyWhenSet) {
   WorkloadSpec w;

@@ -1,5 +1,5 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Small decoder-only MoE language models (issue 15), the PyTorch side.
+"""Small decoder-only MoE language models, the PyTorch side.
 
 Two families, byte-level (vocabulary = the 256 byte values, no tokenizer):
   mixtral   few large experts, top-2, the top-k probabilities renormalised

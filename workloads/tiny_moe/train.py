@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Trains one small MoE language model (issue 15; tiny_moe.py has the
+"""Trains one small MoE language model (tiny_moe.py has the
 architecture) on a text corpus, byte-level, on the CPU by default.
 
     python3 workloads/tiny_moe/train.py --family mixtral --out models/tiny-mixtral

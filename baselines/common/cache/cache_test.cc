@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// The plain cache experiment of issue 4, exactly: a per-layer cache of C
+// The plain cache experiment, exactly: a per-layer cache of C
 // slots holding experts 0..C-1 of every layer at the start; every activated
 // expert that misses is loaded and admitted; a hit is an activated expert
 // resident when its layer is reached; counted per (token, layer, expert)

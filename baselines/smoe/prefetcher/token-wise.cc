@@ -69,7 +69,7 @@ void TokenWisePrefetcher::after_gpu_experts(const Context& ctx, std::vector<Pref
   const int64_t k = std::min<int64_t>(ctx.top_k, ctx.experts);
   // Fixed-N ranks every expert: "the top-N predicted experts not already
   // present in the cache" are the N best-ranked uncached ones, wherever they
-  // rank, so exactly N move while N uncached experts exist (issue 13).
+  // rank, so exactly N move while N uncached experts exist.
   // Adaptive considers only the top-N predictions.
   const bool fixed = p_.mode != "adaptive";
   const int64_t ranked = fixed ? int64_t(ctx.experts) : k;

@@ -1,6 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The continuous scheduler (issue 65; docs/SERVING.md): requests join and
+// The continuous scheduler (docs/SERVING.md): requests join and
 // leave between steps, as in vLLM's and SGLang's schedulers. Before each
 // step it admits the requests that have arrived, first come first served,
 // while fewer than batch_size are running; a step is either the prefill of
