@@ -9,7 +9,12 @@ import pathlib
 import sys
 from typing import Optional
 
+import matplotlib
 import pandas as pd
+
+# Every figure is written to a file, never shown: the non-interactive
+# backend, selected here because each script imports common before pyplot.
+matplotlib.use("Agg")
 
 
 def run_dirs(results: str, suite: str):
@@ -335,24 +340,29 @@ def find_part(results: str, part: str, suites=("ablation",), all_seeds: bool = F
     return run, rows.reset_index(drop=True)
 
 
-# The papers in the order the report lists them.
-# The four papers, then the peer systems (their claims judged where the harness can test them), then
-# pages without a claim (NO_CLAIM).
-PAPERS = ("KTransformers", "HybriMoE", "SMoE", "DALI", "Fate", "MoE-Infinity", "Mixtral-Offloading", "MoE-Lightning",
-          "llama.cpp",
-          "All strategies", "Serving")
+# The four papers this project reproduces (its specification) lead the report, in this order; the other papers
+# the figure scripts declare follow by name, then the comparison pages (FIGURE "page": "comparison"). A new
+# paper needs nothing beyond its scripts' FIGURE declarations.
+SPECIFICATION = ("KTransformers", "HybriMoE", "SMoE", "DALI")
+
+
+def _paper_key(name: str) -> str:
+    import re
+    return re.sub(r"[^0-9a-z]", "", name.casefold())
 
 
 def figure_scripts(folder=None) -> list:
     """Every figure script in `folder` (default: this one): a module that declares at its top level
-    FIGURE = {"paper": ..., "figure": ..., "suite": ...} (a literal, read without importing the module).
-    Returns (module, paper, figure, suite) tuples, by paper (PAPERS' order) and then by module name, numbers
-    compared as numbers (dali_fig4 before dali_fig12). A FIGURE that is not such a literal, or names another
-    paper, is an error naming the file."""
+    FIGURE = {"paper": ..., "figure": ..., "suite": ...} (a literal, read without importing the module; "page":
+    "comparison" marks a page with no paper's claim). Returns (module, paper, figure, suite) tuples, by paper
+    (the four specification papers, the others by name, then the comparison pages) and then by module name,
+    numbers compared as numbers (dali_fig4 before dali_fig12). A FIGURE that is not such a literal, or whose
+    paper is another script's paper spelt differently (one paper, one spelling), is an error naming the files."""
     import ast
+    import difflib
     import re
     folder = pathlib.Path(folder) if folder else pathlib.Path(__file__).resolve().parent
-    found = []
+    found, comparison, spelt = [], set(), {}
     for f in sorted(folder.glob("*.py")):
         tree = ast.parse(f.read_text(), str(f))
         for node in tree.body:
@@ -363,16 +373,26 @@ def figure_scripts(folder=None) -> list:
                 except ValueError:
                     raise ValueError(f"{f}:{node.lineno}: FIGURE: expected a literal dict, found an expression")
                 keys = {"paper", "figure", "suite"}
-                if not isinstance(d, dict) or set(d) != keys:
-                    raise ValueError(f"{f}:{node.lineno}: FIGURE: expected the keys {sorted(keys)}, found "
-                                     f"{sorted(d) if isinstance(d, dict) else type(d).__name__}")
-                if d["paper"] not in PAPERS:
-                    raise ValueError(f"{f}:{node.lineno}: FIGURE paper: expected one of {', '.join(PAPERS)}, "
-                                     f"found {d['paper']!r}")
+                if not isinstance(d, dict) or not keys <= set(d) or not set(d) <= keys | {"page"}:
+                    raise ValueError(f"{f}:{node.lineno}: FIGURE: expected the keys {sorted(keys)} (and optionally "
+                                     f"'page'), found {sorted(d) if isinstance(d, dict) else type(d).__name__}")
+                if d.get("page", "comparison") != "comparison":
+                    raise ValueError(f"{f}:{node.lineno}: FIGURE page: expected 'comparison', found {d['page']!r}")
+                for other, where in spelt.items():
+                    close = difflib.SequenceMatcher(None, _paper_key(other), _paper_key(d["paper"])).ratio() >= 0.85
+                    if other != d["paper"] and (_paper_key(other) == _paper_key(d["paper"]) or close):
+                        raise ValueError(f"{f}:{node.lineno}: FIGURE paper: expected one spelling per paper, found "
+                                         f"{d['paper']!r} here and {other!r} in {where}")
+                spelt.setdefault(d["paper"], f.name)
+                if "page" in d:
+                    comparison.add(d["paper"])
                 found.append((f.stem, d["paper"], d["figure"], d["suite"]))
 
     def key(e):
-        return (PAPERS.index(e[1]), [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", e[0])])
+        paper = e[1]
+        group = (0, SPECIFICATION.index(paper), "") if paper in SPECIFICATION else \
+            (2 if paper in comparison else 1, 0, paper.casefold())
+        return (group, [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", e[0])])
     return sorted(found, key=key)
 
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
 
 HIGHLIGHT, OTHER = "#d9a441", "#4878a8"

@@ -4,13 +4,10 @@ comparison of DALI against its baselines (Fig. 12 and Fig. 13)."""
 
 from __future__ import annotations
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 SHORT = {"deepseek-v2-lite": "deepseek", "qwen3-30b-a3b": "qwen", "mixtral-8x7b": "mixtral"}
 BASELINES = ["llamacpp", "ktransformers", "hybrimoe"]

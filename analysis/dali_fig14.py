@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from dali_common import SHORT
 
 # Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
 # what produces the rows it reads.
@@ -24,7 +22,6 @@ FIGURE = {"paper": "DALI", "figure": "Fig. 14",
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): assignment methods alone, over the same naive layout.
 JUDGED_IN = common.MECHANISM
-from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig14"
 PART = "dali-fig14"

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from dali_common import BASELINES, SHORT
 
 # Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
 # what produces the rows it reads.
@@ -24,7 +22,6 @@ FIGURE = {"paper": "DALI", "figure": "Fig. 22",
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's speedups over its baselines at long decodes, over HybriMoE among them, set as published by the host time fitted on HybriMoE alone (docs/TESTBEDS.md); judged with every system on one implementation (docs/REPRODUCING.md, "Which comparison judges each claim").
 JUDGED_IN = common.MECHANISM
-from dali_common import BASELINES, SHORT  # noqa: E402
 
 FIG = "dali-fig22"
 PARTS = ["dali-fig22-mixtral", "dali-fig22-deepseek"]

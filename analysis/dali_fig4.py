@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from dali_common import SHORT
 
 # Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
 # what produces the rows it reads.
@@ -26,7 +24,6 @@ FIGURE = {"paper": "DALI", "figure": "Fig. 4",
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): Fiddler's assignment as Fiddler runs it.
 JUDGED_IN = common.AS_PUBLISHED
-from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig4"
 PART = "dali-fig4-5"

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from dali_common import SHORT
 
 # Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
 # what produces the rows it reads.
@@ -24,7 +21,6 @@ FIGURE = {"paper": "DALI", "figure": "Fig. 5",
 
 # The comparison this paper claim is judged in (common.py, "the two comparisons"): HybriMoE's and DALI's PCIe shares, whose denominators as published include the host time fitted on HybriMoE alone (docs/TESTBEDS.md); judged with every system on one implementation (docs/REPRODUCING.md, "Which comparison judges each claim").
 JUDGED_IN = common.MECHANISM
-from dali_common import SHORT  # noqa: E402
 
 FIG = "dali-fig5"
 PART = "dali-fig4-5"

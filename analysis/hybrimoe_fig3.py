@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 # Registers this script with the report (common.figure_scripts): the paper, its figure or table, and
 # what produces the rows it reads.

@@ -28,13 +28,10 @@ import pathlib
 import subprocess
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 TITLE = "CPU expert kernels: DeepSeek-V3 expert by tokens per expert (KTransformers Fig. 3 and 7 on this CPU)"
 BW_TARGET, PEAK_TARGET = 0.80, 0.40

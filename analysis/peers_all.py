@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
-import peers_common as pc  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import peers_common as pc
 
 FIGURE = {"paper": "All strategies", "figure": "Every strategy per model, decode and prefill, with the oracle",
-          "suite": "suites/peers.toml"}
+          "suite": "suites/peers.toml", "page": "comparison"}
 
 JUDGED_IN = common.MECHANISM
 

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
-import peers_common as pc  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import peers_common as pc
 
 FIGURE = {"paper": "Fate", "figure": "Abstract (speedups over load on demand and EAP; hit rate)",
           "suite": "suites/peers.toml"}

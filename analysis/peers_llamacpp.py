@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
-import peers_common as pc  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import peers_common as pc
 
 FIGURE = {"paper": "llama.cpp", "figure": "Prompt offload threshold (mainline 32, ik_llama.cpp 32 x E/k)",
           "suite": "suites/peers-llamacpp.toml"}

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
-import peers_common as pc  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import peers_common as pc
 
 FIGURE = {"paper": "Mixtral-Offloading", "figure": "Section 3.2 (speculative expert loading)",
           "suite": "suites/peers.toml"}

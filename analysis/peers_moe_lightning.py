@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
-import peers_common as pc  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import peers_common as pc
 
 FIGURE = {"paper": "MoE-Lightning", "figure": "CGOPipe: micro-batches vs the whole batch",
           "suite": "suites/peers-moe-lightning.toml"}

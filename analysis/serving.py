@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 FIGURE = {"paper": "Serving", "figure": "Latency against load and goodput per strategy",
-          "suite": "suites/serving.toml"}
+          "suite": "suites/serving.toml", "page": "comparison"}
 
 # Strategies against each other on one implementation (their decisions only), as in suites/peers.toml.
 JUDGED_IN = common.MECHANISM

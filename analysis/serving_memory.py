@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
-import serving  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import serving
 
 FIGURE = {"paper": "Serving", "figure": "Goodput against the GPU memory split between KV cache and experts",
-          "suite": "suites/serving-memory.toml"}
+          "suite": "suites/serving-memory.toml", "page": "comparison"}
 
 # Strategies against each other on one implementation, as in suites/serving.toml.
 JUDGED_IN = common.MECHANISM

@@ -10,12 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 
 def main(argv=None) -> int:

@@ -10,12 +10,11 @@ import subprocess
 import sys
 
 import pytest
+import common
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench")).parent
-sys.path.insert(0, str(ROOT / "analysis"))
 
-import common  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,13 @@ import sys
 
 import pandas as pd
 import pytest
+import kernels
+import validation
+import validation_tasks
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench"))
-sys.path.insert(0, str(ROOT / "analysis"))
 
-import kernels  # noqa: E402
-import validation  # noqa: E402
-import validation_tasks  # noqa: E402
 
 
 def test_calibrate_writes_a_profile_that_loads(tmp_path):

@@ -5,11 +5,11 @@ import pathlib
 import sys
 
 import pytest
+import causes
+import common
+import report
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import causes  # noqa: E402
-import common  # noqa: E402
-import report  # noqa: E402
 
 
 def test_every_claim_not_reproduced_in_the_reference_has_a_cause_with_evidence():

@@ -9,15 +9,14 @@ import sys
 
 import pandas as pd
 import pytest
+import common
+from common import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+import hybrimoe_fig9
+import ktransformers_deferral
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench")).parent
-sys.path.insert(0, str(ROOT / "analysis"))
 
-import common  # noqa: E402
-from common import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
-import hybrimoe_fig9  # noqa: E402
-import ktransformers_deferral  # noqa: E402
 
 
 VERDICTS = common.VERDICTS
@@ -481,9 +480,21 @@ def test_figure_scripts_register_themselves(tmp_path):
     (tmp_path / "smoe_fig99.py").write_text('FIGURE = {"paper": "SMoE", "figure": "Fig. 99", "suite": "x"}\n')
     (tmp_path / "lib.py").write_text("X = 1\n")
     assert common.figure_scripts(tmp_path) == [("smoe_fig99", "SMoE", "Fig. 99", "x")]
-    (tmp_path / "bad.py").write_text('FIGURE = {"paper": "Nobody", "figure": "1", "suite": "x"}\n')
-    with pytest.raises(ValueError, match=r"bad.py:1: FIGURE paper: expected one of"):
+    # A new paper needs nothing but its FIGURE: listed after the four specification papers, before the
+    # comparison pages; the same paper spelt two ways is refused naming both files.
+    (tmp_path / "new_fig1.py").write_text('FIGURE = {"paper": "Nobody", "figure": "1", "suite": "x"}\n')
+    (tmp_path / "all_page.py").write_text('FIGURE = {"paper": "All", "figure": "1", "suite": "x", '
+                                          '"page": "comparison"}\n')
+    assert [f[1] for f in common.figure_scripts(tmp_path)] == ["SMoE", "Nobody", "All"]
+    (tmp_path / "bad.py").write_text('FIGURE = {"paper": "SMOE", "figure": "2", "suite": "x"}\n')
+    with pytest.raises(ValueError, match=r"smoe_fig99.py:1: FIGURE paper: expected one spelling per paper, found "
+                                         r"'SMoE' here and 'SMOE' in bad.py"):
         common.figure_scripts(tmp_path)
+    (tmp_path / "bad.py").write_text('FIGURE = {"paper": "Nobody", "figure": "2", "suite": "x", "page": "x"}\n')
+    with pytest.raises(ValueError, match=r"bad.py:1: FIGURE page: expected 'comparison'"):
+        common.figure_scripts(tmp_path)
+    (tmp_path / "new_fig1.py").unlink()
+    (tmp_path / "all_page.py").unlink()
     (tmp_path / "bad.py").write_text('FIGURE = {"paper": "DALI"}\n')
     with pytest.raises(ValueError, match=r"bad.py:1: FIGURE: expected the keys"):
         common.figure_scripts(tmp_path)

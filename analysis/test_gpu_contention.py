@@ -6,10 +6,10 @@ import json
 import pathlib
 import subprocess
 import sys
+import gpu_contention
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import gpu_contention  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "analysis" / "gpu_contention.py"

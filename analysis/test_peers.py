@@ -9,21 +9,20 @@ import sys
 
 import pandas as pd
 import pytest
+import common
+import peers_all
+import peers_common
+import peers_fate
+import peers_kt_dynamic
+import peers_llamacpp
+import peers_mixtral_offloading
+import peers_moe_infinity
+import peers_moe_lightning
+import peers_moe_lightning_t4
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = pathlib.Path(os.environ.get("MOEBENCH_BIN", ROOT / "build" / "bin" / "moebench")).parent
-sys.path.insert(0, str(ROOT / "analysis"))
 
-import common  # noqa: E402
-import peers_all  # noqa: E402
-import peers_common  # noqa: E402
-import peers_fate  # noqa: E402
-import peers_kt_dynamic  # noqa: E402
-import peers_llamacpp  # noqa: E402
-import peers_mixtral_offloading  # noqa: E402
-import peers_moe_infinity  # noqa: E402
-import peers_moe_lightning  # noqa: E402
-import peers_moe_lightning_t4  # noqa: E402
 
 CLAIMED = (common.REPRODUCED, common.DIRECTION_ONLY, common.NOT_REPRODUCED, common.INCONCLUSIVE)
 

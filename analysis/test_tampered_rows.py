@@ -11,10 +11,9 @@ import subprocess
 import sys
 
 import pytest
+import common
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "analysis"))
-import common  # noqa: E402
 
 
 def row(case, rep=0, **over):

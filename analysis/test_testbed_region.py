@@ -292,7 +292,6 @@ def test_a_nearly_flat_quantity_needs_no_value_rather_than_an_overflow():
 def test_the_reports_region_section_shows_each_claims_outcome_and_cause(tmp_path):
     import json
     import sys
-    sys.path.insert(0, str(ROOT / "analysis"))
     import regions
     assert regions.markdown(str(tmp_path)).startswith("Not run: `make region`")
     cause = {"quantity": "magnitude", "goal": 0.0, "by_unknown": [
@@ -365,8 +364,7 @@ def test_the_saved_region_is_reused_when_only_the_judged_suites_change():
 def test_each_suite_runs_once_over_the_points_that_lack_it(tmp_path, monkeypatch):
     # One run_suite --points process per suite (a workload built for one point serves the others), over the points
     # without a complete run of that suite; a suite complete everywhere is not run.
-    sys.path.insert(0, str(ROOT / "analysis"))
-    import common  # noqa: E402
+    import common
     points = [tmp_path / p for p in ("center", "a-low", "a-high")]
     for p in points:
         (p / "configs").mkdir(parents=True)

@@ -5,10 +5,10 @@ recorded and synthetic routing, and the verdict's thresholds."""
 import json
 import pathlib
 import sys
+import tiny_routing
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import tiny_routing  # noqa: E402
 
 
 def write_run(root, suite, key, variants):

@@ -5,11 +5,11 @@ import pathlib
 import sys
 
 import pandas as pd
+import common
+from common import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import common  # noqa: E402
-from common import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
 
 
 def check(values, make=lambda v: common.Effect(v, common.ABS_TOL)):

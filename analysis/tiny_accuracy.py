@@ -32,13 +32,10 @@ from __future__ import annotations
 import pathlib
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 TITLE = "Expert Deferral vs expert skipping on small trained models (KTransformers Fig. 13 / Table 2 shape)"
 

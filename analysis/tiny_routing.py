@@ -25,13 +25,10 @@ from __future__ import annotations
 import itertools
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
 
 TITLE = "Strategies on real (recorded) vs synthetic routing of the same shape, small trained models"
 METRICS = {"decode_hit_rate_token_frac": "decode hit rate", "tbt_mean_ms": "TBT ms"}

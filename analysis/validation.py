@@ -21,14 +21,11 @@ import json
 import pathlib
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
 SUITE = "validation"
 TITLE = "Simulator validation: simulated (calibrated profile) vs real backend, CPU-only"

@@ -31,15 +31,12 @@ import json
 import pathlib
 import sys
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-import common  # noqa: E402
-import validation  # noqa: E402
+import common
+import matplotlib.pyplot as plt
+import validation
 
 TITLE = "Simulator validation, task by task: where the error comes from"
 KEYS = ["model.name", "model.expert_dtype", "strategy", "workload.batch_size"]
