@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/gpu_query.h"
 
 namespace moebench::gpu {
@@ -70,17 +71,6 @@ __global__ void dequant_kernel(const uint8_t* codes, const float* scale, int64_t
       v = int(j < 32 ? (b & 0x0f) : (b >> 4)) - 8;
     }
     out[i] = __float2bfloat16_rn(float(v) * scale[r * groups + g]);
-  }
-}
-
-// gu [tokens x 2 inter] (gate columns, then up) -> h = bf16(silu(g) * u).
-__global__ void silu_mul_kernel(const float* gu, int64_t tokens, int64_t inter, __nv_bfloat16* h) {
-  const int64_t n = tokens * inter;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t t = i / inter, k = i % inter;
-    const float g = gu[t * 2 * inter + k], u = gu[t * 2 * inter + inter + k];
-    h[i] = __float2bfloat16_rn(g / (1.0f + expf(-g)) * u);
   }
 }
 
@@ -191,12 +181,6 @@ __device__ __forceinline__ void dot_chunk(const uint8_t* row, const float* row_s
   }
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 // Rows 0..I-1 of gu are gate, I..2I-1 up; scales [2I x H/64] (quantised).
 template <int kDtype>
 __global__ void gate_up_silu_kernel(const uint8_t* gu, const float* scale, const float* x,
@@ -280,17 +264,6 @@ __global__ void read_kernel(const float4* p, int64_t n, float* sink) {
     acc.w += v.w;
   }
   if (acc.x + acc.y + acc.z + acc.w == 1234.5f) *sink = acc.x;  // keeps the reads
-}
-
-dim3 grid_for(int64_t n) {
-  return dim3(unsigned(std::min<int64_t>((n + 255) / 256, 4096)));
-}
-
-template <class T>
-T* device_alloc(int64_t count) {
-  void* p = nullptr;
-  MB_CUDA(cudaMalloc(&p, size_t(std::max<int64_t>(count, 1)) * sizeof(T)));
-  return static_cast<T*>(p);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/gpu_experts.h"
 #include "kernels/cuda/gpu_layer.h"
 
@@ -26,36 +27,6 @@ constexpr int kThreads = 128;          // attention block
 constexpr int kTile = 1024;            // cached entries per tile of scores
 constexpr int kMaxScoreDim = 1024;     // q in shared memory
 constexpr int kMaxValuePerThread = 8;  // value_dim <= kThreads x this
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-// Over the block (blockDim.x a multiple of 32, at most 1024); `red` holds 32 floats.
-__device__ float block_sum(float v, float* red) {
-  v = warp_sum(v);
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) red[w] = v;
-  __syncthreads();
-  v = lane < int(blockDim.x / 32) ? red[lane] : 0.0f;
-  return warp_sum(v);  // every warp sums the partials: every thread has the total
-}
-__device__ float block_max(float v, float* red) {
-  v = warp_max(v);
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) red[w] = v;
-  __syncthreads();
-  v = lane < int(blockDim.x / 32) ? red[lane] : -INFINITY;
-  return warp_max(v);
-}
 
 // Uniform in [-a, a) from a hash of the index: the same values every run.
 __global__ void fill_kernel(bf16* p, int64_t n, uint32_t seed, float a) {
@@ -190,31 +161,10 @@ __global__ void topk_kernel(const float* scores, int64_t T, int64_t E, int64_t K
   }
 }
 
-__global__ void silu_mul_kernel(const float* gu, int64_t T, int64_t I, bf16* h) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < T * I;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t t = i / I, k = i % I;
-    const float g = gu[t * 2 * I + k], u = gu[t * 2 * I + I + k];
-    h[i] = __float2bfloat16_rn(g / (1.0f + __expf(-g)) * u);
-  }
-}
-
 __global__ void add_kernel(float* x, const float* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     x[i] += y[i];
-}
-
-dim3 grid_of(int64_t n) {
-  return dim3(unsigned(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, 4096))));
-}
-
-template <class T>
-T* alloc(int64_t count, int64_t* total) {
-  void* p = nullptr;
-  MB_CUDA(cudaMalloc(&p, size_t(std::max<int64_t>(count, 1)) * sizeof(T)));
-  *total += std::max<int64_t>(count, 1) * int64_t(sizeof(T));
-  return static_cast<T*>(p);
 }
 
 }  // namespace
@@ -248,14 +198,15 @@ struct GpuLayer::Impl {
   }
   template <class T>
   T* make(int64_t count) {
-    T* p = alloc<T>(count, &bytes);
+    T* p = device_alloc<T>(count);
+    bytes += std::max<int64_t>(count, 1) * int64_t(sizeof(T));
     owned.push_back(p);
     return p;
   }
   bf16* weights(int64_t rows, int64_t cols, uint32_t seed) {
     bf16* p = make<bf16>(rows * cols);
-    fill_kernel<<<grid_of(rows * cols), 256, 0, stream>>>(p, rows * cols, seed,
-                                                          1.0f / std::sqrt(float(cols)));
+    fill_kernel<<<grid_for(rows * cols), 256, 0, stream>>>(p, rows * cols, seed,
+                                                           1.0f / std::sqrt(float(cols)));
     MB_CUDA_LAUNCHED("fill");
     return p;
   }
@@ -272,10 +223,10 @@ struct GpuLayer::Impl {
   void ffn(const bf16* wgu, const bf16* wdown, int64_t I, int64_t T) {
     const int64_t H = o.shape.hidden;
     gemm(wgu, 2 * I, H, xb, H, T, gu, CUDA_R_32F);
-    silu_mul_kernel<<<grid_of(T * I), 256, 0, stream>>>(gu, T, I, h);
+    silu_mul_kernel<<<grid_for(T * I), 256, 0, stream>>>(gu, T, I, h);
     MB_CUDA_LAUNCHED("silu_mul");
     gemm(wdown, H, I, h, I, T, y, CUDA_R_32F);
-    add_kernel<<<grid_of(T * H), 256, 0, stream>>>(x, y, T * H);
+    add_kernel<<<grid_for(T * H), 256, 0, stream>>>(x, y, T * H);
     MB_CUDA_LAUNCHED("residual");
   }
   void check(const char* what, int64_t tokens, int64_t sequences, int64_t context) const {
@@ -342,7 +293,7 @@ GpuLayer::GpuLayer(const Options& o, void* stream) : impl_(std::make_unique<Impl
   }
   const int64_t I = std::max(s.shared_inter, s.dense_inter);
   m.x = m.make<float>(T * H);
-  fill_f32_kernel<<<grid_of(T * H), 256, 0, m.stream>>>(m.x, T * H, 0.01f);
+  fill_f32_kernel<<<grid_for(T * H), 256, 0, m.stream>>>(m.x, T * H, 0.01f);
   MB_CUDA_LAUNCHED("fill x");
   m.y = m.make<float>(T * std::max(H, s.in_proj));
   m.scores = m.make<float>(T * std::max<int64_t>(1, s.experts));
@@ -383,7 +334,7 @@ void GpuLayer::attention(int layer, int64_t T, int64_t S, int64_t C) {
   // The output projection reads each token's first out_proj_in values (MLA:
   // the latent's heads stand for the value up-projection's input).
   m.gemm(r.wo, H, s.out_proj_in, m.att, s.q_heads * s.value_dim, T, m.y, CUDA_R_32F);
-  add_kernel<<<grid_of(T * H), 256, 0, m.stream>>>(m.x, m.y, T * H);
+  add_kernel<<<grid_for(T * H), 256, 0, m.stream>>>(m.x, m.y, T * H);
   MB_CUDA_LAUNCHED("residual");
   rmsnorm_kernel<<<unsigned(T), 256, 0, m.stream>>>(m.x, r.norm2, H, m.xb);
   MB_CUDA_LAUNCHED("rmsnorm");
