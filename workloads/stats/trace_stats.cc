@@ -124,9 +124,8 @@ class StatsPass {
   std::vector<int64_t> weight_hist, weight_low;
   int64_t weight_rows = 0;
   std::vector<uint8_t> active;
-  std::vector<int64_t> workload;
   std::vector<float> workload_f;
-  std::vector<int32_t> top3, prev_top3;
+  std::vector<int32_t> top3;
   int64_t wk = 0;
 };
 
@@ -196,10 +195,8 @@ StatsPass::StatsPass(const TraceSource& src, const StatsOptions& opt)
   weight_hist.assign(size_t(k * kWeightBins), 0);
   weight_low.assign(size_t(k), 0);
   active.resize(E);
-  workload.resize(E);
   workload_f.resize(E);
   top3.resize(3);
-  prev_top3.resize(3);
   wk = std::min<int64_t>(3, E);
 }
 
@@ -388,7 +385,6 @@ void StatsPass::run_batch(int64_t b0) {
   std::vector<std::vector<int32_t>> prev_top(L, std::vector<int32_t>(wk));
   while (true) {
     bool any = false, counted = false;
-    std::fill(workload.begin(), workload.end(), 0);
     std::vector<std::vector<int64_t>> step_load(L, std::vector<int64_t>(E, 0));
     std::vector<std::vector<double>> step_weight(L, std::vector<double>(E, 0.0));
     for (auto& ss : batch) {
