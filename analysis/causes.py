@@ -14,6 +14,7 @@ import re
 import sys
 
 import common
+import inputs
 
 CAUSES = pathlib.Path(__file__).resolve().parent / "causes.toml"
 
@@ -45,7 +46,26 @@ def slug(heading: str) -> str:
 
 
 def _anchors(path: pathlib.Path) -> set:
-    return {slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", path.read_text(), re.M)}
+    text = inputs.read_text(path, "an evidence file")
+    return {slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", text, re.M)}
+
+
+def _evidence_file(root: pathlib.Path, where: str, ev) -> tuple:
+    """(the repository's file, its anchor) that an evidence entry names; ValueError for anything else (not a
+    string, absolute, leaving the repository, not a regular file)."""
+    if not isinstance(ev, str) or not ev:
+        raise ValueError(f"{where}: key 'evidence': expected paths of files of the repository as strings, "
+                         f"found {ev!r}")
+    file, _, anchor = ev.partition("#")
+    rel = pathlib.PurePosixPath(file)
+    f = (root / file).resolve()
+    if rel.is_absolute() or ".." in rel.parts or not f.is_relative_to(root.resolve()):
+        raise ValueError(f"{where}: key 'evidence': expected a path inside the repository, relative to its root, "
+                         f"found '{inputs.shown(file)}'")
+    if inputs.kind(f) != "a regular file":
+        raise ValueError(f"{where}: key 'evidence': expected a file of the repository, found "
+                         f"{inputs.kind(f)} at '{inputs.shown(file)}'")
+    return f, file, anchor
 
 
 def load(path: pathlib.Path = CAUSES) -> dict:
@@ -54,24 +74,30 @@ def load(path: pathlib.Path = CAUSES) -> dict:
         data = common.load_toml(path)
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: expected the TOML of analysis/causes.toml, found {e}")
+    entries = data.get("cause", [])
+    if not isinstance(entries, list) or not all(isinstance(c, dict) for c in entries):
+        raise ValueError(f"{path}: key 'cause': expected an array of tables ([[cause]] entries), found "
+                         f"{type(entries).__name__ if not isinstance(entries, list) else 'other values in it'}")
     out, anchors = {}, {}  # anchors: each evidence file's headings, read once
     root = common.repo_root()
-    for i, c in enumerate(data.get("cause", [])):
+    for i, c in enumerate(entries):
         where = f"{path}: [[cause]] {i + 1} ({c.get('paper')}, {c.get('figure')})"
         for key in ("paper", "figure", "kind", "text", "evidence"):
             if key not in c:
                 raise ValueError(f"{where}: expected key '{key}', found none")
+        for key in ("paper", "figure", "text"):
+            if not isinstance(c[key], str):
+                raise ValueError(f"{where}: key '{key}': expected a string, found {c[key]!r}")
         kinds = c["kind"] if isinstance(c["kind"], list) else [c["kind"]]
         for k in kinds:
             if k not in KINDS:
                 raise ValueError(f"{where}: key 'kind': expected one of {', '.join(KINDS)}; found '{k}'")
+        if not isinstance(c["evidence"], list):
+            raise ValueError(f"{where}: key 'evidence': expected an array of paths, found {c['evidence']!r}")
         if not c["evidence"] and kinds != ["open"]:
             raise ValueError(f"{where}: key 'evidence': expected at least one file, found none")
         for ev in c["evidence"]:
-            file, _, anchor = ev.partition("#")
-            f = root / file
-            if not f.is_file():
-                raise ValueError(f"{where}: key 'evidence': expected a file of the repository, found '{file}'")
+            f, file, anchor = _evidence_file(root, where, ev)
             if anchor and file not in anchors:
                 anchors[file] = _anchors(f)
             if anchor and anchor not in anchors[file]:

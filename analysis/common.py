@@ -405,7 +405,9 @@ def load_toml(path) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib  # type: ignore
-    return tomllib.loads(pathlib.Path(path).read_text())
+    import inputs
+
+    return tomllib.loads(inputs.read_text(path, "a TOML file"))
 
 
 def paper_values(name: str) -> dict:

@@ -28,13 +28,14 @@ Plain Python: no pandas needed."""
 
 from __future__ import annotations
 
-import csv
+import argparse
 import itertools
-import json
 import pathlib
 import re
 import statistics
 import sys
+
+import inputs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 H200 = ROOT / "docs" / "measurements" / "gpu-h200-2026-11-27"
@@ -65,10 +66,7 @@ def parse_logs(paths: list[pathlib.Path]) -> list[dict]:
     out = []
     for path in paths:
         cur = None
-        try:
-            text = path.read_text().splitlines()
-        except OSError as e:
-            sys.exit(f"{path}: expected a replay log (moebench replay's output), found {e.strerror.lower()}")
+        text = inputs.read_text(path, "a replay log (moebench replay's output)").splitlines()
         for no, line in enumerate(text, start=1):
             if m := BLOCK.match(line):
                 cur = {"where": f"{path.name}:{no}", "strategy": m.group(1), "axes": m.group(2), "kinds": {}}
@@ -84,15 +82,14 @@ def cases_of(csv_path: pathlib.Path, blocks: list[dict]) -> list[dict]:
     """The log blocks of one replay file's cases, in its order: a case is
     matched by strategy, axes and its real time (us, to 0.2)."""
     out = []
-    with open(csv_path, newline="") as f:
-        for line, r in enumerate(csv.DictReader(f), start=2):
-            real = float(r["real_us"])
-            hit = [b for b in blocks if b["strategy"] == r["strategy"] and b["axes"] == r["axes"]
-                   and abs(b["real"] - real) < 0.2]
-            if len(hit) != 1:
-                sys.exit(f"{csv_path}:{line}: expected one block of the replay logs for case {r['case_id']} "
-                         f"({r['strategy']}, real {real} us), found {len(hit)}")
-            out.append(dict(hit[0], case=r["case_id"]))
+    for line, r in inputs.read_csv(csv_path, "a replay CSV", ("case_id", "strategy", "axes", "real_us")):
+        real = inputs.number(r["real_us"], f"{csv_path}:{line}", "real_us", above=0)
+        hit = [b for b in blocks if b["strategy"] == r["strategy"] and b["axes"] == r["axes"]
+               and abs(b["real"] - real) < 0.2]
+        if len(hit) != 1:
+            raise inputs.InputError(f"{csv_path}:{line}: expected one block of the replay logs for case "
+                                    f"{r['case_id']} ({r['strategy']}, real {real} us), found {len(hit)}")
+        out.append(dict(hit[0], case=r["case_id"]))
     return out
 
 
@@ -152,20 +149,50 @@ def span_us(timeline: pathlib.Path, first: int = 0, last: int = 6) -> float:
     """A simulated case's steps first..last as the replay counts them: from
     the first task's start to the last task's end (us)."""
     lo, hi = float("inf"), float("-inf")
-    for e in json.loads(timeline.read_text())["traceEvents"]:
-        step = e.get("args", {}).get("step") if e.get("ph") == "X" else None
+    for e in timeline_events(timeline):
+        step = e.get("args", {}).get("step")
         if step is None or not first <= step <= last:
             continue
         lo, hi = min(lo, e["ts"]), max(hi, e["ts"] + e["dur"])
+    if lo > hi:
+        raise inputs.InputError(f"{timeline}: expected tasks of steps {first}-{last} (a timeline of "
+                                f"suites/gpu-replay.toml), found none")
     return hi - lo
+
+
+def timeline_events(timeline: pathlib.Path) -> list[dict]:
+    """The complete ("X") events of a Chrome-trace timeline, each with finite ts and dur >= 0."""
+    doc = inputs.read_json(timeline, "a case's timeline (run_suite --timeline)")
+    events = doc.get("traceEvents") if isinstance(doc, dict) else None
+    if not isinstance(events, list):
+        raise inputs.InputError(f"{timeline}: expected a Chrome-trace timeline (an object with traceEvents), "
+                                f"found {type(doc).__name__}")
+    out = []
+    for i, e in enumerate(events):
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        where = f"{timeline}: traceEvents[{i}]"
+        e["ts"] = inputs.number(e.get("ts"), where, "ts")
+        e["dur"] = inputs.number(e.get("dur"), where, "dur", low=0)
+        if not isinstance(e.get("args", {}), dict):
+            raise inputs.InputError(f"{where}: key 'args': expected an object, found {e.get('args')!r}")
+        out.append(e)
+    return out
 
 
 def timelines(run_dir: pathlib.Path) -> dict:
     """{(strategy, axes): timeline path} of a run of suites/gpu-replay.toml with timelines."""
+    if not run_dir.is_dir():
+        raise inputs.InputError(f"{run_dir}: expected a run folder of suites/gpu-replay.toml with timelines, "
+                                f"found {inputs.kind(run_dir)}")
     out = {}
-    for line in (run_dir / "runs.jsonl").read_text().splitlines():
-        r = json.loads(line)
+    for line, r in inputs.read_jsonl(run_dir / "runs.jsonl", "a run's rows"):
+        if not all(isinstance(r.get(k), str) for k in ("strategy", "axes", "case_id")):
+            raise inputs.InputError(f"{run_dir / 'runs.jsonl'}:{line}: expected a row with strategy, axes and "
+                                    "case_id, found one without")
         out[(r["strategy"], r["axes"])] = run_dir / "timelines" / f"{r['case_id']}.json"
+    if not out:
+        raise inputs.InputError(f"{run_dir / 'runs.jsonl'}: expected the rows of a run, found none")
     return out
 
 
@@ -181,11 +208,15 @@ def replayed(run_dir: pathlib.Path) -> tuple[list[dict], int]:
     median), the median composed time, the timeline and its simulated time;
     and how many were left out (their simulation changed since the replay
     ran: another graph ran on the machine)."""
-    reps = [list(csv.DictReader(open(H200 / p, newline=""))) for p in BASE]
+    reps = [[r for _, r in inputs.read_csv(H200 / p, "a replay CSV", ("strategy", "axes", "sim_us", "real_us",
+                                                                         "composed_us"))] for p in BASE]
     paths = timelines(run_dir)
     kept = []
     for i, r in enumerate(reps[0]):
         key = (r["strategy"], r["axes"])
+        if key not in paths:
+            raise inputs.InputError(f"{run_dir}: expected a run of suites/gpu-replay.toml (the replay's cases), "
+                                    f"found no case {r['strategy']} ({r['axes']})")
         sim = span_us(paths[key])
         if abs(sim / float(r["sim_us"]) - 1) > 1e-6:
             continue
@@ -194,6 +225,9 @@ def replayed(run_dir: pathlib.Path) -> tuple[list[dict], int]:
                      "real": statistics.median(reals),
                      "comp": statistics.median(float(rep[i]["composed_us"]) for rep in reps),
                      "timeline": paths[key], "sim0": sim})
+    if not kept:
+        raise inputs.InputError(f"{run_dir}: expected cases whose simulation is the one replayed, found none of "
+                                f"{len(reps[0])} (every simulation changed since the replay ran)")
     return kept, len(reps[0]) - len(kept)
 
 
@@ -253,7 +287,7 @@ def check(without: pathlib.Path, with_terms: pathlib.Path, others: list[pathlib.
 
 def cross_lane_waits(timeline: pathlib.Path, first: int = 0, last: int = 6) -> int:
     """Tasks of steps first..last that wait for a task of another lane."""
-    events = [e for e in json.loads(timeline.read_text())["traceEvents"] if e.get("ph") == "X"]
+    events = timeline_events(timeline)
     lane = {e["args"]["task"]: e["tid"] for e in events if "task" in e.get("args", {})}
     n = 0
     for e in events:
@@ -271,6 +305,9 @@ def handoff(run_dir: pathlib.Path) -> list[str]:
     ones (replayed cases only)."""
     rows = [(c["i"], c["real"], c["comp"], cross_lane_waits(c["timeline"])) for c in replayed(run_dir)[0]]
     fit_rows, held = [x for x in rows if x[0] % 2 == 0], [x for x in rows if x[0] % 2 == 1]
+    if not held or not sum(x[3] ** 2 for x in fit_rows):
+        raise inputs.InputError(f"{run_dir}: expected replayed cases with waits across lanes on both halves, "
+                                "found none")
     h = sum((x[1] - x[2]) * x[3] for x in fit_rows) / sum(x[3] ** 2 for x in fit_rows)
     before = [abs(x[1] / x[2] - 1) for x in held]
     after = [abs(x[1] / (x[2] + h * x[3]) - 1) for x in held]
@@ -280,7 +317,18 @@ def handoff(run_dir: pathlib.Path) -> list[str]:
             f"{sum(x <= 0.02 for x in after)}"]
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--toml", action="store_true", help="print the terms as hardware profile entries")
+    ap.add_argument("--check", nargs="+", type=pathlib.Path, metavar="RUN",
+                    help="RUN_WITHOUT RUN_WITH [RUN ...]: runs of suites/gpu-replay.toml with timelines")
+    ap.add_argument("--handoff", type=pathlib.Path, metavar="RUN",
+                    help="a run folder of suites/gpu-replay.toml with timelines")
+    args = ap.parse_args(argv)
+    if args.check is not None and len(args.check) < 2:
+        ap.error(f"--check: expected two run folders of suites/gpu-replay.toml (without and with the terms), "
+                 f"found {len(args.check)}")
     blocks = parse_logs([H200 / p for p in LOGS])
     base = [cases_of(H200 / p, blocks) for p in BASE]
     # Fit on the even-numbered cases of every repeat, hold out the odd ones
@@ -292,21 +340,11 @@ def main() -> int:
           f"{H200.relative_to(ROOT)}); median |real / predicted - 1| per task kind's busy time, held out\n")
     lines, terms = analyse(fit_cases, held)
     print("\n".join(lines))
-    args = sys.argv[1:]
-    if "--check" in args:
-        at = args.index("--check")
-        if len(args) < at + 3:
-            sys.exit("--check: expected two run folders of suites/gpu-replay.toml (without and with the terms), "
-                     f"found {len(args) - at - 1}")
-        rest = list(itertools.takewhile(lambda a: not a.startswith("--"), args[at + 3:]))
-        rest = [pathlib.Path(a) for a in rest]
-        print("\n" + "\n".join(check(pathlib.Path(args[at + 1]), pathlib.Path(args[at + 2]), rest)))
-    if "--handoff" in args:
-        at = args.index("--handoff")
-        if len(args) < at + 2:
-            sys.exit("--handoff: expected a run folder of suites/gpu-replay.toml with timelines, found none")
-        print("\n" + "\n".join(handoff(pathlib.Path(args[at + 1]))))
-    if "--toml" in args:
+    if args.check:
+        print("\n" + "\n".join(check(args.check[0], args.check[1], args.check[2:])))
+    if args.handoff:
+        print("\n" + "\n".join(handoff(args.handoff)))
+    if args.toml:
         print("\n# The terms as a hardware profile's entries (configs/hardware/h100-host-contention.toml)")
         for term, t in terms.items():
             print(f"[[contention]]\nterm = \"{term}\"\nfactor = {t['factor']:.3f}\n"
@@ -316,4 +354,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(inputs.main_guard("gpu_contention.py", main))

@@ -32,6 +32,8 @@ import pathlib
 import statistics
 import sys
 
+import inputs
+
 MEASUREMENTS = pathlib.Path(__file__).resolve().parent.parent / "docs/measurements"
 # The newest replay with the split: three repeats of the base variant on the
 # lent H200 machine (docs/GPU.md, "Second session").
@@ -52,53 +54,75 @@ def parse_axes(axes: str) -> dict[str, str]:
     return out
 
 
+COLUMNS = ("case_id", "strategy", "axes", "sim_us", "real_us", "end_to_end_error")
+
+
 def load(path: pathlib.Path) -> list[dict]:
-    rows = []
-    try:
-        f = open(path, newline="")
-    except OSError as e:
-        sys.exit(f"{path}: expected a replay CSV (moebench replay's replay.csv), found {e.strerror.lower()}")
-    with f:
-        for line, r in enumerate(csv.DictReader(f), start=2):
-            try:
-                a = parse_axes(r["axes"])
-                rows.append({"case": r["case_id"], "strategy": r["strategy"], "model": a["preset"],
-                             "batch": int(a["batch_size"]), "cache": float(a["cache_ratio"]),
-                             "sim": float(r["sim_us"]), "real": float(r["real_us"]),
-                             "err": float(r["end_to_end_error"]),
-                             "gpu": r["gpu_expert_real_over_sim"], "cpu": r["cpu_expert_real_over_sim"],
-                             "copy": r["copy_real_over_sim"],
-                             # Replays since the split (moebench replay): the real run's own task
-                             # durations composed by the graph, and the two parts of the error.
-                             "table": float(r["table_error"]) if r.get("table_error") else None,
-                             "comp": float(r["composition_error"]) if r.get("composition_error") else None})
-            except (KeyError, ValueError) as e:
-                sys.exit(f"{path}:{line}: expected a replay row (case_id, strategy, axes with preset, batch_size "
-                         f"and cache_ratio, sim_us, real_us, ...), found {e!r}")
+    """A replay CSV's rows, checked as the C++ readers check theirs: a regular UTF-8 file with the columns,
+    every time finite and above 0, the error the one its times give, each case once."""
+    rows, seen = [], {}
+    for line, r in inputs.read_csv(path, "a replay CSV (moebench replay's replay.csv)", COLUMNS):
+        where = f"{path}:{line}"
+        try:
+            a = parse_axes(r["axes"])
+            model, batch, cache = a["preset"], a["batch_size"], a["cache_ratio"]
+        except (KeyError, ValueError):
+            raise inputs.InputError(f"{where}: key 'axes': expected preset, batch_size and cache_ratio, found "
+                                    f"'{inputs.shown(r['axes'])}'") from None
+        sim = inputs.number(r["sim_us"], where, "sim_us", above=0)
+        real = inputs.number(r["real_us"], where, "real_us", above=0)
+        err = inputs.number(r["end_to_end_error"], where, "end_to_end_error")
+        if abs(err - (real / sim - 1.0)) > 1e-4 + 1e-9 * abs(err):
+            raise inputs.InputError(f"{where}: key 'end_to_end_error': expected real_us / sim_us - 1 = "
+                                    f"{real / sim - 1:.4f}, found {err} (an edited row?)")
+        if r["case_id"] in seen:
+            raise inputs.InputError(f"{where}: key 'case_id': expected each case once, found {r['case_id']} "
+                                    f"again (line {seen[r['case_id']]})")
+        seen[r["case_id"]] = line
+        opt = {k: inputs.number(r[k], where, k) if r.get(k) else None
+               for k in ("table_error", "composition_error")}
+        rows.append({"case": r["case_id"], "strategy": r["strategy"], "model": model,
+                     "batch": int(inputs.number(batch, where, "axes batch_size", low=1, integer=True)),
+                     "cache": inputs.number(cache, where, "axes cache_ratio", low=0, high=1),
+                     "sim": sim, "real": real, "err": err,
+                     "gpu": r.get("gpu_expert_real_over_sim"), "cpu": r.get("cpu_expert_real_over_sim"),
+                     "copy": r.get("copy_real_over_sim"),
+                     # Replays since the split (moebench replay): the real run's own task
+                     # durations composed by the graph, and the two parts of the error.
+                     "table": opt["table_error"], "comp": opt["composition_error"]})
     if not rows:
-        sys.exit(f"{path}: expected replay rows, found none")
+        raise inputs.InputError(f"{path}: expected replay rows, found none")
     return rows
 
 
 def load_repeats(paths: list[pathlib.Path]) -> list[list[dict]]:
     """Each file's rows, the files checked to be repeats of one replay: the
     same cases with the same simulated times, in any order (returned in the
-    first file's order)."""
+    first file's order), each file once and each measured apart (one file
+    given three times once counted as three repeats)."""
+    paths = inputs.distinct_files(paths, "repeats of one replay")
     runs = [load(p) for p in paths]
     first = {r["case"]: r for r in runs[0]}
-    for path, rows in zip(paths[1:], runs[1:]):
+    for i, (path, rows) in enumerate(zip(paths[1:], runs[1:]), start=1):
         mine = {r["case"]: r for r in rows}
         if set(mine) != set(first):
             extra, missing = sorted(set(mine) - set(first)), sorted(set(first) - set(mine))
-            sys.exit(f"{path}: expected a repeat of {paths[0]} (the same {len(first)} cases), found "
-                     f"{len(missing)} of its cases missing ({', '.join(missing[:3]) or 'none'}) and {len(extra)} "
-                     f"others ({', '.join(extra[:3]) or 'none'})")
+            raise inputs.InputError(
+                f"{path}: expected a repeat of {paths[0]} (the same {len(first)} cases), found {len(missing)} of its "
+                f"cases missing ({', '.join(missing[:3]) or 'none'}) and {len(extra)} others "
+                f"({', '.join(extra[:3]) or 'none'})")
         for case, r in mine.items():
             if abs(r["sim"] - first[case]["sim"]) > 1e-6 * max(1.0, abs(r["sim"])):
-                sys.exit(f"{path}: case {case} ({r['strategy']}): expected the simulated time of {paths[0]} "
-                         f"({first[case]['sim']} us), found {r['sim']} us: not a repeat of the same simulation")
-    order = [r["case"] for r in runs[0]]
-    return [sorted(rows, key=lambda r: order.index(r["case"])) for rows in runs]
+                raise inputs.InputError(
+                    f"{path}: case {case} ({r['strategy']}): expected the simulated time of {paths[0]} "
+                    f"({first[case]['sim']} us), found {r['sim']} us: not a repeat of the same simulation")
+        for j in range(i):
+            other = {r["case"]: r["real"] for r in runs[j]}
+            if all(other[c] == r["real"] for c, r in mine.items()):
+                raise inputs.InputError(f"{path}: expected a repeat measured apart from {paths[j]}, found every "
+                                        "real time equal to its (a copy of one file?)")
+    order = {c: k for k, c in enumerate(r["case"] for r in runs[0])}
+    return [sorted(rows, key=lambda r: order[r["case"]]) for rows in runs]
 
 
 def upper_median(xs: list[float]) -> float:
@@ -376,4 +400,4 @@ def run(results: str, out):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(inputs.main_guard("gpu_replay.py", main))

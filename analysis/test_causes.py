@@ -29,7 +29,14 @@ evidence = {evidence}
 
 @pytest.mark.parametrize("kind, evidence, message", [
     ('"guess"', '["docs/REPRODUCING.md"]', "key 'kind': expected one of testbed,"),
-    ('"workload"', '["docs/NOPE.md"]', "key 'evidence': expected a file of the repository, found 'docs/NOPE.md'"),
+    ('"workload"', '["docs/NOPE.md"]', "key 'evidence': expected a file of the repository, found no such file at "
+                                       "'docs/NOPE.md'"),
+    # Once accepted: evidence outside the repository, and a traceback on a number.
+    ('"workload"', '["/etc/passwd"]', "expected a path inside the repository, relative to its root, found "
+                                      "'/etc/passwd'"),
+    ('"workload"', '["../../../etc/hostname"]', "expected a path inside the repository"),
+    ('"workload"', '["docs"]', "expected a file of the repository, found a directory at 'docs'"),
+    ('"workload"', '[1]', "key 'evidence': expected paths of files of the repository as strings, found 1"),
     ('"workload"', '["docs/REPRODUCING.md#no-such-heading"]', "expected a heading of docs/REPRODUCING.md with anchor"),
     ('"workload"', '[]', "key 'evidence': expected at least one file, found none"),
 ])
@@ -39,6 +46,14 @@ def test_a_malformed_entry_is_refused_by_file_entry_and_key(tmp_path, kind, evid
     with pytest.raises(ValueError) as e:
         causes.load(f)
     assert str(f) in str(e.value) and "[[cause]] 1 (P, F)" in str(e.value) and message in str(e.value)
+
+
+def test_a_cause_written_as_a_table_is_refused_not_a_traceback(tmp_path):
+    f = tmp_path / "causes.toml"
+    f.write_text(ENTRY.format(kind='"open"', evidence="[]").replace("[[cause]]", "[cause]"))
+    with pytest.raises(ValueError) as e:
+        causes.load(f)
+    assert "key 'cause': expected an array of tables ([[cause]] entries), found dict" in str(e.value)
 
 
 def test_check_names_a_claim_without_a_cause_and_a_cause_without_a_claim(tmp_path):

@@ -64,7 +64,7 @@ def test_a_timelines_span_runs_from_the_first_start_to_the_last_end(tmp_path):
 def test_a_missing_log_is_named(tmp_path):
     try:
         gpu_contention.parse_logs([tmp_path / "none.log"])
-    except SystemExit as e:
+    except ValueError as e:
         assert "none.log: expected a replay log" in str(e)
     else:
         raise AssertionError("no error")
@@ -75,3 +75,36 @@ def test_half_errors_judge_one_half_of_the_cases():
             {"i": 2, "real": 103.0, "s": 100.0}, {"i": 3, "real": 80.0, "s": 100.0}]
     assert gpu_contention.half_errors(kept, "s", 0) == "median +0.065, median |.| 0.065, within 5%: 1 of 2"
     assert gpu_contention.half_errors(kept, "s", 1) == "median -0.100, median |.| 0.100, within 5%: 1 of 2"
+
+
+def test_bad_runs_and_options_are_named_not_a_traceback(tmp_path):
+    """--check on missing or empty folders, a smoke run, options read as folders, a truncated timeline and a
+    non-JSON row once ended in tracebacks (one a JSONDecodeError naming no file)."""
+    def run(*args):
+        r = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
+        return r.stderr
+
+    assert "found no such file" in run("--check", tmp_path / "nope", tmp_path / "nope2")
+    (tmp_path / "empty").mkdir()
+    assert "runs.jsonl: expected a run's rows (a regular file), found no such file" in run(
+        "--check", tmp_path / "empty", tmp_path / "empty")
+    assert "--check: expected at least one argument" in run("--check", "--toml", "--handoff")
+    assert "--check: expected two run folders" in run("--check", tmp_path / "empty")
+    run_dir = tmp_path / "run"
+    (run_dir / "timelines").mkdir(parents=True)
+    (run_dir / "runs.jsonl").write_text('{"strategy": "s", "axes": "a", "case_id": "c1"}\nnot json\n')
+    assert f"{run_dir / 'runs.jsonl'}:2: expected a run's rows (a JSON object per line)" in run(
+        "--check", run_dir, run_dir)
+    # A smoke run: none of the replay's cases.
+    (run_dir / "runs.jsonl").write_text('{"strategy": "s", "axes": "a", "case_id": "c1"}\n')
+    assert "expected a run of suites/gpu-replay.toml (the replay's cases), found no case" in run(
+        "--check", run_dir, run_dir)
+    # A truncated timeline is named.
+    t = run_dir / "timelines" / "c1.json"
+    t.write_text('{"traceEvents": [{"ph": "X", "ts": 0, "dur": 5, "args": {"step": 0}}')
+    try:
+        gpu_contention.span_us(t)
+        raise AssertionError("a truncated timeline accepted")
+    except ValueError as e:
+        assert str(t) in str(e) and "expected a case's timeline" in str(e)

@@ -15,7 +15,7 @@ HEADER = ("case_id,strategy,axes,steps,sim_us,real_us,end_to_end_error,gpu_exper
 def row(strategy, sim, real, cache="0.25"):
     axes = f"model.preset=m; workload.batch_size=1; strategy.residency.cache_ratio={cache}"
     composed = (sim + real) / 2
-    return (f"x,{strategy},\"{axes}\",7,{sim},{real},{real / sim - 1:.4f},1.0,1.0,1.0,{composed},"
+    return (f"x-{strategy}-{cache},{strategy},\"{axes}\",7,{sim},{real},{real / sim - 1:.4f},1.0,1.0,1.0,{composed},"
             f"{composed / sim - 1:.4f},{real / composed - 1:.4f}\n")
 
 
@@ -48,7 +48,7 @@ def test_committed_replay_summary():
 
 def repeat(tmp_path, name, reals, sims=(100.0, 110.0, 200.0)):
     p = tmp_path / name
-    p.write_text(HEADER + "".join(row(s, sim, real).replace("x,", f"id-{s},", 1)
+    p.write_text(HEADER + "".join(row(s, sim, real).replace(f"x-{s}-0.25,", f"id-{s},", 1)
                                   for s, sim, real in zip("abc", sims, reals)))
     return p
 
@@ -69,10 +69,11 @@ def test_repeats_judge_a_case_only_when_every_repeat_agrees(tmp_path):
     # Without a case outside in every repeat and with rankings and speedups
     # holding, disagreeing repeats are inconclusive, not a miss.
     three = repeat(tmp_path, "3.csv", (101.0, 111.0, 201.0))
+    again = repeat(tmp_path, "3b.csv", (101.5, 111.5, 201.5))
     four = repeat(tmp_path, "4.csv", (101.0, 111.0, 240.0))
-    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(three)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(again)], capture_output=True, text=True)
     assert "verdict: targets met" in r.stdout, r.stdout
-    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(four), str(three)], capture_output=True,
+    r = subprocess.run([sys.executable, str(SCRIPT), str(three), str(four), str(again)], capture_output=True,
                        text=True)
     assert "1 inconclusive" in r.stdout and "verdict: inconclusive" in r.stdout, r.stdout
 
@@ -135,8 +136,54 @@ def test_bad_file_is_named(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text(HEADER + "x,a,\"no axes\",7,1,1,0,,,,,,\n")
     r = run(p)
-    assert r.returncode != 0
-    assert f"{p}:2: expected a replay row" in r.stderr
+    assert r.returncode == 2
+    assert f"{p}:2: key 'axes': expected preset, batch_size and cache_ratio" in r.stderr
+
+
+def test_a_file_it_cannot_believe_is_refused_by_line_and_key(tmp_path):
+    """Once a ZeroDivisionError on sim_us 0, a traceback on a binary file, and "targets met" for NaN, inf,
+    negative or negated times and for an all-perfect file with duplicated cases."""
+    good = row("a", 100.0, 101.0) + row("b", 110.0, 111.0)
+    axes = "\"model.preset=m; workload.batch_size=1; strategy.residency.cache_ratio=0.25\""
+    cases = {
+        "sim0.csv": (f"y,c,{axes},7,0,100,0.0,,,,,,\n", "key 'sim_us': expected a finite number > 0, found 0"),
+        "nan.csv": (f"y,c,{axes},7,100,nan,0.0,,,,,,\n", "key 'real_us': expected a finite number > 0, found nan"),
+        "inf.csv": (f"y,c,{axes},7,inf,100,0.0,,,,,,\n", "key 'sim_us'"),
+        "neg.csv": (f"y,c,{axes},7,-100,-100,0.0,,,,,,\n", "key 'sim_us': expected a finite number > 0"),
+        "dup.csv": (row("a", 100.0, 101.0), "key 'case_id': expected each case once, found x-a-0.25 again"),
+        "edited.csv": (f"y,c,{axes},7,100,150,0.0,,,,,,\n", "key 'end_to_end_error': expected real_us / sim_us"),
+    }
+    for name, (extra, want) in cases.items():
+        p = tmp_path / name
+        p.write_text(HEADER + good + extra)
+        r = run(p)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (name, r.stderr)
+        assert f"{p}:4: {want}" in r.stderr, (name, r.stderr)
+    r = run("/bin/sh")
+    assert r.returncode == 2 and "(UTF-8 text), found byte" in r.stderr and "Traceback" not in r.stderr
+    for special in ("/dev/zero", str(tmp_path)):
+        r = run(special)
+        assert r.returncode == 2 and "(a regular file), found a" in r.stderr, r.stderr
+
+
+def test_one_file_given_twice_is_not_two_repeats(tmp_path):
+    """One CSV given three times once counted as three repeats (211 pairs "separated" against 141)."""
+    one = repeat(tmp_path, "1.csv", (102.0, 111.0, 240.0))
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(one), str(one)], capture_output=True, text=True)
+    assert r.returncode == 2 and "each once, found the same file as" in r.stderr, r.stderr
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(one.read_bytes())
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), str(copy)], capture_output=True, text=True)
+    assert r.returncode == 2 and "a repeat measured apart" in r.stderr, r.stderr
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    r = subprocess.run([sys.executable, str(SCRIPT), str(fifo)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "found a FIFO (named pipe)" in r.stderr
 
 
 def test_replay_command_checks_its_input_before_the_gpu(tmp_path):

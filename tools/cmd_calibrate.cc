@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "core/util/atomic_file.h"
 #include "core/util/cpu_info.h"
 #include "core/util/error.h"
+#include "core/util/memory.h"
 #include "core/util/strings.h"
 #include "harness/backend/real_cpu_executor.h"
 #include "harness/run/platform_provenance.h"
@@ -324,6 +326,61 @@ std::vector<CostTable> measure_step_tables(RealCpuExecutor& ex, const ModelSpec&
   return out;
 }
 
+// The largest task's activations of every model (inputs, gate and up
+// projections, outputs in fp32, a few buffers of them) must fit in memory:
+// a --tokens of 1e8 once ran 42 s of measurement before std::bad_alloc.
+void check_activation_memory(const CalibrateOptions& opt) {
+  const auto paths = ConfigPaths::defaults();
+  int64_t most = 0;
+  for (const auto* v : {&opt.tokens, &opt.choice_tokens, &opt.layer_tokens, &opt.gpu_tokens})
+    most = std::max(most, v->back());
+  for (const std::string& mname : opt.models) {
+    const ModelSpec m = load_model(mname, paths);
+    const int64_t width = std::max(m.expert_intermediate, m.shared_intermediate);
+    const double per_token = 4.0 * 4.0 * double(2 * m.hidden_size + 2 * width);
+    if (double(most) * per_token > double(uint64_t(1) << 62)) {
+      throw Error(
+          fmt::format("calibrate --tokens: expected counts whose activations fit in "
+                      "memory, found {} tokens of model '{}'",
+                      most, m.name));
+    }
+    check_allocation(uint64_t(double(most) * per_token),
+                     fmt::format("calibrate: activations of a {}-token task of model '{}' "
+                                 "(--tokens, --choice-tokens, --layer-tokens, --gpu-tokens)",
+                                 most, m.name));
+  }
+}
+
+// --out is checked before minutes of measurement: never a tracked preset
+// folder (calibrate once replaced configs/hardware/local-cpu.toml, the
+// profile it read), never the base profile's file, and writable.
+void check_calibrate_out(const CalibrateOptions& opt) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(opt.out, ec), ec);
+  for (const fs::path& root : ConfigPaths::tracked_roots()) {
+    const fs::path r = fs::weakly_canonical(fs::absolute(root, ec), ec);
+    const auto rel = out.lexically_relative(r);
+    if (!rel.empty() && *rel.begin() != "..") {
+      throw Error(fmt::format(
+          "calibrate --out: expected a path outside the tracked presets (a calibrated profile "
+          "goes under results/, e.g. results/calibrated/configs/hardware/NAME.toml, and is found "
+          "through MOEBENCH_CONFIG_PATH; docs/USAGE.md), found '{}' inside '{}'",
+          opt.out, root.string()));
+    }
+  }
+  const auto paths = ConfigPaths::defaults();
+  std::optional<fs::path> base = paths.find("hardware", opt.hardware);
+  if (!base) base = fs::path(opt.hardware);
+  if (fs::exists(*base, ec) && fs::exists(opt.out, ec) && fs::equivalent(*base, opt.out, ec)) {
+    throw Error(fmt::format(
+        "calibrate --out: expected a file other than the base profile it reads, found '{}' (the "
+        "profile of --hardware {})",
+        opt.out, opt.hardware));
+  }
+  check_writable(opt.out, "calibrate --out");
+}
+
 // What is refused before minutes of measurement, not after.
 void check_calibrate_options(const CalibrateOptions& opt, const HardwareProfile& h) {
   if (h.has_gpu() && !gpu::available()) {
@@ -347,6 +404,8 @@ void check_calibrate_options(const CalibrateOptions& opt, const HardwareProfile&
   check_token_counts(opt.gpu_contexts, "--gpu-contexts");
   check_token_counts(opt.layer_tokens, "--layer-tokens");
   check_token_counts(opt.choice_tokens, "--choice-tokens");
+  check_activation_memory(opt);
+  check_calibrate_out(opt);
 }
 
 // What the CPU half measured: the (model, dtype) pairs and each pair's
@@ -604,7 +663,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--hardware", opt.hardware,
                   "Base hardware profile (name or file); one with a GPU needs a GPU here")
       ->required();
-  cmd->add_option("--out", opt.out, "Profile to write, e.g. configs/hardware/NAME.toml")
+  cmd->add_option("--out", opt.out,
+                  "Profile to write, e.g. results/calibrated/configs/hardware/NAME.toml (never "
+                  "the tracked configs/; found through MOEBENCH_CONFIG_PATH)")
       ->required();
   cmd->add_option("--name", opt.name, "Profile name (default: the output file's stem)");
   cmd->add_option("--models", opt.models, "Model presets whose expert shapes are measured")

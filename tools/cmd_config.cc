@@ -8,6 +8,7 @@
 #include "core/engine/cost_model.h"
 #include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
+#include "core/util/json_text.h"
 #include "harness/run/run_case.h"
 #include "tools/catalog.h"
 #include "tools/cli_checks.h"
@@ -68,11 +69,13 @@ void add_list_and_show(CLI::App* config) {
     if (model.empty() && hardware.empty() && strategy.empty()) {
       throw Error("config show: expected --model, --hardware or --strategy, found none");
     }
-    if (!model.empty()) std::cout << model_with_sizes(load_model(model, paths)).dump(2) << "\n";
-    if (!hardware.empty()) std::cout << load_hardware(hardware, paths).to_json().dump(2) << "\n";
+    if (!model.empty())
+      std::cout << json_text(model_with_sizes(load_model(model, paths)), 2) << "\n";
+    if (!hardware.empty())
+      std::cout << json_text(load_hardware(hardware, paths).to_json(), 2) << "\n";
     if (!strategy.empty()) {
       const auto& cat = component_catalog();
-      std::cout << load_strategy(strategy, paths, &cat).to_json(&cat).dump(2) << "\n";
+      std::cout << json_text(load_strategy(strategy, paths, &cat).to_json(&cat), 2) << "\n";
     }
   });
 }
@@ -135,7 +138,7 @@ void print_cost_table(const CostArgs& a) {
         c.clamped_lookups());
   }
   j["clamped_lookups"] = c.clamped_lookups();
-  if (!a.json.empty()) write_file_atomic(a.json, j.dump(1) + "\n");
+  if (!a.json.empty()) write_file_atomic(a.json, json_text(j, 1) + "\n");
 }
 
 // moebench config cost.

@@ -12,6 +12,7 @@
 
 #include "core/trace/trace.h"
 #include "core/util/atomic_file.h"
+#include "core/util/json_text.h"
 #include "predictors/components.h"
 #include "predictors/evaluate.h"
 #include "tools/cli_checks.h"
@@ -160,7 +161,7 @@ void add_predictor_commands(CLI::App& app) {
     const PredictorEvalReport r = evaluate_predictors(m, *eval, &res, lm ? &*lm : nullptr, eopt);
     const std::string md = r.to_markdown();
     std::cout << md;
-    if (!json_out.empty()) write_file_atomic(json_out, r.to_json().dump(1) + "\n");
+    if (!json_out.empty()) write_file_atomic(json_out, json_text(r.to_json(), 1) + "\n");
     if (!md_out.empty()) write_file_atomic(md_out, md);
   });
 }

@@ -10,6 +10,7 @@
 #include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "harness/backend/gpu_replay.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "tools/cli_checks.h"
@@ -165,7 +166,7 @@ void run_replay_command(const ReplayCli& o) {
   const std::string stem =
       (o.timeline.empty() ? "replay-" + opt.model.name : std::string("replay")) +
       (o.tag.empty() ? "" : "-" + o.tag);
-  write_file_atomic(dir / (stem + ".json"), all.dump(2) + "\n");
+  write_file_atomic(dir / (stem + ".json"), json_text(all, 2) + "\n");
   write_file_atomic(dir / (stem + ".csv"), csv);
   fmt::print("wrote {} and {}\n", (dir / (stem + ".json")).string(),
              (dir / (stem + ".csv")).string());

@@ -10,6 +10,7 @@
 
 #include "core/trace/trace.h"
 #include "core/util/atomic_file.h"
+#include "core/util/json_text.h"
 #include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "workloads/calibrate/calibrate.h"
@@ -128,7 +129,7 @@ void add_stats_command(CLI::App* trace) {
       throw Error("trace stats: expected a trace file or --model, found neither");
     const TraceStats st = compute_stats(*src, sopt);
     std::cout << st.to_text();
-    if (!json_out.empty()) write_file_atomic(json_out, st.to_json().dump(1) + "\n");
+    if (!json_out.empty()) write_file_atomic(json_out, json_text(st.to_json(), 1) + "\n");
   });
 }
 

@@ -1,14 +1,19 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // build/bin/moebench: the harness's multi-tool (config, probe, trace, predictor, ...).
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "core/util/error.h"
+#include "core/util/stdio_guard.h"
 #include "tools/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"moebench: benchmark harness for hybrid CPU/GPU inference of MoE models"};
   app.require_subcommand(1);
   moebench::tools::add_config_commands(app);
@@ -37,8 +42,17 @@ int main(int argc, char** argv) {
         "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
+    // fmt::print throws when stdout refuses a write: said by finish_stdout.
+    if (std::ferror(stdout)) return 2;
     fmt::print(stderr, "moebench: internal error: {}\n", e.what());
     return 3;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  moebench::guard_standard_streams();
+  return moebench::finish_stdout("moebench", run(argc, argv));
 }

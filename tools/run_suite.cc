@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 // build/bin/run_suite FILE.toml [--out DIR] [--jobs N] [--resume] [--filter EXPR] [--shard I/N]
 //                     [--dry-run]
-// build/bin/run_suite FILE.toml --points DIR... [--jobs N] [--filter EXPR]
+// build/bin/run_suite FILE.toml --points DIR... [--jobs N] [--filter EXPR] [--resume]
 // build/bin/run_suite --merge DIR... [--out DIR] [--partial]
 
 #include <unistd.h>
@@ -9,12 +9,15 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "baselines/register.h"
 #include "core/util/error.h"
+#include "core/util/stdio_guard.h"
 #include "harness/suite/suite_runner.h"
 #include "tools/cli_checks.h"
 
@@ -26,9 +29,9 @@ int check_points(const std::vector<std::string>& points, size_t place_options, b
   if (points.empty()) return 0;
   if (place_options || other) {
     fmt::print(stderr,
-               "run_suite: error: --points: expected an experiment file with --jobs, --filter or "
-               "--quiet, found {} (each point's results go to DIR/results)\n",
-               place_options ? "--out or --results" : "--merge, --shard, --resume or --dry-run");
+               "run_suite: error: --points: expected an experiment file with --jobs, --filter, "
+               "--resume or --quiet, found {} (each point's results go to DIR/results)\n",
+               place_options ? "--out or --results" : "--merge, --shard or --dry-run");
     return 2;
   }
   for (const auto& d : points) {
@@ -46,25 +49,52 @@ int check_points(const std::vector<std::string>& points, size_t place_options, b
 
 // The suite at each point in turn, in one process: a workload built for
 // one point (its routing, the predictors' per-token results) serves the
-// others. The largest exit code.
+// others. A point that fails is said and the next one runs; an interrupted
+// point (SIGINT, SIGTERM) ends the loop, and the points not run are named
+// with the command that finishes them all. The largest exit code.
 int run_points(const moebench::SuiteOptions& opt, const std::vector<std::string>& points) {
   int code = 0;
-  for (const auto& d : points) {
+  std::vector<std::string> lines;
+  size_t i = 0;
+  for (; i < points.size() && code != 130; ++i) {
     moebench::SuiteOptions o = opt;
-    o.results_root = std::filesystem::path(d) / "results";
-    o.config_roots = {std::filesystem::path(d) / "configs"};
+    o.results_root = std::filesystem::path(points[i]) / "results";
+    o.config_roots = {std::filesystem::path(points[i]) / "configs"};
+    // --points --resume: a point whose run of these cases is complete is not run again.
+    o.resume_skips_complete = opt.resume;
     try {
-      code = std::max(code, moebench::run_suite(o, moebench::builtin_registry()).exit_code);
+      const moebench::SuiteOutcome out = moebench::run_suite(o, moebench::builtin_registry());
+      code = std::max(code, out.exit_code);
+      lines.push_back(fmt::format("  {}: {} ({})", points[i],
+                                  out.exit_code == 0     ? "complete"
+                                  : out.exit_code == 130 ? "interrupted"
+                                                         : "finished with failed cases",
+                                  out.run_dir.string()));
     } catch (const moebench::Error& e) {
-      throw moebench::Error(fmt::format("point '{}': {}", d, e.what()));
+      fmt::print(stderr, "run_suite: error: point '{}': {}\n", points[i], e.what());
+      code = std::max(code, 2);
+      lines.push_back(fmt::format("  {}: error (above)", points[i]));
     }
+  }
+  for (; i < points.size(); ++i) lines.push_back(fmt::format("  {}: not run", points[i]));
+  if (points.size() > 1 && (code != 0 || !opt.quiet))
+    fmt::print(stderr, "run_suite: --points:\n{}\n", fmt::join(lines, "\n"));
+  if (code == 130 || code == 2) {
+    std::string again = fmt::format("run_suite {} --points", opt.file.string());
+    for (const auto& d : points) again += " " + d;
+    fmt::print(stderr,
+               "run_suite: --points: finish every point (an unfinished run is resumed, a "
+               "complete one kept) with:\n  {} --resume\n",
+               again);
   }
   return code;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{
       "run_suite: run an experiment file (every list-valued key is a sweep axis) and write "
       "results/"};
@@ -149,7 +179,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (const int bad = check_points(points, app.count("--out") + app.count("--results"),
-                                   !merge.empty() || !shard.empty() || opt.resume || opt.dry_run);
+                                   !merge.empty() || !shard.empty() || opt.dry_run);
       bad) {
     return bad;
   }
@@ -188,7 +218,16 @@ int main(int argc, char** argv) {
                "machine has free; use a smaller workload or model\n");
     return 2;
   } catch (const std::exception& e) {
+    // fmt::print throws when stdout refuses a write: said by finish_stdout.
+    if (std::ferror(stdout)) return 2;
     fmt::print(stderr, "run_suite: internal error: {}\n", e.what());
     return 3;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  moebench::guard_standard_streams();
+  return moebench::finish_stdout("run_suite", run(argc, argv));
 }

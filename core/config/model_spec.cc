@@ -2,6 +2,7 @@
 #include "core/config/model_spec.h"
 
 #include "core/config/validate.h"
+#include "core/util/json_text.h"
 #include "core/util/sha256.h"
 
 namespace moebench {
@@ -258,7 +259,7 @@ nlohmann::ordered_json ModelSpec::to_json() const {
 std::string ModelSpec::hash() const {
   nlohmann::ordered_json j = to_json();
   j.erase("context_length");
-  return sha256_hex(j.dump());
+  return sha256_hex(json_text(j));
 }
 
 std::string ModelSpec::routing_hash() const {
@@ -267,7 +268,7 @@ std::string ModelSpec::routing_hash() const {
        {"description", "source", "context_length", "expert_dtype", "dense_dtype",
         "quant_group_size", "quant_scale_bytes", "kv_cache_elem_bytes"})
     j.erase(storage);
-  return sha256_hex(j.dump());
+  return sha256_hex(json_text(j));
 }
 
 }  // namespace moebench

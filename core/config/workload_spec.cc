@@ -57,7 +57,7 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .number("arrival_cv", &S::arrival_cv,
                 "arrival = \"gamma\": coefficient of variation of the gaps between arrivals "
                 "(1 = Poisson; above 1 bursty).",
-                positive())
+                NumRange{kMinArrivalCv, kMaxArrivalCv})
         .string("arrivals", &S::arrivals,
                 "arrival = \"file\" or lengths = \"file\": JSONL, one request a line with "
                 "arrival_time (s) and prompt_len / output_len (tokens); relative to the "
@@ -156,6 +156,15 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
                    decode_len_max < 0 || (lengths == "uniform" && decode_len_max >= decode_len),
                    fmt::format("lengths = \"uniform\" and at least decode_len ({})", decode_len),
                    fmt::format("{} with lengths = \"{}\"", decode_len_max, lengths));
+  // The file's lengths apply: a prompt_len or decode_len of the workload
+  // would be recorded without having any effect.
+  for (const char* k : {"prompt_len", "decode_len"}) {
+    cfg::require_key(src, prefix, k, lengths != "file" || src.find(k) == nullptr,
+                     fmt::format("no {} with lengths = \"file\" (the arrivals file's lengths "
+                                 "apply; calibration_{} shapes the calibration sequences)",
+                                 k, k),
+                     "it is set");
+  }
   cfg::require_key(src, prefix, "chunked_prefill", !chunked_prefill || scheduler == "continuous",
                    "scheduler = \"continuous\" for chunked prefill",
                    fmt::format("\"{}\"", scheduler));
@@ -195,6 +204,9 @@ nlohmann::ordered_json WorkloadSpec::to_json() const {
   if (lengths == "fixed") j.erase("lengths");
   if (prompt_len_max < 0) j.erase("prompt_len_max");
   if (decode_len_max < 0) j.erase("decode_len_max");
+  if (!trace_sha256.empty()) j["trace_sha256"] = trace_sha256;
+  if (!calibration_trace_sha256.empty()) j["calibration_trace_sha256"] = calibration_trace_sha256;
+  if (!arrivals_sha256.empty()) j["arrivals_sha256"] = arrivals_sha256;
   return j;
 }
 

@@ -14,6 +14,15 @@
 
 namespace moebench {
 
+// The longest span of a served workload's arrivals, first request to last
+// (drawn or read from a file), in seconds (11.6 days): simulated time is a
+// double of nanoseconds, exact to well under a nanosecond over that span.
+inline constexpr double kMaxArrivalSpanS = 1e6;
+// The range of workload.arrival_cv over which the Gamma sampler draws gaps of
+// the stated mean and variation (core/experiment/requests_test.cc checks both ends).
+inline constexpr double kMinArrivalCv = 0.01;
+inline constexpr double kMaxArrivalCv = 20.0;
+
 struct WorkloadSpec {
   std::string kind = "synthetic";  // "synthetic" | "trace"
   std::string generator = "auto";  // synthetic preset; "auto" = the model family's
@@ -47,8 +56,18 @@ struct WorkloadSpec {
   int64_t max_batch_tokens = 2048;   // continuous: tokens per step at most
   bool chunked_prefill = false;      // continuous: prompts in chunks beside decode tokens
   std::string slo = "local-pc";      // the SLO goodput is counted against (docs/SERVING.md)
+  // Not keys: the SHA-256 of the bytes of the files the workload reads, set
+  // when the experiment is expanded and recorded, so that the case id
+  // changes with the files' contents (a file changed between a run and its
+  // --resume makes other cases).
+  std::string arrivals_sha256;
+  std::string trace_sha256;
+  std::string calibration_trace_sha256;
 
   bool serving() const { return arrival != "batch" || scheduler != "static"; }
+  // Whether each sequence is a request of its own (arrival time or lengths):
+  // served, or a fixed batch of uniform or file lengths.
+  bool per_request() const { return serving() || lengths != "fixed"; }
 
   void validate(const cfg::Value& src, const std::string& prefix) const;
   void validate_serving(const cfg::Value& src, const std::string& prefix) const;

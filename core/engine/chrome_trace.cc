@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/engine/engine.h"
+#include "core/util/json_text.h"
 
 namespace moebench {
 
@@ -112,7 +113,7 @@ std::string chrome_trace_json(const std::vector<TaskRecord>& timeline, const std
       {"time_unit", measured.empty() ? "microseconds (simulated clock)"
                                      : "microseconds (process 0: the lanes' composition of the "
                                        "measured durations; process 1: the host clock)"}};
-  return j.dump();
+  return json_text(j);
 }
 
 }  // namespace moebench

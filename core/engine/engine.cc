@@ -50,9 +50,14 @@ bool Engine::next_step(int64_t s, Clock::time_point wall0) {
   };
   StepPlan sp;
   if (!sched_->next(real ? since() : gpu_lane().free_ns(), &sp)) return false;
-  if (real && sp.not_before_ns > since()) {
-    std::this_thread::sleep_until(wall0 +
-                                  std::chrono::nanoseconds(int64_t(std::ceil(sp.not_before_ns))));
+  if (real) {
+    // Waits for the arrival in slices, so that a SIGINT or SIGTERM stops the
+    // case within one (an arrival a day away once held the run for the day).
+    const auto until = wall0 + std::chrono::nanoseconds(int64_t(std::ceil(sp.not_before_ns)));
+    while (Clock::now() < until) {
+      throw_if_cancelled();
+      std::this_thread::sleep_until(std::min(until, Clock::now() + std::chrono::milliseconds(20)));
+    }
   }
   steps_.push_back(std::move(sp));
   return true;

@@ -10,10 +10,13 @@
 #include <set>
 
 #include "core/config/validate.h"
+#include "core/experiment/requests.h"
 #include "core/trace/trace_workload.h"
 #include "core/util/atomic_file.h"
+#include "core/util/json_text.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
+#include "core/util/strings.h"
 
 #ifndef MOEBENCH_SOURCE_DIR
 #define MOEBENCH_SOURCE_DIR "."
@@ -49,12 +52,18 @@ ConfigPaths ConfigPaths::defaults() {
       start = end + 1;
     }
   }
-  if (const char* home = std::getenv("MOEBENCH_HOME"); home && *home) {
-    p.roots.push_back(fs::path(home) / "configs");
-  }
-  p.roots.push_back(fs::path(MOEBENCH_SOURCE_DIR) / "configs");
-  p.roots.push_back(fs::path("configs"));
+  for (const fs::path& r : tracked_roots()) p.roots.push_back(r);
   return p;
+}
+
+std::vector<fs::path> ConfigPaths::tracked_roots() {
+  std::vector<fs::path> roots;
+  if (const char* home = std::getenv("MOEBENCH_HOME"); home && *home) {
+    roots.push_back(fs::path(home) / "configs");
+  }
+  roots.push_back(fs::path(MOEBENCH_SOURCE_DIR) / "configs");
+  roots.push_back(fs::path("configs"));
+  return roots;
 }
 
 std::optional<fs::path> ConfigPaths::find(const std::string& kind, const std::string& name) const {
@@ -425,7 +434,7 @@ void set_path(Value& root, const Path& path, const Value& v) {
 
 std::string show_value(const Value& v) {
   if (v.is_string()) return v.as_string();
-  return v.to_json().dump();
+  return json_text(v.to_json());
 }
 
 // Enumerates the cartesian product of `axes` (first axis outermost).
@@ -619,7 +628,7 @@ namespace {
 // their header and their identity when opened.
 struct TraceHeader {
   TraceInfo info;
-  std::string path, stamp;
+  std::string path, stamp, sha256;
 };
 using TraceHeaders = std::map<std::string, TraceHeader>;
 
@@ -642,7 +651,16 @@ const TraceHeader& trace_header(const Value& wl, const std::string& key, const s
                       e.what());
   }
   check_trace_model(src->info(), m, path.string());
-  return cache.emplace(id, TraceHeader{src->info(), path.string(), src->file_stamp()})
+  // The file's bytes join the case's identity: a trace changed between a run
+  // and its --resume makes other cases.
+  std::string sha;
+  try {
+    sha = file_sha256(path);
+  } catch (const Error& e) {
+    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a readable trace file",
+                      e.what());
+  }
+  return cache.emplace(id, TraceHeader{src->info(), path.string(), src->file_stamp(), sha})
       .first->second;
 }
 
@@ -655,10 +673,12 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
   const TraceHeader& h = trace_header(wl, "trace", w.trace, base_dir, m, cache);
   const TraceInfo& in = h.info;
   (*stamps)[h.path] = h.stamp;
+  w.trace_sha256 = h.sha256;
   if (!w.calibration_trace.empty()) {
     const TraceHeader& c =
         trace_header(wl, "calibration_trace", w.calibration_trace, base_dir, m, cache);
     (*stamps)[c.path] = c.stamp;
+    w.calibration_trace_sha256 = c.sha256;
   }
   TraceSelection sel;
   if (wl.find("sequences")) sel.sequences = w.sequences;
@@ -691,6 +711,65 @@ void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const f
       wl, "workload", "batch_size", w.batch_size <= w.sequences,
       fmt::format("at most the {} sequences selected from trace '{}'", w.sequences, w.trace),
       std::to_string(w.batch_size));
+}
+
+// Requests files already read while expanding one experiment file, by path
+// and what was read of them.
+using RequestsFiles = std::map<std::string, RequestsFile>;
+
+// A served workload's requests file (workload.arrivals), read and checked at
+// load: its SHA-256 joins the case's identity (a file changed between a run
+// and its --resume is another run), `sequences` must not pass its lines, and
+// with lengths = "file" the longest prompt and decode kept are recorded as
+// prompt_len and decode_len (as a trace's are), so that the memory checks and
+// cache_fill see the requests' real sizes.
+const RequestsFile* resolve_requests(WorkloadSpec& w, const Value& wl, const ModelSpec& m,
+                                     const fs::path& base_dir, RequestsFiles& cache) {
+  if (w.arrivals.empty()) return nullptr;
+  const fs::path path =
+      fs::path(w.arrivals).is_absolute() ? fs::path(w.arrivals) : base_dir / w.arrivals;
+  const RequestsNeeds needs{w.arrival == "file", w.lengths == "file", m.context_length};
+  const std::string id = fmt::format("{}\n{}{}{}", path.lexically_normal().string(), needs.times,
+                                     needs.lengths, needs.context_length);
+  auto it = cache.find(id);
+  if (it == cache.end()) {
+    try {
+      it = cache.emplace(id, read_requests_file(path, w.arrivals, needs)).first;
+    } catch (const ConfigError& e) {
+      if (e.where().line > 0) throw;  // a line of the file: named there
+      throw ConfigError(cfg::where_of_key(wl, "arrivals"), "workload.arrivals", e.expected(),
+                        e.found());
+    }
+  }
+  const RequestsFile& f = it->second;
+  if (int64_t(f.requests.size()) < w.sequences) {
+    throw ConfigError(cfg::where_of_key(wl, "sequences"), "workload.sequences",
+                      fmt::format("at most the {} requests of '{}'", f.requests.size(),
+                                  shown_text(w.arrivals, 200)),
+                      std::to_string(w.sequences));
+  }
+  w.arrivals_sha256 = f.sha256;
+  if (w.lengths != "file") return &f;
+  w.prompt_len = 0;
+  w.decode_len = 0;
+  for (size_t i = 0; i < size_t(w.sequences); ++i) {
+    w.prompt_len = std::max(w.prompt_len, f.requests[i].prompt_len);
+    w.decode_len = std::max(w.decode_len, f.requests[i].decode_len);
+  }
+  return &f;
+}
+
+// A workload of requests is drawn at load as it will be when its cases run
+// (seeded): arrivals spread past kMaxArrivalSpanS are refused at the key that
+// spreads them, so --dry-run and `config validate` say it.
+void check_requests(const WorkloadSpec& w, const Value& wl, const RequestsFile* file) {
+  if (!w.per_request()) return;
+  try {
+    make_requests(w, file);
+  } catch (const ConfigError& e) {
+    const std::string key = e.key().substr(e.key().find('.') + 1);
+    throw ConfigError(cfg::where_of_key(wl, key), e.key(), e.expected(), e.found());
+  }
 }
 
 // A synthetic workload's longest sequence (prompt and output together) must
@@ -805,7 +884,8 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   check_case_count(root, outer, ex.suite.seeds, ex.suite.comparisons.size(), strategies, max_cases);
 
   std::set<std::string> seen;
-  TraceHeaders traces;  // each trace file is opened and checked once per experiment file
+  TraceHeaders traces;     // each trace file is opened and checked once per experiment file
+  RequestsFiles requests;  // each requests file likewise
   for_each_combination(outer, [&](const std::vector<size_t>& idx) {
     Section* owners[] = {&model, &hardware, &workload};
     Value tables[3] = {model.table, hardware.table, workload.table};
@@ -852,6 +932,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
         w.seed = ex.suite.seed + si;
         if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
       }
+      check_requests(w, wl_v, resolve_requests(w, wl_v, m, base_dir, requests));
 
       for (const std::string& mode : ex.suite.comparisons) {
         ComparisonSpec cmp;
@@ -918,7 +999,7 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
             // around the profile (scripts/testbed-region), not the profile.
             identity["hardware"].erase("unknown");
             identity["hardware"].erase("region_suites");
-            c.id = sha256_hex(identity.dump()).substr(0, 16);
+            c.id = sha256_hex(json_text(identity)).substr(0, 16);
             c.config = std::move(cj);
             c.index = ex.cases.size();
             c.parts = {ex.suite.name};

@@ -41,6 +41,10 @@ struct ConfigPaths {
   // then the source tree's configs/, then ./configs. Throws moebench::Error
   // for a MOEBENCH_CONFIG_PATH entry that is not a directory.
   static ConfigPaths defaults();
+  // The tracked preset folders of defaults() (all but MOEBENCH_CONFIG_PATH's):
+  // $MOEBENCH_HOME/configs, the source tree's configs/, ./configs. No tool
+  // writes into them (moebench calibrate refuses an --out there).
+  static std::vector<std::filesystem::path> tracked_roots();
   std::optional<std::filesystem::path> find(const std::string& kind, const std::string& name) const;
   // Preset names of a kind, sorted, without duplicates.
   std::vector<std::string> list(const std::string& kind) const;

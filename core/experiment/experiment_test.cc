@@ -282,7 +282,16 @@ TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {
   refused(cont + "arrival = \"poisson\"\nrate = 0\n", "workload.rate", "a number > 0, found 0");
   refused(cont + "arrival = \"poisson\"\nrate = -1.0\n", "workload.rate", "found -1");
   refused(cont + "arrival = \"gamma\"\narrival_cv = 0.0\n", "workload.arrival_cv",
-          "a number > 0, found 0");
+          "a number in [0.01, 20], found 0");
+  // Outside the sampler's range: 1e-300 once looped for ever, 1e300 gave NaN times.
+  refused(cont + "arrival = \"gamma\"\narrival_cv = 1e-300\n", "workload.arrival_cv",
+          "a number in [0.01, 20]");
+  refused(cont + "arrival = \"gamma\"\narrival_cv = 1e300\n", "workload.arrival_cv",
+          "a number in [0.01, 20]");
+  // Arrivals drawn past the span are refused at load, at the key (once blamed on the hardware).
+  refused(cont + "arrival = \"poisson\"\nrate = 1e-300\n", "workload.rate", "within 1e+06 s");
+  refused(cont + "lengths = \"file\"\narrivals = \"r.jsonl\"\n", "workload.prompt_len",
+          "no prompt_len with lengths = \"file\"");
   refused(cont + "max_batch_tokens = 0\n", "workload.max_batch_tokens", "found 0");
   refused("arrival = \"poisson\"\n", "workload.scheduler", "continuous");
   refused(cont + "rate = 2.0\n", "workload.rate", "no rate with arrival = \"batch\"");
@@ -305,6 +314,58 @@ TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {
     EXPECT_EQ(e.key(), "strategy.residency.cache_fill") << e.what();
     EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
   }
+}
+
+// A requests file is read at load: its bytes join the case id (a file
+// changed between a run and its --resume once gave a "complete" run of two
+// workloads), its lengths are recorded as the longest (the memory checks
+// and cache_fill once sized a run from the defaults), and a path that is
+// not a regular file or a short file is refused at the suite's key.
+TEST(Experiment, ARequestsFileIsReadAtLoadAndHashedIntoTheCaseId) {
+  testing::TempDir dir;
+  const std::string w =
+      "[workload]\nsequences = 2\narrival = \"file\"\nlengths = \"file\"\n"
+      "scheduler = \"continuous\"\narrivals = \"r.jsonl\"\n";
+  const std::string text = std::string(kBase) + w + "[[strategy]]\nname = \"a\"\n";
+  dir.write("r.jsonl",
+            "{\"arrival_time\": 1733558400.0, \"prompt_len\": 30, \"output_len\": 5}\n"
+            "{\"arrival_time\": 1733558400.5, \"prompt_len\": 12, \"output_len\": 9}\n"
+            "{\"arrival_time\": 1733558401.0, \"prompt_len\": 900, \"output_len\": 90}\n");
+  const Experiment a = load(text, dir);
+  const nlohmann::ordered_json& wj = a.cases[0].config["workload"];
+  EXPECT_EQ(wj["prompt_len"], 30);  // the longest of the two requests used
+  EXPECT_EQ(wj["decode_len"], 8);   // output_len 9: 8 decode steps
+  EXPECT_EQ(wj["arrivals_sha256"].get<std::string>().size(), 64u);
+  dir.write("r.jsonl",
+            "{\"arrival_time\": 1733558400.0, \"prompt_len\": 30, \"output_len\": 5}\n"
+            "{\"arrival_time\": 1733558400.25, \"prompt_len\": 12, \"output_len\": 9}\n");
+  EXPECT_NE(load(text, dir).cases[0].id, a.cases[0].id);
+  const auto refused = [&](const std::string& workload, const std::string& key,
+                           const std::string& want) {
+    try {
+      load(std::string(kBase) + workload + "[[strategy]]\nname = \"a\"\n", dir);
+      ADD_FAILURE() << "accepted: " << workload;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      if (key != "arrival_time") {
+        EXPECT_EQ(e.where().file, "exp.toml") << e.what();
+        EXPECT_GT(e.where().line, 0) << e.what();
+      }
+    }
+  };
+  refused(std::string(w).replace(w.find("sequences = 2"), 13, "sequences = 3"),
+          "workload.sequences", "at most the 2 requests of 'r.jsonl'");
+  std::string folder = w;
+  folder.replace(folder.find("r.jsonl"), 7, ".");
+  refused(folder, "workload.arrivals", "a directory");
+  std::string device = w;
+  device.replace(device.find("r.jsonl"), 7, "/dev/zero");
+  refused(device, "workload.arrivals", "a character device");
+  dir.write("r.jsonl",
+            "{\"arrival_time\": 5, \"prompt_len\": 1, \"output_len\": 1}\n"
+            "{\"arrival_time\": 4, \"prompt_len\": 1, \"output_len\": 1}\n");
+  refused(w, "arrival_time", "in order");
 }
 
 TEST(Experiment, ListFieldIsAValueNotAnAxis) {

@@ -1,5 +1,6 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #include "core/results/records.h"
+#include "core/util/json_text.h"
 
 #include <unordered_set>
 
@@ -55,7 +56,7 @@ std::string csv_field(const nlohmann::ordered_json& v) {
   if (v.is_string()) {
     s = v.get<std::string>();
   } else {
-    s = v.dump();
+    s = json_text(v);
   }
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
@@ -97,7 +98,7 @@ std::string to_jsonl(const std::vector<std::string>& columns, const std::vector<
       auto it = r.fields.find(c);
       o[c] = it == r.fields.end() ? nlohmann::ordered_json(nullptr) : *it;
     }
-    out += o.dump();
+    out += json_text(o);
     out += '\n';
   }
   return out;

@@ -13,6 +13,7 @@
 
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "core/util/paths.h"
 
 namespace moebench {
@@ -126,7 +127,7 @@ void RunDirectory::prepare() {
 }
 
 uint64_t RunDirectory::write_manifest(const nlohmann::ordered_json& manifest) const {
-  const std::string text = manifest.dump(2) + "\n";
+  const std::string text = json_text(manifest, 2) + "\n";
   write_file_atomic(dir_ / "manifest.json", text);
   return text.size();
 }
@@ -189,7 +190,7 @@ std::map<std::string, nlohmann::ordered_json> RunDirectory::finished_cases() con
 }
 
 void RunDirectory::write_case(const std::string& case_id, const nlohmann::ordered_json& c) const {
-  write_file_atomic(dir_ / "cases" / (case_id + ".json"), c.dump() + "\n");
+  write_file_atomic(dir_ / "cases" / (case_id + ".json"), json_text(c) + "\n");
 }
 
 void RunDirectory::write_runs(const std::vector<Column>& fixed,

@@ -21,6 +21,7 @@
 
 #include "core/util/detmath.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "core/util/paths.h"
 
 namespace moebench::st {
@@ -397,7 +398,7 @@ Writer::Writer(const std::filesystem::path& path, const std::vector<Spec>& tenso
     for (const auto& [k, v] : metadata) m[k] = v;
     h["__metadata__"] = m;
   }
-  std::string text = h.dump();
+  std::string text = json_text(h);
   while ((8 + text.size()) % 64 != 0) text += ' ';
   uint8_t size_le[8];
   for (int i = 0; i < 8; ++i) size_le[i] = uint8_t(uint64_t(text.size()) >> (8 * i));

@@ -11,13 +11,17 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/util/error.h"
 #include "core/util/memory.h"
 #include "core/util/paths.h"
+#include "core/util/sha256.h"
 #include "core/util/strings.h"
 
 namespace moebench {
@@ -205,6 +209,98 @@ std::string read_file(const fs::path& path) {
   ::close(fd);
   out.resize(have);
   return out;
+}
+
+std::string file_sha256(const fs::path& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;  // path and stamp -> hash
+  const std::string kind = file_kind(path);
+  if (kind != "a regular file")
+    throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                            std::strerror(errno)));
+  }
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    throw Error(fmt::format(
+        "{}: expected a readable file, found something that is not a regular file", path.string()));
+  }
+  const std::string key = path.string() + "\n" +
+                          stat_stamp(uint64_t(sb.st_dev), uint64_t(sb.st_ino), uint64_t(sb.st_size),
+                                     int64_t(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = known.find(key); it != known.end()) {
+      ::close(fd);
+      return it->second;
+    }
+  }
+  Sha256 h;
+  std::vector<char> buf(size_t(1) << 20);
+  while (true) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                              std::strerror(err)));
+    }
+    if (n == 0) break;
+    h.update(buf.data(), size_t(n));
+  }
+  ::close(fd);
+  const std::string hex = h.hex_digest();
+  std::lock_guard<std::mutex> lock(mu);
+  known[key] = hex;
+  return hex;
+}
+
+void check_writable(const fs::path& path, const std::string& what) {
+  std::error_code ec;
+  const fs::path target = path.empty() ? path : fs::absolute(path, ec);
+  if (path.empty() || target.filename().empty()) {
+    throw Error(fmt::format("{}: expected a file name, found '{}'", what, path.string()));
+  }
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    throw Error(fmt::format(
+        "{}: expected a new file or a regular file to replace, found a symbolic link at '{}'", what,
+        path.string()));
+  }
+  struct stat lb {};
+  if (::lstat(target.c_str(), &lb) == 0 || errno != ENOENT) {
+    const std::string kind = file_kind(target);
+    if (kind != "a regular file") {
+      throw Error(
+          fmt::format("{}: expected a new file or a regular file to replace, found {} at '{}'",
+                      what, kind, path.string()));
+    }
+  }
+  fs::path dir = target.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    throw Error(fmt::format("{}: expected a path inside a folder, found {} at '{}'", what,
+                            file_kind(dir), dir.string()));
+  }
+  if (dir != target.parent_path()) {
+    // The folders are made when the file is written: the existing ancestor must take them.
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      throw Error(fmt::format("{}: expected a writable folder, found '{}': {}", what, dir.string(),
+                              std::strerror(errno)));
+    }
+    return;
+  }
+  const fs::path probe = temporary_path_for(target);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw Error(fmt::format("{}: expected a folder a file can be written in, found '{}': {}", what,
+                            dir.string(), std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 }  // namespace moebench

@@ -56,8 +56,23 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 int remove_stale_temporaries(const std::filesystem::path& dir,
                              const std::function<bool(const std::string&)>& ours);
 
+// Throws moebench::Error ("<what>: expected ..., found ...") unless
+// write_file_atomic(path, ...) can succeed as far as can be known before the
+// work that produces the content: `path` is absent or a regular file, and a
+// file can be created in its folder (tried and removed), or the folder's
+// nearest existing ancestor is a writable directory. For tools that measure
+// for minutes before they write.
+void check_writable(const std::filesystem::path& path, const std::string& what);
+
 // Reads a whole file. Throws moebench::Error ("<path>: expected a readable
 // file, found <reason>") when it cannot.
 std::string read_file(const std::filesystem::path& path);
+
+// The lower-case hex SHA-256 of a regular file's bytes, read in chunks (a
+// trace of hundreds of MB is never held whole). Remembered for the process by
+// path and identity (core/util/paths.h, file_stamp), so a file read by
+// several expansions of one suite (run_suite --points) is hashed once.
+// Throws moebench::Error as read_file does.
+std::string file_sha256(const std::filesystem::path& path);
 
 }  // namespace moebench

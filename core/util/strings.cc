@@ -77,4 +77,65 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i], or 0 when none starts there.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range (RFC 3629, table 3-7)
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;  // no overlong form
+    if (c == 0xed) hi = 0x9f;  // no surrogate
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;  // no overlong form
+    if (c == 0xf4) hi = 0x8f;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (b(i + k) < 0x80 || b(i + k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+size_t invalid_utf8_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::string shown_text(std::string_view s, size_t max_bytes) {
+  const std::string_view head = s.substr(0, max_bytes);
+  std::string out;
+  for (size_t i = 0; i < head.size();) {
+    const size_t n = utf8_sequence(head, i);
+    const auto c = static_cast<unsigned char>(head[i]);
+    if (n == 0 || c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+    } else {
+      out.append(head.substr(i, n));
+      i += n;
+    }
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
 }  // namespace moebench

@@ -29,4 +29,14 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::string trim(std::string_view s);
 
+// The offset of the first byte of `s` that is not part of well-formed UTF-8
+// (overlong forms, surrogates and code points past U+10FFFF included), or
+// std::string_view::npos when every byte is.
+size_t invalid_utf8_at(std::string_view s);
+
+// `s` for an error message or a result file: valid UTF-8 kept, control
+// characters and every byte of malformed UTF-8 escaped (\xe9), cut at
+// `max_bytes` of input with "..." after. The result is always valid UTF-8.
+std::string shown_text(std::string_view s, size_t max_bytes = 80);
+
 }  // namespace moebench

@@ -18,6 +18,7 @@
 #include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "harness/backend/real_cpu_executor.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "kernels/cuda/gpu_layer.h"
@@ -561,7 +562,7 @@ std::string replay_chrome_json(const ReplayGraph& g, const std::string& title) {
   j["traceEvents"] = ev;
   j["displayTimeUnit"] = "ns";
   j["otherData"] = {{"title", title}, {"time_unit", "microseconds (real clock)"}};
-  return j.dump();
+  return json_text(j);
 }
 
 }  // namespace moebench

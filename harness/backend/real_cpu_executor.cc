@@ -38,6 +38,18 @@ RealFootprint real_footprint(const ModelSpec& model, const RealCpuOptions& opt) 
   f.block_buffers = b.buffers;
   f.blocks = double(uint64_t(b.buffers) * (b.block_weights + b.kv_cache));
   f.other = double(b.lm_head + b.dense_ffn + b.scratch + b.packing);
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  constexpr bool kAsan = true;
+#else
+  constexpr bool kAsan = false;
+#endif
+#else
+  constexpr bool kAsan = false;
+#endif
+  if (kAsan) f.sanitizer = (f.experts + f.blocks + f.other) / 8 + double(int64_t(256) << 20);
   return f;
 }
 
@@ -85,11 +97,13 @@ RealCpuExecutor::RealCpuExecutor(const ModelSpec& model, const RealCpuOptions& o
         fmt::format(
             "suite.real_weights_gib = {} (model '{}': about {:.2f} GiB of expert buffers, {:.2f} "
             "GiB of attention blocks for {} of {} layers with their KV caches ({} sequences x {} "
-            "positions), {:.2f} GiB of lm head, dense FFN, scratch and packing, plus 1 GiB for the "
-            "rest "
-            "of the run; lower real_weights_gib or the workload)",
+            "positions), {:.2f} GiB of lm head, dense FFN, scratch and packing{}, plus 1 GiB for "
+            "the rest of the run; lower real_weights_gib or the workload)",
             opt.weights_gib, model.name, f.experts / kGiB, f.blocks / kGiB, f.block_buffers,
-            model.num_layers, opt.plan_sequences, opt.plan_positions, f.other / kGiB));
+            model.num_layers, opt.plan_sequences, opt.plan_positions, f.other / kGiB,
+            f.sanitizer > 0 ? fmt::format(", {:.2f} GiB of AddressSanitizer shadow and quarantine",
+                                          f.sanitizer / kGiB)
+                            : std::string()));
   }
   // One expert's values per shape, copied into every buffer; packed at load
   // for a kernel that reads the packed layout, which is then the only copy.

@@ -10,6 +10,7 @@
 #include "core/trace/trace_workload.h"
 #include "core/util/cancel.h"
 #include "core/util/cpu_info.h"
+#include "core/util/json_text.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
 #include "harness/backend/real_cpu_executor.h"
@@ -71,8 +72,13 @@ std::unique_ptr<TraceSource> make_workload(const WorkloadSpec& w, const ModelSpe
   }
   const GeneratorParams p = load_generator(w.generator, m, paths);
   SyntheticLayout layout = layout_from_workload(w, false);
-  // Served requests of their own lengths (workload.lengths "uniform" or "file").
-  if (requests && w.lengths != "fixed") {
+  // Requests of their own lengths (workload.lengths "uniform" or "file").
+  if (w.lengths != "fixed") {
+    if (!requests || requests->size() != layout.sequences.size()) {
+      throw InternalError(fmt::format("make_workload: {} requests for {} sequences of lengths '{}'",
+                                      requests ? requests->size() : 0, layout.sequences.size(),
+                                      w.lengths));
+    }
     for (size_t i = 0; i < layout.sequences.size(); ++i)
       layout.sequences[i] = {(*requests)[i].prompt_len, (*requests)[i].decode_len};
   }
@@ -358,7 +364,7 @@ std::string simulation_key(const Case& c) {
                     c.strategy.name)
           .to_json();
   k["base_dir"] = c.base_dir.string();
-  return sha256_hex(k.dump());
+  return sha256_hex(json_text(k));
 }
 
 namespace {
@@ -417,8 +423,21 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   check_case(c, hw, st);
   // A served workload's requests: arrival times and, where set, lengths (docs/SERVING.md).
   std::vector<Request> requests;
-  if (c.workload.serving())
-    requests = make_requests(c.workload, c.base_dir, c.model.context_length);
+  std::vector<std::string> request_warnings;
+  if (c.workload.per_request()) {
+    std::optional<RequestsFile> file;
+    if (!c.workload.arrivals.empty()) {
+      file = reread_requests_file(c.workload, c.base_dir, c.model.context_length);
+      if (file->first_arrival_s > kEpochMillisecondsLike) {
+        request_warnings.push_back(
+            fmt::format("serving: the requests file's first arrival_time is {:g}, which looks like "
+                        "milliseconds since the Unix epoch; it is read as seconds (times are taken "
+                        "relative to the first request)",
+                        file->first_arrival_s));
+      }
+    }
+    requests = make_requests(c.workload, file ? &*file : nullptr);
+  }
   auto source = make_workload(c.workload, c.model, c.base_dir, paths, &requests);
   check_unchanged(c, source.get(), c.workload.trace, "trace");
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);
@@ -446,6 +465,7 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   // replaced) gives a result of neither version: the case fails by name.
   check_unchanged(c, source.get(), c.workload.trace, "trace");
   check_unchanged(c, calib.opened(), c.workload.calibration_trace, "calibration_trace");
+  for (std::string& w : request_warnings) r.result.warnings.push_back(std::move(w));
   return r;
 }
 

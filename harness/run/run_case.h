@@ -8,7 +8,7 @@
 
 #include "core/engine/engine.h"
 #include "core/experiment/experiment.h"
-#include "workloads/requests/requests.h"
+#include "core/experiment/requests.h"
 
 namespace moebench {
 

@@ -14,6 +14,7 @@
 #include "core/results/provenance.h"
 #include "core/results/run_dir.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "core/util/paths.h"
 #include "core/util/strings.h"
 #include "harness/run/platform_provenance.h"
@@ -83,7 +84,7 @@ std::vector<int64_t> assign_shards(const std::vector<double>& work,
 namespace {
 
 std::string text_of(const nlohmann::ordered_json& j) {
-  return j.is_string() ? j.get<std::string>() : j.dump();
+  return j.is_string() ? j.get<std::string>() : json_text(j);
 }
 
 const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& m, const std::string& path) {

@@ -463,10 +463,10 @@ void check_case_needs(const SuiteOptions& opt, const Selection& s, const Registr
       bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown) : std::string()));
 }
 
-// The newest unfinished run of these cases under the suite's folder (--resume
-// without --out), or an empty path.
-fs::path run_to_resume(const fs::path& suite_root, const std::string& hash,
-                       const ShardSpec& shard) {
+// The newest run of these cases under the suite's folder that is unfinished
+// (--resume without --out), or complete (complete = true), or an empty path.
+fs::path newest_run(const fs::path& suite_root, const std::string& hash, const ShardSpec& shard,
+                    bool complete = false) {
   std::error_code ec;
   if (!fs::is_directory(suite_root, ec)) return {};
   std::vector<fs::path> candidates;
@@ -475,12 +475,23 @@ fs::path run_to_resume(const fs::path& suite_root, const std::string& hash,
     RunDirectory rd(e.path());
     if (!rd.has_manifest()) continue;
     const auto m = rd.read_manifest();
-    if (m.value("experiment_hash", "") == hash && m.value("status", "") != "complete" &&
-        shard_matches(m, shard))
+    if (m.value("experiment_hash", "") == hash &&
+        (m.value("status", "") == "complete") == complete && shard_matches(m, shard))
       candidates.push_back(e.path());
   }
   std::sort(candidates.begin(), candidates.end());
   return candidates.empty() ? fs::path() : candidates.back();
+}
+
+// With --resume and resume_skips_complete (run_suite --points --resume): the
+// complete run of these cases when there is one and none unfinished (then
+// there is nothing to do), else an empty path.
+fs::path complete_and_nothing_to_resume(const SuiteOptions& opt, const Experiment& ex,
+                                        const std::string& hash) {
+  if (!opt.resume || !opt.resume_skips_complete || !opt.out.empty()) return {};
+  const fs::path suite_root = child_path(opt.results_root, ex.suite.name, "suite.name");
+  if (!newest_run(suite_root, hash, opt.shard).empty()) return {};
+  return newest_run(suite_root, hash, opt.shard, /*complete=*/true);
 }
 
 // The run folder, locked until the run ends (a second run_suite into it, of
@@ -492,7 +503,7 @@ std::unique_ptr<RunDirectory> open_run_dir(const SuiteOptions& opt, const Experi
   // The suite's name is one path component (checked at load too): results
   // never land outside the results root.
   const fs::path suite_root = child_path(opt.results_root, ex.suite.name, "suite.name");
-  if (dir->empty() && opt.resume) *dir = run_to_resume(suite_root, hash, opt.shard);
+  if (dir->empty() && opt.resume) *dir = newest_run(suite_root, hash, opt.shard);
   const std::string holder =
       fmt::format("run_suite pid {} ({})", ::getpid(), join(opt.argv, " ").substr(0, 300));
   if (!dir->empty()) {
@@ -545,8 +556,20 @@ nlohmann::ordered_json check_resumable(const SuiteOptions& opt, const RunDirecto
   if (prior.value("experiment_hash", "") != hash) {
     throw Error(fmt::format(
         "{}: expected a run of this suite's cases (experiment hash {}), found a run of different "
-        "cases; the suite file changed since that run",
+        "cases; the suite file or a file it reads (a preset, a trace, an arrivals file) changed "
+        "since that run",
         dir.string(), hash));
+  }
+  // A run started on a --filter's cases finishes on those (a resume with
+  // another filter once marked an 18-case run "complete" after 3 of them).
+  if (prior.value("filter", "") != opt.filter) {
+    const auto shown = [](const std::string& f) {
+      return f.empty() ? std::string("no --filter") : "--filter '" + f + "'";
+    };
+    throw Error(fmt::format(
+        "{}: expected {} (the run was started with it: --resume finishes the run it was started "
+        "as), found {}",
+        dir.string(), shown(prior.value("filter", "")), shown(opt.filter)));
   }
   if (!shard_matches(prior, opt.shard)) {
     throw Error(fmt::format(
@@ -1062,23 +1085,32 @@ void print_verdicts(const SuiteOptions& opt, const Selection& s, const fs::path&
 // with --quiet.
 void print_how_to_finish(const SuiteOptions& opt, const CasePool& pool, size_t cases,
                          const fs::path& dir) {
-  const std::string shard = opt.shard.active()
-                                ? fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count)
-                                : std::string();
+  // The command that finishes the run: with the presets this run read first
+  // (a --points folder's configs/) on the search path, as they were.
+  std::string command;
+  if (!opt.config_roots.empty()) {
+    std::vector<std::string> roots;
+    for (const auto& r : opt.config_roots) roots.push_back(r.string());
+    if (const char* env = std::getenv("MOEBENCH_CONFIG_PATH"); env && *env) roots.push_back(env);
+    command = "MOEBENCH_CONFIG_PATH=" + join(roots, ":") + " ";
+  }
+  command += fmt::format("run_suite {}", opt.file.string());
+  if (opt.shard.active())
+    command += fmt::format(" --shard {}/{}", opt.shard.index, opt.shard.count);
+  if (!opt.filter.empty()) command += fmt::format(" --filter '{}'", opt.filter);
+  command += " --resume --out " + dir.string();
   if (g_interrupted.load()) {
     fmt::print(stderr,
                "run_suite: interrupted: {} of {} cases finished and are kept in {}; the cases that "
                "were running "
-               "were stopped and wrote nothing. Resume with:\n  run_suite {}{} --resume --out {}\n",
-               pool.done().size(), cases, dir.string(), opt.file.string(), shard, dir.string());
+               "were stopped and wrote nothing. Resume with:\n  {}\n",
+               pool.done().size(), cases, dir.string(), command);
   }
   if (!pool.write_failures().empty()) {
     fmt::print(stderr,
                "run_suite: partial: {} of {} cases are written in {}; a result could not be "
-               "written ({}). Free the space (or fix the folder), then finish with:\n  run_suite "
-               "{}{} --resume --out {}\n",
-               pool.done().size(), cases, dir.string(), pool.write_failures().front(),
-               opt.file.string(), shard, dir.string());
+               "written ({}). Free the space (or fix the folder), then finish with:\n  {}\n",
+               pool.done().size(), cases, dir.string(), pool.write_failures().front(), command);
   }
 }
 
@@ -1094,6 +1126,11 @@ SuiteOutcome run_suite(const SuiteOptions& opt, const Registry& registry) {
   SuiteOutcome out;
   out.cases = int64_t(sel.cases.size());
   const std::string hash = experiment_hash(sel.ex);
+  if (const fs::path done = complete_and_nothing_to_resume(opt, sel.ex, hash); !done.empty()) {
+    if (!opt.quiet) fmt::print("run_suite: {}: complete; nothing to resume\n", done.string());
+    out.run_dir = done;
+    return out;
+  }
   fs::path dir;
   const std::unique_ptr<RunDirectory> run_ptr = open_run_dir(opt, sel.ex, hash, &dir);
   RunDirectory& run = *run_ptr;

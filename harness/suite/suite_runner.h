@@ -29,6 +29,9 @@ struct SuiteOptions {
   std::filesystem::path out;  // explicit run directory (optional)
   int jobs = 1;
   bool resume = false;
+  // With resume and no out: a run of these cases that is complete, and none
+  // unfinished, means there is nothing to do (run_suite --points --resume).
+  bool resume_skips_complete = false;
   bool dry_run = false;
   bool timeline = false;      // force Chrome-trace timelines
   std::string filter;         // "key=value,key~text,..." over resolved config keys and axes

@@ -182,6 +182,60 @@ TEST(RunSuite, ServedRunEveryComponentFamily) {
   }
 }
 
+// Requests of their own lengths under the static scheduler (uniform
+// lengths: once SIGSEGV; a file's lengths with batch arrival: once SIGSEGV
+// with the manifest left "running"), and a run resumed after its requests
+// file changed or under another --filter is refused, not finished with rows
+// of two workloads or marked complete after a few of its cases.
+TEST(RunSuite, RequestsOfTheirOwnLengthsRunAndAResumeNeedsTheSameFilesAndFilter) {
+  testing::TempDir dir;
+  const std::string head =
+      "strategies = [\"all-cpu\", \"fiddler\"]\n[suite]\nname = \"t\"\n[model]\npreset = "
+      "\"mixtral-8x7b\"\nexpert_dtype = \"int4\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n"
+      "[workload]\nsequences = 3\nbatch_size = 2\n";
+  dir.write("r.jsonl",
+            "{\"arrival_time\": 0, \"prompt_len\": 9, \"output_len\": 4}\n"
+            "{\"arrival_time\": 0, \"prompt_len\": 3, \"output_len\": 7}\n"
+            "{\"arrival_time\": 0, \"prompt_len\": 5, \"output_len\": 1}\n");
+  for (const std::string& w : {std::string("prompt_len = 4\ndecode_len = 2\nlengths = \"uniform\"\n"
+                                           "prompt_len_max = 64\n"),
+                               std::string("lengths = \"file\"\narrivals = \"r.jsonl\"\n")}) {
+    SuiteOptions o = options(dir, head + w);
+    o.out = dir / ("run" + std::to_string(w.size()));
+    const auto out = run_suite(o, builtin_registry());
+    EXPECT_EQ(out.exit_code, 0) << w;
+    for (const auto& l : lines(read_file(out.run_dir / "runs.jsonl"))) {
+      const auto r = nlohmann::json::parse(l);
+      EXPECT_EQ(r["status"], "ok") << w << r["error"];
+    }
+  }
+  SuiteOptions o = options(dir, head + "lengths = \"file\"\narrivals = \"r.jsonl\"\n");
+  o.out = dir / "resumed";
+  o.filter = "strategy.name=all-cpu";
+  EXPECT_EQ(run_suite(o, builtin_registry()).exit_code, 0);
+  o.resume = true;
+  o.filter = "";
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "a resume under another --filter accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected --filter 'strategy.name=all-cpu'"),
+              std::string::npos)
+        << e.what();
+  }
+  o.filter = "strategy.name=all-cpu";
+  dir.write("r.jsonl",
+            "{\"arrival_time\": 0, \"prompt_len\": 9, \"output_len\": 4}\n"
+            "{\"arrival_time\": 0, \"prompt_len\": 3, \"output_len\": 8}\n"
+            "{\"arrival_time\": 0, \"prompt_len\": 5, \"output_len\": 1}\n");
+  try {
+    run_suite(o, builtin_registry());
+    ADD_FAILURE() << "a resume after the requests file changed accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a file it reads"), std::string::npos) << e.what();
+  }
+}
+
 // Serving on the real CPU backend (docs/SERVING.md): requests arrive
 // against the wall clock. The queueing arithmetic is checked against the
 // simulated queue on the same measured step times: the continuous scheduler

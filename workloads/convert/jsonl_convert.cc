@@ -14,6 +14,7 @@
 #include "core/trace/routing.h"
 #include "core/trace/safetensors.h"
 #include "core/util/atomic_file.h"
+#include "core/util/json_text.h"
 #include "core/util/memory.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
@@ -702,7 +703,7 @@ TraceInfo JsonlConverter::trace_info() const {
   src["dropped_tokens"] = sum_.dropped_tokens;
   src["filled_rows"] = sum_.filled_rows;
   src["hole_rows"] = sum_.hole_rows;
-  info.source = src.dump();
+  info.source = json_text(src);
   info.hole_rows = sum_.hole_rows;
   for (const auto& [s, sq] : seqs_) {
     const int64_t n = int64_t(sq.tokens.size());

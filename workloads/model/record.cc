@@ -11,6 +11,7 @@
 
 #include "core/trace/safetensors.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 
 namespace moebench {
 
@@ -58,7 +59,7 @@ std::unique_ptr<MemoryTraceSource> record_trace(MoeModel& model, const std::stri
                                 {"text", text_name},
                                 {"offset", opt.offset},
                                 {"seq_len", opt.seq_len}};
-  info.source = src.dump();
+  info.source = json_text(src);
   auto out = std::make_unique<MemoryTraceSource>(info);
   out->set_gate_weights(model.gate_weights());
   for (int64_t s = 0; s < opt.sequences; ++s) {

@@ -16,6 +16,7 @@
 #include "core/trace/routing.h"
 #include "core/util/detmath.h"
 #include "core/util/error.h"
+#include "core/util/json_text.h"
 #include "core/util/lanes16.h"
 #include "core/util/sha256.h"
 
@@ -365,7 +366,7 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   // those shares one, built once (the same bits as building it again).
   const std::string skey =
       fmt::format("{}|{}|{}|{}|{}|{}", model.name, model.routing_hash(), model.moe_layers(),
-                  model.routed_experts, params.to_json().dump(), H);
+                  model.routed_experts, json_text(params.to_json()), H);
   structure_ = shared_structure(skey, [&] {
     auto built = std::make_shared<Structure>();
     build_structure(*built, model, params, H);
@@ -384,7 +385,7 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   src["preset"] = params.to_json();
   src["seed"] = layout_.seed;
   src["stream"] = layout_.calibration ? "calibration" : "evaluation";
-  info_.source = src.dump();
+  info_.source = json_text(src);
   // What the tokens depend on: the model's routing (its storage dtypes do
   // not matter), the parameters, the stream and seed, the sequences' lengths
   // and h_trace.
@@ -394,7 +395,7 @@ SyntheticSource::SyntheticSource(const ModelSpec& model, const GeneratorParams& 
   key["h_trace"] = H;
   auto& seqs = key["sequences"] = nlohmann::ordered_json::array();
   for (const auto& q : layout_.sequences) seqs.push_back({q.prompt_len, q.decode_len});
-  key_ = sha256_hex(key.dump());
+  key_ = sha256_hex(json_text(key));
 }
 
 SyntheticSource::~SyntheticSource() = default;
