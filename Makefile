@@ -268,7 +268,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS  ?= 1000000
 FUZZ_SEED  ?= 0
-FUZZ_TARGETS = experiment trace
+FUZZ_TARGETS = experiment trace requests
 CLANG_PKGS = clang-14 libclang-rt-14-dev libomp-14-dev
 SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DMOEBENCH_CUDA=OFF \
             -DMOEBENCH_BENCHMARKS=OFF -DMOEBENCH_SANITIZE=ON

@@ -9,6 +9,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -64,6 +65,28 @@ def test_calibrate_writes_a_profile_that_loads(tmp_path):
                        capture_output=True, text=True, env=env)
     assert r.returncode != 0 and "calibrate --under-load: expected a profile with a GPU" in r.stderr
     assert not bad.exists()
+
+
+def test_calibrate_refuses_a_tracked_out_or_one_it_cannot_write_before_measuring(tmp_path):
+    """`--out configs/hardware/local-cpu.toml` once replaced the tracked profile it read (exit 0), and --out
+    and a huge --tokens were checked only after the measurement (42 s here)."""
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    tracked = ROOT / "configs" / "hardware" / "local-cpu.toml"
+    before = tracked.read_bytes()
+
+    def refused(*args):
+        t0 = time.time()
+        r = subprocess.run([str(BIN), "calibrate", "--hardware", "local-cpu", *map(str, args)], capture_output=True,
+                           text=True, env=env, cwd=ROOT)
+        assert r.returncode == 2 and time.time() - t0 < 20, r.stderr
+        return r.stderr
+
+    assert "expected a path outside the tracked presets" in refused("--out", "configs/hardware/local-cpu.toml")
+    assert "expected a path outside the tracked presets" in refused("--out", ROOT / "configs" / "hardware" / "x.toml")
+    assert tracked.read_bytes() == before and not (ROOT / "configs" / "hardware" / "x.toml").exists()
+    assert "found a directory" in refused("--out", tmp_path)
+    assert "a folder a file can be written in" in refused("--out", "/proc/self/x.toml")
+    assert "activations of a 100000000-token task" in refused("--out", tmp_path / "p.toml", "--tokens", "1,100000000")
 
 
 def rows(backend, value, reps=1):

@@ -73,3 +73,77 @@ def test_points_refuses_a_folder_without_presets_and_one_run_options(tmp_path):
         assert p.returncode == 2 and "--points: expected an experiment file" in p.stderr, (extra, p.stderr)
     assert not (a / "results").exists()
     shutil.rmtree(a)
+
+
+# A real-backend case that waits for an arrival a day away (it once held the run for the day, SIGTERM ignored),
+# after a quick one. The point folders need presets of their own only to be points.
+SLEEPER = """strategies = ["all-cpu"]
+[suite]
+name = "sleeper"
+backend = "real"
+real_weights_gib = 0.05
+real_threads = 1
+[model]
+preset = "tiny-deepseek"
+[hardware]
+preset = "local-cpu"
+[workload]
+sequences = [1, 2]
+arrival = "file"
+arrivals = "arrivals.jsonl"
+scheduler = "continuous"
+prompt_len = 2
+decode_len = 2
+"""
+
+
+def test_sigterm_stops_the_points_names_those_not_run_and_the_command_that_finishes_them(tmp_path):
+    import signal
+    import time
+
+    suite = tmp_path / "sleeper.toml"
+    suite.write_text(SLEEPER)
+    (tmp_path / "arrivals.jsonl").write_text('{"arrival_time": 1733558400}\n{"arrival_time": 1733644800}\n')
+    a, b = point(tmp_path, "a", 20.0), point(tmp_path, "b", 8.0)
+    env = dict(os.environ, MOEBENCH_HOME=str(ROOT))
+    env.pop("MOEBENCH_CONFIG_PATH", None)
+    p = subprocess.Popen([str(RUN_SUITE), str(suite), "-q", "--points", str(a), str(b)], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((a / "results").glob("sleeper/*/cases/*.json")):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the second case is waiting for its arrival
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert time.time() - t0 < 10, "the wait for an arrival a day away was not stopped"
+    assert p.returncode == 130, err
+    assert not (b / "results").exists(), "the point after the interrupted one ran"
+    assert f"{b}: not run" in err and f"{a}: interrupted" in err, err
+    assert f"--points {a} {b} --resume" in err, err
+    # The interrupted point's own command names its presets.
+    assert f"MOEBENCH_CONFIG_PATH={a / 'configs'} run_suite {suite}" in err, err
+
+
+def test_points_resume_finishes_an_unfinished_point_and_keeps_a_complete_one(tmp_path):
+    a, b = point(tmp_path, "a", 20.0), point(tmp_path, "b", 8.0)
+    p = run(SUITE, "-q", "-j", 2, "--points", a)
+    assert p.returncode == 0, p.stderr
+    (run_a,) = list((a / "results" / "smoke").glob("*/"))
+    # Leave point a's run unfinished: one case's result gone, as a kill leaves it.
+    manifest = json.loads((run_a / "manifest.json").read_text())
+    manifest["status"] = "interrupted"
+    (run_a / "manifest.json").write_text(json.dumps(manifest))
+    cases = sorted((run_a / "cases").glob("*.json"))
+    cases[0].unlink()
+    p = run(SUITE, "-q", "-j", 2, "--points", a, b, "--resume")
+    assert p.returncode == 0, p.stderr
+    assert list((a / "results" / "smoke").glob("*/")) == [run_a], "point a's run was not the one finished"
+    assert json.loads((run_a / "manifest.json").read_text())["status"] == "complete"
+    assert len(list((run_a / "cases").glob("*.json"))) == len(cases)
+    assert len(list((b / "results" / "smoke").glob("*/"))) == 1
+    # Both complete: a second resume runs nothing.
+    p = run(SUITE, "--points", a, b, "--resume")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("complete; nothing to resume") == 2, p.stdout
+    assert len(list((a / "results" / "smoke").glob("*/"))) == 1 and len(list((b / "results" / "smoke").glob("*/"))) == 1

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -353,7 +352,9 @@ void check_activation_memory(const CalibrateOptions& opt) {
 
 // --out is checked before minutes of measurement: never a tracked preset
 // folder (calibrate once replaced configs/hardware/local-cpu.toml, the
-// profile it read), never the base profile's file, and writable.
+// profile it read), and writable. An untracked profile may be its own base:
+// tools/validate_interleaved.py chains one calibration per model and dtype
+// into one file.
 void check_calibrate_out(const CalibrateOptions& opt) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -368,15 +369,6 @@ void check_calibrate_out(const CalibrateOptions& opt) {
           "through MOEBENCH_CONFIG_PATH; docs/USAGE.md), found '{}' inside '{}'",
           opt.out, root.string()));
     }
-  }
-  const auto paths = ConfigPaths::defaults();
-  std::optional<fs::path> base = paths.find("hardware", opt.hardware);
-  if (!base) base = fs::path(opt.hardware);
-  if (fs::exists(*base, ec) && fs::exists(opt.out, ec) && fs::equivalent(*base, opt.out, ec)) {
-    throw Error(fmt::format(
-        "calibrate --out: expected a file other than the base profile it reads, found '{}' (the "
-        "profile of --hardware {})",
-        opt.out, opt.hardware));
   }
   check_writable(opt.out, "calibrate --out");
 }

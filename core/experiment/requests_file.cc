@@ -155,9 +155,9 @@ class RequestLineReader {
     const std::optional<Ns> ns =
         v.is_number() && it != raw.end() ? decimal_ns(it->second) : std::nullopt;
     if (!ns) {
-      throw ConfigError(where(), name_,
-                        fmt::format("a number of seconds from 0 to {:g}", kMaxTimeS),
-                        shown_text(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      throw ConfigError(
+          where(), name_, fmt::format("a number of seconds from 0 to {:g}", kMaxTimeS),
+          shown_text(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     }
     return *ns;
   }
@@ -172,9 +172,9 @@ class RequestLineReader {
                        (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(kMaxRequestTokens)
                                                : v.get<int64_t>() <= kMaxRequestTokens);
     if (!whole || v.get<int64_t>() < lo) {
-      throw ConfigError(where(), name_,
-                        fmt::format("a whole number of tokens from {} to {}", lo, kMaxRequestTokens),
-                        shown);
+      throw ConfigError(
+          where(), name_,
+          fmt::format("a whole number of tokens from {} to {}", lo, kMaxRequestTokens), shown);
     }
     return v.get<int64_t>();
   }
@@ -224,8 +224,22 @@ void read_lengths(const RequestLineReader& r, int64_t context_length, RequestLin
   }
 }
 
+// Names the first byte of `bytes` that is not UTF-8, with its line and column.
+void check_utf8(std::string_view bytes, const std::string& shown) {
+  const size_t bad = invalid_utf8_at(bytes);
+  if (bad == std::string_view::npos) return;
+  const size_t line_start = bad == 0 ? std::string_view::npos : bytes.rfind('\n', bad - 1);
+  const int line = 1 + int(std::count(bytes.begin(), bytes.begin() + ptrdiff_t(bad), '\n'));
+  const size_t from = line_start == std::string_view::npos ? 0 : line_start + 1;
+  throw ConfigError(Where{shown, line, int(bad - from) + 1}, "workload.arrivals",
+                    "UTF-8 text (JSON is UTF-8; convert a Latin-1 or UTF-16 file with iconv)",
+                    fmt::format("byte 0x{:02x} at offset {}: '{}'",
+                                unsigned(static_cast<unsigned char>(bytes[bad])), bad,
+                                shown_text(bytes.substr(from, bad - from + 8), 60)));
+}
+
 // The file's bytes, checked: a regular file (a FIFO, a device or a folder is
-// named, never opened), not too large, UTF-8.
+// named, never opened), not too large.
 std::string read_checked(const std::filesystem::path& path, const std::string& shown) {
   const std::string kind = file_kind(path);
   if (kind != "a regular file") {
@@ -241,16 +255,6 @@ std::string read_checked(const std::filesystem::path& path, const std::string& s
                       fmt::format("{} bytes", size));
   }
   std::string bytes = read_file(path);
-  if (const size_t bad = invalid_utf8_at(bytes); bad != std::string::npos) {
-    const size_t line_start = bytes.rfind('\n', bad == 0 ? 0 : bad - 1);
-    const int line = 1 + int(std::count(bytes.begin(), bytes.begin() + ptrdiff_t(bad), '\n'));
-    const size_t from = line_start == std::string::npos || bad == 0 ? 0 : line_start + 1;
-    throw ConfigError(
-        Where{shown, line, int(bad - from) + 1}, "workload.arrivals",
-        "UTF-8 text (JSON is UTF-8; convert a Latin-1 or UTF-16 file with iconv)",
-        fmt::format("byte 0x{:02x} at offset {}: '{}'", unsigned(static_cast<unsigned char>(bytes[bad])),
-                    bad, shown_text(std::string_view(bytes).substr(from, bad - from + 8), 60)));
-  }
   return bytes;
 }
 
@@ -258,9 +262,14 @@ std::string read_checked(const std::filesystem::path& path, const std::string& s
 
 RequestsFile read_requests_file(const std::filesystem::path& path, const std::string& shown,
                                 const RequestsNeeds& needs) {
+  return parse_requests(read_checked(path, shown), shown, needs);
+}
+
+RequestsFile parse_requests(std::string_view bytes, const std::string& shown,
+                            const RequestsNeeds& needs) {
+  check_utf8(bytes, shown);
   RequestsFile f;
   f.shown = shown;
-  const std::string bytes = read_checked(path, shown);
   f.sha256 = sha256_hex(bytes);
   std::string_view rest(bytes);
   int no = 0;
@@ -297,16 +306,15 @@ RequestsFile read_requests_file(const std::filesystem::path& path, const std::st
       const Ns t = r.nanoseconds({"arrival_time", "timestamp"}, raw);
       if (f.requests.empty()) first = t;
       if (!f.requests.empty() && t < prev) {
-        throw ConfigError(r.where(), r.name(),
-                          fmt::format("arrival times in order (at least {} s, the line before's)",
-                                      raw_prev),
-                          fmt::format("{} s", raw.at(r.name())));
+        throw ConfigError(
+            r.where(), r.name(),
+            fmt::format("arrival times in order (at least {} s, the line before's)", raw_prev),
+            fmt::format("{} s", raw.at(r.name())));
       }
       if (seconds_of(t - first) > kMaxArrivalSpanS) {
         throw ConfigError(
             r.where(), r.name(),
-            fmt::format("arrivals within {:g} s of the first ({} s){}", kMaxArrivalSpanS,
-                        raw_first,
+            fmt::format("arrivals within {:g} s of the first ({} s){}", kMaxArrivalSpanS, raw_first,
                         seconds_of(first) > kEpochMillisecondsLike
                             ? "; the times look like milliseconds: they are read as seconds"
                             : ""),

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config/workload_spec.h"
@@ -66,5 +67,10 @@ struct RequestsNeeds {
 // named, never opened), invalid UTF-8, or a file too large.
 RequestsFile read_requests_file(const std::filesystem::path& path, const std::string& shown,
                                 const RequestsNeeds& needs);
+
+// The same checks on a file's bytes already read (the fuzz target's way in):
+// UTF-8 and every line; `shown` names the file in errors.
+RequestsFile parse_requests(std::string_view bytes, const std::string& shown,
+                            const RequestsNeeds& needs);
 
 }  // namespace moebench

@@ -43,7 +43,7 @@ int finish_stdout(const char* tool, int code) {
   if (flushed && !std::ferror(stdout) && !std::cout.fail()) return code;
   const std::string why = g_stdout_was_closed ? std::string("stdout was closed")
                           : err != 0          ? std::string(std::strerror(err))
-                                              : std::string("a write failed (a full disk or device?)");
+                                     : std::string("a write failed (a full disk or device?)");
   std::fprintf(stderr, "%s: error: could not write the output to stdout: %s\n", tool, why.c_str());
   std::clearerr(stdout);
   return code == 0 ? 2 : code;
