@@ -217,10 +217,42 @@ def write_text(path, text: str) -> None:
         raise InputError(f"{path}: expected to write it, found {e.strerror.lower()}") from None
 
 
+class StdoutError(Exception):
+    """stdout refused a write (a full disk or device, a closed pipe)."""
+
+
+class _CheckedStdout:
+    """stdout as main_guard hands it to a tool: a write or flush it refuses raises StdoutError, whatever the
+    tool was doing (an OSError of its own files stays an OSError)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise StdoutError(e.strerror or str(e)) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise StdoutError(e.strerror or str(e)) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main_guard(tool: str, main, argv=None) -> int:
     """Runs main(argv) as a tool: an InputError is one line on stderr and exit 2, SIGTERM and SIGINT end it at
-    once (exit 143 and 130), and output that stdout did not take (a full disk, a closed pipe) exits 2."""
+    once (exit 143 and 130), and output that stdout did not take (a full disk, a closed stdout or pipe) is
+    said and exits 2."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if sys.stdout is None:  # Python's stdout when the tool started with it closed
+        print(f"{tool}: error: could not write the output to stdout: stdout was closed", file=sys.stderr)
+        return 2
+    sys.stdout = _CheckedStdout(sys.stdout)
     try:
         code = main(argv) if argv is not None else main()
         sys.stdout.flush()
@@ -229,19 +261,12 @@ def main_guard(tool: str, main, argv=None) -> int:
         code = 2
     except KeyboardInterrupt:
         code = 130
-    except BrokenPipeError:
+    except StdoutError as e:
+        print(f"{tool}: error: could not write the output to stdout: {str(e).lower()}", file=sys.stderr)
+        # What is still buffered goes nowhere, so the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         code = 2
-    except OSError as e:
-        if e.errno is None or not _stdout_failed():
-            raise
-        print(f"{tool}: error: could not write the output to stdout: {e.strerror.lower()}", file=sys.stderr)
-        code = 2
+    finally:
+        if isinstance(sys.stdout, _CheckedStdout):
+            sys.stdout = sys.stdout._stream
     return code
-
-
-def _stdout_failed() -> bool:
-    try:
-        sys.stdout.flush()
-        return False
-    except OSError:
-        return True

@@ -212,3 +212,13 @@ def test_replay_command_checks_its_input_before_the_gpu(tmp_path):
     if r.returncode != 0:
         assert r.returncode == 2 and "expected a CUDA device to run the graph on, found" in r.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_output_stdout_does_not_take_exits_2():
+    """Output to /dev/full or a closed stdout is an error (analysis/inputs.py, main_guard)."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, str(SCRIPT)], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "could not write the output to stdout: no space left on device" in r.stderr
+    r = subprocess.run([sys.executable, str(SCRIPT)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       pass_fds=(), preexec_fn=lambda: __import__("os").close(1))
+    assert r.returncode == 2 and "stdout was closed" in r.stderr, r.stderr

@@ -413,6 +413,30 @@ SimulationResult serve_with_oracle(const Case& c, const Registry& registry,
 
 }  // namespace
 
+namespace {
+
+// A workload's requests (docs/SERVING.md): arrival times and, where set,
+// lengths; none for the papers' fixed batches. The requests file is read
+// again and must be the one the suite loaded; what the case's warnings
+// should say of it goes to `warnings`.
+std::vector<Request> case_requests(const Case& c, std::vector<std::string>* warnings) {
+  if (!c.workload.per_request()) return {};
+  std::optional<RequestsFile> file;
+  if (!c.workload.arrivals.empty()) {
+    file = reread_requests_file(c.workload, c.base_dir, c.model.context_length);
+    if (file->first_arrival_s > kEpochMillisecondsLike) {
+      warnings->push_back(
+          fmt::format("serving: the requests file's first arrival_time is {:g}, which looks like "
+                      "milliseconds since the Unix epoch; it is read as seconds (times are taken "
+                      "relative to the first request)",
+                      file->first_arrival_s));
+    }
+  }
+  return make_requests(c.workload, file ? &*file : nullptr);
+}
+
+}  // namespace
+
 CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& paths,
                  const EngineOptions& opt) {
   StrategyInstance st = StrategyInstance::create(c.strategy, registry);
@@ -421,23 +445,8 @@ CaseRun run_case(const Case& c, const Registry& registry, const ConfigPaths& pat
   // Before the workload is built: a case that cannot fit fails in
   // milliseconds, not after minutes of generation.
   check_case(c, hw, st);
-  // A served workload's requests: arrival times and, where set, lengths (docs/SERVING.md).
-  std::vector<Request> requests;
   std::vector<std::string> request_warnings;
-  if (c.workload.per_request()) {
-    std::optional<RequestsFile> file;
-    if (!c.workload.arrivals.empty()) {
-      file = reread_requests_file(c.workload, c.base_dir, c.model.context_length);
-      if (file->first_arrival_s > kEpochMillisecondsLike) {
-        request_warnings.push_back(
-            fmt::format("serving: the requests file's first arrival_time is {:g}, which looks like "
-                        "milliseconds since the Unix epoch; it is read as seconds (times are taken "
-                        "relative to the first request)",
-                        file->first_arrival_s));
-      }
-    }
-    requests = make_requests(c.workload, file ? &*file : nullptr);
-  }
+  const std::vector<Request> requests = case_requests(c, &request_warnings);
   auto source = make_workload(c.workload, c.model, c.base_dir, paths, &requests);
   check_unchanged(c, source.get(), c.workload.trace, "trace");
   WorkloadCalibration calib(c.workload, c.model, c.base_dir, paths);

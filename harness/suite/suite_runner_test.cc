@@ -209,6 +209,22 @@ TEST(RunSuite, RequestsOfTheirOwnLengthsRunAndAResumeNeedsTheSameFilesAndFilter)
       EXPECT_EQ(r["status"], "ok") << w << r["error"];
     }
   }
+  // Epoch milliseconds read as seconds are run relative to the first, and said.
+  dir.write("ms.jsonl",
+            "{\"arrival_time\": 1733558400000, \"prompt_len\": 4, \"output_len\": 2}\n"
+            "{\"arrival_time\": 1733558400100, \"prompt_len\": 4, \"output_len\": 2}\n"
+            "{\"arrival_time\": 1733558400200, \"prompt_len\": 4, \"output_len\": 2}\n");
+  SuiteOptions ms = options(dir, head +
+                                     "lengths = \"file\"\narrival = \"file\"\n"
+                                     "scheduler = \"continuous\"\narrivals = \"ms.jsonl\"\n");
+  ms.out = dir / "ms";
+  const auto ms_out = run_suite(ms, builtin_registry());
+  for (const auto& l : lines(read_file(ms_out.run_dir / "runs.jsonl"))) {
+    const auto r = nlohmann::json::parse(l);
+    EXPECT_EQ(r["status"], "ok") << r["error"];
+    EXPECT_NE(r["warnings"].dump().find("looks like milliseconds"), std::string::npos)
+        << r["warnings"];
+  }
   SuiteOptions o = options(dir, head + "lengths = \"file\"\narrivals = \"r.jsonl\"\n");
   o.out = dir / "resumed";
   o.filter = "strategy.name=all-cpu";
