@@ -12,6 +12,8 @@ from typing import Optional
 import matplotlib
 import pandas as pd
 
+import inputs
+
 # Every figure is written to a file, never shown: the non-interactive
 # backend, selected here because each script imports common before pyplot.
 matplotlib.use("Agg")
@@ -61,7 +63,7 @@ def _read_manifest(run_dir: pathlib.Path):
     hit = _MANIFESTS.get(str(path))
     if hit and hit[0] == version:
         return hit[1]
-    m = json.loads(path.read_text())
+    m = json.loads(inputs.read_text(path, "a run's manifest"))
     _MANIFESTS[str(path)] = (version, m)
     return m
 
@@ -126,9 +128,9 @@ def _parse_rows(path: pathlib.Path) -> list:
     """runs.jsonl's rows, strictly: a line that is not a JSON object (or holds NaN or Infinity) is an error
     naming the file and the line."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise RunsError(f"{path}: expected a readable runs.jsonl, found {type(e).__name__}: {e}")
+        text = inputs.read_text(path, "a readable runs.jsonl")
+    except inputs.InputError as e:
+        raise RunsError(str(e)) from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -405,8 +407,6 @@ def load_toml(path) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib  # type: ignore
-    import inputs
-
     return tomllib.loads(inputs.read_text(path, "a TOML file"))
 
 
