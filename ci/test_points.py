@@ -147,3 +147,16 @@ def test_points_resume_finishes_an_unfinished_point_and_keeps_a_complete_one(tmp
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("complete; nothing to resume") == 2, p.stdout
     assert len(list((a / "results" / "smoke").glob("*/"))) == 1 and len(list((b / "results" / "smoke").glob("*/"))) == 1
+
+
+def test_a_point_that_fails_is_said_and_the_next_one_runs(tmp_path):
+    """A point whose results cannot be written once ended the loop without saying that the next was skipped."""
+    a, b = point(tmp_path, "a", 20.0), point(tmp_path, "b", 8.0)
+    bad = tmp_path / "bad"
+    (bad / "configs").mkdir(parents=True)
+    (bad / "results").write_text("a file where the results folder goes\n")
+    p = run(SUITE, "-q", "-j", 2, "--points", a, bad, b)
+    assert p.returncode == 2, p.stderr
+    assert f"point '{bad}': --results {bad / 'results'}" in p.stderr, p.stderr
+    assert f"{bad}: error (above)" in p.stderr and f"{b}: complete" in p.stderr, p.stderr
+    assert len(list((b / "results" / "smoke").glob("*/runs.jsonl"))) == 1

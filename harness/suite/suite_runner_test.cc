@@ -252,6 +252,20 @@ TEST(RunSuite, RequestsOfTheirOwnLengthsRunAndAResumeNeedsTheSameFilesAndFilter)
   }
 }
 
+// A folder whose name is not UTF-8 (byte 0xFF) once ended the run with
+// "internal error" (nlohmann's dump refused the manifest) and left a locked
+// folder without a manifest: every file is written, the byte shown as U+FFFD.
+TEST(RunSuite, APathThatIsNotUtf8IsWrittenNotAnInternalError) {
+  testing::TempDir dir;
+  SuiteOptions o = options(dir, suite_text(1, 2));
+  o.out = dir / "run-\xff";
+  const auto out = run_suite(o, builtin_registry());
+  EXPECT_EQ(out.exit_code, 0);
+  const auto m = RunDirectory(out.run_dir).read_manifest();
+  EXPECT_EQ(m["status"], "complete");
+  EXPECT_EQ(lines(read_file(out.run_dir / "runs.jsonl")).size(), 3u);
+}
+
 // Serving on the real CPU backend (docs/SERVING.md): requests arrive
 // against the wall clock. The queueing arithmetic is checked against the
 // simulated queue on the same measured step times: the continuous scheduler
