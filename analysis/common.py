@@ -224,15 +224,10 @@ def manifest(run_dir: pathlib.Path) -> dict:
 def write_text_atomic(path: pathlib.Path, text: str) -> None:
     """Writes `text` to a temporary beside `path` and renames it into place; only a new file or a regular file is
     replaced (the rename would put a file where a device, FIFO, folder or link was)."""
-    path = pathlib.Path(path)
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise RunsError(f"{path}: expected a new file or a regular file to replace, found "
-                        f"{'a symbolic link' if path.is_symlink() else 'something that is not a regular file'}; "
-                        f"nothing was written")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp.{os.getpid()}.0")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        inputs.write_text(path, text)
+    except inputs.InputError as e:
+        raise RunsError(str(e)) from None
 
 
 def save_figure(fig, path: pathlib.Path) -> None:

@@ -202,8 +202,13 @@ def check_output(path, what: str) -> pathlib.Path:
 
 
 def write_text(path, text: str) -> None:
-    """`text` into `path` whole: a temporary in the same folder, flushed, then renamed over it."""
+    """`text` into `path` whole: a temporary in the same folder, flushed, then renamed over it. Only a new file or
+    a regular file is replaced (the rename would put a file where a device, FIFO, folder or link was)."""
     path = pathlib.Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise InputError(f"{path}: expected a new file or a regular file to replace, found "
+                         f"{'a symbolic link' if path.is_symlink() else 'something that is not a regular file'}; "
+                         f"nothing was written")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
     try:

@@ -93,7 +93,7 @@ std::optional<Ns> decimal_ns(std::string_view t) {
     // Drop the digits below a nanosecond, rounding half up.
     const int64_t drop = -exponent;
     if (drop > int64_t(digits.size())) return Ns(0);
-    const bool up = drop <= int64_t(digits.size()) && digits[digits.size() - size_t(drop)] >= '5';
+    const bool up = digits[digits.size() - size_t(drop)] >= '5';
     digits.resize(digits.size() - size_t(drop));
     Ns v = 0;
     for (char c : digits) v = v * 10 + (c - '0');

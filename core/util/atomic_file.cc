@@ -168,45 +168,65 @@ int remove_stale_temporaries(const fs::path& dir,
   return removed;
 }
 
+namespace {
+
+// A regular file open for reading (a FIFO would block and /dev/zero never
+// end: only regular files are read), closed when it goes; what read_file and
+// file_sha256 share. Throws moebench::Error naming the path.
+class ReadableFile {
+ public:
+  explicit ReadableFile(const fs::path& path) : path_(path) {
+    const std::string kind = file_kind(path);
+    if (kind != "a regular file")
+      throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
+                              std::strerror(errno)));
+    }
+    if (::fstat(fd_, &sb_) != 0 || !S_ISREG(sb_.st_mode)) {
+      ::close(fd_);
+      throw Error(
+          fmt::format("{}: expected a readable file, found something that is not a regular file",
+                      path.string()));
+    }
+  }
+  ~ReadableFile() { ::close(fd_); }
+  ReadableFile(const ReadableFile&) = delete;
+  ReadableFile& operator=(const ReadableFile&) = delete;
+
+  const struct stat& stat() const { return sb_; }
+  // Up to n bytes into p; 0 at the end of the file.
+  size_t read(char* p, size_t n) {
+    while (true) {
+      const ssize_t got = ::read(fd_, p, n);
+      if (got >= 0) return size_t(got);
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("{}: expected a readable file, found: {}", path_.string(),
+                              std::strerror(errno)));
+    }
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  struct stat sb_ {};
+};
+
+}  // namespace
+
 std::string read_file(const fs::path& path) {
-  // A FIFO would block and /dev/zero never end: only regular files are read.
-  const std::string kind = file_kind(path);
-  if (kind != "a regular file")
-    throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
-                            std::strerror(errno)));
-  }
-  struct stat sb {};
-  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    ::close(fd);
-    throw Error(fmt::format(
-        "{}: expected a readable file, found something that is not a regular file", path.string()));
-  }
-  try {
-    check_allocation(uint64_t(sb.st_size), path.string() + " (read whole)");
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  ReadableFile f(path);
+  check_allocation(uint64_t(f.stat().st_size), path.string() + " (read whole)");
   std::string out;
-  out.resize(size_t(sb.st_size));
+  out.resize(size_t(f.stat().st_size));
   size_t have = 0;
   while (true) {
     if (have == out.size()) out.resize(out.size() + 65536);  // the file grew meanwhile
-    const ssize_t n = ::read(fd, out.data() + have, out.size() - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
-                              std::strerror(err)));
-    }
+    const size_t n = f.read(out.data() + have, out.size() - have);
     if (n == 0) break;
-    have += size_t(n);
+    have += n;
   }
-  ::close(fd);
   out.resize(have);
   return out;
 }
@@ -214,45 +234,18 @@ std::string read_file(const fs::path& path) {
 std::string file_sha256(const fs::path& path) {
   static std::mutex mu;
   static std::map<std::string, std::string> known;  // path and stamp -> hash
-  const std::string kind = file_kind(path);
-  if (kind != "a regular file")
-    throw Error(fmt::format("{}: expected a readable file, found {}", path.string(), kind));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
-                            std::strerror(errno)));
-  }
-  struct stat sb {};
-  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    ::close(fd);
-    throw Error(fmt::format(
-        "{}: expected a readable file, found something that is not a regular file", path.string()));
-  }
+  ReadableFile f(path);
+  const struct stat& sb = f.stat();
   const std::string key = path.string() + "\n" +
                           stat_stamp(uint64_t(sb.st_dev), uint64_t(sb.st_ino), uint64_t(sb.st_size),
                                      int64_t(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec);
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (auto it = known.find(key); it != known.end()) {
-      ::close(fd);
-      return it->second;
-    }
+    if (auto it = known.find(key); it != known.end()) return it->second;
   }
   Sha256 h;
   std::vector<char> buf(size_t(1) << 20);
-  while (true) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(fmt::format("{}: expected a readable file, found: {}", path.string(),
-                              std::strerror(err)));
-    }
-    if (n == 0) break;
-    h.update(buf.data(), size_t(n));
-  }
-  ::close(fd);
+  while (const size_t n = f.read(buf.data(), buf.size())) h.update(buf.data(), n);
   const std::string hex = h.hex_digest();
   std::lock_guard<std::mutex> lock(mu);
   known[key] = hex;
