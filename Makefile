@@ -4,7 +4,7 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, format, slurm-test, bench, bench-kernels, calibrate, validation, compare, report, report-accept, predictors,
+# Other targets: build, format, slurm-test, bench, bench-kernels, calibrate, validation, compare, known-truth, report, report-accept, predictors,
 # characterize, tiny-models, tiny-traces, tiny-routing, asan, fuzz, clean.
 
 BUILD      ?= build
@@ -13,7 +13,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds region report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds region known-truth report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -188,6 +188,19 @@ region: build
 	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/testbed-region $$p \
 	    --verdicts $(REGION_OPTS) || exit 1; \
 	done
+
+# The known-truth test of the verdict pipeline (docs/KNOWN_TRUTH.md): the H200
+# replay's claims about HybriMoE, SMoE and DALI judged on the testbed identified
+# from its baselines' times; prints sensitivity and specificity and exits 1 when
+# their targets are not met. The profile's targets are checked against the
+# replay, the fit's report written beside the verdicts. About 2 minutes on 2 cores.
+known-truth: build
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/known_truth.py --check-profile
+	mkdir -p results/known-truth
+	MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/fit-testbed known-truth-h200 \
+	  --no-shares --json results/known-truth/fit.json
+	for b in 1 8; do MOEBENCH_HOME=$(CURDIR) $(BUILD)/bin/run_suite -q -j $(JOBS) suites/known-truth/h200-batch$$b.toml || exit 1; done
+	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/known_truth.py --results results --out results/known-truth --require
 
 report: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/report.py --results results --out results/report

@@ -218,7 +218,29 @@ def test_magnitude_is_judged_on_the_effect_not_the_ratio():
     assert common.speedup(102.5, 100, 1.09).magnitude.outcome() == NOT_REPRODUCED
     assert common.faster(109, 100, 1.09).magnitude.outcome() == REPRODUCED
     c = common.Check("x", {s: common.speedup(102.5, 100, 1.09) for s in (1, 2, 3)})
-    assert c.verdict == common.DIRECTION_ONLY and "effect/paper's effect - 1: -72.2%" in c.text(), c.text()
+    # 72% short of the effect is more than a factor of two off: the number is refuted, not merely missed.
+    assert c.verdict == NOT_REPRODUCED and c.magnitude == "refuted", c.text()
+    assert "effect/paper's effect - 1: -72.2%" in c.text() and "more than 2x in every seed" in c.text(), c.text()
+
+
+def test_a_magnitude_off_by_more_than_a_factor_two_in_every_seed_refutes_the_claim():
+    """The known-truth test plants each true speedup with its effect tripled; "direction only" accepted them all,
+    since their direction is the true one. Off by more than REFUTE_FACTOR in every seed is not reproduced; inside
+    it, or beyond it in some seeds only, a missed number stays direction only."""
+    assert common.REFUTE_FACTOR == 2.0
+    tripled = common.Check("3x", {s: common.faster(2.0, 1.0, 1 + 3 * 1.0) for s in (1, 2, 3)})  # effect 1.0 vs 3.0
+    assert tripled.verdict == NOT_REPRODUCED and tripled.magnitude == "refuted"
+    over = common.Check("over", {s: common.faster(4.2, 1.0, 2.5) for s in (1, 2, 3)})  # effect 3.2 vs 1.5: 2.13x
+    assert over.verdict == NOT_REPRODUCED and over.magnitude == "refuted"
+    missed = common.Check("1.6x", {s: common.faster(1.6, 1.0, 2.0) for s in (1, 2, 3)})  # 0.6 of the effect
+    assert missed.verdict == common.DIRECTION_ONLY and missed.magnitude == "differs"
+    # At exactly half the effect: not beyond the factor (DALI Fig. 19's +greedy, 2.55x against 4.1x).
+    assert common.Check("half", {s: common.faster(1.5, 1.0, 2.0) for s in (1, 2, 3)}).verdict == common.DIRECTION_ONLY
+    some = common.Check("some", {1: common.faster(1.2, 1.0, 2.0), 2: common.faster(1.6, 1.0, 2.0),
+                                 3: common.faster(1.2, 1.0, 2.0)})
+    assert some.verdict == common.DIRECTION_ONLY and some.magnitude == "differs"
+    # A band check on its own (a share, a hit rate) is unchanged: its band is its verdict.
+    assert common.Check("band", {s: common.within(3.0, 1.0) for s in (1, 2, 3)}).verdict == NOT_REPRODUCED
 
 
 def test_host_time_checks_are_reported_not_counted():

@@ -171,10 +171,17 @@ def _dali_breakdown(results: str, recs: list, runs: list):
                  "seeds": common.seeds_text(df)})
 
 
+# Profiles whose targets are no paper's: the known-truth testbed's are the H200 replay's measured baseline times
+# (analysis/known_truth.py --check-profile checks them; docs/KNOWN_TRUTH.md).
+NOT_PAPER_TESTBEDS = ("known-truth-h200",)
+
+
 def declared_targets() -> dict:
-    """Calibration targets the hardware profiles declare, by id: (profile, tolerance, value, fitted keys)."""
+    """Calibration targets the paper testbeds' profiles declare, by id: (profile, tolerance, value, fitted keys)."""
     out = {}
     for path in sorted((common.repo_root() / "configs" / "hardware").glob("*.toml")):
+        if path.stem in NOT_PAPER_TESTBEDS:
+            continue
         prof = common.load_toml(path)
         for t in prof.get("calibration", []):
             out[t["id"]] = (prof.get("name", path.stem), float(t.get("tolerance", TOLERANCE)), float(t["value"]),

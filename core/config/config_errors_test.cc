@@ -114,6 +114,15 @@ TEST(ConfigErrors, ContentionTermsAreCheckedByKey) {
                  "source = \"x\"\n" +
                  tail);
   EXPECT_NE(e.find("hardware.contention[0].factor"), std::string::npos) << e;
+  // An under-copy term scales the overlapped part: a per-task time is refused by key.
+  e = load_error(head +
+                 "[[hardware.contention]]\nterm = \"cpu-under-copy\"\nfactor = 1.2\n"
+                 "per_task_us = 3.0\nsource = \"x\"\n" +
+                 tail);
+  EXPECT_NE(e.find("key 'hardware.contention[0].per_task_us': expected no per_task_us for an "
+                   "under-copy term"),
+            std::string::npos)
+      << e;
 }
 
 // A table's context: on gpu-layer tables only, once per model, dtype and

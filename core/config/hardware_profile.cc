@@ -292,11 +292,16 @@ void testbed_target_fields(cfg::Schema<TestbedTarget>& s, bool target) {
               target ? "The baseline's strategy name in that suite."
                      : "The system's strategy name in that suite.")
       .required()
-      .choice("metric", &S::metric, {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms"},
+      .choice("metric", &S::metric,
+              {"decode_tokens_per_s", "tbt_mean_ms", "ttft_mean_ms", "total_time_s"},
               target ? "Results column compared with the value (seed mean)."
                      : "Results column compared with the value.")
       .required()
-      .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.");
+      .boolean("per_sequence", &S::per_sequence, "The column is divided by the batch size.")
+      .string_list(
+          "where", &S::where,
+          "The rows of one setting: \"column=value\" each (results columns, e.g. "
+          "\"strategy.residency.cache_ratio=0.25\"); none: the mean over the strategy's rows.");
 }
 
 const cfg::Schema<TestbedTarget>& calibration_schema() {
@@ -352,7 +357,8 @@ const cfg::Schema<ContentionTerm>& contention_schema() {
              "act-to-cpu, act-to-gpu (hidden states across the link), gpu-layer (attention, "
              "norms and router, shared experts, dense FFN, lm head, predictor matmuls), handoff "
              "(a task waiting for a task of another lane starts per_task_us after its end; no "
-             "factor).")
+             "factor), cpu-under-copy, gpu-under-copy (a CPU or GPU expert runs factor times "
+             "slower for the part of it during which the link copies experts; no per_task_us).")
         .required()
         .number("factor", &S::factor, "Times the cost model's time of such a task.", positive())
         .number("per_task_us", &S::per_task_us, "Added to every such task.", non_negative(), "us")
@@ -366,15 +372,21 @@ const cfg::Schema<ContentionTerm>& contention_schema() {
 }  // namespace
 
 const std::vector<std::string>& contention_terms() {
-  static const std::vector<std::string> t = {"gpu-expert", "cpu-expert", "expert-copy",
-                                             "act-to-cpu", "act-to-gpu", "gpu-layer",
-                                             "handoff"};
+  static const std::vector<std::string> t = {"gpu-expert", "cpu-expert",     "expert-copy",
+                                             "act-to-cpu", "act-to-gpu",     "gpu-layer",
+                                             "handoff",    "cpu-under-copy", "gpu-under-copy"};
   return t;
 }
 
 nlohmann::ordered_json HardwareProfile::to_json() const {
   nlohmann::ordered_json j = schema().to_json(*this);
   if (contention.empty()) j.erase("contention");
+  // A target without `where` keeps the JSON (and the cases their ids) it had
+  // before targets could name a setting.
+  for (const char* k : {"calibration", "feasibility"})
+    if (j.contains(k))
+      for (auto& t : j[k])
+        if (t.contains("where") && t["where"].empty()) t.erase("where");
   // A table not by context keeps the JSON (and the cases their ids) it had
   // before tables could be.
   if (j.contains("table"))
@@ -643,6 +655,11 @@ void validate_unknowns_and_terms(const HardwareProfile& h, const cfg::Value& src
                 h.contention[i].term != "handoff" || h.contention[i].factor == 1.0,
                 "no factor for the handoff term (a wait across lanes costs per_task_us)",
                 fmt::format("{}", h.contention[i].factor));
+    const bool under_copy = h.contention[i].term.find("under-copy") != std::string::npos;
+    require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "per_task_us",
+                !under_copy || h.contention[i].per_task_us == 0.0,
+                "no per_task_us for an under-copy term (it scales the overlapped part: factor)",
+                fmt::format("{}", h.contention[i].per_task_us));
     for (size_t j = 0; j < i; ++j) {
       require_key(item(contention_v, i), fmt::format("{}.contention[{}]", prefix, i), "term",
                   h.contention[j].term != h.contention[i].term, "one entry per term",

@@ -151,6 +151,9 @@ struct TestbedTarget {
   std::string strategy;
   std::string metric;
   bool per_sequence = false;
+  // The rows of one setting ("column=value", every one must hold; empty: the
+  // mean over the strategy's rows).
+  std::vector<std::string> where;
 };
 
 // A quantity of a paper's testbed that its evidence leaves unknown, with the
@@ -178,7 +181,10 @@ struct ContentionTerm {
   // "gpu-expert", "cpu-expert", "expert-copy", "act-to-cpu", "act-to-gpu",
   // "gpu-layer" (attention, norms and router, shared experts, dense FFN, lm
   // head, predictor matmuls), "handoff" (a task waiting for a task of another
-  // lane starts per_task_us after that task's end; factor unused)
+  // lane starts per_task_us after that task's end; factor unused),
+  // "cpu-under-copy" and "gpu-under-copy" (a CPU or GPU expert takes factor
+  // times longer for the part of it during which the link copies experts:
+  // the copy's share of host memory or of the GPU; per_task_us unused)
   std::string term;
   double factor = 1.0;
   double per_task_us = 0.0;

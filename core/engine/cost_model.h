@@ -95,6 +95,10 @@ class CostModel {
   // A task waiting for a task of another lane starts this long after that
   // task's end (the hardware's "handoff" contention term; 0: none).
   double handoff_ns() const { return per_task_ns_[kHandoff]; }
+  // A CPU (cpu = true) or GPU expert takes this many times longer for the part
+  // of it during which the link copies experts (the "cpu-under-copy" and
+  // "gpu-under-copy" terms; 1: none).
+  double under_copy_factor(bool cpu) const { return factor_[cpu ? kCpuUnderCopy : kGpuUnderCopy]; }
 
   int64_t expert_bytes() const { return expert_bytes_; }
   int64_t activation_bytes(int64_t tokens) const { return tokens * model_.hidden_size * 2; }
@@ -148,10 +152,12 @@ class CostModel {
     kActToGpu,
     kGpuLayer,
     kHandoff,
+    kCpuUnderCopy,
+    kGpuUnderCopy,
     kTerms
   };
-  double factor_[kTerms] = {1, 1, 1, 1, 1, 1, 1};
-  double per_task_ns_[kTerms] = {0, 0, 0, 0, 0, 0, 0};
+  double factor_[kTerms] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  double per_task_ns_[kTerms] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   bool contended_ = false;
   double in_run(Term k, double ns) const {
     return contended_ ? ns * factor_[k] + per_task_ns_[k] : ns;

@@ -195,12 +195,24 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
       if (t >= 0 && log_.lane_of(t) != id) ready = std::max(ready, log_.end_of(t) + h);
     }
   }
+  dur = under_copy(kind, std::max(ready, lane.free_ns()), dur);
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
   static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);
   m_.task_ns[size_t(kind)] += dur;
   log_.add_task(id, &lane, kind, s, end, dur, w, waits, pos_.step, layer, expert, tokens);
   return end;
+}
+
+// An expert task's time with the hardware's under-copy term: the part of it
+// during which the link copies experts (at their times now) runs `factor`
+// times slower; the stretched part is not looked at again (one pass).
+double Engine::under_copy(TaskKind kind, double start, double dur) const {
+  const bool cpu = kind == TaskKind::kCpuExpert || kind == TaskKind::kDeferredExpert;
+  if (!(cpu || kind == TaskKind::kGpuExpert) || dur <= 0) return dur;
+  const double f = cost_.under_copy_factor(cpu);
+  if (f == 1.0) return dur;
+  return dur + (f - 1.0) * link_.copying_ns(start, start + dur);
 }
 
 // The per-expert state, the placement, the predictor and the gate stream,

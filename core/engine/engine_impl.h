@@ -293,6 +293,7 @@ class Engine final : private AttentionPort {
   // log_.last() afterwards.
   double submit(FifoLane& lane, Lane id, TaskKind kind, double ready, double dur, int32_t layer,
                 int32_t expert, const Waits& waits, int64_t tokens = -1, double* start = nullptr);
+  double under_copy(TaskKind kind, double start, double dur) const;
   void begin_executor();
   void advance_link(double now);
   // Frees a slot for (layer, expert) by asking the cache policy; returns the

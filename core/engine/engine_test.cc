@@ -104,6 +104,39 @@ TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
   EXPECT_EQ(r.metrics.demand_loads, 1);
 }
 
+// The gpu-under-copy term: two demand loads in layer 0 ([1, 6] and [6, 11]);
+// expert 2 computes while expert 3's copy runs ([6, 8]) and takes factor
+// times longer; expert 3, after every copy, and layer 1 (no copy) do not.
+TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
+  const auto src = routing(2, 4, 2, {{{2, 3}, {0, 1}}});
+  HardwareProfile h = round_hardware();
+  // Every active expert pinned: the layer's loads are issued before its GPU
+  // experts, so expert 3's copy is on the link when expert 2 is submitted
+  // (the term sees the copies queued at that moment).
+  auto sg = strategy("gpu-ondemand", "lru", "uniform", 2);
+  sg.residency.pin_active_token = true;
+  const auto plain = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
+  h.contention = {{"gpu-under-copy", 2.0, 0.0, "test"}};
+  const auto r = run(tiny_model(), h, sg, src);
+  const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
+  const auto h2d = tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(h2d.size(), 2u);
+  ASSERT_EQ(gpu.size(), 4u);
+  EXPECT_DOUBLE_EQ(h2d[1].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(h2d[1].end_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(plain[0].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(plain[0].end_ns, 8 * us);
+  EXPECT_DOUBLE_EQ(gpu[0].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(gpu[0].end_ns, 10 * us);  // 2 us, all of it during the copy: 4 us
+  EXPECT_DOUBLE_EQ(gpu[1].start_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(gpu[1].end_ns - gpu[1].start_ns, 2 * us);
+  EXPECT_DOUBLE_EQ(gpu[3].end_ns - gpu[3].start_ns, 2 * us);
+  // The CPU term does not touch a GPU expert.
+  h.contention = {{"cpu-under-copy", 2.0, 0.0, "test"}};
+  const auto c = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
+  EXPECT_DOUBLE_EQ(c[0].end_ns, plain[0].end_ns);
+}
+
 TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {
   // The previous test's token as a one-token prompt, then one decode token.
   // Prefill: layer 0 waits 3 us for expert 2's copy (PCIe) and computes two

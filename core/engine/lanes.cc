@@ -193,4 +193,14 @@ double Link::free_ns() const {
   return queue_.empty() ? committed_free_ : get(queue_.back()).end_ns;
 }
 
+double Link::copying_ns(double from_ns, double to_ns) const {
+  double sum = 0;
+  for (int64_t id : queue_) {
+    const Transfer& t = get(id);
+    if (t.start_ns >= to_ns) break;  // in link order: every later one starts later
+    sum += std::max(0.0, std::min(t.end_ns, to_ns) - std::max(t.start_ns, from_ns));
+  }
+  return sum;
+}
+
 }  // namespace moebench

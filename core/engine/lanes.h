@@ -149,6 +149,9 @@ class Link {
   // When the link could start a new transfer (after everything queued).
   double free_ns() const;
   double busy_ns() const { return busy_; }
+  // How much of [from_ns, to_ns) the queued transfers take, at their present
+  // times (the link carries one transfer at a time).
+  double copying_ns(double from_ns, double to_ns) const;
   const std::deque<int64_t>& queue() const { return queue_; }
 
  private:

@@ -148,6 +148,21 @@ TEST(Link, DemandPlaceAgreesWithAScanOfTheQueue) {
   EXPECT_GT(moved, 100);  // the histories do move demand loads forward
 }
 
+// The under-copy terms' measure: how much of a window the queued transfers
+// take (one at a time on the link), gaps and the window's edges excluded.
+TEST(Link, CopyingCountsTheQueuedTransfersInsideAWindow) {
+  Link link(LinkOrder::kFifo);
+  link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));  // [0, 5]
+  link.issue(xfer(TaskKind::kPrefetchLoad, 8, 4));  // [8, 12]
+  EXPECT_DOUBLE_EQ(link.copying_ns(0, 20), 9.0);
+  EXPECT_DOUBLE_EQ(link.copying_ns(3, 10), 4.0);  // [3, 5] and [8, 10]
+  EXPECT_DOUBLE_EQ(link.copying_ns(5, 8), 0.0);   // the gap
+  EXPECT_DOUBLE_EQ(link.copying_ns(12, 30), 0.0);
+  std::vector<int64_t> done;
+  link.advance(6, &done);  // the first completes: no longer queued
+  EXPECT_DOUBLE_EQ(link.copying_ns(0, 20), 4.0);
+}
+
 TEST(EventOrder, TimeThenLanePriorityThenSequence) {
   struct E {
     double t;

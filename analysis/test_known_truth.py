@@ -1,0 +1,97 @@
+# Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
+"""The known-truth test's own method (analysis/known_truth.py), on answers known here: the replay itself as the
+harness must meet every target, a harness that flatters the proposed systems or reverses them must not, and the
+profile's targets are the replay's baseline times. No suite runs (make known-truth runs them)."""
+
+import statistics
+
+import pytest
+
+import common
+import known_truth as kt
+
+
+@pytest.fixture(scope="module")
+def times():
+    return kt.truth()
+
+
+@pytest.fixture(scope="module")
+def claims(times):
+    return kt.true_claims(times)
+
+
+def as_harness(times, scale=None):
+    """Three 'seeds' whose times are the replay's repeats (optionally scaled per strategy)."""
+    scale = scale or {}
+    return {sd: {k: v[sd - 1] * scale.get(k[3], 1.0) for k, v in times.items()} for sd in (1, 2, 3)}
+
+
+def test_claims_are_about_the_proposed_systems_where_the_machine_separates_them(times, claims):
+    assert len(times) == 64 and all(len(v) == 3 for v in times.values())
+    kinds = {c.kind for c in claims}
+    assert kinds == {"pair", "mean", "step"}
+    for c in claims:
+        strategies = {k[3] for k in c.fast + c.slow}
+        assert strategies & set(kt.PROPOSED), c.text
+        # Every repeat shows the claimed direction by more than the machine's noise threshold.
+        for i in range(3):
+            q = statistics.geometric_mean(times[s][i] / times[f][i] for f, s in zip(c.fast, c.slow))
+            assert q > 1 + 0.05 - 1e-12, c.text
+        # Its number, where it has one, is one every repeat shows within the magnitude band.
+        if c.speedup is not None:
+            assert c.speedup > 1.05
+            for i in range(3):
+                q = statistics.geometric_mean(times[s][i] / times[f][i] for f, s in zip(c.fast, c.slow))
+                assert abs((q - 1) / (c.speedup - 1) - 1) <= common.RATIO_BAND + 1e-12, c.text
+    assert kt.RATIO_BAND == common.RATIO_BAND
+    numbered = [c for c in claims if c.speedup is not None]
+    assert numbered, "no claim with a number"
+    texts = {c.text for c in claims}
+    assert len(texts) == len(claims)
+
+
+def test_planted_claims_are_the_true_ones_tripled_or_reversed(claims):
+    planted = kt.planted_claims(claims)
+    numbered = [c for c in claims if c.speedup is not None]
+    assert len(planted) == len(numbered) + len(claims)
+    c = numbered[0]
+    tripled = planted[0]
+    rev = planted[len(numbered) + claims.index(c)]
+    assert tripled.planted == "tripled" and abs((tripled.speedup - 1) - 3 * (c.speedup - 1)) < 1e-12
+    assert rev.planted == "reversed" and rev.fast == c.slow and rev.slow == c.fast and rev.speedup == c.speedup
+
+
+def test_the_machines_own_repeats_as_the_harness_meet_every_target(times, claims):
+    """The method's known answer: judged against the replay's own three repeats, every true claim holds and every
+    planted one is refused. A pipeline that failed this would fail for its rule, not for the model."""
+    h = as_harness(times)
+    s = kt.score([kt.judge(c, h) for c in claims], [kt.judge(c, h) for c in kt.planted_claims(claims)])
+    assert s["met"], s
+    assert s["sensitivity"] == 1.0 and s["specificity"] == 1.0
+
+
+def test_a_harness_that_flatters_the_proposed_systems_is_caught(times, claims):
+    """The proposed systems 1.6x faster than measured (the baselines exact): true claims against baselines are
+    overstated beyond their band or reversed, and the test says not met."""
+    flatter = as_harness(times, {p: 1 / 1.6 for p in kt.PROPOSED})
+    s = kt.score([kt.judge(c, flatter) for c in claims], [kt.judge(c, flatter) for c in kt.planted_claims(claims)])
+    assert not s["met"] and s["true_not_reproduced"] > 0
+    # Swapping the proposed systems' times with each other's reverses their mutual claims: refused.
+    swap = {sd: dict(t) for sd, t in as_harness(times).items()}
+    for t in swap.values():
+        for k in list(t):
+            if k[3] == "hybrimoe":
+                other = (*k[:3], "smoe")
+                t[k], t[other] = t[other], t[k]
+    hs = [c for c in claims if {k[3] for k in c.fast + c.slow} == {"hybrimoe", "smoe"}]
+    assert hs and all(kt.judge(c, swap).verdict == common.NOT_REPRODUCED for c in hs)
+
+
+def test_the_profiles_targets_are_the_replays_baseline_times(times, capsys):
+    assert kt.check_profile(times) == 0
+    text = kt.calibration_text(times)
+    assert text.count("[[calibration]]") == len(kt.BASELINES) * 8
+    assert not any(f'system = "{p}"' in text for p in kt.PROPOSED)  # never a proposed system's number
+    import testbeds
+    assert kt.PROFILE in testbeds.NOT_PAPER_TESTBEDS  # the report's paper testbeds leave it out
