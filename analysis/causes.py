@@ -2,7 +2,9 @@
 """Why each claim the reference does not reproduce is not reproduced: analysis/causes.toml, one entry
 per claim, each with its kind of cause and the evidence it rests on (docs/REPRODUCING.md, "Why a claim is not
 reproduced"). The report shows the cause beside the verdict; ci and analysis tests check that every claim of
-results/reference/verdicts.csv that is not reproduced has one and that every piece of evidence it names exists.
+results/reference/verdicts.csv that is not reproduced has one, that every piece of evidence it names exists, and
+that every number its `quotes` names is in its text and among the reference's recorded numbers for that claim (a
+quote of "today's" numbers goes stale when the reference moves).
 
     python3 analysis/causes.py     # checks the file against the reference; prints the count per kind"""
 
@@ -103,6 +105,13 @@ def load(path: pathlib.Path = CAUSES) -> dict:
             if anchor and anchor not in anchors[file]:
                 raise ValueError(f"{where}: key 'evidence': expected a heading of {file} with anchor '{anchor}', "
                                  "found none")
+        quotes = c.get("quotes", [])
+        if not isinstance(quotes, list) or not all(isinstance(q, str) and q for q in quotes):
+            raise ValueError(f"{where}: key 'quotes': expected an array of the numbers the text quotes from the "
+                             f"reference, as strings, found {quotes!r}")
+        for q in quotes:
+            if q not in c["text"]:
+                raise ValueError(f"{where}: key 'quotes': expected '{inputs.shown(q)}' in the text, found it not")
         key = (c["paper"], c["figure"])
         if key in out:
             raise ValueError(f"{where}: expected one entry per claim, found a second")
@@ -129,6 +138,10 @@ def check(reference: pathlib.Path, causes: dict) -> list:
             if r["verdict"] not in NEEDS_CAUSE and key in causes:
                 problems.append(f"{CAUSES.name}: {key[0]} {key[1]} has a cause but is '{r['verdict']}' in "
                                 f"{reference}")
+            for q in causes.get(key, {}).get("quotes", []):
+                if q not in r.get("headline", ""):
+                    problems.append(f"{CAUSES.name}: {key[0]} {key[1]}: key 'quotes': expected '{q}' among the "
+                                    f"reference's numbers ('{r.get('headline', '')}'), found it not (a stale quote?)")
     for key in causes:
         if key not in seen:
             problems.append(f"{CAUSES.name}: {key[0]} {key[1]} is not a claim of {reference}")

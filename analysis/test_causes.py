@@ -71,6 +71,23 @@ def test_check_names_a_claim_without_a_cause_and_a_cause_without_a_claim(tmp_pat
     assert not any("Table 8" in p for p in problems)  # a construction check needs no cause
 
 
+def test_a_quoted_number_must_be_in_the_text_and_among_the_references_numbers(tmp_path):
+    """HybriMoE Fig. 9's cause quoted "-0.002 and -0.053 on today's" after the reference had moved to +0.015 and
+    -0.033: a cause's quotes are checked against the reference's recorded numbers for its claim."""
+    ref = tmp_path / "verdicts.csv"
+    ref.write_text("paper,figure,judged in,verdict,other comparison,headline,recorded\n"
+                   'P,F,mechanism,not reproduced,-,"MRS - LRU: deepseek +0.015, qwen2 -0.033",x\n')
+    entry = ENTRY.format(kind='"workload"', evidence='["docs/REPRODUCING.md"]')
+    f = tmp_path / "causes.toml"
+    f.write_text(entry.replace('text = "t"', 'text = "today +0.015 and -0.053"\nquotes = ["+0.015", "-0.053"]'))
+    problems = causes.check(ref, causes.load(f))
+    assert any("key 'quotes': expected '-0.053' among the reference's numbers" in p for p in problems), problems
+    assert not any("'+0.015'" in p for p in problems)
+    f.write_text(entry.replace('text = "t"', 'text = "today +0.015"\nquotes = ["-0.033"]'))
+    with pytest.raises(ValueError, match="key 'quotes': expected '-0.033' in the text"):
+        causes.load(f)
+
+
 def test_the_report_shows_the_cause_beside_a_verdict_that_needs_one():
     known = causes.load()
     e = {"status": "ok", "paper": "DALI", "figure": "Table 4", "summary": {"verdict": common.NOT_REPRODUCED}}

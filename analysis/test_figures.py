@@ -367,6 +367,21 @@ def test_fit_testbed_rewrites_only_the_named_entry():
         fit.get_value(text, "stack.llamacpp.launch_us")  # no such entry: a clear error, not a silent default
 
 
+def test_fit_testbed_reads_a_targets_setting_and_a_contention_term():
+    fit = _fit_testbed()
+    text = ('[cpu]\nmem_bw_gbps = 80.0\n\n[[contention]]\nterm = "cpu-under-copy"\nfactor = 1.17\n\n'
+            '[[contention]]\nterm = "handoff"\nper_task_us = 5.0\n')
+    assert fit.get_value(text, "contention.cpu-under-copy.factor") == 1.17
+    assert fit.get_value(fit.set_value(text, "contention.handoff.per_task_us", 7.5), "contention.handoff.per_task_us") == 7.5
+    assert "factor = 1.17" in fit.set_value(text, "contention.handoff.per_task_us", 7.5)  # the other entry kept
+    row = {"model": "qwen3-30b-a3b", "strategy.residency.cache_ratio": "0.50", "workload.batch_size": "8"}
+    assert fit.matches(row, ["model=qwen3-30b-a3b", "strategy.residency.cache_ratio=0.5"], "t", "s")
+    assert not fit.matches(row, ["workload.batch_size=1"], "t", "s")
+    assert fit.matches(row, [], "t", "s")
+    with pytest.raises(SystemExit):  # a column the rows do not have is named, not skipped
+        fit.matches(row, ["workload.seeds=3"], "t", "s")
+
+
 def test_report_shows_verdicts_before_and_after_against_the_reference(results, tmp_path):
     ref = tmp_path / "verdicts.csv"
     cmd = [sys.executable, str(ROOT / "analysis" / "report.py"), "--results", str(results), "--out",
