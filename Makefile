@@ -193,7 +193,7 @@ region: build
 # replay's claims about HybriMoE, SMoE and DALI judged on the testbed identified
 # from its baselines' times; prints sensitivity and specificity and exits 1 when
 # their targets are not met. The profile's targets are checked against the
-# replay, the fit's report written beside the verdicts. About 2 minutes on 2 cores.
+# replay, the fit's report written beside the verdicts. 32 s on 2 cores (2026-12-07).
 known-truth: build
 	MOEBENCH_HOME=$(CURDIR) $(PY) analysis/known_truth.py --check-profile
 	mkdir -p results/known-truth

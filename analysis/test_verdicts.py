@@ -288,3 +288,24 @@ def test_smoe_gpu_share_must_rise_not_merely_never_fall():
     assert smoe_fig10_11.share_rises([0.4, 0.4, 0.4]).outcome() != REPRODUCED  # flat: once "never falls"
     assert smoe_fig10_11.share_rises([1.0, 1.0]).outcome() != REPRODUCED       # saturated
     assert smoe_fig10_11.share_rises([0.2, 0.5, 0.9]).outcome() == REPRODUCED
+
+
+def test_the_readme_and_status_counts_are_the_reference_verdicts():
+    """README's and STATUS's "of 36 claims, 0 reproduced, ..." are computed from results/reference/verdicts.csv
+    (a measurable sentence checked by a test: the counts went stale once when a rule moved a verdict)."""
+    import csv
+    import re
+    import report
+    with open(report.REFERENCE, newline="") as f:
+        verdicts = [r["verdict"] for r in csv.DictReader(f)]
+    counts = {v: verdicts.count(v) for v in common.VERDICTS}
+    want = (sum(counts.values()), counts[REPRODUCED], counts[common.DIRECTION_ONLY], counts[NOT_REPRODUCED],
+            counts[INCONCLUSIVE])
+    root = common.repo_root()
+    for doc, pattern in (("README.md", r"of (\d+) claims, (\d+) reproduced, (\d+) direction only, (\d+) not\s+"
+                                       r"reproduced, (\d+) inconclusive"),
+                         ("docs/STATUS.md", r"(\d+) claims: (\d+) reproduced, (\d+) direction only, (\d+) not "
+                                            r"reproduced, (\d+) inconclusive")):
+        m = re.search(pattern, (root / doc).read_text())
+        assert m, f"{doc}: no count of the reference verdicts"
+        assert tuple(int(x) for x in m.groups()) == want, (doc, m.group(0), want)
