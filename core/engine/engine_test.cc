@@ -137,6 +137,41 @@ TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
   EXPECT_DOUBLE_EQ(c[0].end_ns, plain[0].end_ns);
 }
 
+// The cpu-under-copy term: HybriMoE's scheduler runs an uncached expert on
+// the CPU (10 us) while it copies another for the GPU (5 us); the CPU expert
+// takes factor times longer for the part of it the copy overlaps, and
+// every other task keeps its time.
+TEST(EngineTimeline, ACpuExpertBesideACopyIsSlowedByTheUnderCopyTerm) {
+  const auto src = routing(2, 4, 2, {{{2, 3}, {2, 3}}});
+  HardwareProfile h = round_hardware();
+  const auto sg = strategy("hybrimoe", "lru", "uniform", 2);
+  const auto plain = run(tiny_model(), h, sg, src);
+  h.contention = {{"cpu-under-copy", 2.0, 0.0, "test"}};
+  const auto r = run(tiny_model(), h, sg, src);
+  const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
+  const auto plain_cpu = tasks(plain, Lane::kCpu, TaskKind::kCpuExpert);
+  std::vector<TaskRecord> copies;
+  for (const TaskRecord& t : r.timeline)
+    if (t.lane == Lane::kH2D) copies.push_back(t);
+  ASSERT_FALSE(cpu.empty());
+  ASSERT_FALSE(copies.empty());
+  ASSERT_EQ(cpu.size(), plain_cpu.size());
+  int slowed = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    // dur = base + (2 - 1) x the copies' time inside [start, start + base].
+    const double base = plain_cpu[i].end_ns - plain_cpu[i].start_ns;
+    const double from = cpu[i].start_ns, to = cpu[i].start_ns + base;
+    double overlap = 0;
+    for (const TaskRecord& c : copies)
+      overlap += std::max(0.0, std::min(c.end_ns, to) - std::max(c.start_ns, from));
+    EXPECT_NEAR(cpu[i].end_ns - cpu[i].start_ns, base + overlap, 1e-6) << i;
+    slowed += cpu[i].end_ns - cpu[i].start_ns > base;
+  }
+  EXPECT_GT(slowed, 0);
+  EXPECT_EQ(tasks(r, Lane::kGpu, TaskKind::kGpuExpert).size(),
+            tasks(plain, Lane::kGpu, TaskKind::kGpuExpert).size());
+}
+
 TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {
   // The previous test's token as a one-token prompt, then one decode token.
   // Prefill: layer 0 waits 3 us for expert 2's copy (PCIe) and computes two
