@@ -95,3 +95,18 @@ def test_the_profiles_targets_are_the_replays_baseline_times(times, capsys):
     assert not any(f'system = "{p}"' in text for p in kt.PROPOSED)  # never a proposed system's number
     import testbeds
     assert kt.PROFILE in testbeds.NOT_PAPER_TESTBEDS  # the report's paper testbeds leave it out
+
+
+def test_the_docs_counts_are_the_claims_the_script_writes(claims):
+    """docs/KNOWN_TRUTH.md's claim counts are computed here, not typed once and left."""
+    import re
+    doc = (kt.ROOT / "docs" / "KNOWN_TRUTH.md").read_text()
+    for kind in ("pair", "mean", "step"):
+        m = re.search(rf"^\| {kind} \|.*\| (\d+) \|$", doc, re.M)
+        assert m and int(m.group(1)) == sum(c.kind == kind for c in claims), kind
+    m = re.search(r"(\d+) of the (\d+) do\.", doc)
+    assert m and (int(m.group(1)), int(m.group(2))) == (sum(c.speedup is not None for c in claims), len(claims))
+    numbered = sum(c.speedup is not None for c in claims)
+    m = re.search(r"\(X -> 1 \+ 3 \(X - 1\): (\d+)\), and every claim reversed \(the slower side said to\s+be faster: (\d+)\)",
+                  doc)
+    assert m and (int(m.group(1)), int(m.group(2))) == (numbered, len(claims))
