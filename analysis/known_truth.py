@@ -71,9 +71,10 @@ def settings(times: dict) -> list:
 
 
 class Claim:
-    """A claim in a paper's words: `fast` faster than `slow` by `speedup` (the paper's number), where `fast` and
-    `slow` are lists of (setting, strategy) whose times add up per setting and average over settings (a mean
-    claim) or one each (a pair or a step). `kind`: pair, mean or step; `planted`: "", "tripled" or "reversed"."""
+    """A claim in a paper's words: `fast` faster than `slow` by `speedup` (the paper's number; None where the
+    machine's repeats do not repeat one: a direction alone). `fast` and `slow` are parallel lists of (model, batch,
+    cache, strategy) keys: four settings' (a mean claim, the geometric mean of their speedups) or one each (a pair
+    or a step). `kind`: pair, mean or step; `planted`: "", "tripled" or "reversed"."""
 
     def __init__(self, kind: str, text: str, fast: list, slow: list, speedup: float, planted: str = ""):
         self.kind, self.text, self.fast, self.slow, self.speedup, self.planted = kind, text, fast, slow, speedup, planted
