@@ -249,6 +249,19 @@ class _CheckedStdout:
         return getattr(self._stream, name)
 
 
+def script_module(path):
+    """A Python script without the .py suffix (scripts/fit-testbed) as a module, for another tool or a test that
+    calls its functions; the module is named after the file ('-' as '_')."""
+    import importlib.machinery
+    import importlib.util
+    path = pathlib.Path(path)
+    name = path.name.replace("-", "_")
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+    loader.exec_module(mod)
+    return mod
+
+
 def main_guard(tool: str, main, argv=None) -> int:
     """Runs main(argv) as a tool: an InputError is one line on stderr and exit 2, SIGTERM and SIGINT end it at
     once (exit 143 and 130), and output that stdout did not take (a full disk, a closed stdout or pipe) is

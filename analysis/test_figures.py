@@ -314,12 +314,8 @@ def test_testbed_breakdowns_split_the_baselines_time_paper_vs_harness(tmp_path):
 
 def _fit_testbed():
     """scripts/fit-testbed as a module (it has no .py suffix)."""
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader("fit_testbed", str(ROOT / "scripts" / "fit-testbed"))
-    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("fit_testbed", loader))
-    loader.exec_module(mod)
-    return mod
+    import inputs
+    return inputs.script_module(ROOT / "scripts" / "fit-testbed")
 
 
 def test_testbed_targets_are_baselines_with_the_papers_values():

@@ -4,8 +4,6 @@ suite runs, never a traceback; their outputs checked before the work that fills 
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import pathlib
 import re
@@ -14,18 +12,13 @@ import sys
 
 import pytest
 
+import inputs
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROFILE = "dali-rtx3090"
 
 
-def _fit():
-    loader = importlib.machinery.SourceFileLoader("fit_testbed", str(ROOT / "scripts" / "fit-testbed"))
-    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("fit_testbed", loader))
-    loader.exec_module(mod)
-    return mod
-
-
-FIT = _fit()
+FIT = inputs.script_module(ROOT / "scripts" / "fit-testbed")
 
 
 def test_digit_separators_are_read_and_written_whole():

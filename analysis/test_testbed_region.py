@@ -5,8 +5,6 @@ runs): these test the tool's logic, docs/TESTBEDS.md's region tables test the to
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import math
 import os
@@ -15,6 +13,8 @@ import subprocess
 import sys
 
 import pytest
+
+import inputs
 
 try:
     import tomllib
@@ -25,14 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUN_SUITE = os.environ.get("MOEBENCH_RUN_SUITE", str(ROOT / "build" / "bin" / "run_suite"))
 
 
-def _region():
-    loader = importlib.machinery.SourceFileLoader("testbed_region", str(ROOT / "scripts" / "testbed-region"))
-    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("testbed_region", loader))
-    loader.exec_module(mod)
-    return mod
-
-
-REG = _region()
+REG = inputs.script_module(ROOT / "scripts" / "testbed-region")
 
 PROFILE = """name = "toy"
 [cpu]
