@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # The known-truth test's three rows (docs/KNOWN_TRUTH.md, "What it finds"), from a built tree:
 # the testbed as the datasheets give it, fitted on the baselines without the cpu-under-copy
-# term, and fitted with it (the committed profile). Restores the committed profile at the end.
+# term, and fitted with it (the committed profile).
 # The fit itself: cp profile-datasheet.toml configs/hardware/known-truth-h200.toml, then
 # scripts/fit-testbed known-truth-h200 --write --no-shares --iterations 8 (fit.log).
 set -eu
 cd "$(dirname "$0")/../../.."
 here=docs/measurements/known-truth-2026-12-07
-prof=configs/hardware/known-truth-h200.toml
 py=$(sed -n 's/^PYTHON=//p' build/.python 2>/dev/null || echo /usr/bin/python3)
-cp "$prof" /tmp/known-truth-committed.toml
-trap 'cp /tmp/known-truth-committed.toml "$prof"' EXIT
-row() {  # name: run both suites on the profile in place, judge
+# Each row's profile shadows the tracked one through MOEBENCH_CONFIG_PATH (a folder of presets,
+# under /tmp): the tracked configs/hardware/known-truth-h200.toml is read, never written.
+presets=/tmp/known-truth-presets
+row() {  # name profile-file: run both suites on that profile, judge
   local out=/tmp/known-truth-$1
-  rm -rf "$out"
+  rm -rf "$out" "$presets"
+  mkdir -p "$presets/hardware"
+  cp "$2" "$presets/hardware/known-truth-h200.toml"
   for b in 1 8; do
-    build/bin/run_suite -q -j 2 suites/known-truth/h200-batch$b.toml --out "$out/known-truth-h200-batch$b/run" > /dev/null
+    MOEBENCH_CONFIG_PATH=$presets build/bin/run_suite -q -j 2 suites/known-truth/h200-batch$b.toml \
+      --out "$out/known-truth-h200-batch$b/run" > /dev/null 2>&1
   done
   echo "== $1"
   "$py" analysis/known_truth.py --results "$out" --out "$out/report"
 }
-cp "$here/profile-datasheet.toml" "$prof"; row datasheet
-cp /tmp/known-truth-committed.toml "$prof"; sed -i 's/^factor = 1.17$/factor = 1.0/' "$prof"; row fitted-without-term
-cp /tmp/known-truth-committed.toml "$prof"; row fitted
+row datasheet "$here/profile-datasheet.toml"
+sed 's/^factor = 1.17$/factor = 1.0/' configs/hardware/known-truth-h200.toml > /tmp/known-truth-without-term.toml
+row fitted-without-term /tmp/known-truth-without-term.toml
+row fitted configs/hardware/known-truth-h200.toml
 cp /tmp/known-truth-fitted/report/index.md "$here/index.md"
 cp /tmp/known-truth-fitted/report/claims.csv "$here/claims.csv"
 
