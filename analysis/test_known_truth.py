@@ -110,3 +110,46 @@ def test_the_docs_counts_are_the_claims_the_script_writes(claims):
     m = re.search(r"\(X -> 1 \+ 3 \(X - 1\): (\d+)\), and every claim reversed \(the slower side said to\s+be faster: (\d+)\)",
                   doc)
     assert m and (int(m.group(1)), int(m.group(2))) == (numbered, len(claims))
+
+
+def test_the_harness_is_timed_to_the_last_steps_end_as_the_replay_was(tmp_path):
+    """A copy nothing waits for that ends after the last step (DALI's window swaps) is in total_time_s but not in
+    the replay's time: the harness's time is prefill_time_s + decode_time_s."""
+    import json
+
+    for batch, suite in kt.SUITES.items():
+        d = tmp_path / suite / "20261207T000000Z-x"
+        d.mkdir(parents=True)
+        (d / "manifest.json").write_text(json.dumps({"status": "complete", "suite": {"name": suite},
+                                                     "cases": [{"case_id": "a"}]}))
+        row = {"suite": suite, "run_id": d.name, "case_id": "a", "case_index": 0, "repetition": 0, "status": "ok",
+               "backend": "sim", "strategy": "dali", "model": "qwen3-30b-a3b", "workload.batch_size": batch,
+               "strategy.residency.cache_ratio": 0.25, "workload.seed": 1, "ttft_mean_ms": 40.0,
+               "tbt_mean_ms": 10.0, "prefill_tokens_per_s": 800.0, "decode_tokens_per_s": 100.0,
+               "prefill_time_s": 0.04, "decode_time_s": 0.06, "total_time_s": 0.125}
+        (d / "runs.jsonl").write_text(json.dumps(row) + "\n")
+    got = kt.harness_times(str(tmp_path))
+    for batch in kt.SUITES:
+        assert got[1][("qwen3-30b-a3b", batch, 0.25, "dali")] == pytest.approx(0.1e6)
+
+
+def test_the_docs_state_the_committed_lab_notes_score():
+    """README, STATUS and KNOWN_TRUTH say the score known_truth.py wrote into the latest lab note's index.md."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    notes = sorted((root / "docs" / "measurements").glob("known-truth-*/index.md"))
+    head = notes[-1].read_text().splitlines()[2]
+    m = re.match(r"Sensitivity (\d+) of (\d+) true claims reproduced or direction only \(([\d.]+)%; target 90%\), "
+                 r"(\d+) true claim\(s\) not reproduced \(target 0\); specificity (\d+) of (\d+) planted false claims "
+                 r"not reproduced \(([\d.]+)%; target 100%\)", head)
+    assert m, head
+    sens, n, sens_pct, refused, spec, planted, spec_pct = m.groups()
+    readme = " ".join((root / "README.md").read_text().split())
+    assert f"sensitivity {sens_pct}%, {refused} true claims refused, specificity {spec_pct}%" in readme
+    status = (root / "docs" / "STATUS.md").read_text()
+    assert (f"sensitivity {sens} of {n} ({sens_pct}%, target 90%), {refused} true claims not reproduced (target 0), "
+            f"specificity {spec} of {planted} ({spec_pct}%, target 100%)") in status
+    doc = (root / "docs" / "KNOWN_TRUTH.md").read_text()
+    assert f"| {sens} / {n} ({sens_pct}%) | {refused} | {spec} / {planted} ({spec_pct}%) |" in doc

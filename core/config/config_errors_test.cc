@@ -2,6 +2,8 @@
 // Every class of configuration error, with the exact message a user sees:
 //   <file>:<line>:<col>: key '<key>': expected <what>, found <what>[; did you mean '<x>'?]
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "core/experiment/experiment.h"
@@ -123,6 +125,59 @@ TEST(ConfigErrors, ContentionTermsAreCheckedByKey) {
                    "under-copy term"),
             std::string::npos)
       << e;
+}
+
+// The profile the components plan with: resolved by name into the case (its
+// JSON in the case's hardware), refused by key when it is missing, has a
+// [planning] of its own or differs in having a GPU; a factor must be positive.
+TEST(ConfigErrors, PlanningProfilesAreResolvedAndCheckedByKey) {
+  const std::string head =
+      "[suite]\nname = \"t\"\n[model]\npreset = \"mixtral-8x7b\"\n"
+      "[hardware]\npreset = \"hybrimoe-a6000\"\n";
+  const std::string tail = "[[strategy]]\nname = \"s\"\n";
+  testing::TempDir dir;
+  const Experiment ex =
+      load_experiment_text(head + "[hardware.planning]\npreset = \"smoe-rtx4090\"\n" + tail,
+                           "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  ASSERT_EQ(ex.cases.size(), 1u);
+  const PlanningSpec& p = ex.cases[0].hardware.planning;
+  ASSERT_TRUE(p.estimate);
+  EXPECT_EQ(p.estimate->name, "smoe-rtx4090");
+  EXPECT_EQ(ex.cases[0].config["hardware"]["planning"]["estimate"]["name"], "smoe-rtx4090");
+  // Without [planning] the case's JSON has none (every earlier case keeps its id).
+  const Experiment plain =
+      load_experiment_text(head + tail, "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+  EXPECT_FALSE(plain.cases[0].config["hardware"].contains("planning"));
+  EXPECT_NE(plain.cases[0].id, ex.cases[0].id);
+
+  std::string e = load_error(head + "[hardware.planning]\npreset = \"smoe-rtx409\"\n" + tail);
+  EXPECT_NE(e.find("exp.toml:8:10: key 'hardware.planning.preset': expected a hardware preset"),
+            std::string::npos)
+      << e;
+  e = load_error(head + "[hardware.planning]\npreset = \"local-cpu\"\n" + tail);
+  EXPECT_NE(e.find("key 'hardware.planning.preset': expected a profile with a GPU, as "
+                   "'hybrimoe-a6000', found 'local-cpu' (0 GPU)"),
+            std::string::npos)
+      << e;
+  e = load_error(head + "[hardware.planning]\ncpu_expert = 0.0\n" + tail);
+  EXPECT_NE(e.find("key 'hardware.planning.cpu_expert'"), std::string::npos) << e;
+  // A planning profile that plans with another one is refused.
+  {
+    std::ofstream f(dir.path() / "nested.toml");
+    f << "preset = \"smoe-rtx4090\"\nname = \"nested\"\n[planning]\ngpu_expert = 2.0\n";
+  }
+  try {
+    load_experiment_text(head + "[hardware.planning]\npreset = \"nested.toml\"\n" + tail,
+                         "exp.toml", dir.path(), ConfigPaths::defaults(), nullptr);
+    ADD_FAILURE() << "a planning profile with a [planning] of its own was accepted";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what())
+                  .find("key 'hardware.planning.preset': expected a profile whose components "
+                        "plan with its own costs (no [planning]), found 'nested' with a "
+                        "[planning] of its own"),
+              std::string::npos)
+        << err.what();
+  }
 }
 
 // A table's context: on gpu-layer tables only, once per model, dtype and

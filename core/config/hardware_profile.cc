@@ -115,6 +115,28 @@ const cfg::Schema<LinkSpec>& link_schema() {
   return s;
 }
 
+const cfg::Schema<PlanningSpec>& planning_schema() {
+  using S = PlanningSpec;
+  using namespace cfg;
+  static const Schema<S> s = [] {
+    Schema<S> s("hardware.planning");
+    s.string("preset", &S::preset,
+             "A hardware preset or file whose costs the components plan with (e.g. the machine "
+             "a plan was made on); empty: this profile's.")
+        .number("cpu_expert", &S::cpu_expert,
+                "The planners' estimate of a routed expert's CPU time over the time it takes.",
+                positive())
+        .number("gpu_expert", &S::gpu_expert,
+                "The planners' estimate of a routed expert's GPU time over the time it takes.",
+                positive())
+        .number("expert_copy", &S::expert_copy,
+                "The planners' estimate of an expert copy's time over the time it takes.",
+                positive());
+    return s;
+  }();
+  return s;
+}
+
 const cfg::Schema<CostTable>& table_schema() {
   using S = CostTable;
   using namespace cfg;
@@ -381,6 +403,11 @@ const std::vector<std::string>& contention_terms() {
 nlohmann::ordered_json HardwareProfile::to_json() const {
   nlohmann::ordered_json j = schema().to_json(*this);
   if (contention.empty()) j.erase("contention");
+  if (planning.exact()) {
+    j.erase("planning");
+  } else if (planning.estimate) {
+    j["planning"]["estimate"] = planning.estimate->to_json();
+  }
   // A target without `where` keeps the JSON (and the cases their ids) it had
   // before targets could name a setting.
   for (const char* k : {"calibration", "feasibility"})
@@ -432,7 +459,10 @@ const cfg::Schema<HardwareProfile>& HardwareProfile::schema() {
                      "Suites whose claims scripts/testbed-region judges across the region.")
         .table_list("contention", &S::contention, contention_schema(),
                     "What a task costs inside a run of every lane beyond its table (fitted on "
-                    "the GPU replays: analysis/gpu_contention.py); none by default.");
+                    "the GPU replays: analysis/gpu_contention.py); none by default.")
+        .table("planning", &S::planning, planning_schema(),
+               "What the strategies' components plan with: another profile's costs and the "
+               "estimate's error per expert task; by default this profile's own costs.");
     return s;
   }();
   return s;

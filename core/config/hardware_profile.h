@@ -10,6 +10,7 @@
 // warning counter) outside it, never extrapolating silently.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,26 @@ struct ContentionTerm {
   std::string source;
 };
 
+struct HardwareProfile;
+
+// What the strategies' components plan with (docs/COST_MODEL.md, "Planning
+// estimates"): a planner knows a machine through its own profiling, not the
+// simulator's cost model. The estimate is another profile's costs
+// (`profile`, resolved when the case is expanded: `estimate`) or this one's,
+// each routed expert's CPU time, GPU time and copy time times its factor
+// (the estimate's error, an unknown a testbed may give a range). The
+// default is this profile's own costs, exactly.
+struct PlanningSpec {
+  std::string preset;  // a hardware preset or file; empty: this profile
+  double cpu_expert = 1.0;
+  double gpu_expert = 1.0;
+  double expert_copy = 1.0;
+  std::shared_ptr<const HardwareProfile> estimate;  // `preset` resolved (null: this profile)
+  bool exact() const {
+    return preset.empty() && cpu_expert == 1.0 && gpu_expert == 1.0 && expert_copy == 1.0;
+  }
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -211,13 +232,17 @@ struct HardwareProfile {
   std::vector<TestbedUnknown> unknowns;
   std::vector<std::string> region_suites;
   std::vector<ContentionTerm> contention;
+  PlanningSpec planning;
 
   bool has_gpu() const { return gpu.count > 0; }
   int64_t gpu_mem_bytes() const;
   void validate(const cfg::Value& src, const std::string& prefix) const;
 
   static const cfg::Schema<HardwareProfile>& schema();
-  // Without "contention" when there is none (every case without terms keeps its id).
+  // Without "contention" when there is none and without "planning" when the
+  // components plan with this profile's own costs (every case without them
+  // keeps its id); with the estimate profile resolved, its JSON under
+  // planning.estimate.
   nlohmann::ordered_json to_json() const;
 };
 

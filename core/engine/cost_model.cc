@@ -157,21 +157,23 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
     t = hw_.cpu.task_overhead_us * kNsPerUs + std::max(mem, flops / rate);
   }
   if (first_in_layer) t += hw_.cpu.first_task_warmup_us * kNsPerUs;
-  return in_run(kCpuExpert, t);
+  return in_run(kCpuExpert, t) * scale_[0];
 }
 
 double CostModel::gpu_expert_ns(int64_t tokens) const {
-  if (gpu_table_) return in_run(kGpuExpert, lookup_ns(*gpu_table_, double(tokens)));
+  if (gpu_table_) return in_run(kGpuExpert, lookup_ns(*gpu_table_, double(tokens))) * scale_[1];
   const double flops = double(model_.expert_flops_per_token()) * double(tokens);
   return in_run(kGpuExpert,
-                gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0));
+                gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0)) *
+         scale_[1];
 }
 
 double CostModel::h2d_expert_ns() const {
-  if (h2d_table_) return in_run(kExpertCopy, lookup_ns(*h2d_table_, 1.0));
+  if (h2d_table_) return in_run(kExpertCopy, lookup_ns(*h2d_table_, 1.0)) * scale_[2];
   return in_run(kExpertCopy,
                 hw_.link.latency_us * kNsPerUs +
-                    ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps"));
+                    ns_for_bytes(double(expert_bytes_), hw_.link.h2d_gbps, "link.h2d_gbps")) *
+         scale_[2];
 }
 
 double CostModel::h2d_expert_ns(double ratio) const {
@@ -312,6 +314,17 @@ double CostModel::h2d_activations_ns(int64_t tokens) const {
   return in_run(kActToGpu,
                 hw_.link.latency_us * kNsPerUs + ns_for_bytes(double(activation_bytes(tokens)),
                                                               hw_.link.h2d_gbps, "link.h2d_gbps"));
+}
+
+CostModel planning_cost_model(const ModelSpec& model, const HardwareProfile& hw) {
+  const PlanningSpec& p = hw.planning;
+  if (!p.preset.empty() && !p.estimate) {
+    throw InternalError(
+        fmt::format("hardware '{}': planning.preset '{}' was not resolved", hw.name, p.preset));
+  }
+  CostModel c(model, p.estimate ? *p.estimate : hw);
+  c.scale_experts(p.cpu_expert, p.gpu_expert, p.expert_copy);
+  return c;
 }
 
 }  // namespace moebench

@@ -100,6 +100,14 @@ class CostModel {
   // "gpu-under-copy" terms; 1: none).
   double under_copy_factor(bool cpu) const { return factor_[cpu ? kCpuUnderCopy : kGpuUnderCopy]; }
 
+  // As a planner's estimate (HardwareProfile::planning): each routed
+  // expert's CPU time, GPU time and copy time times these factors.
+  void scale_experts(double cpu, double gpu, double copy) {
+    scale_[0] = cpu;
+    scale_[1] = gpu;
+    scale_[2] = copy;
+  }
+
   int64_t expert_bytes() const { return expert_bytes_; }
   int64_t activation_bytes(int64_t tokens) const { return tokens * model_.hidden_size * 2; }
   bool has_gpu() const { return hw_.has_gpu(); }
@@ -162,7 +170,14 @@ class CostModel {
   double in_run(Term k, double ns) const {
     return contended_ ? ns * factor_[k] + per_task_ns_[k] : ns;
   }
+  double scale_[3] = {1, 1, 1};  // scale_experts: CPU, GPU, copy
   mutable int64_t clamped_ = 0;
 };
+
+// The costs a strategy's components plan with (HardwareProfile::planning):
+// the named profile's (resolved into hw.planning.estimate) or hw's own,
+// each expert cost times the estimate's factor. Keeps references to `model`
+// and `hw`. A preset named but not resolved is an InternalError.
+CostModel planning_cost_model(const ModelSpec& model, const HardwareProfile& hw);
 
 }  // namespace moebench

@@ -88,7 +88,7 @@ void Engine::check_memory() {
 void Engine::place() {
   PlacementContext pc;
   pc.model = &model_;
-  pc.cost = &cost_;
+  pc.cost = &plan_cost();
   // The prefetch buffer starts empty: placement fills the cache share only.
   pc.slots_per_layer = res_.cache_slots();
   pc.global_pool = res_.global_pool();
@@ -174,7 +174,7 @@ Context Engine::context(int32_t layer, double now) const {
   c.routing = &cur_.step;
   if (layer >= 0 && layer < int32_t(active_.size())) c.active = active_[layer];
   c.residency = &res_;
-  c.cost = &cost_;
+  c.cost = &plan_cost();
   c.lanes = {const_cast<Engine*>(this)->gpu_lane().free_ns(), lanes_.cpu.free_ns(),
              link_.free_ns()};
   c.layer_nonmoe_ns = cur_.nonmoe_ns;
@@ -236,6 +236,9 @@ void Engine::prepare_run() {
   st_.prefetcher->set_predictor(
       st_.predictor ? clock_.wrap(st_.predictor.get(), &m_.decision_ns[kFamPredictor]) : nullptr);
   setup_gate_stream();
+  // An expert beside a copy that completed before the expert was submitted
+  // (the under-copy terms) needs the completed copies' times.
+  link_.keep_history(cost_.under_copy_factor(true) != 1.0 || cost_.under_copy_factor(false) != 1.0);
 }
 
 SimulationResult Engine::run() {
@@ -255,6 +258,7 @@ SimulationResult Engine::run() {
     exec_->begin_step(s);
     // A served run's machine may sit idle until the step's request arrives.
     const double t0 = std::max(gpu_lane().free_ns(), steps_[s].not_before_ns);
+    link_.forget_before(t0);  // no task of this step starts earlier
     const double busy0[3] = {link_.busy_ns(), lanes_.gpu.busy_ns(), lanes_.cpu.busy_ns()};
     const auto w0 = Clock::now();
     run_step(s);

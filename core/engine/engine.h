@@ -11,10 +11,11 @@
 //   3. hooks: CachePolicy::on_gate, Prefetcher::after_gate, Deferral::choose,
 //      Assigner::plan (validated)
 //   4. on-demand loads (victims from the CachePolicy), shared experts and GPU
-//      experts on the GPU (each waiting for its weights), CPU experts after
-//      the hidden states reach the CPU, their outputs sent back
+//      experts on the GPU (each waiting for its weights); the prefetches of
+//      the gate and of Prefetcher::after_gpu_experts; CPU experts after the
+//      hidden states reach the CPU (beside those copies), their outputs sent back
 //   5. deferred CPU experts (decode) finish during the next layer and are
-//      combined there; Prefetcher::after_gpu_experts; CachePolicy::after_layer
+//      combined there; CachePolicy::after_layer
 // then the lm head; after each step Prefetcher/CachePolicy::after_step.
 // Everything is deterministic: the same inputs give the same metrics on any
 // machine (except the measured decision times).

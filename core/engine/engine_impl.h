@@ -198,6 +198,8 @@ class Engine final : private AttentionPort {
     mode_ = run_modes(st, hw, exec_->backend() == "real", *attention_);
     if (cost_.handoff_ns() > 0) log_.keep_ends(cost_.handoff_ns());
     res_.read_ends_from(&link_);
+    if (!hw.planning.exact())
+      estimate_ = std::make_unique<CostModel>(planning_cost_model(model, hw));
     if (res_.buffer_slots() > 0 && res_.global_pool()) {
       throw Error(fmt::format(
           "strategy '{}': residency.prefetch_buffer: expected pool = \"per-layer\", found "
@@ -269,6 +271,7 @@ class Engine final : private AttentionPort {
   void pin_for_layer(int32_t l, int32_t e);
   bool demand_load(int32_t l, int32_t e, double t_gate);
   void run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r);
+  void issue_layer_prefetches(int32_t l, const LayerRun& r);
   void cpu_side(int32_t l, LayerRun& r);
   void after_layer(int32_t l, const LayerRun& r);
   void release_prefetch_buffer(int32_t l, double gpu_end);
@@ -339,6 +342,10 @@ class Engine final : private AttentionPort {
   const CalibrationData* calib_;
   EngineOptions opt_;
   CostModel cost_;
+  // What the components plan with when it is not cost_ (HardwareProfile::
+  // planning); plan_cost() is the one they read.
+  std::unique_ptr<CostModel> estimate_;
+  const CostModel& plan_cost() const { return estimate_ ? *estimate_ : cost_; }
   SimExecutor sim_exec_;
   Executor* exec_;
   Needs needs_;

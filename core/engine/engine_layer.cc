@@ -54,6 +54,11 @@ void Engine::run_moe_layer(int32_t l) {
   for (const auto& a : active_[l])
     sc_.tokens_of[a.expert] = a.tokens;  // workload of each expert in this layer
   gpu_side(l, r);
+  // The copies issued at the gate and after the GPU experts go on the link
+  // before the CPU experts are submitted, so that an expert computing beside
+  // them sees them (the cpu-under-copy term); nothing of the CPU side is read
+  // by what they decide.
+  issue_layer_prefetches(l, r);
   cpu_side(l, r);
   after_layer(l, r);
   cancel_stale_prefetches(l, r.t_gate);
@@ -488,9 +493,10 @@ void Engine::cpu_side(int32_t l, LayerRun& r) {
   cur_.layer_ready_ns = r.done;
 }
 
-// 6. prefetches queued at the gate, then after the GPU experts; the prefetch
-// buffer's used experts leave; window swaps; an unread buffer's copies.
-void Engine::after_layer(int32_t l, const LayerRun& r) {
+// 5a. prefetches queued at the gate, then after the GPU experts (whose hook
+// sees the CPU lane as it stood before this layer's CPU experts); the
+// prefetch buffer's used experts leave.
+void Engine::issue_layer_prefetches(int32_t l, const LayerRun& r) {
   issue_prefetches(dec_.gate_prefetches, r.t_gate);
   // The layer's GPU experts have finished by gpu_end: later requests (issued
   // at gpu_end or after) may take their slots.
@@ -504,6 +510,10 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
   timed(kFamPrefetcher, [&] { st_.prefetcher->after_gpu_experts(after, dec_.prefetches); });
   cur_.step.set_reader(nullptr);
   issue_prefetches(dec_.prefetches, r.gpu_end);
+}
+
+// 6. window swaps when the layer is done; an unread buffer's copies.
+void Engine::after_layer(int32_t l, const LayerRun& r) {
   dec_.swaps.clear();
   Context end_ctx = context(l, r.done);
   end_ctx.plan = &dec_.plan;

@@ -137,14 +137,12 @@ TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
   EXPECT_DOUBLE_EQ(c[0].end_ns, plain[0].end_ns);
 }
 
-// The cpu-under-copy term: HybriMoE's scheduler runs an uncached expert on
-// the CPU (10 us) while it copies another for the GPU (5 us); the CPU expert
-// takes factor times longer for the part of it the copy overlaps, and
-// every other task keeps its time.
-TEST(EngineTimeline, ACpuExpertBesideACopyIsSlowedByTheUnderCopyTerm) {
+// The cpu-under-copy term: each CPU expert takes factor (2) times longer
+// for the part of it that copies overlap, whenever they were issued; returns
+// how many CPU experts a copy of `kind` overlaps.
+int cpu_experts_slowed_by_copies(const StrategySpec& sg, TaskKind kind) {
   const auto src = routing(2, 4, 2, {{{2, 3}, {2, 3}}});
   HardwareProfile h = round_hardware();
-  const auto sg = strategy("hybrimoe", "lru", "uniform", 2);
   const auto plain = run(tiny_model(), h, sg, src);
   h.contention = {{"cpu-under-copy", 2.0, 0.0, "test"}};
   const auto r = run(tiny_model(), h, sg, src);
@@ -153,9 +151,11 @@ TEST(EngineTimeline, ACpuExpertBesideACopyIsSlowedByTheUnderCopyTerm) {
   std::vector<TaskRecord> copies;
   for (const TaskRecord& t : r.timeline)
     if (t.lane == Lane::kH2D) copies.push_back(t);
-  ASSERT_FALSE(cpu.empty());
-  ASSERT_FALSE(copies.empty());
-  ASSERT_EQ(cpu.size(), plain_cpu.size());
+  if (cpu.empty() || copies.empty() || cpu.size() != plain_cpu.size()) {
+    ADD_FAILURE() << cpu.size() << " CPU experts (" << plain_cpu.size() << " without the term), "
+                  << copies.size() << " copies";
+    return 0;
+  }
   int slowed = 0;
   for (size_t i = 0; i < cpu.size(); ++i) {
     // dur = base + (2 - 1) x the copies' time inside [start, start + base].
@@ -165,11 +165,67 @@ TEST(EngineTimeline, ACpuExpertBesideACopyIsSlowedByTheUnderCopyTerm) {
     for (const TaskRecord& c : copies)
       overlap += std::max(0.0, std::min(c.end_ns, to) - std::max(c.start_ns, from));
     EXPECT_NEAR(cpu[i].end_ns - cpu[i].start_ns, base + overlap, 1e-6) << i;
-    slowed += cpu[i].end_ns - cpu[i].start_ns > base;
+    for (const TaskRecord& c : copies)
+      slowed += c.kind == kind && std::min(c.end_ns, to) > std::max(c.start_ns, from);
   }
-  EXPECT_GT(slowed, 0);
   EXPECT_EQ(tasks(r, Lane::kGpu, TaskKind::kGpuExpert).size(),
             tasks(plain, Lane::kGpu, TaskKind::kGpuExpert).size());
+  return slowed;
+}
+
+// HybriMoE's scheduler runs an uncached expert on the CPU (10 us) while it
+// copies another for the GPU (5 us).
+TEST(EngineTimeline, ACpuExpertBesideACopyIsSlowedByTheUnderCopyTerm) {
+  EXPECT_GT(cpu_experts_slowed_by_copies(strategy("hybrimoe", "lru", "uniform", 2),
+                                         TaskKind::kDemandLoad),
+            0);
+}
+
+// A prefetch issued at the gate, after the layer's GPU side was submitted,
+// copies while the CPU expert computes: the expert sees it too.
+TEST(EngineTimeline, ACpuExpertSeesThePrefetchesIssuedAtItsLayersGate) {
+  auto sg = strategy("hybrimoe", "lru", "uniform", 2);
+  sg.prefetcher = testing::component("next-layer");
+  sg.prefetcher.params.set("size", cfg::Value::integer(2, Where{"<test>"}), Where{"<test>"});
+  sg.predictor = testing::component("oracle");
+  EXPECT_GT(cpu_experts_slowed_by_copies(sg, TaskKind::kPrefetchLoad), 0);
+}
+
+// The components plan with the profile's estimate (hardware.planning), the
+// tasks take the cost model's time. Fiddler runs an expert on the GPU when
+// its GPU time plus its copy (2 + 5 us) is at most its CPU time (10 us):
+// every uncached expert goes to the GPU. Told that CPU experts take half
+// their time (5 us), it runs them on the CPU, where each takes 10 us.
+TEST(EnginePlanning, ComponentsPlanWithTheEstimateAndTasksTakeTheModelsTime) {
+  const auto src = routing(2, 4, 2, {{{2, 3}, {2, 3}}});
+  HardwareProfile h = round_hardware();
+  const auto sg = strategy("fiddler", "lru", "uniform", 2);
+  const auto exact = run(tiny_model(), h, sg, src);
+  EXPECT_TRUE(tasks(exact, Lane::kCpu, TaskKind::kCpuExpert).empty());
+  EXPECT_EQ(tasks(exact, Lane::kGpu, TaskKind::kGpuExpert).size(), 4u);
+  h.planning.cpu_expert = 0.5;
+  const auto r = run(tiny_model(), h, sg, src);
+  const auto cpu = tasks(r, Lane::kCpu, TaskKind::kCpuExpert);
+  ASSERT_EQ(cpu.size(), 4u);
+  for (const TaskRecord& t : cpu) EXPECT_DOUBLE_EQ(t.end_ns - t.start_ns, 10 * us);
+  EXPECT_TRUE(tasks(r, Lane::kGpu, TaskKind::kGpuExpert).empty());
+  // Copies estimated at twice their time: the GPU's 2 + 10 us is above the CPU's 10 us.
+  h.planning.cpu_expert = 1.0;
+  h.planning.expert_copy = 2.0;
+  EXPECT_EQ(tasks(run(tiny_model(), h, sg, src), Lane::kCpu, TaskKind::kCpuExpert).size(), 4u);
+  // Another profile's costs: a CPU expert table of 4 us a token.
+  auto fast = std::make_shared<HardwareProfile>(round_hardware());
+  fast->tables[0].time_us = {4, 8, 16};
+  h.planning = PlanningSpec{};
+  h.planning.preset = "fast";
+  h.planning.estimate = fast;
+  const auto other = run(tiny_model(), h, sg, src);
+  const auto cpu2 = tasks(other, Lane::kCpu, TaskKind::kCpuExpert);
+  ASSERT_EQ(cpu2.size(), 4u);
+  EXPECT_DOUBLE_EQ(cpu2[0].end_ns - cpu2[0].start_ns, 10 * us);
+  // A preset named but not resolved is an internal error, never this profile's costs.
+  h.planning.estimate = nullptr;
+  EXPECT_THROW(run(tiny_model(), h, sg, src), InternalError);
 }
 
 TEST(EngineTimeline, PrefillBreakdownAddsUpToTheMoeTime) {

@@ -158,6 +158,7 @@ void Link::advance(double now_ns, std::vector<int64_t>* done) {
     q.fixed = true;
     committed_free_ = q.end_ns;
     busy_ += q.duration_ns;
+    if (keep_history_ && q.end_ns > q.start_ns) done_spans_.emplace_back(q.start_ns, q.end_ns);
     if (done) done->push_back(q.id);
     if (q.kind == TaskKind::kBufferCopy) --buffer_copies_;
     queue_.pop_front();
@@ -193,8 +194,14 @@ double Link::free_ns() const {
   return queue_.empty() ? committed_free_ : get(queue_.back()).end_ns;
 }
 
+void Link::forget_before(double t_ns) {
+  while (!done_spans_.empty() && done_spans_.front().second <= t_ns) done_spans_.pop_front();
+}
+
 double Link::copying_ns(double from_ns, double to_ns) const {
   double sum = 0;
+  for (auto it = done_spans_.rbegin(); it != done_spans_.rend() && it->second > from_ns; ++it)
+    sum += std::max(0.0, std::min(it->second, to_ns) - std::max(it->first, from_ns));
   for (int64_t id : queue_) {
     const Transfer& t = get(id);
     if (t.start_ns >= to_ns) break;  // in link order: every later one starts later

@@ -19,6 +19,7 @@
 #include <deque>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moebench {
@@ -149,9 +150,15 @@ class Link {
   // When the link could start a new transfer (after everything queued).
   double free_ns() const;
   double busy_ns() const { return busy_; }
-  // How much of [from_ns, to_ns) the queued transfers take, at their present
-  // times (the link carries one transfer at a time).
+  // How much of [from_ns, to_ns) the transfers take, at their present times
+  // (the link carries one transfer at a time): the queued ones, and the
+  // completed ones while a history is kept.
   double copying_ns(double from_ns, double to_ns) const;
+  // Keep the times of completed transfers for copying_ns (off by default);
+  // forget_before drops those that ended at or before t_ns (a caller that
+  // asks about nothing earlier).
+  void keep_history(bool on) { keep_history_ = on; }
+  void forget_before(double t_ns);
   const std::deque<int64_t>& queue() const { return queue_; }
 
  private:
@@ -172,6 +179,8 @@ class Link {
   double committed_free_ = 0;  // end of the last completed transfer
   double busy_ = 0;
   int64_t buffer_copies_ = 0;  // buffer copies in queue_
+  bool keep_history_ = false;
+  std::deque<std::pair<double, double>> done_spans_;  // completed [start, end), in time order
 };
 
 }  // namespace moebench

@@ -163,6 +163,25 @@ TEST(Link, CopyingCountsTheQueuedTransfersInsideAWindow) {
   EXPECT_DOUBLE_EQ(link.copying_ns(0, 20), 4.0);
 }
 
+// With a history kept, completed transfers count too until they are
+// forgotten (a caller that asks about nothing before that time).
+TEST(Link, CopyingCountsCompletedTransfersWhileAHistoryIsKept) {
+  Link link(LinkOrder::kFifo);
+  link.keep_history(true);
+  link.issue(xfer(TaskKind::kPrefetchLoad, 0, 5));   // [0, 5]
+  link.issue(xfer(TaskKind::kPrefetchLoad, 8, 4));   // [8, 12]
+  link.issue(xfer(TaskKind::kPrefetchLoad, 20, 2));  // [20, 22]
+  std::vector<int64_t> done;
+  link.advance(13, &done);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_DOUBLE_EQ(link.copying_ns(0, 30), 11.0);
+  EXPECT_DOUBLE_EQ(link.copying_ns(3, 21), 7.0);  // [3, 5], [8, 12], [20, 21]
+  link.forget_before(5);                          // [0, 5] ended at 5: forgotten
+  EXPECT_DOUBLE_EQ(link.copying_ns(0, 30), 6.0);
+  link.forget_before(100);  // the queued one stays
+  EXPECT_DOUBLE_EQ(link.copying_ns(0, 30), 2.0);
+}
+
 TEST(EventOrder, TimeThenLanePriorityThenSequence) {
   struct E {
     double t;

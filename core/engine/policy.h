@@ -17,8 +17,8 @@
 //   Deferral::choose           decode only, not the last layer
 //   Assigner::plan             CPU/GPU split, on-demand loads, lane order
 //   CachePolicy::victim        whenever a slot must be freed
-//   Prefetcher::after_gpu_experts   after the layer's GPU experts are scheduled
-//   CachePolicy::after_layer   window-based swaps
+//   Prefetcher::after_gpu_experts   after the layer's GPU experts are scheduled, before its CPU
+//   experts CachePolicy::after_layer   window-based swaps
 // and after each step: Prefetcher::after_step, CachePolicy::after_step.
 //
 // Threading: a component instance belongs to one run (one case on one
@@ -89,7 +89,8 @@ struct Context {
   const StepRouting* routing = nullptr;  // this step's tokens; layers <= `layer` revealed
   std::span<const ActiveExpert> active;  // `layer`'s activated experts, by expert id
   const ResidencyView* residency = nullptr;
-  const CostModel* cost = nullptr;
+  const CostModel* cost =
+      nullptr;  // what the components plan with (hardware.planning; by default the cost model)
   LaneTimes lanes;
   double layer_nonmoe_ns =
       0;  // this step's attention/norm/router time per layer (the GPU's non-MoE work)
@@ -141,7 +142,8 @@ struct Needs {
 // settings would need (the core's footprint, core/engine/engine.h).
 struct ResidencyQuestion {
   const ModelSpec* model = nullptr;
-  const CostModel* cost = nullptr;
+  const CostModel* cost =
+      nullptr;  // what the components plan with (hardware.planning; by default the cost model)
   ResidencySpec base;           // the strategy's own residency settings
   int64_t batch = 0;            // sequences decoded together (one new token each per step)
   int64_t prompt_len = 0;       // tokens per prompt
@@ -174,7 +176,8 @@ class PolicyComponent : public Component {
 
 struct PlacementContext {
   const ModelSpec* model = nullptr;
-  const CostModel* cost = nullptr;
+  const CostModel* cost =
+      nullptr;  // what the components plan with (hardware.planning; by default the cost model)
   int64_t slots_per_layer = 0;  // cache capacity (per layer; global pools hold layers x this)
   bool global_pool = false;
   const CalibrationData* calibration = nullptr;
@@ -312,7 +315,9 @@ class Prefetcher : public PolicyComponent {
   virtual void set_predictor(Predictor* p) { predictor_ = p; }
   // After ctx.layer's gate (the link queue and lane times are in ctx).
   virtual void after_gate(const Context&, std::vector<PrefetchRequest>&) {}
-  // After ctx.layer's GPU experts are scheduled (ctx.now_ns = their end).
+  // After ctx.layer's GPU experts are scheduled (ctx.now_ns = their end),
+  // before its CPU experts are (ctx.lanes.cpu_free_ns does not count them):
+  // the copies it asks for run beside them.
   virtual void after_gpu_experts(const Context&, std::vector<PrefetchRequest>&) {}
   // After each step.
   virtual void after_step(const Context&, std::vector<PrefetchRequest>&) {}

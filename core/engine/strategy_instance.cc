@@ -216,7 +216,7 @@ void check_footprint(const CaseFootprint& f, const ModelSpec& model, const Hardw
 
 void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, StrategyInstance& st,
                             const RunShape& shape, int64_t prompt_len, int64_t decode_len) {
-  const CostModel cost(model, hw);
+  const CostModel cost = planning_cost_model(model, hw);
   ResidencyQuestion q;
   q.model = &model;
   q.cost = &cost;

@@ -362,10 +362,36 @@ HardwareProfile implementation_hardware(const HardwareProfile& hw, const Strateg
                              to_string(model.expert_dtype), strategy.system, used);
 }
 
+void resolve_planning(HardwareProfile& h, const Value& hw_v, const ConfigPaths& paths,
+                      const fs::path& base_dir) {
+  if (h.planning.preset.empty()) return;
+  const Value* planning = hw_v.find("planning");
+  const Value* at = planning && planning->is_table() ? planning->find("preset") : nullptr;
+  Value sec = Value::table(at ? at->where() : hw_v.where());
+  sec.set("preset", at ? *at : Value::string(h.planning.preset, hw_v.where()), sec.where());
+  const Value est_v = resolve_preset("hardware", sec, "hardware.planning", paths, base_dir);
+  auto est = std::make_shared<HardwareProfile>(parse_hardware(est_v, "hardware.planning"));
+  const Where where = at ? at->where() : hw_v.where();
+  if (!est->planning.exact()) {
+    throw ConfigError(where, "hardware.planning.preset",
+                      "a profile whose components plan with its own costs (no [planning])",
+                      fmt::format("'{}' with a [planning] of its own", est->name));
+  }
+  if (est->has_gpu() != h.has_gpu()) {
+    throw ConfigError(
+        where, "hardware.planning.preset",
+        fmt::format("a profile {} a GPU, as '{}'", h.has_gpu() ? "with" : "without", h.name),
+        fmt::format("'{}' ({} GPU)", est->name, est->gpu.count));
+  }
+  h.planning.estimate = std::move(est);
+}
+
 HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths) {
   const Value v = resolve_preset("hardware", preset_section(name_or_path, "<command line>"),
                                  "hardware", paths, fs::current_path());
-  return parse_hardware(v, "hardware");
+  HardwareProfile h = parse_hardware(v, "hardware");
+  resolve_planning(h, v, paths, fs::current_path());
+  return h;
 }
 
 StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
@@ -902,7 +928,8 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     const Value model_v = resolve_preset("models", tables[0], "model", paths, base_dir);
     const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
     const ModelSpec m = parse_model(model_v, "model");
-    const HardwareProfile h = parse_hardware(hw_v, "hardware");
+    HardwareProfile h = parse_hardware(hw_v, "hardware");
+    resolve_planning(h, hw_v, paths, base_dir);
     if (ex.suite.backend == "real" && h.has_gpu()) {
       // Refused here, so --dry-run and `config validate` say it too.
       const Value* s = root.find("suite");

@@ -180,5 +180,10 @@ StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& p
 // Parses an already-resolved section.
 ModelSpec parse_model(const cfg::Value& v, const std::string& prefix);
 HardwareProfile parse_hardware(const cfg::Value& v, const std::string& prefix);
+// Reads the profile the components plan with (hardware.planning.preset, a
+// name or a file relative to base_dir) into h.planning.estimate; refuses one
+// with a [planning] of its own or that differs in having a GPU.
+void resolve_planning(HardwareProfile& h, const cfg::Value& hw_v, const ConfigPaths& paths,
+                      const std::filesystem::path& base_dir);
 
 }  // namespace moebench
