@@ -92,13 +92,20 @@ SchedRule sched_rule(const std::string& name);  // "completion" or "free"
 // empty, the tail of the GPU queue (lowest load), the link the tail of the
 // CPU queue (highest-load uncached expert), which then joins the GPU queue
 // by load (the CPU never takes an expert the link is copying). Ends when
-// every expert is assigned. `has_gpu` = false puts everything on the CPU.
+// every expert is assigned. `has_gpu` = false puts everything on the CPU;
+// `load_misses` = false leaves the link out (every uncached expert on the
+// CPU, which may still take cached ones from the GPU queue's tail).
 SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
-                            SchedTimes start, bool has_gpu, SchedRule rule);
+                            SchedTimes start, bool has_gpu, SchedRule rule,
+                            bool load_misses = true);
 
 // max(GPU end, CPU end) of the same simulation, without recording the plan.
 double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
-                         SchedTimes start, bool has_gpu, SchedRule rule);
+                         SchedTimes start, bool has_gpu, SchedRule rule, bool load_misses = true);
+
+// The simulation's "misses" setting: "schedule" (load an uncached expert or
+// run it on the CPU, whichever the simulation picks) or "cpu" (never load).
+bool sched_loads_misses(const std::string& misses);
 
 // The public code's decode assignment: Q = cached by load desc ++ uncached by
 // load desc, equal loads in the order given (a stable sort, as the code's;
@@ -125,13 +132,16 @@ class HybriMoeAssigner : public Assigner {
  public:
   struct Params {
     std::string timeline = "completion";  // which timeline acts: "completion" (the paper) or "free"
+    std::string misses = "schedule";      // an uncached expert: "schedule" (the paper) or "cpu"
     static const cfg::Schema<Params>& schema();
   };
-  explicit HybriMoeAssigner(const Params& p) : rule_(sched_rule(p.timeline)) {}
+  explicit HybriMoeAssigner(const Params& p)
+      : rule_(sched_rule(p.timeline)), load_misses_(sched_loads_misses(p.misses)) {}
   void plan(const Context& ctx, LayerPlan& out) override;
 
  private:
   SchedRule rule_;
+  bool load_misses_;
 };
 
 class HybriMoeGreedyAssigner : public Assigner {
@@ -227,18 +237,21 @@ class ImpactPrefetcher : public Prefetcher {
     int64_t max_candidates =
         32;  // predicted experts evaluated per target layer (by predicted workload)
     std::string timeline = "completion";  // the simulation's rule, as the assigner's
+    std::string misses = "schedule";      // the simulation's uncached experts, as the assigner's
     // A prefetch into layer j never evicts an expert of j that the prediction
     // for j uses (the impact simulation assumes they stay cached).
     bool protect_predicted = true;
     static const cfg::Schema<Params>& schema();
   };
-  explicit ImpactPrefetcher(const Params& p) : p_(p), rule_(sched_rule(p.timeline)) {}
+  explicit ImpactPrefetcher(const Params& p)
+      : p_(p), rule_(sched_rule(p.timeline)), load_misses_(sched_loads_misses(p.misses)) {}
   void after_gate(const Context& ctx, std::vector<PrefetchRequest>& out) override;
   double predict_gpu_ns(const Context& ctx) const override;
 
  private:
   Params p_;
   SchedRule rule_;
+  bool load_misses_;
   std::vector<float> scores_;
   std::vector<SchedExpert> pred_;
   std::vector<SchedExpert> sorted_;  // pred_ in the simulation's order (load desc, expert id)

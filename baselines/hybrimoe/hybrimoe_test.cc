@@ -2,6 +2,8 @@
 // HybriMoE: the scheduling simulation on the paper's Fig. 5 setting, the
 // code's two-ended greedy pass, and the MRS update formula.
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "baselines/hybrimoe/components.h"
@@ -115,6 +117,26 @@ TEST(HybriMoeSchedule, NoGpuPutsEverythingOnTheCpu) {
   EXPECT_TRUE(p.gpu.empty());
   EXPECT_TRUE(p.load.empty());
   EXPECT_EQ(p.cpu.size(), 2u);
+}
+
+// misses = "cpu" (SMoE's reproduction): the link is left out, every uncached
+// expert runs on the CPU; with loads allowed the same input copies B.
+TEST(HybriMoeSchedule, MissesOnTheCpuLoadNothing) {
+  const std::vector<SchedExpert> xs = {ex(A, 1, false), ex(B, 9, false), ex(C, 5, true)};
+  const SchedPlan loads = simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree);
+  EXPECT_EQ(loads.load, (std::vector<int32_t>{B}));
+  const SchedPlan p =
+      simulate_schedule(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree, false);
+  EXPECT_TRUE(p.load.empty());
+  EXPECT_EQ(p.gpu, (std::vector<int32_t>{C}));
+  std::vector<int32_t> cpu = p.cpu;
+  std::sort(cpu.begin(), cpu.end());
+  EXPECT_EQ(cpu, (std::vector<int32_t>{A, B}));
+  EXPECT_DOUBLE_EQ(schedule_makespan(xs, Fig5Costs{}, SchedTimes{}, true, SchedRule::kFree, false),
+                   std::max(p.gpu_end, p.cpu_end));
+  EXPECT_TRUE(sched_loads_misses("schedule"));
+  EXPECT_FALSE(sched_loads_misses("cpu"));
+  EXPECT_THROW(sched_loads_misses("gpu"), Error);
 }
 
 TEST(HybriMoeSchedule, TransferredExpertWaitsForItsCopyAndIsNeverStolen) {

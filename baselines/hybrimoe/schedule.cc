@@ -64,8 +64,8 @@ struct SchedScratch {
 };
 
 void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
-                  SchedTimes start, bool has_gpu, SchedRule rule, SchedPlan* plan, double* gpu_end,
-                  double* cpu_end) {
+                  SchedTimes start, bool has_gpu, SchedRule rule, bool load_misses, SchedPlan* plan,
+                  double* gpu_end, double* cpu_end) {
   thread_local SchedScratch sc;
   auto& gq = sc.gq;
   auto& cq = sc.cq;
@@ -113,7 +113,7 @@ void run_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& cos
       }
     }
     const bool cpu_can = ch < cq.size() || steal >= 0;
-    const bool link_can = has_gpu && ch < cq.size();
+    const bool link_can = has_gpu && load_misses && ch < cq.size();
     // Each timeline's key: when it is free (kFree) or when its next task
     // would finish (kCompletion, ties broken by when it is free). The
     // smallest acts; remaining ties go GPU, then CPU, then link.
@@ -171,17 +171,24 @@ SchedRule sched_rule(const std::string& name) {
               "\"");
 }
 
+bool sched_loads_misses(const std::string& misses) {
+  if (misses == "schedule") return true;
+  if (misses == "cpu") return false;
+  throw Error("HybriMoE simulation: expected misses \"schedule\" or \"cpu\", found \"" + misses +
+              "\"");
+}
+
 SchedPlan simulate_schedule(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
-                            SchedTimes start, bool has_gpu, SchedRule rule) {
+                            SchedTimes start, bool has_gpu, SchedRule rule, bool load_misses) {
   SchedPlan p;
-  run_schedule(experts, costs, start, has_gpu, rule, &p, &p.gpu_end, &p.cpu_end);
+  run_schedule(experts, costs, start, has_gpu, rule, load_misses, &p, &p.gpu_end, &p.cpu_end);
   return p;
 }
 
 double schedule_makespan(const std::vector<SchedExpert>& experts, const SchedCosts& costs,
-                         SchedTimes start, bool has_gpu, SchedRule rule) {
+                         SchedTimes start, bool has_gpu, SchedRule rule, bool load_misses) {
   double g = 0, c = 0;
-  run_schedule(experts, costs, start, has_gpu, rule, nullptr, &g, &c);
+  run_schedule(experts, costs, start, has_gpu, rule, load_misses, nullptr, &g, &c);
   return std::max(g, c);
 }
 

@@ -23,6 +23,9 @@ const cfg::Schema<ImpactPrefetcher::Params>& ImpactPrefetcher::Params::schema() 
         .choice("timeline", &Params::timeline, {"completion", "free"},
                 "Which timeline acts in the impact simulation (as the hybrimoe assigner's "
                 "`timeline`).")
+        .choice("misses", &Params::misses, {"schedule", "cpu"},
+                "What the impact simulation does with an uncached expert (as the hybrimoe "
+                "assigner's `misses`).")
         .boolean(
             "protect_predicted", &Params::protect_predicted,
             "A prefetch into layer j never evicts an expert of layer j that the prediction for j "
@@ -42,8 +45,8 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
   const CostModelSched costs(*ctx.cost);
   const bool has_gpu = true;
   // This layer's expected duration: its non-MoE time plus its simulated MoE time.
-  const double cur =
-      schedule_makespan(sched_experts(ctx, ctx.active), costs, sched_start(ctx), has_gpu, rule_);
+  const double cur = schedule_makespan(sched_experts(ctx, ctx.active), costs, sched_start(ctx),
+                                       has_gpu, rule_, load_misses_);
   const double layer_ns = ctx.layer_nonmoe_ns + std::max(0.0, cur - ctx.now_ns);
   const double h2d = ctx.cost->h2d_expert_ns();
   cands_.clear();
@@ -77,7 +80,8 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
       sorted_[r] = pred_[order_[r]];
       at_[order_[r]] = r;
     }
-    const double base = schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_);
+    const double base =
+        schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_, load_misses_);
     // Candidates: uncached predicted experts, heaviest first, at most max_candidates.
     std::vector<size_t> idx;
     for (size_t i = 0; i < pred_.size(); ++i) {
@@ -89,7 +93,8 @@ void ImpactPrefetcher::after_gate(const Context& ctx, std::vector<PrefetchReques
     if (int64_t(idx.size()) > p_.max_candidates) idx.resize(size_t(p_.max_candidates));
     for (size_t i : idx) {
       sorted_[at_[i]].cached = true;
-      const double with = schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_);
+      const double with =
+          schedule_makespan(sorted_, costs, SchedTimes{}, has_gpu, rule_, load_misses_);
       sorted_[at_[i]].cached = false;
       if (base - with > 0) cands_.push_back({j, pred_[i].expert, base - with});
     }
