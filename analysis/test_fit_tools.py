@@ -82,3 +82,18 @@ def test_testbed_region_refuses_a_bad_unknown_by_entry_and_key(tmp_path, edit, m
 def test_testbed_region_checks_its_out_before_the_region(tmp_path):
     err = run_tool("testbed-region", tmp_path, "--out", "/proc/h4")
     assert "--out" in err and "/proc/h4" in err, err
+
+
+def test_fit_testbed_starts_from_another_files_values(tmp_path):
+    """--from FILE: the fitted keys start at FILE's values (the rest of the profile is its own); a FILE without one
+    of them is refused by file and key before any suite runs."""
+    text = (ROOT / "configs" / "hardware" / f"{PROFILE}.toml").read_text()
+    key = "stack.ktransformers.layer_overhead_us"
+    start = tmp_path / "start.toml"
+    start.write_text(FIT.set_value(text, key, 6474.0))
+    assert FIT.start_values(text, [key], str(start)) == [6474.0]
+    assert FIT.start_values(text, [key]) == [FIT.get_value(text, key)]
+    a, b = FIT.entry_span(text, key)
+    start.write_text(text[:a] + re.sub(r"(?m)^layer_overhead_us\s*=.*\n", "", text[a:b], count=1) + text[b:])
+    err = run_tool("fit-testbed", tmp_path, "--from", start)
+    assert f"{start} (--from): fits: the entry of '{key}'" in err and "has no 'layer_overhead_us = <number>'" in err
