@@ -166,8 +166,9 @@ def harness_times(results: str) -> dict:
 
     The steps' time is the prefill's and the decode steps' (prefill_time_s + decode_time_s): from the run's
     start to the last step's end, as the replay timed the machine (a step's span ends at its own last task).
-    total_time_s also counts copies that nothing waits for and that end later (DALI's window swaps of step 4:
-    1.04-1.25x at batch 1); the baselines' two are equal, so their targets read total_time_s."""
+    total_time_s also counts copies that nothing waits for and that end later (DALI's window swaps of step 4: up
+    to 1.47x its steps on the H100 profile, docs/measurements/known-truth-2026-12-07b/log.txt); the baselines' two
+    are equal, so their targets read total_time_s."""
     import common  # pandas: only for the harness's rows
 
     out: dict = {}
