@@ -4,13 +4,16 @@ per claim, each with its kind of cause and the evidence it rests on (docs/REPROD
 reproduced"). The report shows the cause beside the verdict; ci and analysis tests check that every claim of
 results/reference/verdicts.csv that is not reproduced has one, that every piece of evidence it names exists, and
 that every number its `quotes` names is in its text and among the reference's recorded numbers for that claim (a
-quote of "today's" numbers goes stale when the reference moves).
+quote of "today's" numbers goes stale when the reference moves). A cause that rests on a counterfactual names the
+committed run that measured it (`runs`: an executable script of the repository with the `log.txt` it wrote beside
+it) and the numbers its text takes from that log (`run_quotes`, each in the text and in a named run's log).
 
     python3 analysis/causes.py     # checks the file against the reference; prints the count per kind"""
 
 from __future__ import annotations
 
 import csv
+import os
 import pathlib
 import re
 import sys
@@ -70,6 +73,37 @@ def _evidence_file(root: pathlib.Path, where: str, ev) -> tuple:
     return f, file, anchor
 
 
+def _runs(root: pathlib.Path, where: str, c: dict) -> None:
+    """The entry's committed runs exist, each an executable script with its log beside it, and every number in
+    `run_quotes` is in the text and in one of those logs; ValueError naming the entry and the key otherwise."""
+    runs, rq = c.get("runs", []), c.get("run_quotes", [])
+    if not isinstance(runs, list) or not all(isinstance(r, str) and r for r in runs):
+        raise ValueError(f"{where}: key 'runs': expected an array of the run scripts' paths, found {runs!r}")
+    if not isinstance(rq, list) or not all(isinstance(q, str) and q for q in rq):
+        raise ValueError(f"{where}: key 'run_quotes': expected an array of the numbers the text takes from the "
+                         f"runs' logs, as strings, found {rq!r}")
+    if rq and not runs:
+        raise ValueError(f"{where}: key 'runs': expected the runs whose logs hold the run_quotes, found none")
+    logs = ""
+    for r in runs:
+        f = (root / r).resolve()
+        if root.resolve() not in f.parents or not f.is_file():
+            raise ValueError(f"{where}: key 'runs': expected a script of the repository, found no file at '{r}'")
+        if not os.access(f, os.X_OK):
+            raise ValueError(f"{where}: key 'runs': expected an executable script, found '{r}' not executable")
+        log = f.parent / "log.txt"
+        if not log.is_file():
+            raise ValueError(f"{where}: key 'runs': expected the log the run wrote beside it ({r} -> log.txt), "
+                             "found none")
+        logs += inputs.read_text(log, "a run's log")
+    for q in rq:
+        if q not in c["text"]:
+            raise ValueError(f"{where}: key 'run_quotes': expected '{inputs.shown(q)}' in the text, found it not")
+        if q not in logs:
+            raise ValueError(f"{where}: key 'run_quotes': expected '{inputs.shown(q)}' in the log of "
+                             f"{', '.join(runs)}, found it not (a stale quote?)")
+
+
 def load(path: pathlib.Path = CAUSES) -> dict:
     """{(paper, figure): entry}; raises ValueError naming the file, the entry and the key on a malformed one."""
     try:
@@ -112,6 +146,7 @@ def load(path: pathlib.Path = CAUSES) -> dict:
         for q in quotes:
             if q not in c["text"]:
                 raise ValueError(f"{where}: key 'quotes': expected '{inputs.shown(q)}' in the text, found it not")
+        _runs(root, where, c)
         key = (c["paper"], c["figure"])
         if key in out:
             raise ValueError(f"{where}: expected one entry per claim, found a second")

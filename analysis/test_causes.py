@@ -94,3 +94,32 @@ def test_the_report_shows_the_cause_beside_a_verdict_that_needs_one():
     assert report.cause_cell(e, known).startswith("*testbed*: Depends on the link")
     assert report.cause_cell(dict(e, summary={"verdict": common.REPRODUCED}), known) == ""
     assert report.cause_cell(dict(e, figure="Fig. 99"), known) == "none recorded in analysis/causes.toml"
+
+
+RUN = "docs/measurements/planning-screen-2026-12-07/run.sh"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('runs = ["docs/nope/run.sh"]', "key 'runs': expected a script of the repository, found no file at "
+                                    "'docs/nope/run.sh'"),
+    ('runs = ["docs/REPRODUCING.md"]', "key 'runs': expected an executable script, found 'docs/REPRODUCING.md'"),
+    (None, None),  # a script of the repository without a log beside it (chosen below)
+    ('run_quotes = ["0.88x"]', "key 'runs': expected the runs whose logs hold the run_quotes, found none"),
+    (f'runs = ["{RUN}"]\nrun_quotes = ["9.99x"]', "key 'run_quotes': expected '9.99x' in the log of"),
+])
+def test_a_cause_names_a_committed_run_and_quotes_its_log(tmp_path, extra, message):
+    """A counterfactual a cause rests on is a committed run: its script exists and is executable, its log is beside
+    it, and each number the text takes from it is in that log (the text here quotes 0.88x and 9.99x)."""
+    if message is None:
+        script = next(p for p in sorted(pathlib.Path(common.repo_root()).glob("scripts/*"))
+                      if p.is_file() and not (p.parent / "log.txt").exists() and p.stat().st_mode & 0o111)
+        extra = f'runs = ["{script.relative_to(common.repo_root())}"]\nrun_quotes = ["0.88x"]'
+        message = "expected the log the run wrote beside it"
+    f = tmp_path / "causes.toml"
+    f.write_text(ENTRY.format(kind='"workload"', evidence='["docs/REPRODUCING.md"]').replace(
+        'text = "t"', 'text = "0.88x and 9.99x"') + extra + "\n")
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        causes.load(f)
+    f.write_text(ENTRY.format(kind='"workload"', evidence='["docs/REPRODUCING.md"]').replace(
+        'text = "t"', 'text = "0.88x and 9.99x"') + f'runs = ["{RUN}"]\nrun_quotes = ["0.88x"]\n')
+    assert causes.load(f)[("P", "F")]["run_quotes"] == ["0.88x"]
