@@ -205,8 +205,9 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
 }
 
 // An expert task's time with the hardware's under-copy term: the part of it
-// during which the link copies experts (at their times now) runs `factor`
-// times slower; the stretched part is not looked at again (one pass).
+// during which the link copies experts (the copies queued or done when it is
+// submitted, at their times now) runs `factor` times slower; the stretched
+// part is not looked at again (one pass).
 double Engine::under_copy(TaskKind kind, double start, double dur) const {
   const bool cpu = kind == TaskKind::kCpuExpert || kind == TaskKind::kDeferredExpert;
   if (!(cpu || kind == TaskKind::kGpuExpert) || dur <= 0) return dur;

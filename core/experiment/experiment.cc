@@ -367,11 +367,11 @@ void resolve_planning(HardwareProfile& h, const Value& hw_v, const ConfigPaths& 
   if (h.planning.preset.empty()) return;
   const Value* planning = hw_v.find("planning");
   const Value* at = planning && planning->is_table() ? planning->find("preset") : nullptr;
-  Value sec = Value::table(at ? at->where() : hw_v.where());
-  sec.set("preset", at ? *at : Value::string(h.planning.preset, hw_v.where()), sec.where());
+  const Where where = at ? at->where() : hw_v.where();
+  Value sec = Value::table(where);
+  sec.set("preset", at ? *at : Value::string(h.planning.preset, where), where);
   const Value est_v = resolve_preset("hardware", sec, "hardware.planning", paths, base_dir);
   auto est = std::make_shared<HardwareProfile>(parse_hardware(est_v, "hardware.planning"));
-  const Where where = at ? at->where() : hw_v.where();
   if (!est->planning.exact()) {
     throw ConfigError(where, "hardware.planning.preset",
                       "a profile whose components plan with its own costs (no [planning])",
