@@ -254,11 +254,11 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
 # ---------------------------------------------------------------- the two comparisons
 #
 # Every paper suite runs each case twice: "as-published" (each strategy on its
-# own implementation, a fitted profile entry only for the system it was
-# measured on) and "mechanism" (every strategy on one implementation, so only
-# the decisions differ). A figure script reads the rows of one comparison at a
-# time (find_part filters them); report.py runs every script in both and
-# counts the one the script says its paper's claim is judged in (JUDGED_IN).
+# own stack and kernels, with every entry the testbed's evidence gives them)
+# and "mechanism" (every strategy on one implementation, so only the decisions
+# differ). A figure script reads the rows of one comparison at a time
+# (find_part filters them); report.py judges every script as published and
+# shows the mechanism comparison beside it as a what-if.
 AS_PUBLISHED, MECHANISM = "as-published", "mechanism"
 COMPARISONS = (AS_PUBLISHED, MECHANISM)
 COMPARISON_COLUMN = "run.comparison.mode"
@@ -459,9 +459,8 @@ def figure_main(run_fn, argv=None, default_out="results/report") -> int:
     ap.add_argument("--results", default="results")
     ap.add_argument("--out", default=default_out)
     a = ap.parse_args(argv)
-    # The comparison the report judges this script in (its JUDGED_IN), so that a script run alone reads the
-    # same rows as in the report.
-    set_comparison(getattr(sys.modules.get(run_fn.__module__), "JUDGED_IN", AS_PUBLISHED))
+    # The comparison the report judges every script in, so that a script run alone reads the same rows.
+    set_comparison(AS_PUBLISHED)
     try:
         s = run_fn(a.results, pathlib.Path(a.out))
     except RuntimeError as e:

@@ -21,8 +21,6 @@ from dali_common import BASELINES, SHORT, speed_checks, speed_figure, speedup_su
 FIGURE = {"paper": "DALI", "figure": "Fig. 12",
           "suite": "suites/dali.toml (parts dali-fig12-*)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's speedups, over HybriMoE among them, which as published are set by the host time fitted on HybriMoE alone (docs/TESTBEDS.md); every system on one implementation judges what the strategies decide (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig12"
 PARTS = ["dali-fig12-deepseek", "dali-fig12-qwen", "dali-fig12-mixtral"]

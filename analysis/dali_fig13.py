@@ -17,8 +17,6 @@ import common
 FIGURE = {"paper": "DALI", "figure": "Fig. 13",
           "suite": "suites/dali.toml (part dali-fig12-deepseek)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's prefill speedups, over HybriMoE among them, which as published are set by the host time fitted on HybriMoE alone (docs/TESTBEDS.md); every system on one implementation judges what the strategies decide (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 from dali_common import BASELINES, speed_checks, speed_figure, speedup_summary, with_summary_rows
 
 FIG = "dali-fig13"

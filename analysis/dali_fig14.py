@@ -20,8 +20,6 @@ from dali_common import SHORT
 FIGURE = {"paper": "DALI", "figure": "Fig. 14",
           "suite": "suites/dali.toml (part dali-fig14)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): assignment methods alone, over the same naive layout.
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig14"
 PART = "dali-fig14"

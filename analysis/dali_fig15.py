@@ -20,8 +20,6 @@ import common
 FIGURE = {"paper": "DALI", "figure": "Fig. 15",
           "suite": "suites/dali-table4.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
-JUDGED_IN = common.MECHANISM
 from dali_common import SHORT
 
 FIG = "dali-fig15"

@@ -20,8 +20,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "DALI", "figure": "Fig. 16(a)",
           "suite": "suites/dali.toml (part dali-fig16)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetching methods on DALI's greedy assignment.
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig16"
 PART = "dali-fig16"

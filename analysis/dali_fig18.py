@@ -21,8 +21,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "DALI", "figure": "Fig. 18(a)-(d)",
           "suite": "suites/dali.toml (parts dali-fig18-mixtral, dali-fig18c, dali-fig18d)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's own parameters (prefetch size, cache size, window).
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig18"
 TITLE = "DALI Fig. 18(a)-(d): prefetch size, cached experts, (w_size, u_size), hit rate over generation"

@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "DALI", "figure": "Fig. 19",
           "suite": "suites/ablation.toml (parts dali-fig19-mixtral, dali-fig19-qwen)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: DALI's techniques added one at a time.
-JUDGED_IN = common.MECHANISM
 
 PARTS = {"mixtral": "dali-fig19-mixtral", "qwen": "dali-fig19-qwen"}
 TITLE = "DALI Fig. 19: breakdown of gains (decode speed, 25% cache)"

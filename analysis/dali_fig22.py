@@ -20,8 +20,6 @@ from dali_common import BASELINES, SHORT
 FIGURE = {"paper": "DALI", "figure": "Fig. 22",
           "suite": "suites/dali.toml (parts dali-fig22-*)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's speedups over its baselines at long decodes, over HybriMoE among them, set as published by the host time fitted on HybriMoE alone (docs/TESTBEDS.md); judged with every system on one implementation (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig22"
 PARTS = ["dali-fig22-mixtral", "dali-fig22-deepseek"]

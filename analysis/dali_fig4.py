@@ -22,8 +22,6 @@ from dali_common import SHORT
 FIGURE = {"paper": "DALI", "figure": "Fig. 4",
           "suite": "suites/dali.toml (part dali-fig4-5)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): Fiddler's assignment as Fiddler runs it.
-JUDGED_IN = common.AS_PUBLISHED
 
 FIG = "dali-fig4"
 PART = "dali-fig4-5"

@@ -19,8 +19,6 @@ from dali_common import SHORT
 FIGURE = {"paper": "DALI", "figure": "Fig. 5",
           "suite": "suites/dali.toml (part dali-fig4-5)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): HybriMoE's and DALI's PCIe shares, whose denominators as published include the host time fitted on HybriMoE alone (docs/TESTBEDS.md); judged with every system on one implementation (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig5"
 PART = "dali-fig4-5"

@@ -22,8 +22,6 @@ from dali_common import SHORT
 FIGURE = {"paper": "DALI", "figure": "Fig. 7 and Fig. 17",
           "suite": "suites/dali.toml (parts dali-fig17-*)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): cache policies inside DALI's system.
-JUDGED_IN = common.MECHANISM
 
 FIG = "dali-fig7-17"
 PARTS = ["dali-fig17-deepseek", "dali-fig17-qwen", "dali-fig17-mixtral"]

@@ -17,8 +17,6 @@ import common
 FIGURE = {"paper": "DALI", "figure": "Table 4",
           "suite": "suites/dali-table4.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): two assignment algorithms (greedy, exact) in one system.
-JUDGED_IN = common.MECHANISM
 
 PART = "dali-table4"
 TITLE = "DALI Table 4: MoE time, greedy vs optimal assignment (decode, 32 tokens)"

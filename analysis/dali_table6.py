@@ -21,8 +21,6 @@ import common
 FIGURE = {"paper": "DALI", "figure": "Table 6",
           "suite": "suites/dali.toml (part dali-table6)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): the solver's share of DALI's own step.
-JUDGED_IN = common.AS_PUBLISHED
 
 FIG = "dali-table6"
 PART = "dali-table6"

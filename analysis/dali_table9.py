@@ -20,8 +20,6 @@ import common
 FIGURE = {"paper": "DALI", "figure": "Table 9",
           "suite": "suites/dali.toml (parts dali-table9-*)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): DALI's settings against HybriMoE, a ratio set as published by the host time fitted on HybriMoE alone (docs/TESTBEDS.md); judged with every system on one implementation (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 from dali_common import SHORT
 
 FIG = "dali-table9"

@@ -21,8 +21,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "HybriMoE", "figure": "Fig. 7 and Fig. 8",
           "suite": "suites/hybrimoe-fig7-8.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): HybriMoE against its baselines, whose ratio as published is set by the kTransformers host time fitted on the baseline and not carried by HybriMoE (docs/TESTBEDS.md: 8.6x decode against the paper's 1.91x); every system on one implementation judges what the strategies decide (docs/REPRODUCING.md, "Which comparison judges each claim").
-JUDGED_IN = common.MECHANISM
 
 PART = "hybrimoe-fig7-8"
 TITLE = "HybriMoE Fig. 7-8: prefill TTFT and decode throughput vs baselines (cache 25/50/75%)"

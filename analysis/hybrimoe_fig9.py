@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "HybriMoE", "figure": "Fig. 9",
           "suite": "suites/hybrimoe-fig9.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): two cache policies (MRS, LRU) inside HybriMoE.
-JUDGED_IN = common.MECHANISM
 
 PART = "hybrimoe-fig9"
 TITLE = "HybriMoE Fig. 9: decode hit rate, MRS vs LRU"

@@ -20,8 +20,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "HybriMoE", "figure": "Table III",
           "suite": "suites/ablation.toml (part hybrimoe-table3)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): an ablation: HybriMoE's techniques added one at a time to one runtime.
-JUDGED_IN = common.MECHANISM
 
 PART = "hybrimoe-table3"
 TITLE = "HybriMoE Table III: technique breakdown (Qwen2-57B-A14B, 25% cache)"

@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "KTransformers", "figure": "Section 4.2 / Fig. 10 (deferral sweep)",
           "suite": "suites/ablation.toml (part ktransformers-deferral)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): KTransformers on its own runtime, with and without Expert Deferral.
-JUDGED_IN = common.AS_PUBLISHED
 
 PART = "ktransformers-deferral"
 TITLE = "KTransformers Expert Deferral: deferred experts 0/2/3/4 (DeepSeek-V3 BF16)"

@@ -22,8 +22,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "KTransformers", "figure": "Fig. 1-style timelines",
           "suite": "suites/ktransformers-fig1.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): execution modes of KTransformers' own runtime.
-JUDGED_IN = common.AS_PUBLISHED
 
 PART = "ktransformers-fig1"
 TITLE = "KTransformers Fig. 1-style timelines: one DeepSeek-V3 decode step (A100 server, BF16)"

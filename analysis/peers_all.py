@@ -16,7 +16,6 @@ import peers_common as pc
 FIGURE = {"paper": "All strategies", "figure": "Every strategy per model, decode and prefill, with the oracle",
           "suite": "suites/peers.toml", "page": "comparison"}
 
-JUDGED_IN = common.MECHANISM
 
 TITLE = "Every strategy per model and testbed: decode TBT and TTFT over the oracle's (batch 1, 25% GPU budget, one implementation)"
 ID = "peers-all"

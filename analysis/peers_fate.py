@@ -17,9 +17,6 @@ import peers_common as pc
 FIGURE = {"paper": "Fate", "figure": "Abstract (speedups over load on demand and EAP; hit rate)",
           "suite": "suites/peers.toml"}
 
-# Every system on one implementation: the claims are about what Fate decides (prefetch, cache), and none of
-# these systems has a calibrated implementation cost here.
-JUDGED_IN = common.MECHANISM
 
 TITLE = "Fate against load on demand and MoE-Infinity (batch 1, 25% GPU budget, RTX A6000 and RTX 3090)"
 ID = "peers-fate"

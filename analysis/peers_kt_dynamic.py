@@ -15,8 +15,6 @@ import peers_common as pc
 FIGURE = {"paper": "KTransformers", "figure": "Documentation: dynamic expert update vs frequency placement",
           "suite": "suites/peers-kt-dynamic.toml"}
 
-# What KTransformers decides (which experts the GPU holds), on one implementation.
-JUDGED_IN = common.MECHANISM
 
 PART = "peers-kt-dynamic"
 TITLE = "KTransformers: dynamic expert update vs frequency placement (Qwen3-30B-A3B int4, RTX 4090, 1,024-token prompts)"

@@ -16,7 +16,6 @@ import peers_common as pc
 FIGURE = {"paper": "llama.cpp", "figure": "Prompt offload threshold (mainline 32, ik_llama.cpp 32 x E/k)",
           "suite": "suites/peers-llamacpp.toml"}
 
-JUDGED_IN = common.MECHANISM
 
 TITLE = "llama.cpp: TTFT with and without the prompt offload, over prompt lengths (RTX A6000, 25% GPU budget)"
 ID = "peers-llamacpp"

@@ -15,7 +15,6 @@ import peers_common as pc
 FIGURE = {"paper": "Mixtral-Offloading", "figure": "Section 3.2 (speculative expert loading)",
           "suite": "suites/peers.toml"}
 
-JUDGED_IN = common.MECHANISM
 
 TITLE = "Mixtral-Offloading: speculative loading against the LRU cache alone (batch 1, 25% GPU budget, A6000 and 3090)"
 ID = "peers-mixtral-offloading"

@@ -15,7 +15,6 @@ import peers_common as pc
 FIGURE = {"paper": "MoE-Infinity", "figure": "Abstract (2-20x lower latency than llama.cpp, Mixtral-Offloading)",
           "suite": "suites/peers.toml"}
 
-JUDGED_IN = common.MECHANISM
 
 TITLE = "MoE-Infinity against llama.cpp and Mixtral-Offloading: decode latency (batch 1, 25% GPU budget, A6000 and 3090)"
 ID = "peers-moe-infinity"

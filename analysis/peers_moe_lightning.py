@@ -17,8 +17,6 @@ import peers_common as pc
 FIGURE = {"paper": "MoE-Lightning", "figure": "CGOPipe: micro-batches vs the whole batch",
           "suite": "suites/peers-moe-lightning.toml"}
 
-# What CGOPipe decides (the order of one policy's work), on one implementation.
-JUDGED_IN = common.MECHANISM
 
 PART = "peers-moe-lightning"
 TITLE = ("MoE-Lightning: CGOPipe micro-batches vs the whole batch (Mixtral-8x7B, batch 1,024, RTX A6000, attention "

@@ -19,8 +19,6 @@ import peers_common as pc
 FIGURE = {"paper": "MoE-Lightning", "figure": "up to 10.3x over FlexGen on a T4",
           "suite": "suites/peers-moe-lightning-t4.toml"}
 
-# Both systems' decisions (schedule and policy search) on one implementation.
-JUDGED_IN = common.MECHANISM
 
 PART = "peers-moe-lightning-t4"
 ID = "peers-moe-lightning-t4"

@@ -53,20 +53,18 @@ REFERENCE = pathlib.Path(__file__).resolve().parents[1] / "results" / "reference
 
 
 def run_all(results: str, out: pathlib.Path):
-    """Every figure script in both comparisons (common.COMPARISONS): the one its paper's claim is judged in
-    (the script's JUDGED_IN, default as-published) writes to `out` and gives the verdict; the other writes to
-    out/<comparison>/ and is shown beside it. A script that reads no suite rows (predictor and
+    """Every figure script in both comparisons (common.COMPARISONS): as published, each system on its own stack
+    and kernels with the testbed's evidence, writes to `out` and gives the verdict; the mechanism comparison, a
+    what-if (every strategy on one implementation), writes to out/mechanism/ and is shown beside it
+    (docs/REPRODUCING.md, "Which comparison judges"). A script that reads no suite rows (predictor and
     characterisation files) has no comparison and runs once."""
     entries = []
     for module, paper, fig, suite in FIGURES:
         e = {"module": module, "paper": paper, "figure": fig, "suite": suite, "status": "not run", "summary": None,
-             "judged_in": common.AS_PUBLISHED, "other": None, "other_comparison": None}
+             "judged_in": common.AS_PUBLISHED, "other": None, "other_comparison": common.MECHANISM}
         try:
             mod = importlib.import_module(module)
-            judged = getattr(mod, "JUDGED_IN", common.AS_PUBLISHED)
-            other = common.MECHANISM if judged == common.AS_PUBLISHED else common.AS_PUBLISHED
-            e["judged_in"], e["other_comparison"] = judged, other
-            common.set_comparison(judged)
+            common.set_comparison(common.AS_PUBLISHED)
             common.reset_lookups()
             s = mod.run(results, out)
             if s is not None:
@@ -75,8 +73,8 @@ def run_all(results: str, out: pathlib.Path):
             if common.reset_lookups() == 0:
                 e["judged_in"], e["other_comparison"] = "n/a", None  # no suite rows: no comparison
             else:
-                common.set_comparison(other)
-                e["other"] = mod.run(results, out / other)
+                common.set_comparison(common.MECHANISM)
+                e["other"] = mod.run(results, out / common.MECHANISM)
         except ModuleNotFoundError as ex:
             if ex.name == module:
                 e["status"] = "no script"

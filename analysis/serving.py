@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "Serving", "figure": "Latency against load and goodput per strategy",
           "suite": "suites/serving.toml", "page": "comparison"}
 
-# Strategies against each other on one implementation (their decisions only), as in suites/peers.toml.
-JUDGED_IN = common.MECHANISM
 
 PART = "serving"
 ID = "serving"

@@ -17,8 +17,6 @@ import serving
 FIGURE = {"paper": "Serving", "figure": "Goodput against the GPU memory split between KV cache and experts",
           "suite": "suites/serving-memory.toml", "page": "comparison"}
 
-# Strategies against each other on one implementation, as in suites/serving.toml.
-JUDGED_IN = common.MECHANISM
 
 PART = "serving-memory"
 ID = "serving-memory"

@@ -22,8 +22,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "SMoE", "figure": "Fig. 10 and Fig. 11",
           "suite": "suites/smoe-fig10-11.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): prefill times of systems against each other.
-JUDGED_IN = common.AS_PUBLISHED
 
 PARTS = {"deepseek": "smoe-fig10-11-deepseek-v3", "qwen3": "smoe-fig10-11-qwen3"}
 TITLE = "SMoE Fig. 10/11: prefill TTFT, breakdown and GPU share vs prompt length (RTX 4090, int4)"

@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "SMoE", "figure": "Fig. 13",
           "suite": "suites/smoe-fig13.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): a baseline's measured wait for copies.
-JUDGED_IN = common.AS_PUBLISHED
 
 PART = "smoe-fig13"
 TITLE = "SMoE Fig. 13: decode time breakdown per token (DeepSeek-V3, 2 prefetched experts)"

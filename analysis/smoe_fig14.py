@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "SMoE", "figure": "Fig. 14",
           "suite": "suites/ablation.toml (part smoe-fig14)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): prefetch counts and methods on SMoE's execution and cache.
-JUDGED_IN = common.MECHANISM
 
 PART = "smoe-fig14"
 TITLE = "SMoE Fig. 14: prefetch count vs throughput and hit rate (DeepSeek-V3, 8 slots/layer)"

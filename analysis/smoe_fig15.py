@@ -21,8 +21,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "SMoE", "figure": "Fig. 15",
           "suite": "suites/smoe-table1.toml (part smoe-table1-deepseek-v3)"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): the hit rates of three prefetch methods.
-JUDGED_IN = common.MECHANISM
 
 PART = "smoe-table1-deepseek-v3"
 TITLE = "SMoE Fig. 15: decode hit rate, DeepSeek-V3, 8 cached experts per layer"

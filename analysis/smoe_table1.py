@@ -19,8 +19,6 @@ import matplotlib.pyplot as plt
 FIGURE = {"paper": "SMoE", "figure": "Table I",
           "suite": "suites/smoe-table1.toml"}
 
-# The comparison this paper claim is judged in (common.py, "the two comparisons"): absolute decode speeds of systems against each other.
-JUDGED_IN = common.AS_PUBLISHED
 
 PARTS = {"deepseek": "smoe-table1-deepseek-v3", "qwen3": "smoe-table1-qwen3"}
 TITLE = "SMoE Table I: decode tokens/s (RTX 4090, 8 cached experts per layer)"

@@ -184,23 +184,23 @@ def test_find_part_returns_the_rows_of_the_comparison_asked_for(tmp_path):
     assert len(common.of_comparison(legacy, common.MECHANISM)) == 0
 
 
-def test_each_script_is_judged_in_the_comparison_the_docs_give():
-    """docs/TESTBEDS.md said HybriMoE Fig. 7-8 and DALI's ratios over HybriMoE are judged in the mechanism
-    comparison while the scripts judged them as published. docs/REPRODUCING.md's table is the one source; every
-    figure script's JUDGED_IN (as published where it has none) must equal its row, and every script has one."""
+def test_every_script_is_judged_as_published():
+    """23 of 36 claims were once judged in the mechanism comparison, which drops the baselines' evidence (a CPU rate
+    of 2,432 GFLOP/s on the A6000 where the evidence fitted 737). The judge is the comparison that keeps it: no
+    figure script names another (JUDGED_IN is gone), the report judges as published and shows the mechanism
+    comparison beside it, and a script run alone reads the same rows."""
     import ast
-    import re
-    text = (common.repo_root() / "docs" / "REPRODUCING.md").read_text()
-    rows = dict(re.findall(r"^\| `([a-z0-9_]+)` \| [^|]+ \| (as-published|mechanism) \|", text, re.M))
-    scripts = [m for m, *_ in common.figure_scripts()]
-    assert sorted(rows) == sorted(scripts), set(rows) ^ set(scripts)
-    for m in scripts:
+    for m in [m for m, *_ in common.figure_scripts()]:
         tree = ast.parse((common.repo_root() / "analysis" / f"{m}.py").read_text())
-        judged = common.AS_PUBLISHED
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "JUDGED_IN" for t in node.targets):
-                judged = {"AS_PUBLISHED": common.AS_PUBLISHED, "MECHANISM": common.MECHANISM}[node.value.attr]
-        assert judged == rows[m], (m, judged, rows[m])
+        names = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+                 if isinstance(t, ast.Name)}
+        assert "JUDGED_IN" not in names, m
+    common.set_comparison(common.MECHANISM)
+    try:
+        assert common.figure_main(lambda results, out: None, ["--out", "/nonexistent-out"]) == 2
+        assert common._state["comparison"] == common.AS_PUBLISHED
+    finally:
+        common.set_comparison(common.AS_PUBLISHED)
 
 
 def test_magnitude_is_judged_on_the_effect_not_the_ratio():

@@ -421,10 +421,9 @@ TEST(ConfigErrors, DuplicateStackName) {
       "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"x\"\n"
       "[[hardware.stack]]\nname = \"a\"\nevidence = \"paper\"\nsource = \"y\"\n"
       "[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(
-      load_error(text),
-      "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack and measured_on, "
-      "found 'a' again (stack[0])");
+  EXPECT_EQ(load_error(text),
+            "exp.toml:12:8: key 'hardware.stack[1].name': expected one entry per stack, "
+            "found 'a' again (stack[0])");
 }
 
 // A fitted number describes one system's implementation as measured.
@@ -438,7 +437,8 @@ TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
                 "the fit describes (evidence = \"fitted\"), found none"),
             std::string::npos)
       << load_error(text);
-  // Two entries for one stack are fine when they describe different systems.
+  // An entry applies to every system on its stack: a second entry for another system is refused,
+  // and a system that differs names its share of the host time.
   const std::string two = std::string(kImplHead) +
                           "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = "
                           "\"fitted\"\nsource = \"x\"\n"
@@ -446,7 +446,34 @@ TEST(ConfigErrors, FittedEntryNamesTheSystemItWasMeasuredOn) {
                           "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 20\nevidence = "
                           "\"fitted\"\nsource = \"y\"\n"
                           "measured_on = \"q\"\n[[strategy]]\nname = \"s\"\n";
-  EXPECT_EQ(load_error(two), "<no error>");
+  EXPECT_NE(load_error(two).find("expected one entry per stack, found 'a' again"),
+            std::string::npos)
+      << load_error(two);
+  const std::string stack = std::string(kImplHead) +
+                            "[[hardware.stack]]\nname = \"a\"\nlayer_overhead_us = 10\nevidence = "
+                            "\"fitted\"\nsource = \"x\"\nmeasured_on = \"p\"\n";
+  EXPECT_NE(load_error(stack + "differs = [\"q\"]\n[[strategy]]\nname = \"s\"\n")
+                .find("key 'hardware.stack[0].differs_share': expected the share of "
+                      "layer_overhead_us the systems in differs pay, found none"),
+            std::string::npos)
+      << load_error(stack + "differs = [\"q\"]\n[[strategy]]\nname = \"s\"\n");
+  EXPECT_NE(
+      load_error(stack + "differs = [\"q\"]\ndiffers_share = -0.5\n[[strategy]]\nname = \"s\"\n")
+          .find("key 'hardware.stack[0].differs_share': expected -1 (unset) or a value in "
+                "range, found -0.5"),
+      std::string::npos);
+  EXPECT_EQ(
+      load_error(stack + "differs = [\"q\"]\ndiffers_share = 0.5\n[[strategy]]\nname = \"s\"\n"),
+      "<no error>");
+  // One testbed default per dtype.
+  const std::string k =
+      "[[hardware.cpu_kernel]]\nevidence = \"paper\"\nsource = \"x\"\n"
+      "testbed_default = true\n";
+  EXPECT_NE(load_error(std::string(kImplHead) + k + "family = \"a\"\n" + k +
+                       "family = \"b\"\n[[strategy]]\nname = \"s\"\n")
+                .find("key 'hardware.cpu_kernel[1].testbed_default': expected one testbed "
+                      "default per dtype, found a second for dtype '*'"),
+            std::string::npos);
 }
 
 // A testbed's unknown (scripts/testbed-region): a range, and "solved" only for

@@ -225,15 +225,12 @@ const cfg::Schema<CpuKernelSpec>& cpu_kernel_schema() {
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
         .required()
         .string("measured_on", &S::measured_on,
-                "The strategy system whose measured times these numbers describe (required with "
-                "evidence = "
-                "\"fitted\"): in the as-published comparison they apply to that system's "
-                "strategies only; \"\" = "
-                "any system.")
-        .string_list("shared_with", &S::shared_with,
-                     "Further systems whose papers state they run this same kernel (cited in "
-                     "source): the entry "
-                     "applies to them too.");
+                "The strategy system whose measured times the numbers were fitted on (required "
+                "with evidence = \"fitted\"; provenance: the entry applies to every system that "
+                "runs this kernel family).")
+        .boolean("testbed_default", &S::testbed_default,
+                 "The testbed's CPU rate for a kernel family without an entry of its own here "
+                 "(at most one entry per dtype).");
     return s;
   }();
   return s;
@@ -267,12 +264,15 @@ const cfg::Schema<StackSpec>& stack_schema() {
         .string("source", &S::source, "The publication, section and reasoning behind the numbers.")
         .required()
         .string("measured_on", &S::measured_on,
-                "The strategy system whose measured times these numbers describe (as in "
-                "[[cpu_kernel]]).")
-        .string_list("shared_with", &S::shared_with,
-                     "Further systems whose papers state they run this same stack (cited in "
-                     "source): the entry "
-                     "applies to them too.");
+                "The strategy system whose measured times the numbers were fitted on (as in "
+                "[[cpu_kernel]]: provenance; the entry applies to every system on this stack).")
+        .string_list("differs", &S::differs,
+                     "Systems whose papers say their implementation of this stack differs in "
+                     "host time (cited in source): they pay differs_share of layer_overhead_us.")
+        .number("differs_share", &S::differs_share,
+                "The share of layer_overhead_us the systems in differs pay (an unknown: give "
+                "its range in an [[unknown]] entry; required with differs).",
+                NumRange{kUnset});
     return s;
   }();
   return s;
@@ -356,7 +356,10 @@ const cfg::Schema<TestbedUnknown>& unknown_schema() {
         .choice("role", &S::role, {"sampled", "solved"},
                 "sampled: spread over the range; solved: fitted on the [[calibration]] targets at "
                 "every sample (it must be one of their fits).")
-        .number("low", &S::low, "Smallest value the evidence allows.", positive())
+        .number("low", &S::low,
+                "Smallest value the evidence allows (above 0 on the log scale; 0 allowed on the "
+                "linear one).",
+                non_negative())
         .required()
         .number("high", &S::high, "Largest value the evidence allows.", positive())
         .required()
@@ -574,11 +577,15 @@ void validate_implementations(const HardwareProfile& h, const cfg::Value& src,
                 "the system whose measured times the fit describes (evidence = \"fitted\")",
                 "none");
     for (size_t j = 0; j < i; ++j) {
+      const auto& o = h.cpu_kernels[j];
       require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i), "family",
-                  !(h.cpu_kernels[j].family == k.family && h.cpu_kernels[j].dtype == k.dtype &&
-                    h.cpu_kernels[j].measured_on == k.measured_on),
-                  "one entry per family, dtype and measured_on",
+                  !(o.family == k.family && o.dtype == k.dtype), "one entry per family and dtype",
                   fmt::format("'{}' for dtype '{}' again (cpu_kernel[{}])", k.family, k.dtype, j));
+      require_key(item(kernels_v, i), fmt::format("{}.cpu_kernel[{}]", prefix, i),
+                  "testbed_default",
+                  !(k.testbed_default && o.testbed_default && o.dtype == k.dtype),
+                  "one testbed default per dtype",
+                  fmt::format("a second for dtype '{}' (cpu_kernel[{}] is one)", k.dtype, j));
     }
   }
   const cfg::Value* stacks_v = src.find("stack");
@@ -589,14 +596,20 @@ void validate_implementations(const HardwareProfile& h, const cfg::Value& src,
              st.layer_overhead_us >= 0);
     unset_or(stacks_v, i, "stack", "gpu_bw_efficiency", st.gpu_bw_efficiency,
              st.gpu_bw_efficiency > 0);
+    unset_or(stacks_v, i, "stack", "differs_share", st.differs_share, st.differs_share >= 0);
     require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "measured_on",
                 st.evidence != "fitted" || !st.measured_on.empty(),
                 "the system whose measured times the fit describes (evidence = \"fitted\")",
                 "none");
+    require_key(
+        item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "differs_share",
+        st.differs.empty() == (st.differs_share == kUnset),
+        st.differs.empty() ? "none without differs"
+                           : "the share of layer_overhead_us the systems in differs pay",
+        st.differs_share == kUnset ? std::string("none") : fmt::format("{}", st.differs_share));
     for (size_t j = 0; j < i; ++j) {
       require_key(item(stacks_v, i), fmt::format("{}.stack[{}]", prefix, i), "name",
-                  !(h.stacks[j].name == st.name && h.stacks[j].measured_on == st.measured_on),
-                  "one entry per stack and measured_on",
+                  h.stacks[j].name != st.name, "one entry per stack",
                   fmt::format("'{}' again (stack[{}])", st.name, j));
     }
   }
@@ -667,6 +680,8 @@ void validate_unknowns_and_terms(const HardwareProfile& h, const cfg::Value& src
     const std::string up = fmt::format("{}.unknown[{}]", prefix, i);
     require_key(item(unknowns_v, i), up, "high", u.high > u.low,
                 fmt::format("a value above low ({})", u.low), fmt::format("{}", u.high));
+    require_key(item(unknowns_v, i), up, "low", u.low > 0 || u.scale == "linear",
+                "a value above 0 (the log scale), or scale = \"linear\"", fmt::format("{}", u.low));
     bool fitted = false;
     for (const auto& t : h.calibration) {
       fitted = fitted || std::find(t.fits.begin(), t.fits.end(), u.key) != t.fits.end();
@@ -707,39 +722,36 @@ void HardwareProfile::validate(const cfg::Value& src, const std::string& prefix)
   validate_unknowns_and_terms(*this, src, prefix);
 }
 
+namespace {
+
+// The [[cpu_kernel]] entry a kernel family runs on this testbed for `dtype`:
+// its own (one for the dtype before one for "*"), else the testbed's default.
+const CpuKernelSpec* kernel_entry(const HardwareProfile& hw, const std::string& family,
+                                  const std::string& dtype, bool* by_default) {
+  auto pick = [&](auto&& matches) -> const CpuKernelSpec* {
+    const CpuKernelSpec* any = nullptr;
+    for (const auto& e : hw.cpu_kernels) {
+      if (!matches(e)) continue;
+      if (e.dtype == dtype) return &e;
+      if ((e.dtype == "*" || e.dtype.empty()) && !any) any = &e;
+    }
+    return any;
+  };
+  *by_default = false;
+  if (const auto* k = pick([&](const CpuKernelSpec& e) { return e.family == family; })) return k;
+  const auto* d = pick([](const CpuKernelSpec& e) { return e.testbed_default; });
+  *by_default = d != nullptr;
+  return d;
+}
+
+}  // namespace
+
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
                                     const std::string& cpu_kernel, const std::string& dtype,
                                     const std::string& system, nlohmann::ordered_json* used) {
   HardwareProfile out = hw;
-  const bool any = system == kAnySystem;
-  std::vector<std::string> not_applied;
-  // How well an entry fits this strategy: -1 = not for it; higher = more specific.
-  auto system_score = [&](const std::string& measured_on,
-                          const std::vector<std::string>& shared_with) {
-    if (measured_on.empty())
-      return any ? 1 : 0;  // a general entry (preferred by the mechanism comparison)
-    if (any) return 0;
-    const bool shared =
-        std::find(shared_with.begin(), shared_with.end(), system) != shared_with.end();
-    return measured_on == system || shared ? 1 : -1;
-  };
-  const CpuKernelSpec* k = nullptr;
-  int k_score = -1;
-  for (const auto& e : hw.cpu_kernels) {
-    if (e.family != cpu_kernel) continue;
-    if (!(e.dtype == dtype || e.dtype == "*" || e.dtype.empty())) continue;
-    const int sys = system_score(e.measured_on, e.shared_with);
-    if (sys < 0) {
-      not_applied.push_back(
-          fmt::format("cpu_kernel {} ({}) measured on {}", e.family, e.dtype, e.measured_on));
-      continue;
-    }
-    const int score = 2 * sys + (e.dtype == dtype ? 1 : 0);
-    if (score > k_score) {
-      k = &e;
-      k_score = score;
-    }
-  }
+  bool by_default = false;
+  const CpuKernelSpec* k = kernel_entry(hw, cpu_kernel, dtype, &by_default);
   if (k) {
     if (k->bw_efficiency != kUnset) out.cpu.expert_bw_efficiency = k->bw_efficiency;
     if (k->compute_gflops != kUnset) out.cpu.expert_gflops = k->compute_gflops;
@@ -747,23 +759,17 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     if (k->first_task_warmup_us != kUnset) out.cpu.first_task_warmup_us = k->first_task_warmup_us;
   }
   const StackSpec* st = nullptr;
-  int st_score = -1;
   for (const auto& e : hw.stacks) {
-    if (e.name != stack) continue;
-    const int sys = system_score(e.measured_on, e.shared_with);
-    if (sys < 0) {
-      not_applied.push_back(fmt::format("stack {} measured on {}", e.name, e.measured_on));
-      continue;
-    }
-    if (sys > st_score) {
-      st = &e;
-      st_score = sys;
-    }
+    if (e.name == stack) st = &e;
   }
+  const bool differs =
+      st && std::find(st->differs.begin(), st->differs.end(), system) != st->differs.end();
   if (st) {
     if (st->launches_per_layer >= 0) out.gpu.layer_kernels = st->launches_per_layer;
     if (st->launch_us != kUnset) out.gpu.kernel_launch_us = st->launch_us;
-    if (st->layer_overhead_us != kUnset) out.gpu.layer_overhead_us = st->layer_overhead_us;
+    if (st->layer_overhead_us != kUnset) {
+      out.gpu.layer_overhead_us = st->layer_overhead_us * (differs ? st->differs_share : 1.0);
+    }
     if (st->gpu_bw_efficiency != kUnset) out.gpu.hbm_efficiency = st->gpu_bw_efficiency;
     if (st->cuda_graph) out.gpu.kernel_launch_us = 0;
   }
@@ -773,16 +779,19 @@ HardwareProfile with_implementation(const HardwareProfile& hw, const std::string
     };
     nlohmann::ordered_json j;
     j["stack"] = stack;
-    j["stack_entry"] = st ? entry_name(st->name, st->measured_on) : "profile default";
+    j["stack_entry"] =
+        !st       ? std::string("profile default")
+        : differs ? fmt::format("{}, host time x {} ({} differs)",
+                                entry_name(st->name, st->measured_on), st->differs_share, system)
+                  : entry_name(st->name, st->measured_on);
     j["stack_evidence"] = st ? st->evidence : "";
     j["cpu_kernel"] = cpu_kernel;
     j["cpu_kernel_entry"] =
-        k ? entry_name(fmt::format("{} ({})", k->family, k->dtype), k->measured_on)
-          : "profile default";
+        !k ? std::string("profile default")
+           : fmt::format("{}{}",
+                         entry_name(fmt::format("{} ({})", k->family, k->dtype), k->measured_on),
+                         by_default ? ", the testbed's default" : "");
     j["cpu_kernel_evidence"] = k ? k->evidence : "";
-    // Entries of this stack or kernel that describe another system's implementation as measured.
-    j["not_applied"] =
-        not_applied.empty() ? std::string() : fmt::format("{}", fmt::join(not_applied, "; "));
     j["cpu_expert_bw_gbps"] = out.cpu.mem_bw_gbps * out.cpu.expert_bw_efficiency;
     j["cpu_expert_gflops"] = out.cpu.expert_gflops;  // -1: peak x gemm_efficiency
     j["cpu_task_overhead_us"] = out.cpu.task_overhead_us;

@@ -103,15 +103,15 @@ struct CpuKernelSpec {
   double first_task_warmup_us = -1;
   std::string evidence;  // "paper" | "measured" | "fitted" | "spec" | "assumption"
   std::string source;
-  // The strategy system (StrategySpec::system) whose measured times this
-  // entry describes: an entry fitted on a baseline's published time
-  // describes that baseline's implementation as measured, not every system
-  // built on the same kernels. "" = any system (e.g. a kernel microbenchmark).
+  // The strategy system whose measured times the numbers were fitted on
+  // (provenance, required with evidence = "fitted"). The entry applies to
+  // every system that runs this kernel family: evidence about a shared
+  // kernel is the testbed's, not one system's.
   std::string measured_on;
-  // Further systems whose papers state they run this same component (e.g.
-  // HybriMoE section V: "llama.cpp kernels", as kTransformers): it applies
-  // to them too. The entry's source says where each paper says so.
-  std::vector<std::string> shared_with;
+  // The testbed's CPU rate for a kernel family without an entry of its own
+  // here (at most one per dtype): every strategy runs the rates the
+  // testbed's evidence gives, not the datasheet's.
+  bool testbed_default = false;
 };
 
 // What one software stack (a strategy's implementation.stack) costs on this
@@ -128,8 +128,13 @@ struct StackSpec {
       -1;  // fraction of gpu.hbm_gbps its memory-bound kernels reach (-1 = gpu.hbm_efficiency)
   std::string evidence;
   std::string source;
-  std::string measured_on;  // as in CpuKernelSpec: the system it was measured on ("" = any)
-  std::vector<std::string> shared_with;  // as in CpuKernelSpec
+  std::string measured_on;  // as in CpuKernelSpec: provenance; the entry applies to every system
+  // Systems whose papers say their implementation of this stack differs in
+  // host time (HybriMoE V: "minimizing redundant Python overhead"): they pay
+  // differs_share x layer_overhead_us, an unknown whose range the profile's
+  // [[unknown]] entry carries. Every other system on the stack pays it all.
+  std::vector<std::string> differs;
+  double differs_share = -1;  // required with `differs`, >= 0
 };
 
 // A published number a profile was fitted on: always a baseline system's
@@ -263,17 +268,17 @@ std::vector<const KernelTime*> kernel_times_for(const HardwareProfile& h, const 
 
 // The profile as a strategy's implementation runs on it: the [[cpu_kernel]]
 // entry of family `cpu_kernel` for `dtype` (an entry for that dtype before
-// one for "*") and the [[stack]] entry named `stack` replace the [cpu] and
-// [gpu] values they set; a name without an entry keeps the profile's values.
-// A CUDA Graph stack costs no launch time (layer and expert kernels). `used`,
-// when given, receives what was applied: the entries (or "profile default")
-// and the effective numbers, for the result rows.
-//
-// `system` is the strategy's system (StrategySpec::system): an entry with a
-// `measured_on` applies only to that system (an entry for it is preferred
-// over a general one); entries measured on another system are left out and
-// named in `used` ("not_applied"). kAnySystem takes every entry, preferring
-// general ones (the mechanism comparison names the system it means).
+// one for "*"), or where the family has none the testbed's default entry
+// (`testbed_default`), and the [[stack]] entry named `stack` replace the
+// [cpu] and [gpu] values they set; a name without an entry (and no testbed
+// default) keeps the profile's values. Entries apply to every system: what
+// a testbed's baseline evidence requires of a shared kernel or stack is
+// paid by every system that runs it. `system` (StrategySpec::system) is
+// looked up only in a stack's `differs`, whose systems pay its share of the
+// host time; kAnySystem (the mechanism comparison without a named system)
+// is in none. A CUDA Graph stack costs no launch time (layer and expert
+// kernels). `used`, when given, receives what was applied: the entries (or
+// "profile default") and the effective numbers, for the result rows.
 inline constexpr const char* kAnySystem = "*";
 HardwareProfile with_implementation(const HardwareProfile& hw, const std::string& stack,
                                     const std::string& cpu_kernel, const std::string& dtype,

@@ -113,26 +113,25 @@ TEST(Presets, AttentionAndKvShapes) {
 
 }  // namespace
 // hybrimoe-a6000's CPU kernel rate fitted on kTransformers' llama.cpp-derived
-// kernels was not applied to llama.cpp itself (it ran at the profile's 2432
-// GFLOP/s against 737), so "llama.cpp slowest in prefill" could not hold.
-// As published both run the fitted rate, and the two entries stay equal (a
-// refit moves the first: scripts/fit-testbed).
-TEST(Presets, LlamaCppRunsTheKernelRateFittedOnTheKernelsItShares) {
+// kernels was once not applied to llama.cpp itself (it ran at the profile's
+// 2432 GFLOP/s against 737), so "llama.cpp slowest in prefill" could not
+// hold, and all-CPU prefilled 2.5x faster than llama.cpp on the same CPU. The
+// fitted entry is the testbed's default: every strategy, whatever its kernel
+// family, runs the rate the testbed's evidence gives.
+TEST(Presets, EveryStrategyRunsTheTestbedsFittedKernelRate) {
   const Experiment ex = load_experiment_text(
-      "strategies = [\"llamacpp\", \"ktransformers\"]\n[model]\npreset = \"mixtral-8x7b\"\n"
-      "expert_dtype = \"int4\"\n[hardware]\npreset = \"hybrimoe-a6000\"\n[workload]\nsequences = "
-      "1\n"
-      "prompt_len = 4\ndecode_len = 2\n",
+      "strategies = [\"llamacpp\", \"ktransformers\", \"all-cpu\", \"fiddler\"]\n[model]\n"
+      "preset = \"mixtral-8x7b\"\nexpert_dtype = \"int4\"\n[hardware]\npreset = "
+      "\"hybrimoe-a6000\"\n[workload]\nsequences = 1\nprompt_len = 4\ndecode_len = 2\n",
       "t.toml", ".", ConfigPaths::defaults(), nullptr);
-  ASSERT_EQ(ex.cases.size(), 2u);
-  double fitted = 0, ggml = 0;
+  ASSERT_EQ(ex.cases.size(), 4u);
+  double fitted = 0;
   for (const auto& k : ex.cases[0].hardware.cpu_kernels) {
-    if (k.dtype != "int4") continue;
-    if (k.family == "ktransformers") fitted = k.compute_gflops;
-    if (k.family == "ggml") ggml = k.compute_gflops;
+    if (k.dtype == "int4" && k.family == "ktransformers" && k.testbed_default) {
+      fitted = k.compute_gflops;
+    }
   }
   EXPECT_GT(fitted, 0.0);
-  EXPECT_EQ(ggml, fitted);
   for (const Case& c : ex.cases) {
     EXPECT_EQ(
         implementation_hardware(c.hardware, c.strategy, c.model, c.comparison).cpu.expert_gflops,

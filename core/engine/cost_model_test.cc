@@ -242,54 +242,42 @@ TEST(Implementation, StackGpuBandwidthEfficiencySlowsMemoryBoundGpuWork) {
   EXPECT_DOUBLE_EQ(cg.gpu_expert_ns(1), bytes / 1000);
 }
 
-// A fitted entry describes the system it was measured on: it
-// applies to that system and the systems it is shared with, never to another
-// system on the same stack; a general entry is the fallback.
-TEST(Implementation, MeasuredOnEntriesApplyOnlyToTheirSystems) {
+// What a testbed's evidence says of a shared kernel or stack is paid by
+// every system that runs it (measured_on is provenance); a system the stack
+// entry says differs pays its share of the host time; a kernel family
+// without an entry runs the testbed's default entry.
+TEST(Implementation, EntriesApplyToEverySystemOnTheirStack) {
   HardwareProfile h = implementation_hw();
-  StackSpec fitted;
-  fitted.name = "ktransformers";
-  fitted.layer_overhead_us = 6000;
-  fitted.evidence = "fitted";
-  fitted.measured_on = "ktransformers";
-  fitted.shared_with = {"hybrimoe"};
-  h.stacks.push_back(fitted);
-  CpuKernelSpec kfit;
-  kfit.family = "ggml";
-  kfit.dtype = "int4";
-  kfit.task_overhead_us = 500;
-  kfit.evidence = "fitted";
-  kfit.measured_on = "hybrimoe";
-  h.cpu_kernels.push_back(kfit);
-
+  h.stacks[1].layer_overhead_us = 6000;
+  h.stacks[1].evidence = "fitted";
+  h.stacks[1].measured_on = "ktransformers";
+  h.stacks[1].differs = {"hybrimoe"};
+  h.stacks[1].differs_share = 0.25;
   nlohmann::ordered_json used;
-  // The system it was measured on: the fitted entries win over the general ones.
-  const HardwareProfile kt =
-      with_implementation(h, "ktransformers", "ggml", "int4", "ktransformers", &used);
-  EXPECT_DOUBLE_EQ(kt.gpu.layer_overhead_us, 6000);
-  EXPECT_DOUBLE_EQ(kt.cpu.task_overhead_us, 7);  // the kernel fit is HybriMoE's, not KTransformers'
-  EXPECT_EQ(used["stack_entry"], "ktransformers (measured on ktransformers)");
-  EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4)");
-  EXPECT_EQ(used["not_applied"], "cpu_kernel ggml (int4) measured on hybrimoe");
-  // A system the stack entry is shared with gets it; its own kernel fit too.
+  // The system it was measured on and another on the same stack pay it all.
+  for (const char* sys : {"ktransformers", "dali", kAnySystem}) {
+    const HardwareProfile x = with_implementation(h, "ktransformers", "ggml", "int4", sys, &used);
+    EXPECT_DOUBLE_EQ(x.gpu.layer_overhead_us, 6000) << sys;
+    EXPECT_DOUBLE_EQ(x.cpu.task_overhead_us, 7) << sys;
+    EXPECT_EQ(used["stack_entry"], "ktransformers (measured on ktransformers)");
+  }
+  // The system the paper says differs: its share.
   const HardwareProfile hy =
       with_implementation(h, "ktransformers", "ggml", "int4", "hybrimoe", &used);
-  EXPECT_DOUBLE_EQ(hy.gpu.layer_overhead_us, 6000);
-  EXPECT_DOUBLE_EQ(hy.cpu.task_overhead_us, 500);
-  EXPECT_EQ(used["not_applied"], "");
-  // Another system on the same stack and kernels: only the general entries.
-  const HardwareProfile da = with_implementation(h, "ktransformers", "ggml", "int4", "dali", &used);
-  EXPECT_DOUBLE_EQ(da.gpu.layer_overhead_us, 0);  // the general ktransformers entry sets none
-  EXPECT_DOUBLE_EQ(da.cpu.task_overhead_us, 7);
-  EXPECT_EQ(used["stack_entry"], "ktransformers");
-  EXPECT_EQ(
-      used["not_applied"],
-      "cpu_kernel ggml (int4) measured on hybrimoe; stack ktransformers measured on ktransformers");
-  // Any system (the mechanism comparison without a named system): general entries first.
-  const HardwareProfile any =
-      with_implementation(h, "ktransformers", "ggml", "int4", kAnySystem, &used);
-  EXPECT_DOUBLE_EQ(any.gpu.layer_overhead_us, 0);
-  EXPECT_DOUBLE_EQ(any.cpu.task_overhead_us, 7);
+  EXPECT_DOUBLE_EQ(hy.gpu.layer_overhead_us, 1500);
+  EXPECT_EQ(used["stack_entry"],
+            "ktransformers (measured on ktransformers), host time x 0.25 (hybrimoe differs)");
+  // A family without an entry: the profile's values, until the testbed names a default.
+  EXPECT_DOUBLE_EQ(
+      with_implementation(h, "generic", "pytorch", "int4", "fiddler").cpu.expert_gflops, -1);
+  h.cpu_kernels[1].testbed_default = true;
+  const HardwareProfile fd = with_implementation(h, "generic", "pytorch", "int4", "fiddler", &used);
+  EXPECT_DOUBLE_EQ(fd.cpu.expert_gflops, 100);
+  EXPECT_DOUBLE_EQ(fd.cpu.expert_bw_efficiency, 0.25);
+  EXPECT_EQ(used["cpu_kernel_entry"], "ggml (int4), the testbed's default");
+  // ... for its dtype only (the default is an int4 entry).
+  EXPECT_DOUBLE_EQ(
+      with_implementation(h, "generic", "pytorch", "bf16", "fiddler").cpu.expert_gflops, -1);
 }
 
 }  // namespace

@@ -548,9 +548,9 @@ namespace moebench {
 namespace {
 
 // Two comparisons: `comparison` lists them as a sweep axis; the
-// mode is in the case id and every row; as-published applies an entry fitted
-// on a system only to that system, mechanism runs every strategy on the one
-// named implementation.
+// mode is in the case id and every row; as-published runs each strategy on
+// its own stack and kernels with the testbed's entries, mechanism every
+// strategy on the one named implementation.
 TEST(Experiment, ComparisonAxisKeepsTheTwoComparisonsApart) {
   testing::TempDir dir;
   const Experiment ex = load_experiment_text(
@@ -573,12 +573,15 @@ TEST(Experiment, ComparisonAxisKeepsTheTwoComparisonsApart) {
   EXPECT_EQ(ids.size(), 4u);  // the mode is part of the id
   const auto& kt = by.at({"as-published", "ktransformers"})->config["implementation"];
   const auto& hy = by.at({"as-published", "hybrimoe"})->config["implementation"];
-  // The per-layer host time fitted on kTransformers' measured latency is kTransformers' alone ...
+  // The per-layer host time fitted on kTransformers' measured latency is paid by every system
+  // on its stack; HybriMoE, whose paper says it cut that overhead, pays its share (an unknown) ...
   EXPECT_EQ(kt["stack_entry"], "ktransformers (measured on ktransformers)");
   EXPECT_GT(kt["layer_overhead_us"].get<double>(), 1000);
-  EXPECT_EQ(hy["stack_entry"], "profile default");
-  EXPECT_EQ(hy["not_applied"], "stack ktransformers measured on ktransformers");
-  // ... and the kernel fit, which HybriMoE's paper says it shares, applies to both.
+  EXPECT_EQ(hy["stack_entry"].get<std::string>().find("ktransformers (measured on ktransformers), "
+                                                      "host time x "),
+            0u);
+  EXPECT_LT(hy["layer_overhead_us"].get<double>(), kt["layer_overhead_us"].get<double>());
+  // ... and the kernel fit applies to both.
   EXPECT_EQ(kt["cpu_kernel_entry"], hy["cpu_kernel_entry"]);
   // Mechanism: both on the profile's own implementation, the same numbers.
   const auto& mk = by.at({"mechanism", "ktransformers"})->config["implementation"];
