@@ -120,7 +120,7 @@ def verdict_counts(entries) -> dict:
 def headline(entries) -> str:
     c = verdict_counts(entries)
     n = sum(v for k, v in c.items() if k not in (common.CONSTRUCTION, common.HOST_TIME, common.NO_CLAIM))
-    s = (f"{n} figures and tables from results, each in the comparison its paper's claim is judged in: "
+    s = (f"{n} figures and tables from results, each judged as published: "
          f"{c.get(common.REPRODUCED, 0)} reproduced (direction and magnitude), "
          f"{c.get(common.DIRECTION_ONLY, 0)} direction only (the paper's number missed, or none reachable to "
          "compare with), "
