@@ -4,7 +4,7 @@
 #               on the simulated backend, write results/ and its figures
 #   make test   install what is missing, build, run every C++ and Python test and the
 #               regression check against results/reference/
-# Other targets: build, format, slurm-test, bench, bench-kernels, calibrate, validation, compare, known-truth, report, report-accept, predictors,
+# Other targets: build, format, slurm-test, bench, bench-kernels, calibrate, validation, compare, region, screen, known-truth, report, report-accept, predictors,
 # characterize, tiny-models, tiny-traces, tiny-routing, asan, fuzz, clean.
 
 BUILD      ?= build
@@ -13,7 +13,7 @@ BUILD_TYPE ?= Release
 SUITE      ?= suites/smoke.toml
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds region known-truth report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
+.PHONY: all deps build test format slurm-test run bench bench-kernels gpu-session calibrate validation compare compare-suite fuzz-build fuzz-corpus testbeds region screen known-truth report report-accept predictors characterize tiny-models tiny-traces tiny-routing asan fuzz clean
 
 all: build
 
@@ -187,6 +187,16 @@ region: build
 	for p in $(REGION_TESTBEDS); do \
 	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/testbed-region $$p \
 	    --verdicts $(REGION_OPTS) || exit 1; \
+	done
+
+# The screen of every region testbed (docs/TESTBEDS.md, "Screening"): each
+# number that is neither a fact nor an [[unknown]] moved alone to half and twice
+# its value, the solved keys solved there, every claim judged; results/screen/
+# <profile>/region.md names the keys that move a verdict. Resumable as region.
+screen: build
+	for p in $(REGION_TESTBEDS); do \
+	  MOEBENCH_HOME=$(CURDIR) MOEBENCH_RUN_SUITE=$(CURDIR)/$(BUILD)/bin/run_suite $(PY) scripts/testbed-region $$p \
+	    --screen --verdicts $(REGION_OPTS) || exit 1; \
 	done
 
 # The known-truth test of the verdict pipeline (docs/KNOWN_TRUTH.md): the H200
