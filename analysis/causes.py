@@ -73,9 +73,10 @@ def _evidence_file(root: pathlib.Path, where: str, ev) -> tuple:
     return f, file, anchor
 
 
-def _runs(root: pathlib.Path, where: str, c: dict) -> None:
+def _runs(root: pathlib.Path, where: str, c: dict, read: dict) -> None:
     """The entry's committed runs exist, each an executable script with its log beside it, and every number in
-    `run_quotes` is in the text and in one of those logs; ValueError naming the entry and the key otherwise."""
+    `run_quotes` is in the text and in one of those logs; ValueError naming the entry and the key otherwise.
+    `read` holds the logs read so far ({path: text}): several causes name the same run."""
     runs, rq = c.get("runs", []), c.get("run_quotes", [])
     if not isinstance(runs, list) or not all(isinstance(r, str) and r for r in runs):
         raise ValueError(f"{where}: key 'runs': expected an array of the run scripts' paths, found {runs!r}")
@@ -95,7 +96,9 @@ def _runs(root: pathlib.Path, where: str, c: dict) -> None:
         if not log.is_file():
             raise ValueError(f"{where}: key 'runs': expected the log the run wrote beside it ({r} -> log.txt), "
                              "found none")
-        logs += inputs.read_text(log, "a run's log")
+        if log not in read:
+            read[log] = inputs.read_text(log, "a run's log")
+        logs += read[log]
     for q in rq:
         if q not in c["text"]:
             raise ValueError(f"{where}: key 'run_quotes': expected '{inputs.shown(q)}' in the text, found it not")
@@ -114,7 +117,7 @@ def load(path: pathlib.Path = CAUSES) -> dict:
     if not isinstance(entries, list) or not all(isinstance(c, dict) for c in entries):
         raise ValueError(f"{path}: key 'cause': expected an array of tables ([[cause]] entries), found "
                          f"{type(entries).__name__ if not isinstance(entries, list) else 'other values in it'}")
-    out, anchors = {}, {}  # anchors: each evidence file's headings, read once
+    out, anchors, logs = {}, {}, {}  # anchors: each evidence file's headings, logs: each run's log, read once
     root = common.repo_root()
     for i, c in enumerate(entries):
         where = f"{path}: [[cause]] {i + 1} ({c.get('paper')}, {c.get('figure')})"
@@ -146,7 +149,7 @@ def load(path: pathlib.Path = CAUSES) -> dict:
         for q in quotes:
             if q not in c["text"]:
                 raise ValueError(f"{where}: key 'quotes': expected '{inputs.shown(q)}' in the text, found it not")
-        _runs(root, where, c)
+        _runs(root, where, c, logs)
         key = (c["paper"], c["figure"])
         if key in out:
             raise ValueError(f"{where}: expected one entry per claim, found a second")
