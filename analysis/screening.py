@@ -86,11 +86,12 @@ def screen_range(key: str, value: float, integer: bool) -> tuple:
     return low, high
 
 
-def candidates(text: str, unknown_keys) -> list:
+def candidates(text: str, unknown_keys, tied_keys=()) -> list:
     """Every number of the profile's [cpu], [gpu], [link] sections and [[stack]], [[cpu_kernel]], [[contention]]
     entries, each with whether the screen varies it and over what range, in the profile's order. Entries'
     evidence applies to their numbers unless a line's own tag says otherwise; the dtype of a [[cpu_kernel]]
-    entry is part of its key when it has one (cpu_kernel.<family>.<dtype>.<field>, as scripts/fit-testbed)."""
+    entry is part of its key when it has one (cpu_kernel.<family>.<dtype>.<field>, as scripts/fit-testbed). A key
+    in `tied_keys` moves with an unknown (its `tied`) and is not screened alone."""
     out, blocks = [], _blocks(text)
     for block, n, field, token, comment in blocks:
         prefix = block.prefix()
@@ -106,6 +107,8 @@ def candidates(text: str, unknown_keys) -> list:
         bare = f"{block.kind}.{block.ident}.{field}" if block.dtype else key
         if key in unknown_keys or bare in unknown_keys:
             c.why = "an [[unknown]] of the region"
+        elif key in tied_keys or bare in tied_keys:
+            c.why = "tied to an [[unknown]] of the region"
         elif field in STRUCTURE and block.kind in SECTIONS:
             c.why = "what the machine is"
         elif source in FACT_TAGS:

@@ -41,7 +41,7 @@ def run_tool(tool, tmp_path, *args, profile_text=None):
     root = tmp_path / "repo"
     for d in ("scripts", "analysis", "configs/hardware", "suites/dali"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    for f in ("scripts/fit-testbed", "scripts/testbed-region", "analysis/inputs.py"):
+    for f in ("scripts/fit-testbed", "scripts/testbed-region", "analysis/inputs.py", "analysis/screening.py"):
         (root / f).write_bytes((ROOT / f).read_bytes())
     for f in (ROOT / "suites" / "dali").glob("table9-*.toml"):
         (root / "suites" / "dali" / f.name).write_bytes(f.read_bytes())

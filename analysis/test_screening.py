@@ -78,9 +78,11 @@ def test_the_screening_range_is_half_to_twice_within_what_the_key_can_be():
     assert screening.screen_range("stack.x.launches_per_layer", 115, True) == (58.0, 230.0)  # whole numbers
 
 
-def test_a_kernel_entry_named_without_its_dtype_is_the_same_unknown():
+def test_a_kernel_entry_named_without_its_dtype_is_the_same_unknown_and_a_tied_key_moves_with_its_unknown():
     c = by_key(unknown=("cpu.mem_bw_gbps", "cpu_kernel.kt.compute_gflops"))
     assert c["cpu_kernel.kt.int4.compute_gflops"].why == "an [[unknown]] of the region"
+    c = {x.key: x for x in screening.candidates(PROFILE, {"cpu.mem_bw_gbps"}, {"link.d2h_gbps"})}
+    assert not c["link.d2h_gbps"].screened and c["link.d2h_gbps"].why == "tied to an [[unknown]] of the region"
 
 
 @pytest.mark.parametrize("name", ["dali-rtx3090", "hybrimoe-a6000", "smoe-rtx4090", "ktransformers-a100",
@@ -96,7 +98,7 @@ def test_every_screened_key_of_a_region_profile_is_a_number_the_tools_can_move(n
         moved = REG.apply(text, screened, {k: u.high})
         assert REG.fit.get_value(moved, k) == pytest.approx(u.high, rel=1e-3)
         tomllib.loads(moved)  # still a profile
-    assert not set(screened) & set(unknowns)
+    assert not set(screened) & (set(unknowns) | {t for u in unknowns.values() for t in u.tied})
     assert REG.varied(dict(unknowns, **screened)) == list(screened.values())
     assert REG.varied(unknowns) == [u for u in unknowns.values() if u.role == "sampled"]
 
