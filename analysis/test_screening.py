@@ -108,7 +108,8 @@ def test_the_screens_report_names_the_keys_that_move_a_verdict_and_the_ends_the_
               "unknowns": [{"key": "link.d2h_gbps", "role": "screened", "low": 12.5, "high": 50.0},
                            {"key": "cpu.threads", "role": "screened", "low": 5.0, "high": 20.0}],
               "points": [{"id": "center", "in_region": True},
-                         {"id": "link.d2h_gbps-low", "in_region": True}, {"id": "link.d2h_gbps-high", "in_region": True},
+                         {"id": "link.d2h_gbps-low", "in_region": True},
+                         {"id": "link.d2h_gbps-high", "in_region": True},
                          {"id": "cpu.threads-low", "in_region": False, "why": "t1 at 1.300 of the paper"},
                          {"id": "cpu.threads-high", "in_region": True}],
               "candidates": [{"key": "link.d2h_gbps", "source": "", "screened": True},
@@ -127,3 +128,34 @@ def test_the_screens_report_names_the_keys_that_move_a_verdict_and_the_ends_the_
     assert "- P Fig. 1: moved by `link.d2h_gbps` of the 2 screened numbers" in text
     claims["claims"][0]["verdicts"]["link.d2h_gbps-low"] = "not reproduced"
     assert "- P Fig. 1: moved by none of the 2 screened numbers" in "\n".join(REG.screen_markdown(region, claims))
+
+
+def test_a_strategy_setting_is_read_through_its_preset_chain_and_moved_by_a_preset_file_of_the_point(tmp_path):
+    settings = REG.setting_unknowns("dali-rtx3090")
+    key = "strategy.hybrimoe-dali.prefetcher.prefetch_size"
+    u = settings[key]
+    assert u.role == "screened" and u.setting == ("hybrimoe-dali", "prefetcher.prefetch_size") and u.source
+    assert REG.committed_value("", u) == 0.0  # hybrimoe-dali -> hybrimoe-code's prefetcher
+    assert REG.setting_files(settings, {key: 0.0}, {key: 0.0}) == {}  # at the committed value: the tracked preset
+    files = REG.setting_files(settings, {key: 4.0}, {key: 0.0})
+    body = tomllib.loads(files["strategies/hybrimoe-dali.toml"])
+    assert body["preset"] == str(ROOT / "configs" / "strategies" / "hybrimoe-dali.toml")
+    assert body["prefetcher"] == {"prefetch_size": 4} and body["name"] == "hybrimoe-dali"
+    assert REG.apply("x = 1\n", settings, {key: 4.0}) == "x = 1\n"  # not a key of the profile
+    # A point's results go when its presets change, and a preset no longer moved is removed.
+    text = (ROOT / "configs" / "hardware" / "dali-rtx3090.toml").read_text()
+    REG.write_point(tmp_path, "dali-rtx3090", text, files)
+    (tmp_path / "results").mkdir()
+    REG.write_point(tmp_path, "dali-rtx3090", text, files)
+    assert (tmp_path / "results").is_dir()
+    REG.write_point(tmp_path, "dali-rtx3090", text, {})
+    assert not (tmp_path / "results").exists()
+    assert not (tmp_path / "configs" / "strategies" / "hybrimoe-dali.toml").exists()
+
+
+def test_a_setting_that_is_not_in_the_preset_chain_is_refused_by_entry_and_key(capsys):
+    with pytest.raises(SystemExit):
+        REG.strategy_value("hybrimoe-dali", "prefetcher.nope", "screen_settings.toml: [[setting]] 1")
+    err = capsys.readouterr().err
+    assert "[[setting]] 1: key 'key': expected 'prefetcher.nope' in the preset chain hybrimoe-dali -> hybrimoe-code " \
+           "-> hybrimoe" in err
