@@ -22,6 +22,15 @@ import tempfile
 
 MAX_BYTES = 256 << 20  # the largest file read whole
 
+# How the profile tools (scripts/fit-testbed, scripts/testbed-region, analysis/screening.py) name a hardware
+# profile's numbers: a key of a section (cpu.mem_bw_gbps) or of an entry named by its identifying field
+# (stack.<name>.<key>, cpu_kernel.<family>[.<dtype>].<key>, contention.<term>.<key>).
+PROFILE_SECTIONS = ("cpu", "gpu", "link")
+PROFILE_ENTRIES = {"stack": "name", "cpu_kernel": "family", "contention": "term"}
+# A TOML number as a profile writes it: decimal with digit separators (6_474), exponent, sign, inf, nan. The
+# whole token is read and replaced (a pattern without '_' once read 6_474 as 6 and wrote 3.159_474).
+PROFILE_NUMBER = r"[-+]?(?:inf|nan|[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][-+]?[0-9_]+)?)"
+
 
 class InputError(ValueError):
     """A bad input, said as 'WHERE: expected ..., found ...' (a ValueError: callers that refuse bad values

@@ -16,14 +16,14 @@ and twice of it are itself); the table says so."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
+from inputs import PROFILE_ENTRIES as ENTRIES, PROFILE_NUMBER as NUMBER, PROFILE_SECTIONS as SECTIONS
+
 FACT_TAGS = ("spec", "spec-derived", "paper", "machine")
 STRUCTURE = ("count", "sockets", "cores")  # what the machine is, not a number to estimate
-SECTIONS = ("cpu", "gpu", "link")
-ENTRIES = {"stack": "name", "cpu_kernel": "family", "contention": "term"}
-NUMBER = r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
 @dataclass
@@ -111,6 +111,8 @@ def candidates(text: str, unknown_keys, tied_keys=()) -> list:
             c.why = "tied to an [[unknown]] of the region"
         elif field in STRUCTURE and block.kind in SECTIONS:
             c.why = "what the machine is"
+        elif not math.isfinite(value):
+            c.why = "not a finite number"
         elif source in FACT_TAGS:
             c.why = f"a fact ([{source}])"
         elif value <= 0 or (key.startswith("contention.") and value <= 1):
