@@ -264,8 +264,31 @@ def strategy_errors(times: dict, per_seed: dict) -> dict:
     return {s: statistics.median(v) for s, v in out.items()}
 
 
-def report(trues: list, planted: list, per_seed: dict) -> tuple:
-    """(summary dict, markdown text, csv text) of every claim's verdict."""
+def failures(claims: list, checks: list, times: dict, per_seed: dict) -> list:
+    """Markdown lines for each claim the test gets wrong (a true claim not reproduced, a planted claim not
+    refused): the machine's speedup in each repeat, the harness's in each seed, and each side's repeat times, so that a failure the machine's own
+    spread explains is told from one the model makes."""
+    import common
+
+    out = []
+    for c, chk in zip(claims, checks):
+        wrong = chk.verdict == common.NOT_REPRODUCED if not c.planted else chk.verdict != common.NOT_REPRODUCED
+        if not wrong:
+            continue
+        n = len(times[c.fast[0]])
+        reps = ", ".join(f"{speedup_of(times, c.fast, c.slow, i):.2f}x" for i in range(n))
+        sides = "; ".join(f"{k[3]} at {k[0]} b{k[1]} c{k[2]:g}: " + ", ".join(f"{x / 1e3:.1f}" for x in times[k]) + " ms"
+                          for k in dict.fromkeys(c.fast + c.slow) if len(c.fast) == 1)
+        seeds = ", ".join(f"{c.measure(per_seed[sd]):.2f}x" for sd in sorted(per_seed))
+        out.append(f"- {c.planted or 'true'}: {c.text} ({chk.verdict}); the machine's repeats {reps}, the harness's "
+                   f"seeds {seeds}"
+                   + (f" ({sides})" if sides else ""))
+    return out
+
+
+def report(trues: list, planted: list, per_seed: dict, times: dict | None = None) -> tuple:
+    """(summary dict, markdown text, csv text) of every claim's verdict; with `times` (the machine's repeats) the
+    markdown lists the claims the test gets wrong first."""
     true_checks = [judge(c, per_seed) for c in trues]
     planted_checks = [judge(c, per_seed) for c in planted]
     s = score(true_checks, planted_checks)
@@ -276,9 +299,12 @@ def report(trues: list, planted: list, per_seed: dict) -> tuple:
           f"({100 * s['sensitivity']:.1f}%; target {100 * SENSITIVITY_TARGET:.0f}%), {s['true_not_reproduced']} true "
           f"claim(s) not reproduced (target 0); specificity {s['planted_not_reproduced']} of {s['planted']} planted "
           f"false claims not reproduced ({100 * s['specificity']:.1f}%; target 100%): "
-          f"**{'met' if s['met'] else 'not met'}**.\n",
-          "| kind | planted | claim | paper | harness (seeds " + ", ".join(map(str, seeds)) + ") | verdict |",
-          "| --- | --- | --- | --- | --- | --- |"]
+          f"**{'met' if s['met'] else 'not met'}**.\n"]
+    wrong = failures(trues + planted, true_checks + planted_checks, times, per_seed) if times else []
+    if wrong:
+        md += ["## What it gets wrong\n", *wrong, ""]
+    md += ["| kind | planted | claim | paper | harness (seeds " + ", ".join(map(str, seeds)) + ") | verdict |",
+           "| --- | --- | --- | --- | --- | --- |"]
     for c, chk in zip(trues + planted, true_checks + planted_checks):
         hs = [c.measure(per_seed[sd]) for sd in seeds]
         paper = "" if c.speedup is None else f"{c.speedup:.4f}"
@@ -307,7 +333,7 @@ def main(argv=None) -> int:
     out = inputs.check_output(pathlib.Path(args.out) / "index.md", "the known-truth report")
     trues = true_claims(times)
     harness = harness_times(args.results)
-    s, md, csv_text = report(trues, planted_claims(trues), harness)
+    s, md, csv_text = report(trues, planted_claims(trues), harness, times)
     inputs.write_text(out, md)
     inputs.write_text(out.parent / "claims.csv", csv_text)
     kinds = {k: sum(c.kind == k for c in trues) for k in ("pair", "mean", "step")}

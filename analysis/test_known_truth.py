@@ -77,6 +77,14 @@ def test_a_harness_that_flatters_the_proposed_systems_is_caught(times, claims):
     flatter = as_harness(times, {p: 1 / 1.6 for p in kt.PROPOSED})
     s = kt.score([kt.judge(c, flatter) for c in claims], [kt.judge(c, flatter) for c in kt.planted_claims(claims)])
     assert not s["met"] and s["true_not_reproduced"] > 0
+    # The report lists each claim it gets wrong with the machine's repeats beside the harness's seeds; against
+    # the machine's own repeats it lists none.
+    planted = kt.planted_claims(claims)
+    wrong = kt.failures(claims + planted, [kt.judge(c, flatter) for c in claims + planted], times, flatter)
+    assert len(wrong) == s["true_not_reproduced"] + s["planted"] - s["planted_not_reproduced"] > 0
+    assert all("the machine's repeats" in w and "the harness's seeds" in w for w in wrong)
+    exact = as_harness(times)
+    assert kt.failures(claims + planted, [kt.judge(c, exact) for c in claims + planted], times, exact) == []
     # Swapping the proposed systems' times with each other's reverses their mutual claims: refused.
     swap = {sd: dict(t) for sd, t in as_harness(times).items()}
     for t in swap.values():

@@ -244,6 +244,15 @@ class Engine final : private AttentionPort {
     int64_t att_task = -1, gpu_end_task = -1;  // task ids: the attention, the GPU lane's last task
     double barrier_copies_end =
         -std::numeric_limits<double>::infinity();  // the copies behind `barrier`
+    // The layer's GPU expert submitted last: its task id (-1: none), expert,
+    // start, time before the gpu-under-copy term, and whether it read a
+    // staging buffer.
+    struct LastExpert {
+      int64_t task = -1;
+      int32_t expert = -1;
+      double start = 0, base = 0;
+      bool staged = false;
+    } last_expert;
   };
   LayerRun gate_stage(int32_t l);
   void swap_micro_batch(MicroBatch& b) { std::swap(cur_, static_cast<BatchState&>(b)); }
@@ -271,6 +280,7 @@ class Engine final : private AttentionPort {
   void pin_for_layer(int32_t l, int32_t e);
   bool demand_load(int32_t l, int32_t e, double t_gate);
   void run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r);
+  void see_later_copies(LayerRun& r);
   void issue_layer_prefetches(int32_t l, const LayerRun& r);
   void cpu_side(int32_t l, LayerRun& r);
   void after_layer(int32_t l, const LayerRun& r);

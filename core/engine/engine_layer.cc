@@ -296,14 +296,36 @@ void Engine::run_gpu_expert(int32_t l, int32_t e, bool staged, LayerRun& r) {
   const double free = gpu_lane().free_ns();
   if (ready > free) r.wait += ready - std::max(free, r.t_gate);
   const double dur = cost_.gpu_expert_ns(sc_.tokens_of[e]);
+  double start = 0;
   r.gpu_end = submit(gpu_lane(), gpu_lane_id(), TaskKind::kGpuExpert, ready, dur, l, e, w,
-                     sc_.tokens_of[e]);
+                     sc_.tokens_of[e], &start);
   r.gpu_end_task = log_.last();
+  r.last_expert = {r.gpu_end_task, e, start, dur, staged};
   sc_.compute_end_of[e] = r.gpu_end;
   sc_.computed.push_back(e);
   if (staged) sc_.staging_ring.push_back(r.gpu_end);
   r.gpu_compute += dur;
   m_.gpu_expert_tokens += sc_.tokens_of[e];
+}
+
+// In a walk, the GPU expert before computes beside the load issued for the
+// next one: the gpu-under-copy term, which saw the copies queued when that
+// expert was submitted, looks again at its window at the link's present
+// times, while it is still the last task submitted (nothing has waited for
+// it). A load that waits for its end (its slot) does not overlap it.
+void Engine::see_later_copies(LayerRun& r) {
+  const double f = cost_.under_copy_factor(false);
+  const LayerRun::LastExpert& x = r.last_expert;
+  if (f == 1.0 || x.task < 0 || x.task != log_.last() || gpu_lane().free_ns() != r.gpu_end) return;
+  const double seen = x.base + (f - 1.0) * link_.copying_ns(x.start, x.start + x.base);
+  const double extra = x.start + seen - r.gpu_end;
+  if (!(extra > 0)) return;
+  gpu_lane().extend_last(extra);
+  log_.extend_last(x.task, extra);
+  m_.task_ns[size_t(TaskKind::kGpuExpert)] += extra;
+  r.gpu_end += extra;
+  sc_.compute_end_of[x.expert] = r.gpu_end;
+  if (x.staged) sc_.staging_ring.back() = r.gpu_end;
 }
 
 // 4. GPU side: the predictor's and shared experts' GPU time, the on-demand
@@ -367,6 +389,7 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
           sc_.keep.assign(dec_.plan.gpu.begin() + std::ptrdiff_t(i), dec_.plan.gpu.end());
         }
         staged = demand_load(l, e, r.t_gate);
+        see_later_copies(r);
       }
       run_gpu_expert(l, e, staged, r);
     }

@@ -137,6 +137,31 @@ TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
   EXPECT_DOUBLE_EQ(c[0].end_ns, plain[0].end_ns);
 }
 
+// The same in a walk (each expert loaded when its turn comes): expert 3's
+// copy is issued after expert 2 was submitted, and expert 2, the last task
+// then, is stretched for it all the same.
+TEST(EngineTimeline, AWalksExpertIsSlowedByTheLoadIssuedAfterIt) {
+  const auto src = routing(2, 4, 2, {{{2, 3}, {0, 1}}});
+  HardwareProfile h = round_hardware();
+  auto sg = strategy("gpu-ondemand", "lru", "uniform", 2);
+  sg.residency.pin_active_token = false;
+  const auto plain = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
+  h.contention = {{"gpu-under-copy", 2.0, 0.0, "test"}};
+  const auto r = run(tiny_model(), h, sg, src);
+  const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
+  const auto h2d = tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
+  ASSERT_EQ(h2d.size(), 2u);
+  ASSERT_EQ(gpu.size(), 4u);
+  EXPECT_DOUBLE_EQ(h2d[1].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(h2d[1].end_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(plain[0].end_ns, 8 * us);
+  EXPECT_DOUBLE_EQ(gpu[0].start_ns, 6 * us);
+  EXPECT_DOUBLE_EQ(gpu[0].end_ns, 10 * us);  // seen again once expert 3's load was issued
+  EXPECT_DOUBLE_EQ(gpu[1].start_ns, 11 * us);
+  EXPECT_DOUBLE_EQ(gpu[1].end_ns - gpu[1].start_ns, 2 * us);
+  EXPECT_DOUBLE_EQ(r.metrics.task_ns[size_t(TaskKind::kGpuExpert)], 10 * us);  // 4 + 2 + 2 + 2
+}
+
 // The cpu-under-copy term: each CPU expert takes factor (2) times longer
 // for the part of it that copies overlap, whenever they were issued; returns
 // how many CPU experts a copy of `kind` overlaps.

@@ -32,6 +32,14 @@ int64_t TaskLog::add_task(Lane id, const FifoLane* lane, TaskKind kind, double s
   return last_;
 }
 
+void TaskLog::extend_last(int64_t task, double extra_ns) {
+  if (task != last_)
+    throw InternalError(fmt::format("task log: task {} extended after {}", task, last_));
+  if (graph_on_) graph_.back().end += extra_ns;
+  if (timeline_on_ && !timeline_.empty() && timeline_.back().task == task)
+    timeline_.back().end_ns += extra_ns;
+}
+
 void TaskLog::shape_attention(int64_t task, int64_t sequences, int64_t context) {
   if (!timeline_on_ || timeline_.empty() || timeline_.back().task != task) return;
   timeline_.back().sequences = sequences;

@@ -37,6 +37,9 @@ class TaskLog {
   // Task `task`, an attention run whole on the GPU, over `sequences`
   // sequences whose new tokens each read `context` KV entries (timeline only).
   void shape_attention(int64_t task, int64_t sequences, int64_t context);
+  // The task added last (`task`) ends `extra_ns` later (nothing has waited
+  // for it yet).
+  void extend_last(int64_t task, double extra_ns);
   // The id of the lane task added last (-1: none yet).
   int64_t last() const { return last_; }
   // Keep the task graph from now on (its lanes and ends): a task waiting for
