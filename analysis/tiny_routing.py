@@ -1,7 +1,6 @@
 # Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-"""Real learned routing against synthetic routing of the same shape (issue
-15): do the strategies rank the same way? Reads the latest runs of
-suites/tiny-<family>-routing-trace.toml (every strategy on two traces
+"""Real learned routing against synthetic routing of the same shape: do the strategies rank the same way?
+Reads the latest runs of suites/tiny-<family>-routing-trace.toml (every strategy on two traces
 recorded from moebench's small trained model, from disjoint held-out text)
 and suites/tiny-<family>-routing.toml (the same on the synthetic
 generator's workload for the same model, three seeds), and reports per
