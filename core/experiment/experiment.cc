@@ -853,8 +853,8 @@ void check_case_count(const Value& root, const std::vector<AxisDef>& outer, int6
   }
 }
 
-Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
-                  const ConfigPaths& paths, const ComponentCatalog* catalog, uint64_t max_cases) {
+// The file's [suite] table, checked against the rest of the file.
+Experiment experiment_header(const Value& root, const fs::path& file) {
   check_top_level(root);
   Experiment ex;
   ex.file = file;
@@ -877,7 +877,186 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
             kMaxSeed - (ex.suite.seeds - 1), ex.suite.seeds, kMaxSeed),
         std::to_string(ex.suite.seed));
   }
+  return ex;
+}
 
+// A case's configuration as the results record it, and its id: the hash of
+// what decides its result.
+void identify(Case& c, const ComponentCatalog* catalog) {
+  nlohmann::ordered_json cj;
+  cj["run"] = {{"backend", c.backend},
+               {"repetitions", c.repetitions},
+               {"warmup", c.warmup},
+               {"comparison", c.comparison.to_json()}};
+  if (c.backend == "real") {
+    // Only real cases carry these: a simulated case's identity stays as it was.
+    cj["run"]["real_kernel"] = c.real_kernel;
+    cj["run"]["real_weights_gib"] = c.real_weights_gib;
+    cj["run"]["real_threads"] = c.real_threads;
+  }
+  cj["model"] = c.model.to_json();
+  cj["hardware"] = c.hardware.to_json();
+  cj["workload"] = c.workload.to_json();
+  cj["strategy"] = c.strategy.to_json(catalog);
+  // What the strategy's implementation costs on this hardware (the entries
+  // applied and the effective numbers).
+  implementation_hardware(c.hardware, c.strategy, c.model, c.comparison, &cj["implementation"]);
+  // The id hashes what decides the result: strategy.source is a citation, so
+  // rewording it does not make a new case.
+  nlohmann::ordered_json identity = cj;
+  identity["strategy"].erase("source");
+  // The model's context length refuses a workload, never changes a result.
+  identity["model"].erase("context_length");
+  // A testbed's unknowns and region suites describe the evidence around the
+  // profile (scripts/testbed-region), not the profile.
+  identity["hardware"].erase("unknown");
+  identity["hardware"].erase("region_suites");
+  c.id = sha256_hex(json_text(identity)).substr(0, 16);
+  c.config = std::move(cj);
+}
+
+// One point of the file's model, hardware and workload axes, resolved: what
+// every strategy there runs on.
+struct Setting {
+  ModelSpec model;
+  HardwareProfile hardware;
+  WorkloadSpec workload;
+  std::vector<std::pair<std::string, std::string>> axes;  // the point's coordinates
+  std::map<std::string, std::string> stamps;              // the files it reads
+  std::vector<PresetFile> presets;                        // the model's and hardware's files
+};
+
+// The model and hardware of one point, their presets resolved and recorded
+// in s.presets.
+void resolve_machine(const Value& root, const SuiteSpec& suite, const Value& model_t,
+                     const Value& hardware_t, const ConfigPaths& paths, const fs::path& base_dir,
+                     Setting& s) {
+  PresetLog log(&s.presets);
+  const Value model_v = resolve_preset("models", model_t, "model", paths, base_dir);
+  const Value hw_v = resolve_preset("hardware", hardware_t, "hardware", paths, base_dir);
+  s.model = parse_model(model_v, "model");
+  s.hardware = parse_hardware(hw_v, "hardware");
+  resolve_planning(s.hardware, hw_v, paths, base_dir);
+  if (suite.backend == "real" && s.hardware.has_gpu()) {
+    // Refused here, so --dry-run and `config validate` say it too.
+    const Value* st = root.find("suite");
+    throw ConfigError(
+        cfg::where_of_key(st && st->is_table() ? *st : root, "backend"), "suite.backend",
+        "\"sim\" for a hardware profile with a GPU (the real backend runs CPU-only profiles; its "
+        "GPU lane is not built yet)",
+        fmt::format("\"real\" with hardware '{}' ({} GPU: {})", s.hardware.name,
+                    s.hardware.gpu.count, s.hardware.gpu.model));
+  }
+}
+
+// Builds an experiment's cases: every point of the model, hardware and
+// workload axes, every workload seed, comparison and strategy combination.
+class CaseExpander {
+ public:
+  CaseExpander(Experiment& ex, const std::vector<StrategyEntry>& strategies,
+               const ConfigPaths& paths, const fs::path& base_dir, const ComponentCatalog* catalog)
+      : ex_(ex), strategies_(strategies), paths_(paths), base_dir_(base_dir), catalog_(catalog) {}
+
+  // The cases of one point (its sections' tables with the point's values set).
+  void point(const Value& root, const Value& model_t, const Value& hardware_t,
+             const Value& workload_t,
+             const std::vector<std::pair<std::string, std::string>>& axes) {
+    Setting base;
+    base.axes = axes;
+    resolve_machine(root, ex_.suite, model_t, hardware_t, paths_, base_dir_, base);
+    WorkloadSpec w0;
+    WorkloadSpec::schema().parse(workload_t, w0, "workload");
+    w0.validate(workload_t, "workload");
+    check_context(base.model, w0, workload_t);
+    // One pass per workload seed ([suite] seeds) for a synthetic workload
+    // without its own seed; a trace, or a workload with a seed, has one.
+    const bool replicate = w0.kind != "trace" && !workload_t.find("seed");
+    const int64_t n_seeds = replicate ? ex_.suite.seeds : 1;
+    for (int64_t si = 0; si < n_seeds; ++si) {
+      Setting s = base;
+      s.workload = w0;
+      if (w0.kind == "trace") {
+        resolve_trace(s.workload, workload_t, s.model, base_dir_, traces_, &s.stamps);
+      } else if (replicate) {
+        s.workload.seed = ex_.suite.seed + si;
+        if (n_seeds > 1) s.axes.emplace_back("workload.seed", std::to_string(s.workload.seed));
+      }
+      check_requests(s.workload, workload_t,
+                     resolve_requests(s.workload, workload_t, s.model, base_dir_, requests_));
+      for (const std::string& mode : ex_.suite.comparisons) strategies(s, mode);
+    }
+  }
+
+ private:
+  void strategies(const Setting& s, const std::string& mode) {
+    ComparisonSpec cmp;
+    cmp.mode = mode;
+    if (mode == "mechanism") {
+      cmp.stack = ex_.suite.mechanism_stack;
+      cmp.cpu_kernel = ex_.suite.mechanism_cpu_kernel;
+      cmp.system = ex_.suite.mechanism_system;
+    }
+    for (const auto& entry : strategies_) {
+      for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
+        Value st = entry.table;
+        auto case_axes = s.axes;
+        if (ex_.suite.comparisons.size() > 1) case_axes.emplace_back("suite.comparison", mode);
+        for (size_t a = 0; a < entry.axes.size(); ++a) {
+          set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
+          case_axes.emplace_back(entry.axes[a].label, show_value(entry.axes[a].values[sidx[a]]));
+        }
+        add(s, cmp, st, std::move(case_axes));
+      });
+    }
+  }
+
+  void add(const Setting& s, const ComparisonSpec& cmp, const Value& st,
+           std::vector<std::pair<std::string, std::string>> axes) {
+    const SuiteSpec& suite = ex_.suite;
+    Case c;
+    c.presets = s.presets;
+    PresetLog strategy_log(&c.presets);
+    const Value st_v = resolve_preset("strategies", st, "strategy", paths_, base_dir_);
+    c.model = s.model;
+    c.hardware = s.hardware;
+    c.workload = s.workload;
+    c.strategy = StrategySpec::parse(st_v, "strategy", catalog_);
+    c.backend = suite.backend;
+    c.comparison = cmp;
+    c.real_kernel = suite.real_kernel;
+    c.real_weights_gib = suite.real_weights_gib;
+    c.real_threads = suite.real_threads;
+    c.repetitions = suite.repetitions;
+    c.warmup = suite.warmup;
+    c.timeline = suite.timeline;
+    c.axes = std::move(axes);
+    c.base_dir = base_dir_;
+    c.file_stamps = s.stamps;
+    identify(c, catalog_);
+    c.index = ex_.cases.size();
+    c.parts = {suite.name};
+    if (!seen_.insert(c.id).second) {
+      throw ConfigError(st_v.where(), "strategy", "distinct cases (every combination must differ)",
+                        fmt::format("strategy '{}' twice with the same model, hardware and "
+                                    "workload (case {})",
+                                    c.strategy.name, c.id));
+    }
+    ex_.cases.push_back(std::move(c));
+  }
+
+  Experiment& ex_;
+  const std::vector<StrategyEntry>& strategies_;
+  const ConfigPaths& paths_;
+  const fs::path& base_dir_;
+  const ComponentCatalog* catalog_;
+  std::set<std::string> seen_;
+  TraceHeaders traces_;     // each trace file is opened and checked once per experiment file
+  RequestsFiles requests_;  // each requests file likewise
+};
+
+Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
+                  const ConfigPaths& paths, const ComponentCatalog* catalog, uint64_t max_cases) {
+  Experiment ex = experiment_header(root, file);
   Section model = section_of(root, "model", ModelSpec::schema());
   Section hardware = section_of(root, "hardware", HardwareProfile::schema());
   Section workload = section_of(root, "workload", WorkloadSpec::schema());
@@ -909,139 +1088,18 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
   for (const auto& r : refs) outer.push_back(r.sec->axes[r.i]);
   check_case_count(root, outer, ex.suite.seeds, ex.suite.comparisons.size(), strategies, max_cases);
 
-  std::set<std::string> seen;
-  TraceHeaders traces;     // each trace file is opened and checked once per experiment file
-  RequestsFiles requests;  // each requests file likewise
+  CaseExpander cases(ex, strategies, paths, base_dir, catalog);
   for_each_combination(outer, [&](const std::vector<size_t>& idx) {
     Section* owners[] = {&model, &hardware, &workload};
     Value tables[3] = {model.table, hardware.table, workload.table};
-    std::vector<std::pair<std::string, std::string>> axes0;
+    std::vector<std::pair<std::string, std::string>> axes;
     for (size_t a = 0; a < outer.size(); ++a) {
-      const Section* owner = refs[a].sec;
       for (int s = 0; s < 3; ++s) {
-        if (owners[s] == owner) set_path(tables[s], outer[a].path, outer[a].values[idx[a]]);
+        if (owners[s] == refs[a].sec) set_path(tables[s], outer[a].path, outer[a].values[idx[a]]);
       }
-      axes0.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
+      axes.emplace_back(outer[a].label, show_value(outer[a].values[idx[a]]));
     }
-    std::vector<PresetFile> section_presets;  // the model's and hardware's files
-    PresetLog section_log(&section_presets);
-    const Value model_v = resolve_preset("models", tables[0], "model", paths, base_dir);
-    const Value hw_v = resolve_preset("hardware", tables[1], "hardware", paths, base_dir);
-    const ModelSpec m = parse_model(model_v, "model");
-    HardwareProfile h = parse_hardware(hw_v, "hardware");
-    resolve_planning(h, hw_v, paths, base_dir);
-    if (ex.suite.backend == "real" && h.has_gpu()) {
-      // Refused here, so --dry-run and `config validate` say it too.
-      const Value* s = root.find("suite");
-      throw ConfigError(
-          cfg::where_of_key(s && s->is_table() ? *s : root, "backend"), "suite.backend",
-          "\"sim\" for a hardware profile with a GPU (the real backend runs CPU-only profiles; its "
-          "GPU lane is not built yet)",
-          fmt::format("\"real\" with hardware '{}' ({} GPU: {})", h.name, h.gpu.count,
-                      h.gpu.model));
-    }
-    const Value& wl_v = tables[2];
-    WorkloadSpec w0;
-    WorkloadSpec::schema().parse(wl_v, w0, "workload");
-    w0.validate(wl_v, "workload");
-    check_context(m, w0, wl_v);
-    // One pass per workload seed ([suite] seeds) for a synthetic workload
-    // without its own seed; a trace, or a workload with a seed, has one.
-    const bool replicate = w0.kind != "trace" && !wl_v.find("seed");
-    const int64_t n_seeds = replicate ? ex.suite.seeds : 1;
-    for (int64_t si = 0; si < n_seeds; ++si) {
-      WorkloadSpec w = w0;
-      auto axes = axes0;
-      std::map<std::string, std::string> stamps;
-      if (w.kind == "trace") {
-        resolve_trace(w, wl_v, m, base_dir, traces, &stamps);
-      } else if (replicate) {
-        w.seed = ex.suite.seed + si;
-        if (n_seeds > 1) axes.emplace_back("workload.seed", std::to_string(w.seed));
-      }
-      check_requests(w, wl_v, resolve_requests(w, wl_v, m, base_dir, requests));
-
-      for (const std::string& mode : ex.suite.comparisons) {
-        ComparisonSpec cmp;
-        cmp.mode = mode;
-        if (mode == "mechanism") {
-          cmp.stack = ex.suite.mechanism_stack;
-          cmp.cpu_kernel = ex.suite.mechanism_cpu_kernel;
-          cmp.system = ex.suite.mechanism_system;
-        }
-        for (const auto& entry : strategies) {
-          for_each_combination(entry.axes, [&](const std::vector<size_t>& sidx) {
-            Value st = entry.table;
-            auto case_axes = axes;
-            if (ex.suite.comparisons.size() > 1) case_axes.emplace_back("suite.comparison", mode);
-            for (size_t a = 0; a < entry.axes.size(); ++a) {
-              set_path(st, entry.axes[a].path, entry.axes[a].values[sidx[a]]);
-              case_axes.emplace_back(entry.axes[a].label,
-                                     show_value(entry.axes[a].values[sidx[a]]));
-            }
-            Case c;
-            c.presets = section_presets;
-            PresetLog strategy_log(&c.presets);
-            const Value st_v = resolve_preset("strategies", st, "strategy", paths, base_dir);
-            c.model = m;
-            c.hardware = h;
-            c.workload = w;
-            c.strategy = StrategySpec::parse(st_v, "strategy", catalog);
-            c.backend = ex.suite.backend;
-            c.comparison = cmp;
-            c.real_kernel = ex.suite.real_kernel;
-            c.real_weights_gib = ex.suite.real_weights_gib;
-            c.real_threads = ex.suite.real_threads;
-            c.repetitions = ex.suite.repetitions;
-            c.warmup = ex.suite.warmup;
-            c.timeline = ex.suite.timeline;
-            c.axes = std::move(case_axes);
-            c.base_dir = base_dir;
-            c.file_stamps = stamps;
-            nlohmann::ordered_json cj;
-            cj["run"] = {{"backend", c.backend},
-                         {"repetitions", c.repetitions},
-                         {"warmup", c.warmup},
-                         {"comparison", c.comparison.to_json()}};
-            if (c.backend == "real") {
-              // Only real cases carry these: a simulated case's identity stays as it was.
-              cj["run"]["real_kernel"] = c.real_kernel;
-              cj["run"]["real_weights_gib"] = c.real_weights_gib;
-              cj["run"]["real_threads"] = c.real_threads;
-            }
-            cj["model"] = m.to_json();
-            cj["hardware"] = h.to_json();
-            cj["workload"] = w.to_json();
-            cj["strategy"] = c.strategy.to_json(catalog);
-            // What the strategy's implementation costs on this hardware
-            // (the entries applied and the effective numbers).
-            implementation_hardware(h, c.strategy, m, c.comparison, &cj["implementation"]);
-            // The id hashes what decides the result: strategy.source is a
-            // citation, so rewording it does not make a new case.
-            nlohmann::ordered_json identity = cj;
-            identity["strategy"].erase("source");
-            // The model's context length refuses a workload, never changes a result.
-            identity["model"].erase("context_length");
-            // A testbed's unknowns and region suites describe the evidence
-            // around the profile (scripts/testbed-region), not the profile.
-            identity["hardware"].erase("unknown");
-            identity["hardware"].erase("region_suites");
-            c.id = sha256_hex(json_text(identity)).substr(0, 16);
-            c.config = std::move(cj);
-            c.index = ex.cases.size();
-            c.parts = {ex.suite.name};
-            if (!seen.insert(c.id).second) {
-              throw ConfigError(st_v.where(), "strategy",
-                                "distinct cases (every combination must differ)",
-                                fmt::format("strategy '{}' twice with the same model, hardware and "
-                                            "workload (case {})",
-                                            c.strategy.name, c.id));
-            }
-            ex.cases.push_back(std::move(c));
-          });
-        }
-      }  // comparisons
-    }    // seeds
+    cases.point(root, tables[0], tables[1], tables[2], axes);
   });
   return ex;
 }

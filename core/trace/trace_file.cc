@@ -327,7 +327,30 @@ class FileTraceSource : public TraceSource {
     }
   }
 
+  // The phases in the order their errors are reported: the metadata, the
+  // sequences, the tensors' shapes, the gate weights, the half-precision
+  // tensors' values, the ids and weights.
   void load() {
+    read_metadata();
+    const int64_t T = read_sequences();
+    find_tensors(T);
+    read_gate_weights();
+    const int64_t E = info_.routing.experts;
+    if (info_.routing.function != RoutingFunction::kSoftmaxTopK &&
+        (info_.routing.n_group < 1 || E % info_.routing.n_group != 0)) {
+      bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E),
+          std::to_string(info_.routing.n_group));
+    }
+    std::vector<uint16_t> gate_max;
+    scan_half(gate_, "gate_input", T, info_.h_trace, false, &gate_max);
+    if (info_.has_gate_weights) check_logits_finite(gate_max);
+    scan_half(probs_, "router_probs", T, E, true);
+    scan_half(topp_probs_, "router_topp_probs", T, info_.top_p, true);
+    check_ids_and_weights(T);
+  }
+
+  // The file's metadata: its format, the model, the routing.
+  void read_metadata() {
     if (meta("format") != kTraceFormat)
       bad("__metadata__.format", std::string("'") + kTraceFormat + "'", "'" + meta("format") + "'");
     if (meta("format_version") != std::to_string(kTraceFormatVersion)) {
@@ -337,7 +360,7 @@ class FileTraceSource : public TraceSource {
     info_.model_name = meta("model");
     info_.model_hash = meta("model_hash");
     info_.source = meta("source");
-    const int64_t L = info_.moe_layers = meta_int("moe_layers", 1, kMaxTraceLayers);
+    info_.moe_layers = meta_int("moe_layers", 1, kMaxTraceLayers);
     const int64_t E = info_.routing.experts = meta_int("routed_experts", 1, kMaxTraceExperts);
     const int64_t k = info_.routing.top_k = meta_int("top_k", 1, kMaxTraceExperts);
     if (k > E)
@@ -351,7 +374,10 @@ class FileTraceSource : public TraceSource {
     info_.routing.norm_topk_prob = meta("norm_topk_prob") == "true";
     info_.routing.routed_scaling_factor =
         std::strtod(meta("routed_scaling_factor").c_str(), nullptr);
+  }
 
+  // The sequences' lengths; returns the tokens they hold together.
+  int64_t read_sequences() {
     const st::TensorInfo* pl = file_->find("seq_prompt_len");
     if (!pl) bad("tensor 'seq_prompt_len'", "present", "none");
     if (pl->shape.size() != 1)
@@ -372,6 +398,12 @@ class FileTraceSource : public TraceSource {
       info_.sequences.push_back({p, d});
       T += int64_t(p) + int64_t(d);  // in 64 bits: two int32 lengths can sum past 2^31
     }
+    return T;
+  }
+
+  // Every tensor of T tokens, each with its dtype and shape.
+  void find_tensors(int64_t T) {
+    const int64_t L = info_.moe_layers, E = info_.routing.experts, k = info_.routing.top_k;
     ids_ = tensor("topk_ids", st::DType::kI32, {T, L, k}, true);
     weights_ = tensor("topk_weights", st::DType::kF32, {T, L, k}, true);
     probs_ = tensor("router_probs", st::DType::kF16, {T, L, E}, false);
@@ -390,6 +422,11 @@ class FileTraceSource : public TraceSource {
       gate_ = tensor("gate_input", st::DType::kF16, {T, L, H}, true);
     else if (file_->find("gate_input"))
       bad("tensor 'gate_input'", "absent when h_trace = 0", "present");
+  }
+
+  // The router's weights, when the file has them: read and checked finite.
+  void read_gate_weights() {
+    const int64_t L = info_.moe_layers, E = info_.routing.experts, H = info_.h_trace;
     if (const st::TensorInfo* gw = file_->find("gate_weight")) {
       if (H == 0) bad("tensor 'gate_weight'", "gate_input as well (h_trace > 0)", "h_trace = 0");
       tensor("gate_weight", st::DType::kF32, {L, E, H}, true);
@@ -421,47 +458,43 @@ class FileTraceSource : public TraceSource {
       finite(gates_.selection_bias, "selection_bias", 1);
       info_.has_gate_weights = true;
     }
-    if (info_.routing.function != RoutingFunction::kSoftmaxTopK &&
-        (info_.routing.n_group < 1 || E % info_.routing.n_group != 0)) {
-      bad("__metadata__.n_group", fmt::format("a divisor of routed_experts ({})", E),
-          std::to_string(info_.routing.n_group));
-    }
-    // Half-precision tensors, scanned once as integers (fast enough for any
-    // trace that fits in memory): gate inputs must be finite (routing is
-    // recomputed from them), probabilities in [0, 1].
-    auto scan_half = [&](const st::TensorInfo* t, const char* name, int64_t inner, bool probability,
-                         std::vector<uint16_t>* layer_max = nullptr) {
-      if (!t) return;
-      if (layer_max) layer_max->assign(size_t(L), 0);
-      const int64_t n = T * L * inner;
-      std::vector<uint16_t> chunk;
-      for (int64_t i = 0; i < n; ++i) {
-        if (i % kScanChunk == 0) {  // read through the guard, a chunk at a time
-          chunk.resize(size_t(std::min(kScanChunk, n - i)));
-          file_->read(file_->data(*t) + 2 * i, chunk.data(), chunk.size() * 2);
-        }
-        const uint16_t h = chunk[size_t(i % kScanChunk)];
-        if (layer_max) {  // |x| orders as the half's bits without the sign
-          uint16_t& m = (*layer_max)[size_t((i / inner) % L)];
-          m = std::max<uint16_t>(m, h & 0x7fffu);
-        }
-        const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
-        const bool outside =
-            probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
-        if (!nonfinite && !outside) continue;
-        bad(fmt::format("tensor '{}'[token {}, layer {}, {}]", name, i / (L * inner),
-                        (i / inner) % L, i % inner),
-            probability ? "finite probabilities in [0, 1]" : "finite values",
-            fmt::format("{}", st::half_to_float(h)));
-      }
-    };
-    std::vector<uint16_t> gate_max;
-    scan_half(gate_, "gate_input", H, false, &gate_max);
-    if (info_.has_gate_weights) check_logits_finite(gate_max);
-    scan_half(probs_, "router_probs", E, true);
-    scan_half(topp_probs_, "router_topp_probs", info_.top_p, true);
+  }
 
-    // Ids and weights are small: check them all now.
+  // A half-precision tensor of T tokens, scanned once as integers (fast
+  // enough for any trace that fits in memory): gate inputs must be finite
+  // (routing is recomputed from them), probabilities in [0, 1].
+  // `layer_max`, when given, receives each layer's largest |value|.
+  void scan_half(const st::TensorInfo* t, const char* name, int64_t T, int64_t inner,
+                 bool probability, std::vector<uint16_t>* layer_max = nullptr) {
+    const int64_t L = info_.moe_layers;
+    if (!t) return;
+    if (layer_max) layer_max->assign(size_t(L), 0);
+    const int64_t n = T * L * inner;
+    std::vector<uint16_t> chunk;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i % kScanChunk == 0) {  // read through the guard, a chunk at a time
+        chunk.resize(size_t(std::min(kScanChunk, n - i)));
+        file_->read(file_->data(*t) + 2 * i, chunk.data(), chunk.size() * 2);
+      }
+      const uint16_t h = chunk[size_t(i % kScanChunk)];
+      if (layer_max) {  // |x| orders as the half's bits without the sign
+        uint16_t& m = (*layer_max)[size_t((i / inner) % L)];
+        m = std::max<uint16_t>(m, h & 0x7fffu);
+      }
+      const bool nonfinite = (h & 0x7c00u) == 0x7c00u;
+      const bool outside =
+          probability && (h & 0x8000u ? (h & 0x7fffu) != 0 : h > 0x3c00u);  // < 0 or > 1
+      if (!nonfinite && !outside) continue;
+      bad(fmt::format("tensor '{}'[token {}, layer {}, {}]", name, i / (L * inner), (i / inner) % L,
+                      i % inner),
+          probability ? "finite probabilities in [0, 1]" : "finite values",
+          fmt::format("{}", st::half_to_float(h)));
+    }
+  }
+
+  // Ids and weights are small: check them all now.
+  void check_ids_and_weights(int64_t T) {
+    const int64_t L = info_.moe_layers, E = info_.routing.experts, k = info_.routing.top_k;
     std::vector<int32_t> ids;
     std::vector<float> weights;
     std::vector<int32_t> row(k);

@@ -598,20 +598,22 @@ FamilyReport evaluate_family(const std::string& family, const GeneratorParams& p
   return r;
 }
 
+namespace {
+
 // Sequences of the fit's routing workload. Mixtral's layer-0 repetition
 // target (Mixtral paper Table 5) is 0.013 wide, where 256 sequences x 63
 // token pairs have a sampling s.d. of about 0.003 (binomial estimate), and
 // the fits on that workload ended 0.003-0.005 below the range on the
 // evaluation seed. Four times the sequences halve that noise; Mixtral's 8
 // experts keep it cheap.
-namespace {
 int64_t fit_routing_sequences(const std::string& family, const FitOptions& opt) {
   return family == "mixtral" ? opt.routing_sequences * 4 : opt.routing_sequences;
 }
-}  // namespace
 
-FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
-                        const ConfigPaths& paths, const FitOptions& opt) {
+// Where a family's fit starts: `start` with the family's structure and, on a
+// cold start, the hand-set knobs it needs.
+GeneratorParams fit_start(const std::string& family, const GeneratorParams& start,
+                          const FitOptions& opt) {
   GeneratorParams x = start;
   x.family = family;
   if (family == "deepseek-v3") {
@@ -659,261 +661,313 @@ FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
   }
   // The invisible half starts turning at the visible half's rate.
   if (x.theta_hidden < 0) x.theta_hidden = x.theta;
-  // The largest gate-reuse distance a fitted target of the family reads.
-  const int64_t reuse_distance = family == "mixtral" ? 3 : 1;
-  int64_t evals = 0;
-  // Phases: the gate-input targets (cosines, gate reuse) with the geometry
-  // knobs, the routing targets with the routing knobs, then every target
-  // with every knob: the focus and the token state move both kinds.
-  auto run_phase = [&](const std::string& phase, const std::vector<Knob>& knobs) {
-    auto loss_of = [&](const GeneratorParams& p) {
-      ++evals;
-      auto geometry = [&] {
-        StatsOptions so;
-        so.gate_reuse_distance = reuse_distance;
-        so.gate_reuse_tokens = opt.gate_reuse_tokens;
-        so.coactivation = false;
-        return phase_loss(family, "geometry",
-                          simulate(family, p, paths, opt.geometry_sequences, opt.geometry_tokens,
-                                   opt.seed, true, false, so),
-                          opt);
-      };
-      auto routing = [&] {
-        StatsOptions so;
-        so.gate_reuse_distance = 0;
-        so.coactivation = false;
-        return phase_loss(family, "routing",
-                          simulate(family, p, paths, fit_routing_sequences(family, opt),
-                                   opt.routing_tokens, opt.seed, false, false, so),
-                          opt);
-      };
-      if (phase == "geometry") return geometry();
-      if (phase == "routing") return routing();
-      // The joint phase needs both workloads; they are independent, so they
-      // run side by side (the sum is the same in either order of completion).
-      auto g = std::async(std::launch::async, geometry);
-      const double r = routing();
-      return g.get() + r;
-    };
-    const int64_t budget = evals + max_evals_for(family, opt);
-    double best = loss_of(x);
-    double step = 0.5;
-    auto moved = [&](const Knob& k, const GeneratorParams& from, int dir) {
-      GeneratorParams y = from;
-      double& v = y.*(k.ptr);
-      if (k.log_space) {
-        const double base = std::max(v, 0.02);
-        v = dir > 0 ? base * (1.0 + step) : base / (1.0 + step);
-      } else {
-        v = v + dir * step * 0.5 * (k.hi - k.lo) * 0.25;
-      }
-      v = std::clamp(v, k.lo, k.hi);
-      return y;
-    };
-    while (evals < budget && step > 0.01 && best > 1e-4) {
-      bool improved = false;
-      for (const auto& k : knobs) {
-        for (int dir : {+1, -1}) {
-          GeneratorParams y = moved(k, x, dir);
-          if (y.*(k.ptr) == x.*(k.ptr)) continue;
-          double l = loss_of(y);
-          if (!(l < best)) continue;
-          // Keep going in this direction while it helps (a cheap line search).
-          while (evals < budget) {
-            GeneratorParams z = moved(k, y, dir);
-            if (z.*(k.ptr) == y.*(k.ptr)) break;
-            const double lz = loss_of(z);
-            if (!(lz < l)) break;
-            y = z;
-            l = lz;
-          }
-          best = l;
-          x = y;
-          improved = true;
-          if (opt.verbose)
-            fmt::print(stderr, "  [{}] {} = {:.4f}  loss {:.4f}\n", phase, k.name, x.*(k.ptr),
-                       best);
-          break;
-        }
-      }
-      if (!improved) step *= 0.5;
+  return x;
+}
+
+// One family's fit in progress: the point it has reached and the
+// evaluations it has spent (each one a workload simulated and a phase's
+// targets scored on it).
+class FamilyFit {
+ public:
+  FamilyFit(const std::string& family, const ConfigPaths& paths, const FitOptions& opt,
+            GeneratorParams start)
+      : family_(family),
+        paths_(paths),
+        opt_(opt),
+        x_(std::move(start)),
+        reuse_distance_(family == "mixtral" ? 3 : 1) {}
+
+  // A phase: coordinate descent on `knobs` over the phase's targets
+  // ("geometry": the gate-input targets, "routing": the routing targets,
+  // "joint": both), then a simplex refinement of the point it reached.
+  void phase(const std::string& phase, const std::vector<Knob>& knobs) {
+    refine(phase, knobs, descend(phase, knobs));
+  }
+  // The router's weights ("scale" targets) by the logit scale alone.
+  void logit_scale();
+
+  const GeneratorParams& point() const { return x_; }
+  int64_t evals() const { return evals_; }
+
+ private:
+  double loss(const std::string& phase, const GeneratorParams& p);
+  double descend(const std::string& phase, const std::vector<Knob>& knobs);
+  void refine(const std::string& phase, const std::vector<Knob>& knobs, double best);
+  GeneratorParams scaled(double c) const;
+  double scale_loss(double log_c);
+
+  const std::string family_;
+  const ConfigPaths& paths_;
+  const FitOptions& opt_;
+  GeneratorParams x_;
+  int64_t evals_ = 0;
+  const int64_t
+      reuse_distance_;  // the largest gate-reuse distance a fitted target of the family reads
+};
+
+double FamilyFit::loss(const std::string& phase, const GeneratorParams& p) {
+  ++evals_;
+  auto geometry = [&] {
+    StatsOptions so;
+    so.gate_reuse_distance = reuse_distance_;
+    so.gate_reuse_tokens = opt_.gate_reuse_tokens;
+    so.coactivation = false;
+    return phase_loss(family_, "geometry",
+                      simulate(family_, p, paths_, opt_.geometry_sequences, opt_.geometry_tokens,
+                               opt_.seed, true, false, so),
+                      opt_);
+  };
+  auto routing = [&] {
+    StatsOptions so;
+    so.gate_reuse_distance = 0;
+    so.coactivation = false;
+    return phase_loss(family_, "routing",
+                      simulate(family_, p, paths_, fit_routing_sequences(family_, opt_),
+                               opt_.routing_tokens, opt_.seed, false, false, so),
+                      opt_);
+  };
+  if (phase == "geometry") return geometry();
+  if (phase == "routing") return routing();
+  // The joint phase needs both workloads; they are independent, so they
+  // run side by side (the sum is the same in either order of completion).
+  auto g = std::async(std::launch::async, geometry);
+  const double r = routing();
+  return g.get() + r;
+}
+
+// Coordinate descent: each knob a step either way, kept going while it
+// helps (a cheap line search); the step halves when no knob improves.
+// Returns the loss at the point reached.
+double FamilyFit::descend(const std::string& phase, const std::vector<Knob>& knobs) {
+  const int64_t budget = evals_ + max_evals_for(family_, opt_);
+  double best = loss(phase, x_);
+  double step = 0.5;
+  auto moved = [&](const Knob& k, const GeneratorParams& from, int dir) {
+    GeneratorParams y = from;
+    double& v = y.*(k.ptr);
+    if (k.log_space) {
+      const double base = std::max(v, 0.02);
+      v = dir > 0 ? base * (1.0 + step) : base / (1.0 + step);
+    } else {
+      v = v + dir * step * 0.5 * (k.hi - k.lo) * 0.25;
     }
-    // Coordinate descent stalls in narrow valleys where two or three knobs
-    // must move together (raising the residual-corrected cosine while
-    // holding the raw one needs more drift and less rotation at once), so a
-    // Nelder-Mead simplex refines the point in the same knob coordinates
-    // (log for log-space knobs, scaled by each knob's range).
-    const int64_t nm_budget = evals + refine_evals_for(family, opt);
-    const size_t n = knobs.size();
-    auto to_u = [&](const GeneratorParams& p) {
-      std::vector<double> u(n);
-      for (size_t i = 0; i < n; ++i) {
-        const double v = p.*(knobs[i].ptr);
-        u[i] = knobs[i].log_space ? std::log(std::max(v, 1e-3)) : v / (knobs[i].hi - knobs[i].lo);
+    v = std::clamp(v, k.lo, k.hi);
+    return y;
+  };
+  while (evals_ < budget && step > 0.01 && best > 1e-4) {
+    bool improved = false;
+    for (const auto& k : knobs) {
+      for (int dir : {+1, -1}) {
+        GeneratorParams y = moved(k, x_, dir);
+        if (y.*(k.ptr) == x_.*(k.ptr)) continue;
+        double l = loss(phase, y);
+        if (!(l < best)) continue;
+        while (evals_ < budget) {
+          GeneratorParams z = moved(k, y, dir);
+          if (z.*(k.ptr) == y.*(k.ptr)) break;
+          const double lz = loss(phase, z);
+          if (!(lz < l)) break;
+          y = z;
+          l = lz;
+        }
+        best = l;
+        x_ = y;
+        improved = true;
+        if (opt_.verbose)
+          fmt::print(stderr, "  [{}] {} = {:.4f}  loss {:.4f}\n", phase, k.name, x_.*(k.ptr), best);
+        break;
       }
+    }
+    if (!improved) step *= 0.5;
+  }
+  return best;
+}
+
+// Coordinate descent stalls in narrow valleys where two or three knobs
+// must move together (raising the residual-corrected cosine while
+// holding the raw one needs more drift and less rotation at once), so a
+// Nelder-Mead simplex refines the point in the same knob coordinates
+// (log for log-space knobs, scaled by each knob's range). `best`: the
+// loss at the point now.
+void FamilyFit::refine(const std::string& phase, const std::vector<Knob>& knobs, double best) {
+  const int64_t nm_budget = evals_ + refine_evals_for(family_, opt_);
+  const size_t n = knobs.size();
+  auto to_u = [&](const GeneratorParams& p) {
+    std::vector<double> u(n);
+    for (size_t i = 0; i < n; ++i) {
+      const double v = p.*(knobs[i].ptr);
+      u[i] = knobs[i].log_space ? std::log(std::max(v, 1e-3)) : v / (knobs[i].hi - knobs[i].lo);
+    }
+    return u;
+  };
+  auto from_u = [&](const std::vector<double>& u) {
+    GeneratorParams p = x_;
+    for (size_t i = 0; i < n; ++i) {
+      double v = knobs[i].log_space ? std::exp(u[i]) : u[i] * (knobs[i].hi - knobs[i].lo);
+      p.*(knobs[i].ptr) = std::clamp(v, knobs[i].lo, knobs[i].hi);
+    }
+    return p;
+  };
+  std::vector<std::vector<double>> simplex{to_u(x_)};
+  std::vector<double> f{best};
+  for (size_t i = 0; i < n && evals_ < nm_budget; ++i) {
+    auto u = simplex[0];
+    u[i] += knobs[i].log_space ? 0.2 : 0.05;
+    simplex.push_back(u);
+    f.push_back(loss(phase, from_u(u)));
+  }
+  while (simplex.size() == n + 1 && evals_ + 2 < nm_budget && f[0] > 1e-4) {
+    std::vector<size_t> ord(n + 1);
+    for (size_t i = 0; i <= n; ++i) ord[i] = i;
+    std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
+    std::vector<std::vector<double>> s2;
+    std::vector<double> f2;
+    for (size_t i : ord) {
+      s2.push_back(simplex[i]);
+      f2.push_back(f[i]);
+    }
+    simplex.swap(s2);
+    f.swap(f2);
+    double size = 0;
+    for (size_t i = 1; i <= n; ++i) {
+      for (size_t j = 0; j < n; ++j) size = std::max(size, std::abs(simplex[i][j] - simplex[0][j]));
+    }
+    if (size < 1e-3) break;
+    std::vector<double> c(n, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) c[j] += simplex[i][j] / double(n);
+    }
+    auto along = [&](double t) {
+      std::vector<double> u(n);
+      for (size_t j = 0; j < n; ++j) u[j] = c[j] + t * (simplex[n][j] - c[j]);
       return u;
     };
-    auto from_u = [&](const std::vector<double>& u) {
-      GeneratorParams p = x;
-      for (size_t i = 0; i < n; ++i) {
-        double v = knobs[i].log_space ? std::exp(u[i]) : u[i] * (knobs[i].hi - knobs[i].lo);
-        p.*(knobs[i].ptr) = std::clamp(v, knobs[i].lo, knobs[i].hi);
-      }
-      return p;
-    };
-    std::vector<std::vector<double>> simplex{to_u(x)};
-    std::vector<double> f{best};
-    for (size_t i = 0; i < n && evals < nm_budget; ++i) {
-      auto u = simplex[0];
-      u[i] += knobs[i].log_space ? 0.2 : 0.05;
-      simplex.push_back(u);
-      f.push_back(loss_of(from_u(u)));
-    }
-    while (simplex.size() == n + 1 && evals + 2 < nm_budget && f[0] > 1e-4) {
-      std::vector<size_t> ord(n + 1);
-      for (size_t i = 0; i <= n; ++i) ord[i] = i;
-      std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
-      std::vector<std::vector<double>> s2;
-      std::vector<double> f2;
-      for (size_t i : ord) {
-        s2.push_back(simplex[i]);
-        f2.push_back(f[i]);
-      }
-      simplex.swap(s2);
-      f.swap(f2);
-      double size = 0;
-      for (size_t i = 1; i <= n; ++i) {
-        for (size_t j = 0; j < n; ++j)
-          size = std::max(size, std::abs(simplex[i][j] - simplex[0][j]));
-      }
-      if (size < 1e-3) break;
-      std::vector<double> c(n, 0.0);
-      for (size_t i = 0; i < n; ++i) {
-        for (size_t j = 0; j < n; ++j) c[j] += simplex[i][j] / double(n);
-      }
-      auto along = [&](double t) {
-        std::vector<double> u(n);
-        for (size_t j = 0; j < n; ++j) u[j] = c[j] + t * (simplex[n][j] - c[j]);
-        return u;
-      };
-      const auto ur = along(-1.0);
-      const double fr = loss_of(from_u(ur));
-      if (fr < f[0]) {
-        const auto ue = along(-2.0);
-        const double fe = loss_of(from_u(ue));
-        if (fe < fr) {
-          simplex[n] = ue;
-          f[n] = fe;
-        } else {
-          simplex[n] = ur;
-          f[n] = fr;
-        }
-      } else if (fr < f[n - 1]) {
-        simplex[n] = ur;
-        f[n] = fr;
+    const auto ur = along(-1.0);
+    const double fr = loss(phase, from_u(ur));
+    if (fr < f[0]) {
+      const auto ue = along(-2.0);
+      const double fe = loss(phase, from_u(ue));
+      simplex[n] = fe < fr ? ue : ur;
+      f[n] = fe < fr ? fe : fr;
+    } else if (fr < f[n - 1]) {
+      simplex[n] = ur;
+      f[n] = fr;
+    } else {
+      const auto uc = fr < f[n] ? along(-0.5) : along(0.5);
+      const double fc = loss(phase, from_u(uc));
+      if (fc < std::min(fr, f[n])) {
+        simplex[n] = uc;
+        f[n] = fc;
       } else {
-        const auto uc = fr < f[n] ? along(-0.5) : along(0.5);
-        const double fc = loss_of(from_u(uc));
-        if (fc < std::min(fr, f[n])) {
-          simplex[n] = uc;
-          f[n] = fc;
-        } else {
-          for (size_t i = 1; i <= n && evals < nm_budget; ++i) {
-            for (size_t j = 0; j < n; ++j)
-              simplex[i][j] = simplex[0][j] + 0.5 * (simplex[i][j] - simplex[0][j]);
-            f[i] = loss_of(from_u(simplex[i]));
-          }
+        for (size_t i = 1; i <= n && evals_ < nm_budget; ++i) {
+          for (size_t j = 0; j < n; ++j)
+            simplex[i][j] = simplex[0][j] + 0.5 * (simplex[i][j] - simplex[0][j]);
+          f[i] = loss(phase, from_u(simplex[i]));
         }
       }
     }
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (f[i] < best) {
-        best = f[i];
-        x = from_u(simplex[i]);
-      }
+  }
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] < best) {
+      best = f[i];
+      x_ = from_u(simplex[i]);
     }
-    if (opt.verbose)
-      fmt::print(stderr, "  [{}] after simplex refinement: loss {:.4f}\n", phase, best);
-  };
+  }
+  if (opt_.verbose)
+    fmt::print(stderr, "  [{}] after simplex refinement: loss {:.4f}\n", phase, best);
+}
+
+GeneratorParams FamilyFit::scaled(double c) const {
+  GeneratorParams y = x_;
+  y.gate_scale *= c;
+  y.skew *= c;
+  if (y.skew_shallow >= 0) y.skew_shallow *= c;
+  return y;
+}
+
+double FamilyFit::scale_loss(double log_c) {
+  ++evals_;
+  StatsOptions so;
+  so.gate_reuse_distance = 0;
+  so.coactivation = false;
+  return phase_loss(
+      family_, "scale",
+      simulate(family_, scaled(std::exp(log_c)), paths_, fit_routing_sequences(family_, opt_),
+               opt_.routing_tokens, opt_.seed, false, false, so),
+      opt_);
+}
+
+// Every logit is gate_scale x (the gate input's projection) + the
+// popularity bias (std skew, skew_shallow), so multiplying gate_scale, skew
+// and skew_shallow by one factor c scales every logit by c: the experts
+// chosen stay the same (every other target is untouched) and only the
+// weights and probabilities move. A 1-D search over log c: a grid of
+// quarter octaves from 1/1024 to 16, then golden-section refinement around
+// the best.
+void FamilyFit::logit_scale() {
+  const double step = std::log(2.0) / 4;
+  double best_lc = 0, best = scale_loss(0.0);
+  for (int i = -40; i <= 16; ++i) {
+    if (i == 0) continue;
+    const double l = scale_loss(i * step);
+    if (l < best) {
+      best = l;
+      best_lc = i * step;
+    }
+  }
+  double a = best_lc - step, b = best_lc + step;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double c1 = b - g * (b - a), c2 = a + g * (b - a);
+  double f1 = scale_loss(c1), f2 = scale_loss(c2);
+  for (int it = 0; it < 20; ++it) {
+    if (f1 < f2) {
+      b = c2;
+      c2 = c1;
+      f2 = f1;
+      c1 = b - g * (b - a);
+      f1 = scale_loss(c1);
+    } else {
+      a = c1;
+      c1 = c2;
+      f1 = f2;
+      c2 = a + g * (b - a);
+      f2 = scale_loss(c2);
+    }
+  }
+  if (std::min(f1, f2) < best) best_lc = f1 < f2 ? c1 : c2;
+  x_ = scaled(std::exp(best_lc));
+  if (opt_.verbose)
+    fmt::print(stderr, "  [scale] logit scale x{:.4f}: gate_scale {:.4f}, skew {:.5f}\n",
+               std::exp(best_lc), x_.gate_scale, x_.skew);
+}
+
+}  // namespace
+
+// The phases: the gate-input targets with the geometry knobs, the routing
+// targets with the routing knobs, then every target with every knob (the
+// focus and the token state move both kinds); last the logit scale.
+FamilyReport fit_family(const std::string& family, const GeneratorParams& start,
+                        const ConfigPaths& paths, const FitOptions& opt) {
+  FamilyFit fit(family, paths, opt, fit_start(family, start, opt));
   std::vector<Knob> geometry = geometry_knobs();
-  if (!x.shared_gates) {  // a focus needs shared gates
+  if (!fit.point().shared_gates) {  // a focus needs shared gates
     std::erase_if(geometry, [](const Knob& k) { return std::string(k.name) == "focus"; });
   }
   if (!opt.scale_only) {
     if (!opt.warm_start) {  // a warm start is already near both kinds of target
-      run_phase("geometry", geometry);
-      run_phase("routing", routing_knobs(family));
+      fit.phase("geometry", geometry);
+      fit.phase("routing", routing_knobs(family));
     }
     std::vector<Knob> all = geometry;
     for (const auto& k : routing_knobs(family)) all.push_back(k);
-    run_phase("joint", all);
+    fit.phase("joint", all);
   }
-  // Last, the router's weights ("scale" targets): every logit is
-  // gate_scale x (the gate input's projection) + the popularity bias (std
-  // skew, skew_shallow), so multiplying gate_scale, skew and skew_shallow by
-  // one factor c scales every logit by c: the experts chosen stay the same
-  // (every other target is untouched) and only the weights and
-  // probabilities move. A 1-D search over log c: a grid of quarter octaves
-  // from 1/1024 to 16, then golden-section refinement around the best.
   bool has_scale = false;
   for (const auto& t : calibration_targets())
     has_scale = has_scale || (t.phase == "scale" && applies(t, family) && !t.pending_on(family));
-  if (has_scale) {
-    auto scaled = [&](double c) {
-      GeneratorParams y = x;
-      y.gate_scale *= c;
-      y.skew *= c;
-      if (y.skew_shallow >= 0) y.skew_shallow *= c;
-      return y;
-    };
-    auto loss_at = [&](double lc) {
-      ++evals;
-      StatsOptions so;
-      so.gate_reuse_distance = 0;
-      so.coactivation = false;
-      return phase_loss(
-          family, "scale",
-          simulate(family, scaled(std::exp(lc)), paths, fit_routing_sequences(family, opt),
-                   opt.routing_tokens, opt.seed, false, false, so),
-          opt);
-    };
-    const double step = std::log(2.0) / 4;
-    double best_lc = 0, best = loss_at(0.0);
-    for (int i = -40; i <= 16; ++i) {
-      if (i == 0) continue;
-      const double l = loss_at(i * step);
-      if (l < best) {
-        best = l;
-        best_lc = i * step;
-      }
-    }
-    double a = best_lc - step, b = best_lc + step;
-    const double g = (std::sqrt(5.0) - 1) / 2;
-    double c1 = b - g * (b - a), c2 = a + g * (b - a);
-    double f1 = loss_at(c1), f2 = loss_at(c2);
-    for (int it = 0; it < 20; ++it) {
-      if (f1 < f2) {
-        b = c2;
-        c2 = c1;
-        f2 = f1;
-        c1 = b - g * (b - a);
-        f1 = loss_at(c1);
-      } else {
-        a = c1;
-        c1 = c2;
-        f1 = f2;
-        c2 = a + g * (b - a);
-        f2 = loss_at(c2);
-      }
-    }
-    if (std::min(f1, f2) < best) best_lc = f1 < f2 ? c1 : c2;
-    x = scaled(std::exp(best_lc));
-    if (opt.verbose)
-      fmt::print(stderr, "  [scale] logit scale x{:.4f}: gate_scale {:.4f}, skew {:.5f}\n",
-                 std::exp(best_lc), x.gate_scale, x.skew);
-  }
-  FamilyReport r = evaluate_family(family, x, paths, opt);
-  r.evals = evals;
+  if (has_scale) fit.logit_scale();
+  FamilyReport r = evaluate_family(family, fit.point(), paths, opt);
+  r.evals = fit.evals();
   return r;
 }
 
