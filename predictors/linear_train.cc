@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -174,6 +175,166 @@ double recall_of(const float* W, const float* b, const Samples& s, const std::ve
   return hit / double(idx.size() * s.k);
 }
 
+// The pairs' indices shuffled with the seed and split 80 / 10 / 10.
+struct Split {
+  std::vector<int64_t> train, val, test;
+};
+
+Split split_pairs(int64_t n, int64_t seed) {
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  uint64_t rng = det::mix(uint64_t(seed), 0x6c696e656172ull);
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[det::splitmix64(rng) % uint64_t(i + 1)]);
+  const int64_t n_train = std::max<int64_t>(1, n * 8 / 10), n_val = std::max<int64_t>(1, n / 10);
+  Split s;
+  s.train.assign(order.begin(), order.begin() + n_train);
+  s.val.assign(order.begin() + n_train, order.begin() + std::min(n, n_train + n_val));
+  s.test.assign(order.begin() + std::min(n, n_train + n_val), order.end());
+  return s;
+}
+
+// Trains one layer's linear map at a time with Adam, keeping the weights of
+// the epoch with the best validation recall. Its buffers are reused from
+// layer to layer (one trainer per thread).
+class LayerTrainer {
+ public:
+  LayerTrainer(const Samples& s, const Split& split, const LinearTrainOptions& opt, int64_t E)
+      : s_(s), split_(split), opt_(opt), E_(E) {}
+
+  // Layer l of m: its weights, validation and test recall and epochs.
+  void train(int64_t l, LinearModel& m) {
+    const int64_t H = s_.H;
+    prepare();
+    float* W = &m.weight[size_t(l * E_ * H)];
+    float* b = &m.bias[size_t(l * E_)];
+    // PyTorch's nn.Linear initialisation: U(-1/sqrt(H), 1/sqrt(H)), seeded per layer.
+    uint64_t init = det::mix(uint64_t(opt_.seed), uint64_t(l) + 1);
+    const double a = 1.0 / std::sqrt(double(H));
+    for (int64_t i = 0; i < E_ * H; ++i) W[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
+    for (int64_t i = 0; i < E_; ++i) b[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
+    double best = recall_of(W, b, s_, split_.val, l, E_, z_, top_);
+    bestW_.assign(W, W + E_ * H);
+    bestb_.assign(b, b + E_);
+    int64_t since = 0, step = 0, epoch = 0;
+    for (epoch = 1; epoch <= opt_.max_epochs && since < opt_.patience; ++epoch) {
+      throw_if_cancelled();  // training takes seconds per layer: SIGTERM stops it
+                             // (core/util/cancel.h)
+      run_epoch(l, W, b, &step);
+      const double r = recall_of(W, b, s_, split_.val, l, E_, z_, top_);
+      if (r > best) {
+        best = r;
+        since = 0;
+        std::copy(W, W + E_ * H, bestW_.begin());
+        std::copy(b, b + E_, bestb_.begin());
+      } else {
+        ++since;
+      }
+    }
+    std::copy(bestW_.begin(), bestW_.end(), W);
+    std::copy(bestb_.begin(), bestb_.end(), b);
+    m.val_recall[l] = best;
+    m.test_recall[l] = recall_of(W, b, s_, split_.test, l, E_, z_, top_);
+    m.epochs[l] = epoch - 1;
+  }
+
+ private:
+  static constexpr double kB1 = 0.9, kB2 = 0.999, kEps = 1e-8;
+
+  void prepare() {
+    const int64_t H = s_.H, E = E_;
+    z_.assign(E, 0.0f);
+    gW_.assign(size_t(E * H), 0.0f);
+    gb_.assign(E, 0.0f);
+    gbatch_.assign(size_t(opt_.batch * E), 0.0f);  // [j][e]: the batch's output gradients
+    zbatch_.assign(size_t(opt_.batch * E), 0.0f);  // [j][e]: the batch's outputs
+    target_.assign(size_t(E), 0.0f);               // one sample's multi-hot label
+    xbatch_.assign(size_t(opt_.batch), nullptr);   // the batch's inputs
+    top_.assign(s_.k, 0);
+    mW_.assign(size_t(E * H), 0.0f);
+    vW_.assign(size_t(E * H), 0.0f);
+    mb_.assign(E, 0.0f);
+    vb_.assign(E, 0.0f);
+  }
+
+  // One pass over the training pairs in batches, an Adam step per batch.
+  void run_epoch(int64_t l, float* W, float* b, int64_t* step) {
+    const int64_t L = s_.L, H = s_.H, E = E_, k = s_.k;
+    const int64_t n_train = int64_t(split_.train.size());
+    for (int64_t b0 = 0; b0 < n_train; b0 += opt_.batch) {
+      const int64_t b1i = std::min(n_train, b0 + opt_.batch);
+      const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts
+      std::fill(gW_.begin(), gW_.end(), 0.0f);
+      std::fill(gb_.begin(), gb_.end(), 0.0f);
+      // Forward pass and output gradients of every sample of the batch, then
+      // the weight gradient row by row (the same sums in the same order).
+      for (int64_t j = b0; j < b1i; ++j)
+        xbatch_[size_t(j - b0)] = &s_.x[(split_.train[j] * L + l) * H];
+      gemv_batch(W, b, xbatch_.data(), b1i - b0, E, H, zbatch_.data());
+      for (int64_t j = b0; j < b1i; ++j) {
+        // The multi-hot label (a count per expert; the ids are distinct, so 0 or 1).
+        const int32_t* y = &s_.y[(split_.train[j] * L + l) * k];
+        std::fill(target_.begin(), target_.end(), 0.0f);
+        for (int64_t c = 0; c < k; ++c) target_[size_t(y[c])] += 1.0f;
+        output_grad(&zbatch_[size_t((j - b0) * E)], target_.data(), inv,
+                    &gbatch_[size_t((j - b0) * E)], gb_.data(), E);
+      }
+      accumulate_rows(gW_.data(), gbatch_.data(), E, xbatch_.data(), b1i - b0, H);
+      ++*step;
+      const double c1 = 1.0 - std::pow(kB1, double(*step)), c2 = 1.0 - std::pow(kB2, double(*step));
+      adam_step(W, gW_.data(), mW_.data(), vW_.data(), E * H, kB1, kB2, c1, c2, opt_.lr, kEps);
+      adam_step(b, gb_.data(), mb_.data(), vb_.data(), E, kB1, kB2, c1, c2, opt_.lr, kEps);
+    }
+  }
+
+  const Samples& s_;
+  const Split& split_;
+  const LinearTrainOptions& opt_;
+  const int64_t E_;
+  std::vector<float> z_, gW_, gb_, mW_, vW_, mb_, vb_, bestW_, bestb_, gbatch_, zbatch_, target_;
+  std::vector<const float*> xbatch_;
+  std::vector<int32_t> top_;
+};
+
+// Runs work(l, trainer) for l = 0 .. L-1 on up to n_threads threads (a
+// shared counter hands the layers out, each thread with its own trainer);
+// the first exception (a cancellation, an allocation failure) is rethrown
+// here once every thread has stopped.
+void for_each_layer(int64_t L, int64_t n_threads, const std::function<LayerTrainer()>& make,
+                    const std::function<void(int64_t, LayerTrainer&)>& work) {
+  std::atomic<int64_t> next{0};
+  std::mutex mu;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    try {
+      LayerTrainer trainer = make();
+      for (;;) {
+        const int64_t l = next.fetch_add(1);
+        if (l >= L) return;
+        {
+          std::lock_guard<std::mutex> g(mu);
+          if (failure) return;
+        }
+        work(l, trainer);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> g(mu);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < n_threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones running take the remaining layers
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
 }  // namespace
 
 LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt, bool verbose) {
@@ -200,135 +361,15 @@ LinearModel train_linear(const TraceSource& calib, const LinearTrainOptions& opt
   m.source =
       nlohmann::ordered_json{{"calibration", src}, {"training", opt.to_json()}, {"pairs", s.n}}
           .dump();
-
-  // Split: shuffle the pair indices with the seed, 80 / 10 / 10.
-  std::vector<int64_t> order(s.n);
-  for (int64_t i = 0; i < s.n; ++i) order[i] = i;
-  uint64_t rng = det::mix(uint64_t(opt.seed), 0x6c696e656172ull);
-  for (int64_t i = s.n - 1; i > 0; --i)
-    std::swap(order[i], order[det::splitmix64(rng) % uint64_t(i + 1)]);
-  const int64_t n_train = std::max<int64_t>(1, s.n * 8 / 10),
-                n_val = std::max<int64_t>(1, s.n / 10);
-  const std::vector<int64_t> train(order.begin(), order.begin() + n_train);
-  const std::vector<int64_t> val(order.begin() + n_train,
-                                 order.begin() + std::min(s.n, n_train + n_val));
-  const std::vector<int64_t> test(order.begin() + std::min(s.n, n_train + n_val), order.end());
-
-  // Each layer trains independently from its own seeded initialisation, so the
-  // layers are spread over the machine's threads (a shared counter hands them
-  // out) and the result is the same bit for bit at any thread count.
-  struct Scratch {
-    std::vector<float> z, gW, gb, mW, vW, mb, vb, bestW, bestb, gbatch, zbatch, target;
-    std::vector<const float*> xbatch;
-    std::vector<int32_t> top;
-  };
-  const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  auto train_layer = [&](int64_t l, Scratch& sc) {
-    std::vector<float>&z = sc.z, &gW = sc.gW, &gb = sc.gb, &mW = sc.mW, &vW = sc.vW, &mb = sc.mb,
-    &vb = sc.vb, &bestW = sc.bestW, &bestb = sc.bestb, &gbatch = sc.gbatch, &zbatch = sc.zbatch,
-    &target = sc.target;
-    std::vector<const float*>& xbatch = sc.xbatch;
-    std::vector<int32_t>& top = sc.top;
-    z.assign(E, 0.0f);
-    gW.assign(size_t(E * H), 0.0f);
-    gb.assign(E, 0.0f);
-    gbatch.assign(size_t(opt.batch * E), 0.0f);  // [j][e]: the batch's output gradients
-    zbatch.assign(size_t(opt.batch * E), 0.0f);  // [j][e]: the batch's outputs
-    target.assign(size_t(E), 0.0f);              // one sample's multi-hot label
-    xbatch.assign(size_t(opt.batch), nullptr);   // the batch's inputs
-    top.assign(k, 0);
-    float* W = &m.weight[size_t(l * E * H)];
-    float* b = &m.bias[size_t(l * E)];
-    // PyTorch's nn.Linear initialisation: U(-1/sqrt(H), 1/sqrt(H)), seeded per layer.
-    uint64_t init = det::mix(uint64_t(opt.seed), uint64_t(l) + 1);
-    const double a = 1.0 / std::sqrt(double(H));
-    for (int64_t i = 0; i < E * H; ++i) W[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
-    for (int64_t i = 0; i < E; ++i) b[i] = float((2.0 * det::uniform01(init) - 1.0) * a);
-    mW.assign(size_t(E * H), 0.0f);
-    vW.assign(size_t(E * H), 0.0f);
-    mb.assign(E, 0.0f);
-    vb.assign(E, 0.0f);
-    double best = recall_of(W, b, s, val, l, E, z, top);
-    bestW.assign(W, W + E * H);
-    bestb.assign(b, b + E);
-    int64_t since = 0, step = 0, epoch = 0;
-    for (epoch = 1; epoch <= opt.max_epochs && since < opt.patience; ++epoch) {
-      throw_if_cancelled();  // training takes seconds per layer: SIGTERM stops it
-                             // (core/util/cancel.h)
-      for (int64_t b0 = 0; b0 < n_train; b0 += opt.batch) {
-        const int64_t b1i = std::min(n_train, b0 + opt.batch);
-        const float inv = 1.0f / float((b1i - b0) * E);  // mean over batch and experts
-        std::fill(gW.begin(), gW.end(), 0.0f);
-        std::fill(gb.begin(), gb.end(), 0.0f);
-        // Forward pass and output gradients of every sample of the batch, then
-        // the weight gradient row by row (the same sums in the same order).
-        for (int64_t j = b0; j < b1i; ++j) xbatch[size_t(j - b0)] = &s.x[(train[j] * L + l) * H];
-        gemv_batch(W, b, xbatch.data(), b1i - b0, E, H, zbatch.data());
-        for (int64_t j = b0; j < b1i; ++j) {
-          // The multi-hot label (a count per expert; the ids are distinct, so 0 or 1).
-          const int32_t* y = &s.y[(train[j] * L + l) * k];
-          std::fill(target.begin(), target.end(), 0.0f);
-          for (int64_t c = 0; c < k; ++c) target[size_t(y[c])] += 1.0f;
-          output_grad(&zbatch[size_t((j - b0) * E)], target.data(), inv,
-                      &gbatch[size_t((j - b0) * E)], gb.data(), E);
-        }
-        accumulate_rows(gW.data(), gbatch.data(), E, xbatch.data(), b1i - b0, H);
-        ++step;
-        const double c1 = 1.0 - std::pow(b1, double(step)), c2 = 1.0 - std::pow(b2, double(step));
-        adam_step(W, gW.data(), mW.data(), vW.data(), E * H, b1, b2, c1, c2, opt.lr, eps);
-        adam_step(b, gb.data(), mb.data(), vb.data(), E, b1, b2, c1, c2, opt.lr, eps);
-      }
-      const double r = recall_of(W, b, s, val, l, E, z, top);
-      if (r > best) {
-        best = r;
-        since = 0;
-        std::copy(W, W + E * H, bestW.begin());
-        std::copy(b, b + E, bestb.begin());
-      } else {
-        ++since;
-      }
-    }
-    std::copy(bestW.begin(), bestW.end(), W);
-    std::copy(bestb.begin(), bestb.end(), b);
-    m.val_recall[l] = best;
-    m.test_recall[l] = recall_of(W, b, s, test, l, E, z, top);
-    m.epochs[l] = epoch - 1;
-  };
+  const Split split = split_pairs(s.n, opt.seed);
+  // Each layer trains independently from its own seeded initialisation, so
+  // the layers are spread over the machine's threads and the result is the
+  // same bit for bit at any thread count.
   const int64_t hw = int64_t(std::max(1u, std::thread::hardware_concurrency()));
   const int64_t n_threads = std::clamp<int64_t>(opt.threads > 0 ? opt.threads : hw, 1, L);
-  std::atomic<int64_t> next{0};
-  std::mutex mu;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    Scratch sc;
-    for (;;) {
-      const int64_t l = next.fetch_add(1);
-      if (l >= L) return;
-      {
-        std::lock_guard<std::mutex> g(mu);
-        if (failure) return;
-      }
-      try {
-        train_layer(l, sc);
-      } catch (...) {  // a cancellation (SIGTERM) or an allocation failure: rethrown on the calling
-                       // thread
-        std::lock_guard<std::mutex> g(mu);
-        if (!failure) failure = std::current_exception();
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < n_threads; ++t) {
-    try {
-      pool.emplace_back(worker);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones running take the remaining layers
-    }
-  }
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_layer(
+      L, n_threads, [&] { return LayerTrainer(s, split, opt, E); },
+      [&](int64_t l, LayerTrainer& t) { t.train(l, m); });
   if (verbose) {
     for (int64_t l = 0; l < L; ++l) {
       fmt::print(stderr, "  layer {:3}: {} epochs, validation recall {:.3f}, test recall {:.3f}\n",
