@@ -33,35 +33,36 @@ JUDGED_MB = 4
 FIXED, HRM = "moe-lightning", "moe-lightning-hrm"
 
 
+def row(d, dtype, prompt, mb):
+    x = d[(d[DTYPE].astype(str) == dtype) & (d[PROMPT].astype(int) == prompt) & (d[MB].astype(int) == mb)]
+    if len(x) != 1:
+        raise RuntimeError(f"expected one row at expert dtype {dtype}, prompt {prompt}, {mb} micro-batches in "
+                           f"the {PART} run, found {len(x)}")
+    return x.iloc[0]
+
+
+def lanes(r) -> tuple:
+    """(link, CPU + GPU) busy time per decode step, ms."""
+    return (float(r["decode_h2d_busy_ms_per_step"]),
+            float(r["decode_cpu_busy_ms_per_step"]) + float(r["decode_gpu_busy_ms_per_step"]))
+
+
+def busiest(r) -> float:
+    """The busiest lane's time per decode step, ms: the bound a perfect overlap reaches."""
+    return max(float(r[f"decode_{x}_busy_ms_per_step"]) for x in ("h2d", "cpu", "gpu"))
+
+
 def run(results: str, out):
     run_dir, all_rows = pc.rows(results, PART)
     if all_rows is None:
         return None
     seeded = all_rows[all_rows["strategy"] == FIXED]
     searched = all_rows[all_rows["strategy"] == HRM]
-    pv = common.paper_values("peers")["moe_lightning"]
     for c in (MB, DTYPE, PROMPT):
         if c not in seeded.columns:
             raise RuntimeError(f"expected the axis '{c}' in the {PART} run (run build/bin/run_suite "
                                f"suites/peers-moe-lightning.toml)")
     settings = sorted({(str(d), int(p)) for d, p in zip(seeded[DTYPE], seeded[PROMPT])})
-
-    def row(d, dtype, prompt, mb):
-        x = d[(d[DTYPE].astype(str) == dtype) & (d[PROMPT].astype(int) == prompt) & (d[MB].astype(int) == mb)]
-        if len(x) != 1:
-            raise RuntimeError(f"expected one row at expert dtype {dtype}, prompt {prompt}, {mb} micro-batches in "
-                               f"the {PART} run, found {len(x)}")
-        return x.iloc[0]
-
-    def lanes(r) -> tuple:
-        """(link, CPU + GPU) busy time per decode step, ms."""
-        return (float(r["decode_h2d_busy_ms_per_step"]),
-                float(r["decode_cpu_busy_ms_per_step"]) + float(r["decode_gpu_busy_ms_per_step"]))
-
-    def busiest(r) -> float:
-        """The busiest lane's time per decode step, ms: the bound a perfect overlap reaches."""
-        return max(float(r[f"decode_{x}_busy_ms_per_step"]) for x in ("h2d", "cpu", "gpu"))
-
     m = common.seed_mean(seeded).copy()  # one seed: seed_mean returns the rows themselves
     m[MB] = m[MB].astype(int)
     bound = {st: lanes(row(m, *st, 1))[0] >= lanes(row(m, *st, 1))[1] for st in settings}
@@ -76,6 +77,21 @@ def run(results: str, out):
     checks = common.evaluate(seeded, measure)
     # No magnitude of CGOPipe alone was reachable: a direction that holds is direction only (common.Check).
     verdict = common.figure_verdict(checks)
+    table = pd.DataFrame(fixed_rows(m, settings, bound) + hrm_rows(searched, m, settings))
+    table["TBT / busiest lane"] = table["TBT ms"] / table["busiest lane ms / step"]
+    fig = plot(table, settings)
+    shown = table[(table["micro-batches"] == JUDGED_MB) & (table["policy"] == "fixed (preset)")]
+    notes = notes_text(table, shown, settings, bound, seeded, checks)
+    return common.write_result(out, ID, TITLE, table, fig,
+                               {"verdict": verdict, "run": str(run_dir),
+                                "headline": f"{JUDGED_MB} micro-batches / whole batch " + ", ".join(
+                                    f"{r['expert dtype']} {r['prompt tokens']} {r['over the whole batch']:.2f}x"
+                                    for _, r in shown.iterrows()),
+                                "paper": "MoE-Lightning"}, notes)
+
+
+def fixed_rows(m, settings, bound) -> list:
+    """The fixed policy's row at every setting and micro-batch count."""
     rows = []
     for dt, p in settings:
         g = m[(m[DTYPE].astype(str) == dt) & (m[PROMPT].astype(int) == p)].sort_values(MB)
@@ -91,7 +107,13 @@ def run(results: str, out):
                          # CPU and GPU times).
                          "busiest lane ms / step": busiest(r),
                          "judged": "no: link-bound" if bound[(dt, p)] else "yes"})
-    # The policy search's choice per setting (moe-lightning-hrm): shown, not judged.
+    for r in rows:
+        r.update({"policy": "fixed (preset)", "attention": "cpu", "cache ratio": 0.0})
+    return rows
+
+
+def hrm_rows(searched, m, settings) -> list:
+    """The policy search's choice per setting (moe-lightning-hrm): shown, not judged."""
     hrm_rows = []
     if len(searched):
         h = common.seed_mean(searched)
@@ -120,10 +142,10 @@ def run(results: str, out):
                              "link ms / step": lanes(r)[0], "CPU + GPU ms / step": lanes(r)[1],
                              "busiest lane ms / step": busiest(r),
                              "judged": "no: shown"})
-    for r in rows:
-        r.update({"policy": "fixed (preset)", "attention": "cpu", "cache ratio": 0.0})
-    table = pd.DataFrame(rows + hrm_rows)
-    table["TBT / busiest lane"] = table["TBT ms"] / table["busiest lane ms / step"]
+    return hrm_rows
+
+
+def plot(table, settings):
     fig, ax = plt.subplots(1, 1, figsize=(6.4, 3.6))
     for dt, c in zip(sorted({st[0] for st in settings}), ("#4878a8", "#d9a441", "#6a9a58", "#a44")):
         t = table[(table["expert dtype"] == dt) & (table["micro-batches"] == JUDGED_MB)
@@ -140,7 +162,11 @@ def run(results: str, out):
     ax.set_ylabel("decode tokens/s / the whole batch at once")
     ax.legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
-    shown = table[(table["micro-batches"] == JUDGED_MB) & (table["policy"] == "fixed (preset)")]
+    return fig
+
+
+def notes_text(table, shown, settings, bound, seeded, checks) -> str:
+    pv = common.paper_values("peers")["moe_lightning"]
     searched_t = table[table["policy"] == "HRM search"]
     hrm_text = (
         " `moe-lightning-hrm` (shown, not judged): the same mechanism with attention, micro-batches and the GPU's "
@@ -185,12 +211,7 @@ def run(results: str, out):
         "needs a magnitude too. "
         "Numbers: " + common.seeds_text(seeded) + ". Checks (" + common.margin_text() + "): "
         + common.checks_text(checks) + f"\n\nSource: {pv['source']}.")
-    return common.write_result(out, ID, TITLE, table, fig,
-                               {"verdict": verdict, "run": str(run_dir),
-                                "headline": f"{JUDGED_MB} micro-batches / whole batch " + ", ".join(
-                                    f"{r['expert dtype']} {r['prompt tokens']} {r['over the whole batch']:.2f}x"
-                                    for _, r in shown.iterrows()),
-                                "paper": "MoE-Lightning"}, notes)
+    return notes
 
 
 if __name__ == "__main__":

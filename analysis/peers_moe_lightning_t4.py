@@ -32,6 +32,7 @@ ML, FIXED = "moe-lightning-hrm", "moe-lightning"
 FLEXGENS = {"flexgen": "FlexGen (its search)", "flexgen-c": "FlexGen(c) (its search)"}
 TPS = "decode_tokens_per_s"
 ML_LABEL = "MoE-Lightning (HRM search)"
+OVER = "MoE-Lightning over this"
 
 
 def run(results: str, out):
@@ -49,19 +50,6 @@ def run(results: str, out):
     if len(batches) != 1:
         raise RuntimeError(f"expected one batch size in the {PART} run, found {batches}")
     title = TITLE.format(batch=batches[0])
-
-    def one(d, strategy, dtype, prompt, order=None):
-        x = d[(d["strategy"] == strategy) & (d[DTYPE].astype(str) == dtype) & (d[PROMPT].astype(int) == prompt)]
-        if order is not None:
-            x = x[x[ORDER].astype(str) == order]
-        if len(x) != 1:
-            raise RuntimeError(f"expected one row of '{strategy}'{f' ({order} order)' if order else ''} at "
-                               f"expert dtype {dtype}, prompt {prompt} in the {PART} run, found {len(x)}")
-        return x.iloc[0]
-
-    def busy(r, lane) -> float:
-        return float(r[f"decode_{lane}_busy_ms_per_step"])
-
     m = common.seed_mean(rows)
     # The fixed policy's schedules compared only where the step is not bound by the link: with FlexGen's order
     # the link's copies per step take less than the CPU's and the GPU's work together, so an order that overlaps
@@ -87,28 +75,56 @@ def run(results: str, out):
 
     checks = common.evaluate(rows, measure)
     verdict = common.figure_verdict(checks)
+    table = comparison_table(rows, m, settings)
+    fig = plot(table, settings, paper, title)
+    notes = notes_text(table, rows, settings, bound, checks, pv, paper)
+    headline = "; ".join(f"MoE-Lightning / {label.split(' (')[0]} " + ", ".join(
+        f"{r['expert dtype']} {r['prompt tokens']} {r[OVER]:.2f}x" for _, r in table[table["system"] == label].iterrows())
+        for label in FLEXGENS.values())
+    return common.write_result(out, ID, title, table, fig,
+                               {"verdict": verdict, "run": str(run_dir), "headline": headline,
+                                "paper": "MoE-Lightning"}, notes)
 
-    def choice_of(strategy, dtype, prompt, order=None) -> tuple:
-        """The policy that ran (attention, micro-batches, cache ratio): one per setting, whatever the seed."""
-        x = rows[(rows["strategy"] == strategy) & (rows[DTYPE].astype(str) == dtype)
-                 & (rows[PROMPT].astype(int) == prompt)]
-        if order is not None:
-            x = x[x[ORDER].astype(str) == order]
-        c = {(str(a), int(b), float(r)) for a, b, r in
-             zip(x["run_attention"], x["run_micro_batches"], x["run_cache_ratio"])}
-        if len(c) != 1:
-            raise RuntimeError(f"expected one policy of '{strategy}' per setting, found {sorted(c)} at {dtype}, "
-                               f"{prompt} in the {PART} run")
-        return c.pop()
 
+def one(d, strategy, dtype, prompt, order=None):
+    x = d[(d["strategy"] == strategy) & (d[DTYPE].astype(str) == dtype) & (d[PROMPT].astype(int) == prompt)]
+    if order is not None:
+        x = x[x[ORDER].astype(str) == order]
+    if len(x) != 1:
+        raise RuntimeError(f"expected one row of '{strategy}'{f' ({order} order)' if order else ''} at "
+                           f"expert dtype {dtype}, prompt {prompt} in the {PART} run, found {len(x)}")
+    return x.iloc[0]
+
+
+def busy(r, lane) -> float:
+    return float(r[f"decode_{lane}_busy_ms_per_step"])
+
+
+def choice_of(rows, strategy, dtype, prompt, order=None) -> tuple:
+    """The policy that ran (attention, micro-batches, cache ratio): one per setting, whatever the seed."""
+    x = rows[(rows["strategy"] == strategy) & (rows[DTYPE].astype(str) == dtype)
+             & (rows[PROMPT].astype(int) == prompt)]
+    if order is not None:
+        x = x[x[ORDER].astype(str) == order]
+    c = {(str(a), int(b), float(r)) for a, b, r in
+         zip(x["run_attention"], x["run_micro_batches"], x["run_cache_ratio"])}
+    if len(c) != 1:
+        raise RuntimeError(f"expected one policy of '{strategy}' per setting, found {sorted(c)} at {dtype}, "
+                           f"{prompt} in the {PART} run")
+    return c.pop()
+
+
+def comparison_table(rows, m, settings) -> pd.DataFrame:
+    """Every system's row at every setting, with MoE-Lightning's (or CGOPipe order's) tokens/s over it."""
     table = []
     for dt, p in settings:
         ml = one(m, ML, dt, p)
         ahead, serial = one(m, FIXED, dt, p, "ahead"), one(m, FIXED, dt, p, "serial")
-        runs = [(ML_LABEL, ml, "searched", choice_of(ML, dt, p), None)]
-        runs += [(label, one(m, fg, dt, p), "searched", choice_of(fg, dt, p), ml) for fg, label in FLEXGENS.items()]
-        runs += [("CGOPipe order, fixed policy", ahead, "fixed", choice_of(FIXED, dt, p, "ahead"), None),
-                 ("FlexGen order, fixed policy", serial, "fixed", choice_of(FIXED, dt, p, "serial"), ahead)]
+        runs = [(ML_LABEL, ml, "searched", choice_of(rows, ML, dt, p), None)]
+        runs += [(label, one(m, fg, dt, p), "searched", choice_of(rows, fg, dt, p), ml)
+                 for fg, label in FLEXGENS.items()]
+        runs += [("CGOPipe order, fixed policy", ahead, "fixed", choice_of(rows, FIXED, dt, p, "ahead"), None),
+                 ("FlexGen order, fixed policy", serial, "fixed", choice_of(rows, FIXED, dt, p, "serial"), ahead)]
         for label, r, policy, ran, against in runs:
             table.append({"expert dtype": dt, "prompt tokens": p, "system": label, "policy": policy,
                           "attention": ran[0], "micro-batches": ran[1], "cache ratio": ran[2],
@@ -118,10 +134,10 @@ def run(results: str, out):
                           # MoE-Lightning's (or, for the fixed policy, CGOPipe order's) tokens/s over this row's.
                           "MoE-Lightning over this": (float(against[TPS]) / float(r[TPS]) if against is not None
                                                       else float("nan"))})
-    table = pd.DataFrame(table)
-    searched = table[table["policy"] == "searched"]
-    OVER = "MoE-Lightning over this"
+    return pd.DataFrame(table)
 
+
+def plot(table, settings, paper, title):
     fig, ax = plt.subplots(1, 1, figsize=(6.4, 3.6))
     labels = [f"{dt}\n{p} tok" for dt, p in settings]
     x = list(range(len(settings)))
@@ -140,6 +156,11 @@ def run(results: str, out):
     ax.set_ylabel("decode tokens/s ratio")
     ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def notes_text(table, rows, settings, bound, checks, pv, paper) -> str:
+    searched = table[table["policy"] == "searched"]
 
     def choice(label):
         return "; ".join(f"{r['expert dtype']} at {r['prompt tokens']} tokens: attention {r['attention']}, "
@@ -179,12 +200,7 @@ def run(results: str, out):
         "DeepSpeed Zero-Inference. Numbers: "
         + common.seeds_text(rows) + ". Checks (" + common.margin_text() + "): " + common.checks_text(checks)
         + f"\n\nSource: {pv['source']}; FlexGen's schedule and cost model from its code (FMInference/FlexLLMGen).")
-    headline = "; ".join(f"MoE-Lightning / {label.split(' (')[0]} " + ", ".join(
-        f"{r['expert dtype']} {r['prompt tokens']} {r[OVER]:.2f}x" for _, r in table[table["system"] == label].iterrows())
-        for label in FLEXGENS.values())
-    return common.write_result(out, ID, title, table, fig,
-                               {"verdict": verdict, "run": str(run_dir), "headline": headline,
-                                "paper": "MoE-Lightning"}, notes)
+    return notes
 
 
 if __name__ == "__main__":

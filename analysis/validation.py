@@ -279,6 +279,57 @@ def run(results: str, out):
         return None
     rows, run_dir, protocol = found
     t = pair(rows)
+    series = series_of(results, run_dir, rows)
+    err, within, floor, headline, notes = headline_and_notes(t, protocol)
+    text, summary_deferral = deferral_notes(t)
+    notes += text + series_notes(series, out)
+    fig, text = plot(rows, t, series)
+    notes += text
+    cols = ["model", "dtype", "strategy", "batch", "reps"]
+    for _, label in QUANTITIES:
+        cols += [f"{label} real", f"{label} sim", f"{label} err"]
+    cols.append("real spread")
+    cols += ["TBT composed", "TBT composition err", "TBT table err", "TTFT composed", "TTFT composition err",
+             "TTFT table err"]
+    verdict = validation_verdict(within, len(t), floor, float(err.median()))
+    round_verdict = verdict
+    if series is not None:
+        # The series decides: the latest round alone is one draw of the machine's drift.
+        sy = series["systematic"]
+        verdict = series_verdict(series["cases"]) + f" over {series['rounds']} rounds"
+        headline = (f"{series['rounds']} rounds pooled: systematic error {100 * sy['mean']:+.1f}% +- "
+                    f"{100 * sy['ci95_half']:.1f}% (95%); latest round: " + headline)
+    summary = {"run": str(run_dir), "headline": headline, "verdict": verdict, "target": TARGET, "within": within,
+               "cases": len(t),
+               "median_abs_error": float(err.median()), "max_abs_error": float(err.max()),
+               "deferral_tbt_ratio": summary_deferral,
+               "noise_floor": float(pd.Series(floor).median()) if floor else None,
+               "composition_error_tbt_max": (float(t["TBT composition err"].abs().max())
+                                             if t["TBT composition err"].notna().all() else None),
+               "end_to_end_error_tbt_median": float(t["TBT ms err"].abs().median()),
+               "round_verdict": round_verdict}
+    if series is not None:
+        summary["series"] = {"rounds": series["rounds"], "asked": series["asked"], "indexes": series["indexes"],
+                             "systematic_error": series["systematic"]["mean"],
+                             "systematic_ci95_half": series["systematic"]["ci95_half"],
+                             "systematic_by_group": {k: {"mean": m, "ci95_half": h}
+                                                     for k, (m, h) in series["systematic"]["by_group"].items()},
+                             **({"end_to_end_tbt": {
+                                 "verdict": series_verdict(series["systematic"]["levels"]["end_to_end"][0]),
+                                 "systematic": series["systematic"]["levels"]["end_to_end"][1]["mean"],
+                                 "ci95_half": series["systematic"]["levels"]["end_to_end"][1]["ci95_half"]},
+                                 "composition_tbt": {
+                                 "verdict": series_verdict(series["systematic"]["levels"]["composition"][0]),
+                                 "max_abs_mean": float(series["systematic"]["levels"]["composition"][0]["mean err"]
+                                                       .abs().max())}}
+                                if "levels" in series["systematic"] else {}),
+                             "cases": {v: int((series["cases"]["verdict"] == v).sum())
+                                       for v in ("met", "missed", "inconclusive")}}
+    return common.write_result(out, "validation", TITLE, t[cols], fig, summary, notes)
+
+
+def series_of(results: str, run_dir: pathlib.Path, rows: pd.DataFrame):
+    """Every finished round of the latest index's series pooled (None for a single round)."""
     rounds = []
     if run_dir.suffix == ".json":
         # Every finished round of the latest index's series; the latest round's rows are already loaded.
@@ -296,6 +347,11 @@ def run(results: str, out):
         series = {"rounds": len(rounds), "cases": cases, "systematic": systematic,
                   "asked": json.loads(run_dir.read_text())["series"].get("rounds", len(rounds)),
                   "indexes": [str(p) for p, _ in rounds]}
+    return series
+
+
+def headline_and_notes(t: pd.DataFrame, protocol: str) -> tuple:
+    """(|error| per case, cases within the target, the noise floor, the headline, the notes) of the latest round."""
     err = t["expert ms/layer err"].abs()
     within = int((err <= TARGET).sum())
     worst = t.loc[err.idxmax()]
@@ -352,7 +408,12 @@ def run(results: str, out):
              "TTFT columns); composition = (the real run's tasks composed on the lanes - its wall clock) / wall "
              "clock, independent of the tables and of the machine's drift; tables = (simulated - that "
              "composition) / composition. " + (levels or "This run has no composed columns.") + "\n")
+    return err, within, floor, headline, notes
 
+
+def deferral_notes(t: pd.DataFrame) -> tuple:
+    """Expert Deferral on the real backend: the notes' paragraph and the ratio per model, dtype and batch."""
+    notes = ""
     # Expert Deferral on the real backend: decode time with and
     # without it, measured. On a CPU-only machine there is no GPU work to
     # overlap, so no gain is expected; the measurement checks that.
@@ -368,7 +429,12 @@ def run(results: str, out):
         summary_deferral = {k: v for k, v in gains}
     else:
         summary_deferral = {}
+    return notes, summary_deferral
 
+
+def series_notes(series, out) -> str:
+    """The series' section of the notes (and its rounds table written beside the figure); empty for one round."""
+    notes = ""
     if series is not None:
         c, sy = series["cases"], series["systematic"]
         notes += (f"\n## Rounds: {series['rounds']} of the series pooled\n\n"
@@ -398,7 +464,12 @@ def run(results: str, out):
                                                               "ci95 half": "ci95 half %"})) + "\n"
         pathlib.Path(out).mkdir(parents=True, exist_ok=True)
         common.write_text_atomic(pathlib.Path(out) / "validation_rounds.csv", c.to_csv(index=False))
+    return notes
 
+
+def plot(rows: pd.DataFrame, t: pd.DataFrame, series) -> tuple:
+    """The figure, and the notes' sentence on the layer drawn side by side (empty when no timeline has one)."""
+    notes = ""
     layer = side_by_side(rows)
     ncols = 2 + (series is not None) + (layer is not None)
     fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols, 4.5))
@@ -458,47 +529,7 @@ def run(results: str, out):
         ax.set_ylabel(f"mean error over {series['rounds']} rounds, 95% CI (%)")
         ax.legend(fontsize=8)
     fig.suptitle(TITLE, fontsize=10)
-    cols = ["model", "dtype", "strategy", "batch", "reps"]
-    for _, label in QUANTITIES:
-        cols += [f"{label} real", f"{label} sim", f"{label} err"]
-    cols.append("real spread")
-    cols += ["TBT composed", "TBT composition err", "TBT table err", "TTFT composed", "TTFT composition err",
-             "TTFT table err"]
-    verdict = validation_verdict(within, len(t), floor, float(err.median()))
-    round_verdict = verdict
-    if series is not None:
-        # The series decides: the latest round alone is one draw of the machine's drift.
-        sy = series["systematic"]
-        verdict = series_verdict(series["cases"]) + f" over {series['rounds']} rounds"
-        headline = (f"{series['rounds']} rounds pooled: systematic error {100 * sy['mean']:+.1f}% +- "
-                    f"{100 * sy['ci95_half']:.1f}% (95%); latest round: " + headline)
-    summary = {"run": str(run_dir), "headline": headline, "verdict": verdict, "target": TARGET, "within": within,
-               "cases": len(t),
-               "median_abs_error": float(err.median()), "max_abs_error": float(err.max()),
-               "deferral_tbt_ratio": summary_deferral,
-               "noise_floor": float(pd.Series(floor).median()) if floor else None,
-               "composition_error_tbt_max": (float(t["TBT composition err"].abs().max())
-                                             if t["TBT composition err"].notna().all() else None),
-               "end_to_end_error_tbt_median": float(t["TBT ms err"].abs().median()),
-               "round_verdict": round_verdict}
-    if series is not None:
-        summary["series"] = {"rounds": series["rounds"], "asked": series["asked"], "indexes": series["indexes"],
-                             "systematic_error": series["systematic"]["mean"],
-                             "systematic_ci95_half": series["systematic"]["ci95_half"],
-                             "systematic_by_group": {k: {"mean": m, "ci95_half": h}
-                                                     for k, (m, h) in series["systematic"]["by_group"].items()},
-                             **({"end_to_end_tbt": {
-                                 "verdict": series_verdict(series["systematic"]["levels"]["end_to_end"][0]),
-                                 "systematic": series["systematic"]["levels"]["end_to_end"][1]["mean"],
-                                 "ci95_half": series["systematic"]["levels"]["end_to_end"][1]["ci95_half"]},
-                                 "composition_tbt": {
-                                 "verdict": series_verdict(series["systematic"]["levels"]["composition"][0]),
-                                 "max_abs_mean": float(series["systematic"]["levels"]["composition"][0]["mean err"]
-                                                       .abs().max())}}
-                                if "levels" in series["systematic"] else {}),
-                             "cases": {v: int((series["cases"]["verdict"] == v).sum())
-                                       for v in ("met", "missed", "inconclusive")}}
-    return common.write_result(out, "validation", TITLE, t[cols], fig, summary, notes)
+    return fig, notes
 
 
 if __name__ == "__main__":
