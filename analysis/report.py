@@ -49,7 +49,7 @@ PENDING = [
 
 
 # The verdicts a change is judged against (make report-accept writes them).
-REFERENCE = pathlib.Path(__file__).resolve().parents[1] / "results" / "reference" / "verdicts.csv"
+REFERENCE = causes.REFERENCE
 
 
 def run_all(results: str, out: pathlib.Path):

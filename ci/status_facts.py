@@ -254,6 +254,50 @@ def shell_functions(path: str, text: str) -> list:
     return out
 
 
+def import_cycles(modules: dict) -> list:
+    """Cycles among Python modules that import each other by name from one folder ({folder/name: source}): each a
+    sorted list of the modules in one strongly connected group of two or more (an import inside a function
+    counts: it only moves the cycle to run time)."""
+    graph = {}
+    for key, text in modules.items():
+        folder = key.rsplit("/", 1)[0]
+        names = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+        graph[key] = sorted(f"{folder}/{n}" for n in names if f"{folder}/{n}" in modules and f"{folder}/{n}" != key)
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
 # ------------------------------------------------------------------------------------------- the facts
 
 
@@ -268,7 +312,7 @@ def citations(path: str, text: str) -> list:
 
 
 def facts() -> dict:
-    functions, big, cited, code = [], [], [], {}
+    functions, big, cited, code, modules = [], [], [], {}, {}
     for path in tracked_files():
         try:
             text = (ROOT / path).read_text(encoding="utf-8")
@@ -283,9 +327,11 @@ def facts() -> dict:
         if n > BIG:
             big.append((path, n))
         functions += {"cpp": cpp_functions, "python": python_functions, "shell": shell_functions}[lang](path, text)
+        if path.endswith(".py"):
+            modules[path[:-3]] = text
     functions.sort(key=lambda f: (-f.lines, f.path, f.start))
     readme = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
-    return {"readme": readme, "functions": functions, "over": [f for f in functions if f.lines > LIMIT],
+    return {"readme": readme, "cycles": import_cycles(modules), "functions": functions, "over": [f for f in functions if f.lines > LIMIT],
             "big": sorted(big, key=lambda x: -x[1]), "citations": cited, "code": code}
 
 
@@ -301,6 +347,8 @@ def sentence(f: dict) -> str:
         parts.append(f"none over {LIMIT} lines")
     parts.append(f"{len(f['big'])} files over {BIG} lines"
                  + (": " + ", ".join(f"{p} {n}" for p, n in f["big"]) if f["big"] else ""))
+    parts.append(f"{len(f['cycles'])} import cycles among the Python modules"
+                 + (": " + ", ".join(" <-> ".join(c) for c in f["cycles"]) if f["cycles"] else ""))
     parts.append(f"{len(f['citations'])} citations of this tracker's issue numbers"
                  + (": " + ", ".join(f["citations"]) if f["citations"] else ""))
     # Rounded to the thousand: the page moves when the tree grows or shrinks by that, not with every edit.

@@ -61,9 +61,16 @@ def test_a_citation_of_this_trackers_issue_is_found_and_another_projects_is_not(
 
 def test_the_sentence_names_every_function_over_the_limit():
     f = {"functions": [sf.Function("a.cc", "big", 1, 200), sf.Function("b.py", "small", 1, 10)], "big": [("a.cc", 900)],
-         "citations": [], "code": {"cpp": 1900, "python": 10}, "readme": 150}
+         "citations": [], "code": {"cpp": 1900, "python": 10}, "readme": 150, "cycles": [["a/x", "a/y"]]}
     f["over"] = [x for x in f["functions"] if x.lines > sf.LIMIT]
     s = sf.sentence(f)
     assert "the longest 200 lines (`big`, a.cc:1)" in s and "1 over 150 lines: `big` 200 (a.cc)" in s
-    assert "1 files over 800 lines: a.cc 900" in s and "0 citations" in s
+    assert "1 files over 800 lines: a.cc 900" in s and "0 citations" in s and "1 import cycles among the Python " \
+        "modules: a/x <-> a/y" in s
     assert "about 2k lines of code (C++ and CUDA 2k, Python 0k); the README 150 lines" in s
+
+
+def test_an_import_cycle_is_found_even_through_a_local_import():
+    mods = {"a/x": "import y\nimport os\n", "a/y": "def f():\n    import x\n", "a/z": "import x\n",
+            "b/x": "import z\n"}
+    assert sf.import_cycles(mods) == [["a/x", "a/y"]]
