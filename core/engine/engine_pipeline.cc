@@ -91,7 +91,7 @@ void Engine::run_decode_pipelined(const StepPlan& sp) {
     }
     const int32_t l = moe++;
     pos_.layer = l;
-    const bool ahead = st_.residency.attention_order != "serial";
+    const bool ahead = mode_.attention_ahead;
     attention_->issue(int32_t(li), l, pipe_.batches[0], *this);
     for (int64_t j = 0; j < m; ++j) {
       if (j > 0 && !ahead) attention_->issue(int32_t(li), l, pipe_.batches[size_t(j)], *this);

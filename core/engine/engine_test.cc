@@ -1338,7 +1338,7 @@ TEST(EngineResidencyChoice, TheCoreChecksAndAppliesAComponentsChoice) {
   refused(r, "cache_ratio in [0, 1]");
   r = ok;
   r.attention = "tpu";
-  refused(r, "attention \"gpu\", \"cpu\" or \"gpu-host-kv\"");
+  refused(r, "attention one of gpu, cpu, gpu-host-kv");
   r = ok;
   r.attention = "gpu-host-kv";  // FlexGen's GPU attention over a host KV cache: accepted
   EXPECT_EQ(attempt(r).residency.attention, "gpu-host-kv");

@@ -138,7 +138,7 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
 }
 
 void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
-  const bool drop_late = st_.residency.late_prefetch != "issue";
+  const bool drop_late = mode_.drop_late;
   for (const auto& r : reqs) {
     if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ ||
         r.target_step_offset < 0) {

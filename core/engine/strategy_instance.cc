@@ -10,8 +10,10 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/run_modes.h"
+#include "core/engine/variants/attention_path.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
+#include "core/util/strings.h"
 
 namespace moebench {
 
@@ -134,16 +136,12 @@ CaseFootprint case_footprint(const ModelSpec& model, const HardwareProfile& hw,
   const double gib = 1024.0 * 1024.0 * 1024.0;
   f.gpu_weights_gib = double(model.non_expert_bytes()) / gib;
   f.gpu_cache_gib = double(f.gpu_cache_slots) * double(model.expert_bytes()) / gib;
-  // residency.attention = "cpu" or "gpu-host-kv": the KV cache lives in
-  // host memory; "gpu-host-kv" holds two layers' entries of one micro-batch
-  // on the GPU (the one attending and the next one arriving).
+  // Where the KV cache lives is the attention path's (residency.attention).
   const int64_t mb = std::max<int64_t>(1, std::min<int64_t>(st.residency.micro_batches, B));
-  f.gpu_kv_gib = st.residency.attention == "cpu" ? 0.0
-                 : st.residency.attention == "gpu-host-kv"
-                     ? 2.0 * double((B + mb - 1) / mb) * double(shape.max_tokens) *
-                           double(model.kv_bytes_per_token()) / gib
-                     : double(B) * double(shape.max_tokens) * double(model.num_layers) *
-                           double(model.kv_bytes_per_token()) / gib;
+  f.gpu_kv_gib =
+      make_attention_path(st.residency.attention)
+          ->gpu_kv_bytes(B, mb, shape.max_tokens, model.num_layers, model.kv_bytes_per_token()) /
+      gib;
   f.gpu_runtime_gib = hw.gpu.runtime_reserved_gib;
   f.gpu_total_gib = f.gpu_weights_gib + f.gpu_cache_gib + f.gpu_kv_gib + f.gpu_runtime_gib;
 
@@ -264,8 +262,9 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
     b.erase(k);
   }
   if (a != b) refuse("only attention, micro_batches and cache_ratio changed", b.dump());
-  if (r.attention != "gpu" && r.attention != "cpu" && r.attention != "gpu-host-kv")
-    refuse("attention \"gpu\", \"cpu\" or \"gpu-host-kv\"", fmt::format("\"{}\"", r.attention));
+  if (const auto names = attention_path_names();
+      std::find(names.begin(), names.end(), r.attention) == names.end())
+    refuse("attention one of " + join(names, ", "), fmt::format("\"{}\"", r.attention));
   if (r.micro_batches < 1 || r.micro_batches > q.batch)
     refuse(fmt::format("micro_batches in [1, {}] (the batch)", q.batch),
            std::to_string(r.micro_batches));
@@ -288,6 +287,8 @@ RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool r
   RunModes m;
   m.one_at_a_time = st.residency.admission == "one-at-a-time";
   m.late_before_demand = st.residency.late_prefetch == "before-demand";
+  m.drop_late = st.residency.late_prefetch != "issue";
+  m.attention_ahead = st.residency.attention_order != "serial";
   m.real_backend = real_backend;
   // Where attention runs (core/engine/variants/attention_path.h).
   const bool kv_on_host = attention.kv_on_host();

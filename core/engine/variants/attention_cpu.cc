@@ -21,6 +21,8 @@ class CpuAttention final : public AttentionPath {
  public:
   std::string name() const override { return "cpu"; }
   bool kv_on_host() const override { return true; }
+  // The KV cache lives in host memory: none on the GPU.
+  double gpu_kv_bytes(int64_t, int64_t, int64_t, int64_t, int64_t) const override { return 0.0; }
   void store_kv(double att_end, int64_t att_task, int32_t layer, int64_t n,
                 AttentionPort& port) const override {
     port.task(Lane::kD2H, TaskKind::kActToCpu, att_end, port.cost().kv_d2h_ns(n), layer,

@@ -18,6 +18,13 @@ class HostKvAttention final : public AttentionPath {
  public:
   std::string name() const override { return "gpu-host-kv"; }
   bool kv_on_host() const override { return true; }
+  // Two layers' entries of one micro-batch on the GPU: the one attending
+  // and the next one arriving.
+  double gpu_kv_bytes(int64_t batch, int64_t micro_batches, int64_t max_tokens, int64_t /*layers*/,
+                      int64_t kv_bytes) const override {
+    return 2.0 * double((batch + micro_batches - 1) / micro_batches) * double(max_tokens) *
+           double(kv_bytes);
+  }
   void store_kv(double att_end, int64_t att_task, int32_t layer, int64_t n,
                 AttentionPort& port) const override {
     Waits w;

@@ -51,6 +51,14 @@ class AttentionPath {
   virtual std::string name() const = 0;
   // Whether the KV cache lives in host memory (every decode step pipelined).
   virtual bool kv_on_host() const { return false; }
+  // The KV cache's bytes in GPU memory for `batch` sequences of at most
+  // `max_tokens` tokens run as `micro_batches` micro-batches; `kv_bytes` is
+  // one layer's entries of one token and `layers` the model's blocks.
+  // Default: every layer's entries of the whole batch on the GPU.
+  virtual double gpu_kv_bytes(int64_t batch, int64_t /*micro_batches*/, int64_t max_tokens,
+                              int64_t layers, int64_t kv_bytes) const {
+    return double(batch) * double(max_tokens) * double(layers) * double(kv_bytes);
+  }
   // A layer's attention over `n` new tokens ended at `att_end` (task
   // `att_task`): a KV cache in host memory receives their entries.
   virtual void store_kv(double /*att_end*/, int64_t /*att_task*/, int32_t /*layer*/, int64_t /*n*/,
