@@ -74,3 +74,8 @@ def test_an_import_cycle_is_found_even_through_a_local_import():
     mods = {"a/x": "import y\nimport os\n", "a/y": "def f():\n    import x\n", "a/z": "import x\n",
             "b/x": "import z\n"}
     assert sf.import_cycles(mods) == [["a/x", "a/y"]]
+
+
+def test_the_readme_stays_a_front_door():
+    """At most 200 lines: what the project is, the two commands, where to read on."""
+    assert (sf.ROOT / "README.md").read_text(encoding="utf-8").count("\n") <= 200
