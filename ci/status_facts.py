@@ -10,7 +10,8 @@ history and are left out) is read, and four facts are computed:
   lambda or local class counted in the function around it; Python: the ast, decorators aside; shell: a
   `name() {` line to the first `}` at its indentation). The longest, and how many exceed LIMIT lines.
 - files over BIG lines, with their lengths.
-- citations of this tracker's issue numbers ("issue 39", "issue #39") in code, comments and docs; another
+- citations of this tracker's issue numbers (the word issue, then a number, "#" allowed between) in code,
+  comments and docs; another
   project's issue, named as such ("llama.cpp's issue 27501", "its issue 1232"), is not one.
 - code lines per language (blank lines included).
 
