@@ -11,8 +11,7 @@ history and are left out) is read, and four facts are computed:
   `name() {` line to the first `}` at its indentation). The longest, and how many exceed LIMIT lines.
 - files over BIG lines, with their lengths.
 - citations of this tracker's issue numbers (the word issue, then a number, "#" allowed between) in code,
-  comments and docs; another
-  project's issue, named as such ("llama.cpp's issue 27501", "its issue 1232"), is not one.
+  comments and docs; another project's issue, named as such (its name or "its" before the word), is not one.
 - code lines per language (blank lines included).
 
     python3 ci/status_facts.py            # print the facts
