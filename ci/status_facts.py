@@ -61,9 +61,8 @@ def tracked_files() -> list:
         out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True, capture_output=True).stdout
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
-        names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()
-                 and not any(part.startswith(("build", ".git", "results")) for p2 in [p.relative_to(ROOT)]
-                             for part in p2.parts)]
+        rels = (p.relative_to(ROOT) for p in ROOT.rglob("*") if p.is_file())
+        names = [str(r) for r in rels if not r.parts[0].startswith(("build", ".git", "results"))]
     return sorted(n for n in names if not n.startswith(SKIP) and (ROOT / n).is_file())
 
 

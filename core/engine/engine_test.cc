@@ -107,14 +107,13 @@ TEST(EngineTimeline, GpuExpertWaitsForItsTransfer) {
 // The gpu-under-copy term: two demand loads in layer 0 ([1, 6] and [6, 11]);
 // expert 2 computes while expert 3's copy runs ([6, 8]) and takes factor
 // times longer; expert 3, after every copy, and layer 1 (no copy) do not.
-TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
+// `pin`: residency.pin_active_token (false: a walk, each expert loaded when
+// its turn comes).
+void expect_expert_slowed_by_the_next_copy(bool pin) {
   const auto src = routing(2, 4, 2, {{{2, 3}, {0, 1}}});
   HardwareProfile h = round_hardware();
-  // Every active expert pinned: the layer's loads are issued before its GPU
-  // experts, so expert 3's copy is on the link when expert 2 is submitted
-  // (the term sees the copies queued at that moment).
   auto sg = strategy("gpu-ondemand", "lru", "uniform", 2);
-  sg.residency.pin_active_token = true;
+  sg.residency.pin_active_token = pin;
   const auto plain = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
   h.contention = {{"gpu-under-copy", 2.0, 0.0, "test"}};
   const auto r = run(tiny_model(), h, sg, src);
@@ -131,35 +130,24 @@ TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
   EXPECT_DOUBLE_EQ(gpu[1].start_ns, 11 * us);
   EXPECT_DOUBLE_EQ(gpu[1].end_ns - gpu[1].start_ns, 2 * us);
   EXPECT_DOUBLE_EQ(gpu[3].end_ns - gpu[3].start_ns, 2 * us);
+  EXPECT_DOUBLE_EQ(r.metrics.task_ns[size_t(TaskKind::kGpuExpert)], 10 * us);  // 4 + 2 + 2 + 2
   // The CPU term does not touch a GPU expert.
   h.contention = {{"cpu-under-copy", 2.0, 0.0, "test"}};
   const auto c = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
   EXPECT_DOUBLE_EQ(c[0].end_ns, plain[0].end_ns);
 }
 
-// The same in a walk (each expert loaded when its turn comes): expert 3's
-// copy is issued after expert 2 was submitted, and expert 2, the last task
-// then, is stretched for it all the same.
+// Every active expert pinned: the layer's loads are issued before its GPU
+// experts, so expert 3's copy is on the link when expert 2 is submitted (the
+// term sees the copies queued at that moment).
+TEST(EngineTimeline, AnExpertDuringACopyIsSlowedByTheUnderCopyTerm) {
+  expect_expert_slowed_by_the_next_copy(true);
+}
+
+// In a walk expert 3's copy is issued after expert 2 was submitted, and
+// expert 2, the last task then, is stretched for it all the same.
 TEST(EngineTimeline, AWalksExpertIsSlowedByTheLoadIssuedAfterIt) {
-  const auto src = routing(2, 4, 2, {{{2, 3}, {0, 1}}});
-  HardwareProfile h = round_hardware();
-  auto sg = strategy("gpu-ondemand", "lru", "uniform", 2);
-  sg.residency.pin_active_token = false;
-  const auto plain = tasks(run(tiny_model(), h, sg, src), Lane::kGpu, TaskKind::kGpuExpert);
-  h.contention = {{"gpu-under-copy", 2.0, 0.0, "test"}};
-  const auto r = run(tiny_model(), h, sg, src);
-  const auto gpu = tasks(r, Lane::kGpu, TaskKind::kGpuExpert);
-  const auto h2d = tasks(r, Lane::kH2D, TaskKind::kDemandLoad);
-  ASSERT_EQ(h2d.size(), 2u);
-  ASSERT_EQ(gpu.size(), 4u);
-  EXPECT_DOUBLE_EQ(h2d[1].start_ns, 6 * us);
-  EXPECT_DOUBLE_EQ(h2d[1].end_ns, 11 * us);
-  EXPECT_DOUBLE_EQ(plain[0].end_ns, 8 * us);
-  EXPECT_DOUBLE_EQ(gpu[0].start_ns, 6 * us);
-  EXPECT_DOUBLE_EQ(gpu[0].end_ns, 10 * us);  // seen again once expert 3's load was issued
-  EXPECT_DOUBLE_EQ(gpu[1].start_ns, 11 * us);
-  EXPECT_DOUBLE_EQ(gpu[1].end_ns - gpu[1].start_ns, 2 * us);
-  EXPECT_DOUBLE_EQ(r.metrics.task_ns[size_t(TaskKind::kGpuExpert)], 10 * us);  // 4 + 2 + 2 + 2
+  expect_expert_slowed_by_the_next_copy(false);
 }
 
 // The cpu-under-copy term: each CPU expert takes factor (2) times longer
