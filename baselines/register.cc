@@ -12,6 +12,7 @@
 #include "baselines/moe_lightning/components.h"
 #include "baselines/oracle/components.h"
 #include "baselines/smoe/components.h"
+#include "core/engine/variants/attention_path.h"
 #include "predictors/components.h"
 
 namespace moebench {
@@ -87,6 +88,8 @@ void register_baselines(Registry& r) {
   register_predictors(r);
   r.add<Deferral, NoneDeferral>("deferral", "none", "No expert deferral.");
   r.add<Deferral, ExpertDeferral>("deferral", "expert-deferral", "KTransformers' Expert Deferral.");
+  // Not components: the engine's attention paths, which a strategy names (residency.attention).
+  r.add_names("attention", attention_path_names());
 }
 
 const Registry& builtin_registry() {

@@ -40,7 +40,8 @@ BIG = 800  # a file this long is worth a second look
 SKIP = ("docs/measurements/",)
 LANGUAGES = {"cpp": "C++ and CUDA", "python": "Python", "shell": "shell"}
 CPP = (".cc", ".h", ".cu", ".cuh", ".cpp", ".hpp")
-CITATION = re.compile(r"(?<![-/\w])issues?\s*#?\s*(\d+)\b", re.IGNORECASE)  # not inside a path (a-issue43/)
+# Not inside a path (a-issue43/); a C++ comment may break the line between the word and the number.
+CITATION = re.compile(r"(?<![-/\w])issues?\s*(?://\s*)?#?\s*(\d+)\b", re.IGNORECASE)
 # "llama.cpp's issue 27501", "its issue 1232", "KTransformers issue 1232": another project's tracker.
 OTHER_PROJECT = re.compile(r"(['’]s|\bits|\btheir|llama\.cpp|ktransformers|ollama|vllm|pytorch)\s+$", re.IGNORECASE)
 

@@ -56,8 +56,9 @@ def test_the_python_and_shell_readers():
 def test_a_citation_of_this_trackers_issue_is_found_and_another_projects_is_not():
     issue = "iss" + "ue"  # so that this file cites nothing itself
     text = (f"# {issue} 39: a degenerate model\nllama.cpp's {issue} 27501 asks for it; its {issue} 1232 too\n"
-            f"see measurements/zen4-validation-{issue}43/ (a path)\nIssue #7 again\n")
-    assert sf.citations("f.toml", text) == ["f.toml:1", "f.toml:4"]
+            f"see measurements/zen4-validation-{issue}43/ (a path)\nIssue #7 again\n"
+            f"// a checker ({issue}\n// 44's): the number on the next comment line\n")
+    assert sf.citations("f.toml", text) == ["f.toml:1", "f.toml:4", "f.toml:5"]
 
 
 def test_the_sentence_names_every_function_over_the_limit():

@@ -7,6 +7,7 @@
 
 #include "core/engine/cost_model.h"
 #include "core/experiment/experiment.h"
+#include "core/scheduler/scheduler.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_text.h"
 #include "harness/run/run_case.h"
@@ -50,12 +51,18 @@ nlohmann::ordered_json model_with_sizes(const ModelSpec& m) {
 
 // moebench config list and show.
 void add_list_and_show(CLI::App* config) {
-  auto* list = config->add_subcommand("list", "List presets (models, hardware, strategies)");
+  auto* list = config->add_subcommand(
+      "list", "List presets (models, hardware, strategies) and the workload's schedulers");
   list->callback([] {
     const auto paths = ConfigPaths::defaults();
     for (const std::string kind : {"models", "hardware", "strategies"}) {
       fmt::print("{}: {}\n", kind, join(paths.list(kind), " "));
     }
+    // Not presets but the workload's schedulers (core/scheduler/), with what each does.
+    fmt::print("schedulers (workload.scheduler):\n");
+    for (const std::string& s : scheduler_names()) fmt::print("  {}: {}\n", s, scheduler_doc(s));
+    fmt::print("attention paths (strategy.residency.attention): {}\n",
+               join(component_catalog().kinds("attention"), " "));
   });
 
   auto* show =

@@ -70,16 +70,17 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
             "(before-demand), or after that gate (before-gate); gates are estimated from the "
             "previous "
             "step's gate-to-gate time. issue: every request is issued.")
-        .choice("attention", &S::attention, {"gpu", "cpu", "gpu-host-kv"},
-                "Where decode attention runs and the KV cache lives. gpu: on the GPU, the KV "
-                "cache in GPU memory. cpu: the KV cache in host memory and each decode layer's "
-                "attention over it on the CPU (QKV projections on the GPU, Q/K/V copied to the "
-                "CPU, the output copied back, output projection and router on the GPU; "
-                "MoE-Lightning's A_g = 0, FlexGen's CPU delegation). gpu-host-kv: the KV cache "
-                "in host memory, each decode layer's entries of a micro-batch copied to the GPU "
-                "(on the link, as a demand copy) for its attention there and the new entries "
-                "copied back (FlexGen without CPU delegation). With either host cache, prefill "
-                "attention stays on the GPU and its KV entries are copied to the host. "
+        .string("attention", &S::attention,
+                "Where decode attention runs and the KV cache lives: a path of "
+                "core/engine/variants/ by name (moebench config list). gpu (the default): on the "
+                "GPU, the KV cache in GPU memory. cpu: the KV cache in host memory and each "
+                "decode layer's attention over it on the CPU (QKV projections on the GPU, Q/K/V "
+                "copied to the CPU, the output copied back, output projection and router on the "
+                "GPU; MoE-Lightning's A_g = 0, FlexGen's CPU delegation). gpu-host-kv: the KV "
+                "cache in host memory, each decode layer's entries of a micro-batch copied to "
+                "the GPU (on the link, as a demand copy) for its attention there and the new "
+                "entries copied back (FlexGen without CPU delegation). With either host cache, "
+                "prefill attention stays on the GPU and its KV entries are copied to the host. "
                 "Simulated backend only.")
         .integer("micro_batches", &S::micro_batches,
                  "A decode step's sequences in this many micro-batches (at most one per "
@@ -258,6 +259,15 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
     }
     if (e.key == "residency") {
       ResidencySpec::schema().parse(e.value, s.residency, key);
+      if (catalog) {
+        // The engine's attention paths, through the catalogue (one list: core/engine/variants/).
+        const std::vector<std::string> paths = catalog->kinds("attention");
+        cfg::require_key(
+            e.value, key, "attention",
+            std::find(paths.begin(), paths.end(), s.residency.attention) != paths.end(),
+            "one of " + join(paths, ", ", true) + " (moebench config list)",
+            "\"" + s.residency.attention + "\"");
+      }
       cfg::require_key(
           e.value, key, "cache_fill", !s.residency.cache_fill || s.residency.slots_per_layer < 0,
           "cache_fill or slots_per_layer, not both",

@@ -61,12 +61,10 @@ struct ResidencySpec {
   // would land after that gate; "issue" issues every request.
   std::string late_prefetch = "before-demand";
   // Where a decode step's attention runs and the KV cache lives
-  // (docs/STRATEGIES.md, "MoE-Lightning"): "gpu", on the GPU with the KV
-  // cache in GPU memory; "cpu", on the CPU over a KV cache in host memory
-  // (QKV projections on the GPU, Q/K/V to the CPU, the output back, the
-  // output projection and router on the GPU); "gpu-host-kv", on the GPU over
-  // a KV cache in host memory, each layer's entries of a micro-batch copied
-  // to the GPU first (FlexGen without CPU delegation).
+  // (docs/STRATEGIES.md, "MoE-Lightning"): an attention path of
+  // core/engine/variants/ by name, checked through the catalogue (the
+  // engine's list); the default runs it on the GPU over a KV cache in GPU
+  // memory.
   std::string attention = "gpu";
   // A decode step's sequences in this many micro-batches, each through a
   // layer's attention and experts in turn, the next micro-batch's attention

@@ -72,18 +72,19 @@ const cfg::Schema<WorkloadSpec>& WorkloadSpec::schema() {
         .integer("decode_len_max", &S::decode_len_max,
                  "lengths = \"uniform\": the longest decode (unset = decode_len).",
                  between(0, 1 << 20), "tokens")
-        .choice("scheduler", &S::scheduler, {"static", "continuous"},
-                "Which tokens run in each step: \"static\" (fixed batches of batch_size, each "
-                "prefilled and decoded to its end) or \"continuous\" (requests join and leave "
-                "between steps; batch_size running at most; docs/SERVING.md).")
+        .string("scheduler", &S::scheduler,
+                "Which tokens run in each step: a scheduler of core/scheduler/ by name "
+                "(`moebench config list` lists them with what each does): \"static\" (the "
+                "default: fixed batches of batch_size, each prefilled and decoded to its end) or "
+                "\"continuous\" (requests join and leave between steps; docs/SERVING.md).")
         .integer("max_batch_tokens", &S::max_batch_tokens,
-                 "scheduler = \"continuous\": tokens in one step at most (a prompt longer "
-                 "than this runs alone).",
+                 "A scheduler that reads it (continuous): tokens in one step at most (a prompt "
+                 "longer than this runs alone).",
                  between(1, 1 << 24), "tokens")
         .boolean("chunked_prefill", &S::chunked_prefill,
-                 "scheduler = \"continuous\": prompts run in chunks that fill the token budget "
-                 "the running requests' decode tokens leave, so a step may hold both phases "
-                 "(docs/SERVING.md).")
+                 "A scheduler that reads it (continuous): prompts run in chunks that fill the "
+                 "token budget the running requests' decode tokens leave, so a step may hold both "
+                 "phases (docs/SERVING.md).")
         .choice("slo", &S::slo,
                 {"local-pc", "mlperf-mixtral-server", "mlperf-deepseek-r1-server",
                  "mlperf-deepseek-r1-interactive"},
@@ -136,10 +137,6 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
       src, prefix, "arrivals", file || arrivals.empty(),
       "no arrivals file unless arrival or lengths is \"file\"",
       fmt::format("'{}' with arrival = \"{}\", lengths = \"{}\"", arrivals, arrival, lengths));
-  cfg::require_key(src, prefix, "scheduler", arrival == "batch" || scheduler == "continuous",
-                   "scheduler = \"continuous\" for requests that arrive over time (the static "
-                   "scheduler runs fixed batches)",
-                   fmt::format("\"{}\" with arrival = \"{}\"", scheduler, arrival));
   const std::string no_effect =
       fmt::format(" with arrival = \"{}\" (it would have no effect)", arrival);
   cfg::require_key(src, prefix, "rate",
@@ -165,14 +162,13 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
                                  k, k),
                      "it is set");
   }
-  cfg::require_key(src, prefix, "chunked_prefill", !chunked_prefill || scheduler == "continuous",
-                   "scheduler = \"continuous\" for chunked prefill",
-                   fmt::format("\"{}\"", scheduler));
-  for (const char* k : {"max_batch_tokens", "slo"}) {
-    cfg::require_key(src, prefix, k, serving() || src.find(k) == nullptr,
-                     "no serving key with the static scheduler and arrival = \"batch\"",
-                     "it is set");
-  }
+  // The scheduler's own keys (max_batch_tokens, chunked_prefill) are checked
+  // against the scheduler in the experiment (core/experiment/experiment.cc,
+  // check_scheduler), which knows the schedulers.
+  cfg::require_key(src, prefix, "slo", serving() || src.find("slo") == nullptr,
+                   "no slo with the fixed batches of the default scheduler and arrival = "
+                   "\"batch\" (no request is served)",
+                   "it is set");
 }
 
 const std::vector<const char*>& WorkloadSpec::synthetic_only_keys() {

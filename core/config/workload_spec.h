@@ -24,6 +24,9 @@ inline constexpr double kMinArrivalCv = 0.01;
 inline constexpr double kMaxArrivalCv = 20.0;
 
 struct WorkloadSpec {
+  // The default scheduler: fixed batches, every sequence there at the start.
+  static constexpr const char* kDefaultScheduler = "static";
+
   std::string kind = "synthetic";  // "synthetic" | "trace"
   std::string generator = "auto";  // synthetic preset; "auto" = the model family's
   std::string trace;               // trace file (kind = "trace"), relative to the experiment file
@@ -49,13 +52,16 @@ struct WorkloadSpec {
   double rate = 1.0;              // requests per second (poisson, gamma)
   double arrival_cv = 2.0;        // gamma: coefficient of variation of the gaps
   std::string arrivals;  // arrival = "file": JSONL of requests (relative to the experiment)
-  std::string lengths = "fixed";     // fixed | uniform | file
-  int64_t prompt_len_max = -1;       // lengths = "uniform": prompt lengths in [prompt_len, max]
-  int64_t decode_len_max = -1;       // lengths = "uniform": decode lengths in [decode_len, max]
-  std::string scheduler = "static";  // static | continuous (core/engine/scheduler/)
-  int64_t max_batch_tokens = 2048;   // continuous: tokens per step at most
-  bool chunked_prefill = false;      // continuous: prompts in chunks beside decode tokens
-  std::string slo = "local-pc";      // the SLO goodput is counted against (docs/SERVING.md)
+  std::string lengths = "fixed";  // fixed | uniform | file
+  int64_t prompt_len_max = -1;    // lengths = "uniform": prompt lengths in [prompt_len, max]
+  int64_t decode_len_max = -1;    // lengths = "uniform": decode lengths in [decode_len, max]
+  // A scheduler of core/scheduler/ by name; the default runs the papers'
+  // fixed batches. The experiment checks the name and the keys below against
+  // the scheduler (which of them it reads).
+  std::string scheduler = kDefaultScheduler;
+  int64_t max_batch_tokens = 2048;  // continuous: tokens per step at most
+  bool chunked_prefill = false;     // continuous: prompts in chunks beside decode tokens
+  std::string slo = "local-pc";     // the SLO goodput is counted against (docs/SERVING.md)
   // Not keys: the SHA-256 of the bytes of the files the workload reads, set
   // when the experiment is expanded and recorded, so that the case id
   // changes with the files' contents (a file changed between a run and its
@@ -64,7 +70,10 @@ struct WorkloadSpec {
   std::string trace_sha256;
   std::string calibration_trace_sha256;
 
-  bool serving() const { return arrival != "batch" || scheduler != "static"; }
+  // Whether the run serves requests: they arrive over time, or a scheduler
+  // other than the default's fixed batches forms the steps (its name, the
+  // arrival and the serving keys are then recorded in the case).
+  bool serving() const { return arrival != "batch" || scheduler != kDefaultScheduler; }
   // Whether each sequence is a request of its own (arrival time or lengths):
   // served, or a fixed batch of uniform or file lengths.
   bool per_request() const { return serving() || lengths != "fixed"; }

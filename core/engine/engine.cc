@@ -7,7 +7,7 @@ namespace moebench {
 namespace engine_impl {
 
 void Engine::plan_steps() {
-  // The scheduler forms the steps (core/engine/scheduler/); the static one's
+  // The scheduler forms the steps (core/scheduler/); the static one's
   // are known before the first, which the oracles' future reads.
   sched_ = make_scheduler(workload_.scheduler);
   SchedulerInput in;

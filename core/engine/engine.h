@@ -31,7 +31,7 @@
 #include "core/engine/lanes.h"
 #include "core/engine/metrics.h"
 #include "core/engine/policy.h"
-#include "core/engine/scheduler/scheduler.h"
+#include "core/scheduler/scheduler.h"
 
 namespace moebench {
 

@@ -11,7 +11,7 @@
 
 #include "core/engine/policy.h"
 #include "core/engine/routing_data.h"
-#include "core/engine/scheduler/scheduler.h"
+#include "core/scheduler/scheduler.h"
 
 namespace moebench {
 

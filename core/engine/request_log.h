@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/engine/metrics.h"
-#include "core/engine/scheduler/scheduler.h"
+#include "core/scheduler/scheduler.h"
 
 namespace moebench {
 

@@ -19,11 +19,6 @@
 
 namespace moebench {
 
-enum class Phase { kPrefill, kDecode };
-inline const char* to_string(Phase p) {
-  return p == Phase::kPrefill ? "prefill" : "decode";
-}
-
 // Routing of every token of a run.
 class RunRouting {
  public:

@@ -10,7 +10,11 @@
 #include <set>
 
 #include "core/config/validate.h"
+#include "core/experiment/expand.h"
+#include "core/experiment/preset_log.h"
 #include "core/experiment/requests.h"
+#include "core/experiment/workload_files.h"
+#include "core/scheduler/scheduler.h"
 #include "core/trace/trace_workload.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_text.h"
@@ -18,75 +22,9 @@
 #include "core/util/sha256.h"
 #include "core/util/strings.h"
 
-#ifndef MOEBENCH_SOURCE_DIR
-#define MOEBENCH_SOURCE_DIR "."
-#endif
-
 namespace moebench {
 namespace fs = std::filesystem;
 using cfg::Value;
-
-// ---------------------------------------------------------------- ConfigPaths
-
-ConfigPaths ConfigPaths::defaults() {
-  ConfigPaths p;
-  // Generated presets (moebench calibrate's profiles under results/, issue
-  // 43) come first, so they are found without touching the tracked configs/.
-  if (const char* extra = std::getenv("MOEBENCH_CONFIG_PATH"); extra && *extra) {
-    const std::string v(extra);
-    size_t start = 0;
-    while (start <= v.size()) {
-      const size_t end = std::min(v.find(':', start), v.size());
-      const std::string entry = v.substr(start, end - start);
-      if (!entry.empty()) {
-        std::error_code ec;
-        if (!fs::is_directory(entry, ec)) {
-          throw Error(
-              fmt::format("MOEBENCH_CONFIG_PATH: expected directories holding hardware/, model/, "
-                          "... preset folders "
-                          "(separated by ':'), found {} at '{}'",
-                          file_kind(entry), entry));
-        }
-        p.roots.push_back(fs::path(entry));
-      }
-      start = end + 1;
-    }
-  }
-  for (const fs::path& r : tracked_roots()) p.roots.push_back(r);
-  return p;
-}
-
-std::vector<fs::path> ConfigPaths::tracked_roots() {
-  std::vector<fs::path> roots;
-  if (const char* home = std::getenv("MOEBENCH_HOME"); home && *home) {
-    roots.push_back(fs::path(home) / "configs");
-  }
-  roots.push_back(fs::path(MOEBENCH_SOURCE_DIR) / "configs");
-  roots.push_back(fs::path("configs"));
-  return roots;
-}
-
-std::optional<fs::path> ConfigPaths::find(const std::string& kind, const std::string& name) const {
-  for (const auto& r : roots) {
-    const fs::path f = r / kind / (name + ".toml");
-    std::error_code ec;
-    if (fs::is_regular_file(f, ec)) return f;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> ConfigPaths::list(const std::string& kind) const {
-  std::set<std::string> names;
-  for (const auto& r : roots) {
-    std::error_code ec;
-    const fs::path d = r / kind;
-    if (!fs::is_directory(d, ec)) continue;
-    for (const auto& e : fs::directory_iterator(d, ec)) {
-      if (e.path().extension() == ".toml") names.insert(e.path().stem().string());
-    }
-  }
-  return {names.begin(), names.end()};
-}
 
 // ---------------------------------------------------------------- SuiteSpec
 
@@ -151,254 +89,6 @@ const cfg::Schema<SuiteSpec>& SuiteSpec::schema() {
     return s;
   }();
   return s;
-}
-
-// ---------------------------------------------------------------- presets
-
-namespace {
-
-bool looks_like_path(const std::string& name) {
-  return name.find('/') != std::string::npos || ends_with(name, ".toml");
-}
-
-std::string singular(const std::string& kind) {
-  if (kind == "models") return "model";
-  if (kind == "strategies") return "strategy";
-  if (kind == "workloads") return "synthetic workload";
-  return kind;
-}
-
-// While a case's sections are resolved: the preset files they come from.
-thread_local std::vector<PresetFile>* t_preset_log = nullptr;
-
-// Records the preset files resolved while it lives (one case's sections).
-class PresetLog {
- public:
-  explicit PresetLog(std::vector<PresetFile>* out) : prev_(t_preset_log) { t_preset_log = out; }
-  ~PresetLog() { t_preset_log = prev_; }
-  PresetLog(const PresetLog&) = delete;
-  PresetLog& operator=(const PresetLog&) = delete;
-
- private:
-  std::vector<PresetFile>* prev_;
-};
-
-// A preset on an earlier search-path folder hides one of the same name
-// further on (a MOEBENCH_CONFIG_PATH "all-cpu" that is really on-demand
-// loading): said once per file pair, when their contents differ.
-void warn_if_shadowing(const std::string& kind, const std::string& name, const fs::path& used,
-                       const ConfigPaths& paths) {
-  static std::mutex mu;
-  static std::set<std::string> warned, checked;
-  {
-    // Once per file a process resolves (a sweep resolves a preset per case).
-    std::lock_guard<std::mutex> lk(mu);
-    if (!checked.insert(kind + "/" + name + "\n" + used.string()).second) return;
-  }
-  std::error_code ec;
-  const fs::path used_canon = fs::weakly_canonical(used, ec);
-  for (const auto& r : paths.roots) {
-    const fs::path other = r / kind / (name + ".toml");
-    if (!fs::is_regular_file(other, ec) || fs::weakly_canonical(other, ec) == used_canon) continue;
-    if (read_file(other) == read_file(used)) continue;
-    std::lock_guard<std::mutex> lk(mu);
-    if (!warned.insert(used.string() + "\n" + other.string()).second) continue;
-    fmt::print(stderr,
-               "warning: preset '{}' ({}): using {}, which shadows {} of the same name with other "
-               "contents (found first on the search path: run_suite --points, "
-               "$MOEBENCH_CONFIG_PATH, then configs/); "
-               "the manifest and every row record the file used\n",
-               name, kind, used.string(), other.string());
-  }
-}
-
-// The SHA-256 of a preset file, computed once per file and version (its
-// identity: size and modification time) in a process: a sweep resolves its
-// presets once per case.
-std::string preset_sha256(const fs::path& file) {
-  static std::mutex mu;
-  static std::map<std::string, std::pair<std::string, std::string>> cache;  // path -> stamp, hash
-  const std::string stamp = file_stamp(file);
-  {
-    std::lock_guard<std::mutex> lk(mu);
-    auto it = cache.find(file.string());
-    if (it != cache.end() && it->second.first == stamp) return it->second.second;
-  }
-  const std::string hash = sha256_hex(read_file(file));
-  std::lock_guard<std::mutex> lk(mu);
-  cache[file.string()] = {stamp, hash};
-  return hash;
-}
-
-fs::path locate_preset(const std::string& kind, const Value& preset_v, const std::string& key,
-                       const ConfigPaths& paths, const fs::path& base_dir) {
-  if (!preset_v.is_string()) {
-    throw ConfigError(preset_v.where(), key,
-                      fmt::format("a {} preset name (string)", singular(kind)),
-                      preset_v.describe());
-  }
-  const std::string& name = preset_v.as_string();
-  if (looks_like_path(name)) {
-    const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : base_dir / name;
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec)) {
-      throw ConfigError(preset_v.where(), key, "an existing preset file (a regular file)",
-                        fmt::format("{} at '{}'", file_kind(p), p.string()));
-    }
-    return p;
-  }
-  if (auto p = paths.find(kind, name)) {
-    warn_if_shadowing(kind, name, *p, paths);
-    return *p;
-  }
-  const auto names = paths.list(kind);
-  throw ConfigError(preset_v.where(), key,
-                    fmt::format("a {} preset in configs/{}/ ({})", singular(kind), kind,
-                                names.empty() ? "none found" : join(names, ", ")),
-                    "'" + name + "'", closest_name(name, names));
-}
-
-Value resolve_preset_depth(const std::string& kind, const Value& section, const std::string& prefix,
-                           const ConfigPaths& paths, const fs::path& base_dir, int depth) {
-  const Value* preset_v = section.find("preset");
-  if (!preset_v) return section;
-  const std::string key = cfg::join_key(prefix, "preset");
-  if (depth > 8) {
-    throw ConfigError(preset_v->where(), key, "a preset chain of at most 8 files",
-                      "a longer chain (a cycle?)");
-  }
-  const fs::path file = locate_preset(kind, *preset_v, key, paths, base_dir);
-  if (t_preset_log)
-    t_preset_log->push_back({kind, preset_v->as_string(), file.string(), preset_sha256(file)});
-  Value base = cfg::load_toml_file(file);
-  base = resolve_preset_depth(kind, base, prefix, paths, file.parent_path(), depth + 1);
-  base.erase("preset");
-  if (!base.find("name")) {
-    base.set("name", Value::string(file.stem().string(), Where{file.string(), 1, 1}));
-  }
-  Value overrides = section;
-  overrides.erase("preset");
-  if (kind == "strategies") {
-    // A component whose kind changes does not inherit the preset's
-    // parameters of the old kind (they would be unknown keys of the new one).
-    auto kind_of = [](const Value& v) -> std::string {
-      if (v.is_string()) return v.as_string();
-      if (v.is_table()) {
-        if (const Value* k = v.find("kind"); k && k->is_string()) return k->as_string();
-      }
-      return "";
-    };
-    for (const char* fam :
-         {"placement", "assigner", "cache", "prefetcher", "predictor", "deferral"}) {
-      const Value* o = overrides.find(fam);
-      const Value* b = base.find(fam);
-      if (o && b && !kind_of(*o).empty() && kind_of(*o) != kind_of(*b)) base.erase(fam);
-    }
-  }
-  cfg::merge_into(base, overrides);
-  return base;
-}
-
-}  // namespace
-
-Value resolve_preset(const std::string& kind, const Value& section, const std::string& prefix,
-                     const ConfigPaths& paths, const fs::path& base_dir) {
-  if (!section.is_table())
-    throw ConfigError(section.where(), prefix, "a table", section.describe());
-  return resolve_preset_depth(kind, section, prefix, paths, base_dir, 0);
-}
-
-ModelSpec parse_model(const Value& v, const std::string& prefix) {
-  ModelSpec m;
-  ModelSpec::schema().parse(v, m, prefix);
-  m.validate(v, prefix);
-  return m;
-}
-
-HardwareProfile parse_hardware(const Value& v, const std::string& prefix) {
-  HardwareProfile h;
-  HardwareProfile::schema().parse(v, h, prefix);
-  h.validate(v, prefix);
-  return h;
-}
-
-namespace {
-
-Value preset_section(const std::string& name_or_path, const std::string& where_name) {
-  Value sec = Value::table(Where{where_name});
-  sec.set("preset", Value::string(name_or_path, Where{where_name}), Where{where_name});
-  return sec;
-}
-
-}  // namespace
-
-ModelSpec load_model(const std::string& name_or_path, const ConfigPaths& paths) {
-  const Value v = resolve_preset("models", preset_section(name_or_path, "<command line>"), "model",
-                                 paths, fs::current_path());
-  return parse_model(v, "model");
-}
-
-nlohmann::ordered_json ComparisonSpec::to_json() const {
-  nlohmann::ordered_json j;
-  j["mode"] = mode;
-  if (mode == "mechanism") {
-    j["stack"] = stack;
-    j["cpu_kernel"] = cpu_kernel;
-    j["system"] = system;
-  }
-  return j;
-}
-
-HardwareProfile implementation_hardware(const HardwareProfile& hw, const StrategySpec& strategy,
-                                        const ModelSpec& model, const ComparisonSpec& comparison,
-                                        nlohmann::ordered_json* used) {
-  if (comparison.mode == "mechanism") {
-    // Every strategy on the one named implementation, whatever its own.
-    return with_implementation(hw, comparison.stack, comparison.cpu_kernel,
-                               to_string(model.expert_dtype),
-                               comparison.system.empty() ? kAnySystem : comparison.system, used);
-  }
-  return with_implementation(hw, strategy.implementation.stack, strategy.implementation.cpu_kernel,
-                             to_string(model.expert_dtype), strategy.system, used);
-}
-
-void resolve_planning(HardwareProfile& h, const Value& hw_v, const ConfigPaths& paths,
-                      const fs::path& base_dir) {
-  if (h.planning.preset.empty()) return;
-  const Value* planning = hw_v.find("planning");
-  const Value* at = planning && planning->is_table() ? planning->find("preset") : nullptr;
-  const Where where = at ? at->where() : hw_v.where();
-  Value sec = Value::table(where);
-  sec.set("preset", at ? *at : Value::string(h.planning.preset, where), where);
-  const Value est_v = resolve_preset("hardware", sec, "hardware.planning", paths, base_dir);
-  auto est = std::make_shared<HardwareProfile>(parse_hardware(est_v, "hardware.planning"));
-  if (!est->planning.exact()) {
-    throw ConfigError(where, "hardware.planning.preset",
-                      "a profile whose components plan with its own costs (no [planning])",
-                      fmt::format("'{}' with a [planning] of its own", est->name));
-  }
-  if (est->has_gpu() != h.has_gpu()) {
-    throw ConfigError(
-        where, "hardware.planning.preset",
-        fmt::format("a profile {} a GPU, as '{}'", h.has_gpu() ? "with" : "without", h.name),
-        fmt::format("'{}' ({} GPU)", est->name, est->gpu.count));
-  }
-  h.planning.estimate = std::move(est);
-}
-
-HardwareProfile load_hardware(const std::string& name_or_path, const ConfigPaths& paths) {
-  const Value v = resolve_preset("hardware", preset_section(name_or_path, "<command line>"),
-                                 "hardware", paths, fs::current_path());
-  HardwareProfile h = parse_hardware(v, "hardware");
-  resolve_planning(h, v, paths, fs::current_path());
-  return h;
-}
-
-StrategySpec load_strategy(const std::string& name_or_path, const ConfigPaths& paths,
-                           const ComponentCatalog* catalog) {
-  const Value v = resolve_preset("strategies", preset_section(name_or_path, "<command line>"),
-                                 "strategy", paths, fs::current_path());
-  return StrategySpec::parse(v, "strategy", catalog);
 }
 
 // ---------------------------------------------------------------- expansion
@@ -594,6 +284,8 @@ std::vector<StrategyEntry> strategy_entries(const Value& root, const ConfigPaths
   return out;
 }
 
+}  // namespace
+
 // [suite]: `comparison` may be one mode or a list of them (a sweep axis).
 void parse_suite(const Value& s, SuiteSpec& out) {
   if (!s.is_table()) throw ConfigError(s.where(), "suite", "a table", s.describe());
@@ -636,6 +328,8 @@ void check_suite_name(const Value& root, const std::string& name) {
       shown_name(name) + ": " + problem);
 }
 
+namespace {
+
 void check_top_level(const Value& root) {
   static const std::vector<std::string> known = {
       "suite", "model", "hardware", "workload", "strategies", "strategy", "strategy_defaults"};
@@ -649,173 +343,6 @@ void check_top_level(const Value& root) {
 }  // namespace
 
 namespace {
-
-// Trace files already opened while expanding one experiment file, by path:
-// their header and their identity when opened.
-struct TraceHeader {
-  TraceInfo info;
-  std::string path, stamp, sha256;
-};
-using TraceHeaders = std::map<std::string, TraceHeader>;
-
-const TraceHeader& trace_header(const Value& wl, const std::string& key, const std::string& rel,
-                                const fs::path& base_dir, const ModelSpec& m, TraceHeaders& cache) {
-  const fs::path path = fs::path(rel).is_absolute() ? fs::path(rel) : base_dir / rel;
-  const std::string id = path.lexically_normal().string() + "\n" + m.name;
-  if (auto it = cache.find(id); it != cache.end()) return it->second;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key,
-                      "an existing trace file (a regular file)",
-                      file_kind(path) + " at '" + path.string() + "'");
-  }
-  std::unique_ptr<TraceSource> src;
-  try {
-    src = open_trace_file(path);
-  } catch (const Error& e) {
-    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a valid trace file",
-                      e.what());
-  }
-  check_trace_model(src->info(), m, path.string());
-  // The file's bytes join the case's identity: a trace changed between a run
-  // and its --resume makes other cases.
-  std::string sha;
-  try {
-    sha = file_sha256(path);
-  } catch (const Error& e) {
-    throw ConfigError(cfg::where_of_key(wl, key), "workload." + key, "a readable trace file",
-                      e.what());
-  }
-  return cache.emplace(id, TraceHeader{src->info(), path.string(), src->file_stamp(), sha})
-      .first->second;
-}
-
-// Applies sequences / prompt_len / decode_len to a trace workload (select the
-// first N sequences, cap the lengths), checks batch_size against what is
-// selected, and records the values that apply: the number of sequences kept
-// and the longest prompt and generation kept.
-void resolve_trace(WorkloadSpec& w, const Value& wl, const ModelSpec& m, const fs::path& base_dir,
-                   TraceHeaders& cache, std::map<std::string, std::string>* stamps) {
-  const TraceHeader& h = trace_header(wl, "trace", w.trace, base_dir, m, cache);
-  const TraceInfo& in = h.info;
-  (*stamps)[h.path] = h.stamp;
-  w.trace_sha256 = h.sha256;
-  if (!w.calibration_trace.empty()) {
-    const TraceHeader& c =
-        trace_header(wl, "calibration_trace", w.calibration_trace, base_dir, m, cache);
-    (*stamps)[c.path] = c.stamp;
-    w.calibration_trace_sha256 = c.sha256;
-  }
-  TraceSelection sel;
-  if (wl.find("sequences")) sel.sequences = w.sequences;
-  if (wl.find("prompt_len")) sel.prompt_cap = w.prompt_len;
-  if (wl.find("decode_len")) sel.decode_cap = w.decode_len;
-  if (const auto p = sel.check(in, w.trace)) {
-    throw ConfigError(cfg::where_of_key(wl, p->key), "workload." + p->key, p->expected, p->found);
-  }
-  const std::vector<SequenceInfo> seqs = sel.apply(in, w.trace);
-  for (size_t i = 0; i < seqs.size() && m.context_length > 0; ++i) {
-    if (seqs[i].tokens() <= m.context_length) continue;
-    throw ConfigError(
-        cfg::where_of_key(wl, "trace"), "workload.trace",
-        fmt::format("sequences of at most the model's context ({} tokens, prompt and output "
-                    "together; model '{}'; cap them with prompt_len and decode_len)",
-                    m.context_length, m.name),
-        fmt::format("sequence {} of '{}' with {} + {} = {} tokens", i, w.trace, seqs[i].prompt_len,
-                    seqs[i].decode_len, seqs[i].tokens()));
-  }
-  w.sequences = int64_t(seqs.size());
-  w.prompt_len = 0;
-  w.decode_len = 0;
-  for (const SequenceInfo& q : seqs) {
-    w.prompt_len = std::max(w.prompt_len, q.prompt_len);
-    w.decode_len = std::max(w.decode_len, q.decode_len);
-  }
-  cfg::require_key(wl, "workload", "decode_len", w.prompt_len + w.decode_len > 0,
-                   "a selection with at least one token", "0 tokens kept");
-  cfg::require_key(
-      wl, "workload", "batch_size", w.batch_size <= w.sequences,
-      fmt::format("at most the {} sequences selected from trace '{}'", w.sequences, w.trace),
-      std::to_string(w.batch_size));
-}
-
-// Requests files already read while expanding one experiment file, by path
-// and what was read of them.
-using RequestsFiles = std::map<std::string, RequestsFile>;
-
-// A served workload's requests file (workload.arrivals), read and checked at
-// load: its SHA-256 joins the case's identity (a file changed between a run
-// and its --resume is another run), `sequences` must not pass its lines, and
-// with lengths = "file" the longest prompt and decode kept are recorded as
-// prompt_len and decode_len (as a trace's are), so that the memory checks and
-// cache_fill see the requests' real sizes.
-const RequestsFile* resolve_requests(WorkloadSpec& w, const Value& wl, const ModelSpec& m,
-                                     const fs::path& base_dir, RequestsFiles& cache) {
-  if (w.arrivals.empty()) return nullptr;
-  const fs::path path =
-      fs::path(w.arrivals).is_absolute() ? fs::path(w.arrivals) : base_dir / w.arrivals;
-  const RequestsNeeds needs{w.arrival == "file", w.lengths == "file", m.context_length};
-  const std::string id = fmt::format("{}\n{}{}{}", path.lexically_normal().string(), needs.times,
-                                     needs.lengths, needs.context_length);
-  auto it = cache.find(id);
-  if (it == cache.end()) {
-    try {
-      it = cache.emplace(id, read_requests_file(path, w.arrivals, needs)).first;
-    } catch (const ConfigError& e) {
-      if (e.where().line > 0) throw;  // a line of the file: named there
-      throw ConfigError(cfg::where_of_key(wl, "arrivals"), "workload.arrivals", e.expected(),
-                        e.found());
-    }
-  }
-  const RequestsFile& f = it->second;
-  if (int64_t(f.requests.size()) < w.sequences) {
-    throw ConfigError(cfg::where_of_key(wl, "sequences"), "workload.sequences",
-                      fmt::format("at most the {} requests of '{}'", f.requests.size(),
-                                  shown_text(w.arrivals, 200)),
-                      std::to_string(w.sequences));
-  }
-  w.arrivals_sha256 = f.sha256;
-  if (w.lengths != "file") return &f;
-  w.prompt_len = 0;
-  w.decode_len = 0;
-  for (size_t i = 0; i < size_t(w.sequences); ++i) {
-    w.prompt_len = std::max(w.prompt_len, f.requests[i].prompt_len);
-    w.decode_len = std::max(w.decode_len, f.requests[i].decode_len);
-  }
-  return &f;
-}
-
-// A workload of requests is drawn at load as it will be when its cases run
-// (seeded): arrivals spread past kMaxArrivalSpanS are refused at the key that
-// spreads them, so --dry-run and `config validate` say it.
-void check_requests(const WorkloadSpec& w, const Value& wl, const RequestsFile* file) {
-  if (!w.per_request()) return;
-  try {
-    make_requests(w, file);
-  } catch (const ConfigError& e) {
-    const std::string key = e.key().substr(e.key().find('.') + 1);
-    throw ConfigError(cfg::where_of_key(wl, key), e.key(), e.expected(), e.found());
-  }
-}
-
-// A synthetic workload's longest sequence (prompt and output together) must
-// fit the model's context; a trace's sequences are checked in resolve_trace,
-// a requests file's lines when it is read (make_requests).
-void check_context(const ModelSpec& m, const WorkloadSpec& w, const Value& wl) {
-  if (m.context_length <= 0 || w.kind == "trace" || w.lengths == "file") return;
-  const bool uniform = w.lengths == "uniform";
-  const int64_t p = uniform && w.prompt_len_max >= 0 ? w.prompt_len_max : w.prompt_len;
-  const int64_t d = uniform && w.decode_len_max >= 0 ? w.decode_len_max : w.decode_len;
-  if (p + d <= m.context_length) return;
-  std::string key = p > m.context_length ? "prompt_len" : "decode_len";
-  if (uniform && w.prompt_len_max >= 0 && key == "prompt_len") key = "prompt_len_max";
-  if (uniform && w.decode_len_max >= 0 && key == "decode_len") key = "decode_len_max";
-  throw ConfigError(cfg::where_of_key(wl, key), "workload." + key,
-                    fmt::format("sequences of at most the model's context ({} tokens, prompt "
-                                "and output together; model '{}')",
-                                m.context_length, m.name),
-                    fmt::format("{} + {} = {} tokens at the longest", p, d, p + d));
-}
 
 // The number of cases a file asks for, refused above max_cases before any is
 // built: a sweep of a few long axes multiplies to millions of cases (each a
@@ -967,6 +494,7 @@ class CaseExpander {
     WorkloadSpec w0;
     WorkloadSpec::schema().parse(workload_t, w0, "workload");
     w0.validate(workload_t, "workload");
+    check_scheduler(w0, workload_t, "workload");
     check_context(base.model, w0, workload_t);
     // One pass per workload seed ([suite] seeds) for a synthetic workload
     // without its own seed; a trace, or a workload with a seed, has one.
@@ -976,13 +504,13 @@ class CaseExpander {
       Setting s = base;
       s.workload = w0;
       if (w0.kind == "trace") {
-        resolve_trace(s.workload, workload_t, s.model, base_dir_, traces_, &s.stamps);
+        files_.resolve_trace(s.workload, workload_t, s.model, base_dir_, &s.stamps);
       } else if (replicate) {
         s.workload.seed = ex_.suite.seed + si;
         if (n_seeds > 1) s.axes.emplace_back("workload.seed", std::to_string(s.workload.seed));
       }
       check_requests(s.workload, workload_t,
-                     resolve_requests(s.workload, workload_t, s.model, base_dir_, requests_));
+                     files_.resolve_requests(s.workload, workload_t, s.model, base_dir_));
       for (const std::string& mode : ex_.suite.comparisons) strategies(s, mode);
     }
   }
@@ -1050,9 +578,10 @@ class CaseExpander {
   const fs::path& base_dir_;
   const ComponentCatalog* catalog_;
   std::set<std::string> seen_;
-  TraceHeaders traces_;     // each trace file is opened and checked once per experiment file
-  RequestsFiles requests_;  // each requests file likewise
+  WorkloadFiles files_;  // each trace and requests file opened and checked once
 };
+
+}  // namespace
 
 Experiment expand(const Value& root, const fs::path& file, const fs::path& base_dir,
                   const ConfigPaths& paths, const ComponentCatalog* catalog, uint64_t max_cases) {
@@ -1102,183 +631,6 @@ Experiment expand(const Value& root, const fs::path& file, const fs::path& base_
     cases.point(root, tables[0], tables[1], tables[2], axes);
   });
   return ex;
-}
-
-}  // namespace
-
-namespace {
-
-// Included files, each read and expanded once however often it is included
-// (five 4 KB files each including the next 50 times once meant 50^5 = 312
-// million expansions), keyed by their normalised path.
-struct IncludeMemo {
-  std::map<std::string, Value> roots;        // parsed TOML
-  std::map<std::string, uint64_t> below;     // included-file instances below a composite
-  std::map<std::string, Experiment> loaded;  // expanded parts and composites
-};
-
-constexpr int kMaxIncludeDepth = 4;
-
-fs::path include_path(const Value& x, const fs::path& base) {
-  return fs::path(x.as_string()).is_absolute() ? fs::path(x.as_string()) : base / x.as_string();
-}
-
-std::string memo_key(const fs::path& p) {
-  return fs::absolute(p).lexically_normal().string();
-}
-
-const Value& memo_root(const fs::path& part, IncludeMemo& memo) {
-  const std::string key = memo_key(part);
-  auto it = memo.roots.find(key);
-  if (it == memo.roots.end()) it = memo.roots.emplace(key, cfg::load_toml_file(part)).first;
-  return it->second;
-}
-
-// Included-file instances reachable from `root` (each include of a file
-// counts, with everything it includes), saturating at `cap`: counted before
-// anything is expanded, from the parsed files alone. Malformed entries are
-// skipped here; loading reports them.
-uint64_t count_includes(const Value& root, const fs::path& base, int depth, uint64_t cap,
-                        IncludeMemo& memo) {
-  const Value* inc = root.find("include");
-  if (!inc || !inc->is_array() || depth > kMaxIncludeDepth) return 0;
-  uint64_t n = 0;
-  for (const Value& x : inc->items()) {
-    if (!x.is_string()) continue;
-    const fs::path part = include_path(x, base);
-    std::error_code ec;
-    if (!fs::is_regular_file(part, ec)) continue;
-    const std::string key = memo_key(part);
-    uint64_t sub = 0;
-    if (auto it = memo.below.find(key); it != memo.below.end()) {
-      sub = it->second;
-    } else {
-      const Value& proot = memo_root(part, memo);
-      fs::path pbase = part.parent_path();
-      if (pbase.empty()) pbase = ".";
-      memo.below[key] = 0;  // a cycle counts nothing here; the depth limit refuses it on load
-      sub = count_includes(proot, pbase, depth + 1, cap, memo);
-      memo.below[key] = sub;
-    }
-    n = std::min(cap, n + 1 + sub);
-  }
-  return n;
-}
-
-Experiment load_composite(const Value& root, const fs::path& file, const fs::path& base,
-                          const ConfigPaths& paths, const ComponentCatalog* catalog, int depth,
-                          uint64_t max_cases, IncludeMemo& memo) {
-  for (const auto& e : root.entries()) {
-    if (e.key != "suite" && e.key != "include") {
-      throw ConfigError(
-          e.key_where, e.key,
-          "only [suite] and include in a composite suite (each part has its own model, hardware, "
-          "workload and strategies)",
-          "key '" + e.key + "'");
-    }
-  }
-  if (depth > kMaxIncludeDepth) {
-    throw ConfigError(root.where(), "include",
-                      fmt::format("at most {} levels of included suites", kMaxIncludeDepth),
-                      "deeper nesting (a file that includes itself?)");
-  }
-  Experiment ex;
-  ex.file = file;
-  ex.suite.name = file.stem().string();
-  if (const Value* s = root.find("suite")) parse_suite(*s, ex.suite);
-  check_suite_name(root, ex.suite.name);
-  const Value& inc = *root.find("include");
-  if (!inc.is_array() || inc.items().empty()) {
-    throw ConfigError(inc.where(), "include", "a non-empty array of experiment files",
-                      inc.describe());
-  }
-  if (depth == 0) {
-    // Before anything is expanded: every include of a file counts, with all
-    // it includes, against the same cap as cases.
-    const uint64_t files = count_includes(root, base, 0, max_cases + 1, memo);
-    if (files > max_cases) {
-      throw ConfigError(
-          inc.where(), "include",
-          fmt::format("at most {} included experiment files, counting every include of a file and "
-                      "what it includes (run_suite --max-cases raises the limit)",
-                      max_cases),
-          fmt::format("more than {}", max_cases));
-    }
-  }
-  std::map<std::string, size_t> by_id;
-  uint64_t instances = 0;  // cases with every include counted, before duplicates are merged
-  for (size_t i = 0; i < inc.items().size(); ++i) {
-    const Value& x = inc.items()[i];
-    if (!x.is_string()) {
-      throw ConfigError(x.where(), fmt::format("include[{}]", i),
-                        "an experiment file path (string)", x.describe());
-    }
-    const fs::path part = include_path(x, base);
-    std::error_code ec;
-    if (!fs::is_regular_file(part, ec)) {
-      throw ConfigError(x.where(), fmt::format("include[{}]", i),
-                        "an existing experiment file (a regular file)",
-                        file_kind(part) + " at '" + part.string() + "'");
-    }
-    const std::string key = memo_key(part);
-    auto it_loaded = memo.loaded.find(key);
-    if (it_loaded == memo.loaded.end()) {
-      const Value proot = memo_root(part, memo);  // a copy: the memo may grow while it is in use
-      fs::path pbase = part.parent_path();
-      if (pbase.empty()) pbase = ".";
-      Experiment sub =
-          proot.find("include")
-              ? load_composite(proot, part, pbase, paths, catalog, depth + 1, max_cases, memo)
-              : expand(proot, part, pbase, paths, catalog, max_cases);
-      it_loaded = memo.loaded.emplace(key, std::move(sub)).first;
-    }
-    const Experiment& sub = it_loaded->second;
-    instances += sub.cases.size();
-    if (instances > max_cases) {
-      throw ConfigError(
-          x.where(), fmt::format("include[{}]", i),
-          fmt::format("at most {} cases in one composite suite, counting every include of a part "
-                      "(run_suite --max-cases)",
-                      max_cases),
-          fmt::format("{} cases up to and including '{}'", instances, part.string()));
-    }
-    for (const Case& c : sub.cases) {
-      auto it = by_id.find(c.id);
-      if (it != by_id.end()) {
-        auto& parts = ex.cases[it->second].parts;
-        for (const auto& p : c.parts) {
-          if (std::find(parts.begin(), parts.end(), p) == parts.end()) parts.push_back(p);
-        }
-        continue;
-      }
-      Case copy = c;
-      copy.index = ex.cases.size();
-      by_id[copy.id] = copy.index;
-      ex.cases.push_back(std::move(copy));
-    }
-  }
-  return ex;
-}
-
-}  // namespace
-
-Experiment load_experiment(const fs::path& file, const ConfigPaths& paths,
-                           const ComponentCatalog* catalog, uint64_t max_cases) {
-  const Value root = cfg::load_toml_file(file);
-  fs::path base = file.parent_path();
-  if (base.empty()) base = ".";
-  if (root.find("include")) {
-    IncludeMemo memo;
-    return load_composite(root, file, base, paths, catalog, 0, max_cases, memo);
-  }
-  return expand(root, file, base, paths, catalog, max_cases);
-}
-
-Experiment load_experiment_text(const std::string& text, const std::string& name,
-                                const fs::path& base_dir, const ConfigPaths& paths,
-                                const ComponentCatalog* catalog, uint64_t max_cases) {
-  const Value root = cfg::parse_toml(text, name);
-  return expand(root, fs::path(name), base_dir, paths, catalog, max_cases);
 }
 
 }  // namespace moebench

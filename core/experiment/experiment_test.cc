@@ -293,12 +293,21 @@ TEST(Experiment, ServingKeysAreRecordedWhereTheyApplyAndBadOnesRefused) {
   refused(cont + "lengths = \"file\"\narrivals = \"r.jsonl\"\n", "workload.prompt_len",
           "no prompt_len with lengths = \"file\"");
   refused(cont + "max_batch_tokens = 0\n", "workload.max_batch_tokens", "found 0");
-  refused("arrival = \"poisson\"\n", "workload.scheduler", "continuous");
+  refused("arrival = \"poisson\"\n", "workload.scheduler",
+          "a scheduler that serves requests arriving over time (\"continuous\")");
   refused(cont + "rate = 2.0\n", "workload.rate", "no rate with arrival = \"batch\"");
   refused(cont + "arrival = \"file\"\n", "workload.arrivals", "a JSONL file");
   refused(cont + "lengths = \"uniform\"\nprompt_len_max = 2\n", "workload.prompt_len_max",
           "at least prompt_len (4)");
-  refused("max_batch_tokens = 64\n", "workload.max_batch_tokens", "no serving key");
+  // The scheduler's checks (core/scheduler/scheduler.cc, check_scheduler): its name, whether it
+  // serves arrivals, and no key of another scheduler's.
+  refused("max_batch_tokens = 64\n", "workload.max_batch_tokens",
+          "no max_batch_tokens with scheduler = \"static\"");
+  refused("chunked_prefill = true\n", "workload.chunked_prefill",
+          "no chunked_prefill with scheduler = \"static\"");
+  refused("scheduler = \"fcfs\"\n", "workload.scheduler",
+          "one of static, continuous (moebench config list), found \"fcfs\"");
+  refused("slo = \"local-pc\"\n", "workload.slo", "no slo with the fixed batches");
   // The expert cache filling what the KV cache leaves: recorded only where set, and not with a slot
   // count.
   const auto filled = load(

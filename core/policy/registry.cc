@@ -10,7 +10,14 @@ void Registry::insert(Entry e) {
   entries_.emplace(std::move(key), std::move(e));
 }
 
+void Registry::add_names(const std::string& family, std::vector<std::string> names) {
+  if (names_.count(family)) throw InternalError("names registered twice: " + family);
+  names_.emplace(family, std::move(names));
+}
+
 std::vector<std::string> Registry::kinds(const std::string& family) const {
+  const auto n = names_.find(family);
+  if (n != names_.end()) return n->second;
   std::vector<std::string> out;
   for (const auto& [k, e] : entries_) {
     if (k.first == family) out.push_back(k.second);

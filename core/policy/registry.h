@@ -86,6 +86,12 @@ class Registry : public ComponentCatalog {
     return std::unique_ptr<T>(t);
   }
 
+  // The names of an engine mechanism a strategy chooses by name (family
+  // "attention": residency.attention's paths, core/engine/variants/), from
+  // the engine's own list, so that a strategy's parse checks them with no
+  // list of its own; kinds(family) returns them.
+  void add_names(const std::string& family, std::vector<std::string> names);
+
   // ComponentCatalog
   std::vector<std::string> kinds(const std::string& family) const override;
   nlohmann::ordered_json resolve(const std::string& family, const std::string& kind,
@@ -101,6 +107,7 @@ class Registry : public ComponentCatalog {
  private:
   void insert(Entry e);
   std::map<std::pair<std::string, std::string>, Entry> entries_;
+  std::map<std::string, std::vector<std::string>> names_;  // add_names
 };
 
 }  // namespace moebench

@@ -44,6 +44,12 @@ inline constexpr int64_t kMaxTraceLayers = 1024;
 inline constexpr int64_t kMaxTraceExperts = 4096;
 inline constexpr int64_t kMaxTraceHidden = 65536;
 
+// A step's phase: a sequence's prompt tokens, or one generated token each.
+enum class Phase { kPrefill, kDecode };
+inline const char* to_string(Phase p) {
+  return p == Phase::kPrefill ? "prefill" : "decode";
+}
+
 struct SequenceInfo {
   int64_t prompt_len = 0;
   int64_t decode_len = 0;

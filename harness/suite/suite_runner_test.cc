@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 
 #include "baselines/register.h"
-#include "core/engine/scheduler/continuous_scheduler.h"
 #include "core/results/run_dir.h"
+#include "core/scheduler/continuous_scheduler.h"
 #include "core/testing/child.h"
 #include "core/testing/temp_dir.h"
 #include "core/trace/memory_source.h"

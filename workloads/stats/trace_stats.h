@@ -85,8 +85,8 @@ struct TraceStats {
   // counts only the tokens where it exists. Needs probabilities.
   std::vector<double> reuse_by_rank;
 
-  // The router's weights as a real router's hesitation shows them (issue
-  // 44): per rank j of the k chosen experts, its combine weight's share of
+  // The router's weights as a real router's hesitation shows them: per
+  // rank j of the k chosen experts, its combine weight's share of
   // the k weights (w_j / sum w; for a renormalising router the weight
   // itself), over every token and layer: the median (from a histogram of
   // 1,000 bins, so to 0.001) and the share of rows below 0.01.

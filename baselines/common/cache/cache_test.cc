@@ -101,8 +101,8 @@ int64_t reference_hits(const Ids& ids, int layers, int C, const std::string& pol
   return hits;
 }
 
-// The same experiment with a token's experts admitted one at a time (issue
-// 44's independent checker): in rank order, each expert is used (touched,
+// The same experiment with a token's experts admitted one at a time (an
+// independent checker): in rank order, each expert is used (touched,
 // counted), a hit if cached, else loaded over a victim chosen among every
 // cached expert, the token's other experts included.
 // policy "min": Belady's MIN on the layer's request sequence (every

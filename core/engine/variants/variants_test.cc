@@ -178,6 +178,29 @@ TEST(AttentionPath, MadeByNameAndAnUnknownNameIsRefusedWithTheChoices) {
   EXPECT_TRUE(make_attention_path("gpu-host-kv")->kv_on_host());
 }
 
+// A strategy's residency.attention is checked when it is parsed, against the
+// engine's list through the catalogue (the config layer has no list of its own).
+TEST(AttentionPath, AStrategyNamingAnUnknownPathIsRefusedAtItsKey) {
+  const auto parse = [](const std::string& path) {
+    const cfg::Value v =
+        cfg::parse_toml("name = \"s\"\n[residency]\nattention = \"" + path + "\"\n", "s.toml");
+    return StrategySpec::parse(v, "strategy", &builtin_registry());
+  };
+  for (const std::string& n : attention_path_names()) EXPECT_EQ(parse(n).residency.attention, n);
+  try {
+    parse("npu");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "strategy.residency.attention") << e.what();
+    EXPECT_EQ(e.where().line, 3) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of 'gpu', 'cpu', 'gpu-host-kv'"), std::string::npos)
+        << e.what();
+  }
+  // Without a catalogue (the config layer alone) the engine refuses it when the run starts.
+  const cfg::Value v = cfg::parse_toml("name = \"s\"\nresidency.attention = \"npu\"\n", "s.toml");
+  EXPECT_EQ(StrategySpec::parse(v, "strategy", nullptr).residency.attention, "npu");
+}
+
 struct Batch {
   Batch()
       : src(testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}})), run(src, 0), b(run) {

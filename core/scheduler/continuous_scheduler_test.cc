@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-#include "core/engine/scheduler/continuous_scheduler.h"
+#include "core/scheduler/continuous_scheduler.h"
 
 #include <cmath>
 #include <map>

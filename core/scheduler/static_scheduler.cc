@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-#include "core/engine/scheduler/static_scheduler.h"
+#include "core/scheduler/static_scheduler.h"
 
 #include <algorithm>
 

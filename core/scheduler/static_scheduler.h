@@ -6,16 +6,16 @@
 // step until its longest sequence ends; only then does the next batch
 // start. Time plays no part: every step is known at start.
 
-#include "core/engine/scheduler/scheduler.h"
+#include "core/scheduler/scheduler.h"
 
 namespace moebench {
 
 class StaticScheduler final : public Scheduler {
  public:
-  std::string name() const override { return "static"; }
   void start(SchedulerInput in) override;
   bool next(double now_ns, StepPlan* step) override;
   bool plans_ahead() const override { return true; }
+  bool serves_arrivals() const override { return false; }
 
  private:
   std::vector<SequenceInfo> seqs_;

@@ -19,16 +19,19 @@
 
 #include <deque>
 
-#include "core/engine/scheduler/scheduler.h"
+#include "core/scheduler/scheduler.h"
 
 namespace moebench {
 
 class ContinuousScheduler final : public Scheduler {
  public:
-  std::string name() const override { return "continuous"; }
   void start(SchedulerInput in) override;
   bool next(double now_ns, StepPlan* step) override;
   bool plans_ahead() const override { return false; }
+  bool serves_arrivals() const override { return true; }
+  std::vector<std::string> settings() const override {
+    return {"max_batch_tokens", "chunked_prefill"};
+  }
 
  private:
   struct Running {

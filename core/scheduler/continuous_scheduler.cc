@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-#include "core/engine/scheduler/continuous_scheduler.h"
+#include "core/scheduler/continuous_scheduler.h"
 
 #include <algorithm>
 
@@ -47,18 +47,24 @@ bool ContinuousScheduler::next(double now_ns, StepPlan* step) {
 // The prefill of the arrived requests that fit: FCFS while fewer than
 // batch_size run and their prompts fit in max_batch_tokens (the first always
 // does). A request without a prompt joins the running set at once: its
-// first token is its first decode step's.
+// first token is its first decode step's. A request with nothing to decode
+// ends with its prefill, but it ran in the step: it counts towards
+// batch_size there (once it did not, and a step held more requests).
 bool ContinuousScheduler::prefill(StepPlan* step) {
   step->phase = Phase::kPrefill;
   const int64_t budget = in_.max_batch_tokens > 0 ? in_.max_batch_tokens : INT64_MAX;
   int64_t tokens = 0;
-  while (admitted_ < arrived_ && int64_t(running_.size()) < in_.batch_size) {
+  int64_t ended = 0;  // requests of this step that end with it
+  while (admitted_ < arrived_ && int64_t(running_.size()) + ended < in_.batch_size) {
     const SequenceInfo& q = in_.sequences[size_t(admitted_)];
     if (tokens > 0 && tokens + q.prompt_len > budget) break;
     for (int64_t p = 0; p < q.prompt_len; ++p) step->tokens.push_back({admitted_, p});
     tokens += q.prompt_len;
-    // A request with nothing to decode ends with its prefill.
-    if (q.decode_len > 0) running_.push_back({admitted_, 0, q.prompt_len});
+    if (q.decode_len > 0) {
+      running_.push_back({admitted_, 0, q.prompt_len});
+    } else {
+      ++ended;
+    }
     ++admitted_;
   }
   return !step->tokens.empty();

@@ -4,7 +4,7 @@
 // scheduler family is the model: docs/ARCHITECTURE.md, "Requests and a
 // scheduler"). The engine asks for steps and runs them; the scheduler owns
 // which sequence is where. One file per scheduler under
-// core/engine/scheduler/, each made by name (make_scheduler).
+// core/scheduler/, each made by name (make_scheduler).
 
 #include <cstdint>
 #include <memory>
@@ -12,7 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/routing_data.h"
+#include "core/config/value.h"
+#include "core/config/workload_spec.h"
 #include "core/trace/trace.h"
 
 namespace moebench {
@@ -48,7 +49,8 @@ struct SchedulerInput {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  virtual std::string name() const = 0;
+  // The name it is made by (set by make_scheduler).
+  const std::string& name() const { return name_; }
   // The run's sequences and limits. Called once, before any next().
   virtual void start(SchedulerInput in) = 0;
   // The next step to run once the previous one has ended at `now_ns`
@@ -58,6 +60,17 @@ class Scheduler {
   // step before the first (what the oracles' future and the real
   // executor's sizing read).
   virtual bool plans_ahead() const = 0;
+  // True when it serves requests that arrive over time (workload.arrival
+  // other than "batch"); a scheduler of fixed batches answers false.
+  virtual bool serves_arrivals() const = 0;
+  // The workload keys of its own it reads (SchedulerInput's limits beyond
+  // batch_size, e.g. "max_batch_tokens"): the experiment refuses any other
+  // scheduler's key in the workload, which would have no effect.
+  virtual std::vector<std::string> settings() const { return {}; }
+
+ private:
+  friend std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
+  std::string name_;
 };
 
 // The scheduler registered under `name`; throws moebench::Error naming the
@@ -65,5 +78,12 @@ class Scheduler {
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
 // The names make_scheduler knows, in order.
 std::vector<std::string> scheduler_names();
+// What `name` does, in a sentence (moebench config list).
+std::string scheduler_doc(const std::string& name);
+// The workload's scheduler, checked at load (`src` is the workload table,
+// `prefix` its name): a known name, one that serves requests arriving over
+// time when they do, and no key of another scheduler's it does not read.
+// Throws ConfigError naming the key and its line.
+void check_scheduler(const WorkloadSpec& w, const cfg::Value& src, const std::string& prefix);
 
 }  // namespace moebench
