@@ -198,7 +198,8 @@ double Engine::submit(FifoLane& lane, Lane id, TaskKind kind, double ready, doub
   dur = under_copy(kind, std::max(ready, lane.free_ns()), dur);
   const double s = lane.submit(ready, dur, &end);
   if (start) *start = s;
-  static_assert(size_t(TaskKind::kKvToGpu) < std::extent_v<decltype(RunMetrics::task_ns)>);
+  static_assert(size_t(TaskKind::kCount) <= std::extent_v<decltype(RunMetrics::task_ns)>,
+                "RunMetrics::task_ns (core/engine/metrics.h) holds a slot per task kind");
   m_.task_ns[size_t(kind)] += dur;
   log_.add_task(id, &lane, kind, s, end, dur, w, waits, pos_.step, layer, expert, tokens);
   return end;

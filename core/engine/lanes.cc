@@ -2,6 +2,7 @@
 #include "core/engine/lanes.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/util/error.h"
 
@@ -23,50 +24,56 @@ const char* to_string(Lane l) {
   return "?";
 }
 
-const char* to_string(TaskKind k) {
-  switch (k) {
-    case TaskKind::kAttention:
-      return "attention";
-    case TaskKind::kDenseFfn:
-      return "dense-ffn";
-    case TaskKind::kSharedExperts:
-      return "shared-experts";
-    case TaskKind::kGpuExpert:
-      return "gpu-expert";
-    case TaskKind::kCpuExpert:
-      return "cpu-expert";
-    case TaskKind::kDeferredExpert:
-      return "deferred-expert";
-    case TaskKind::kLmHead:
-      return "lm-head";
-    case TaskKind::kPredict:
-      return "predict";
-    case TaskKind::kActToCpu:
-      return "act-to-cpu";
-    case TaskKind::kActToGpu:
-      return "act-to-gpu";
-    case TaskKind::kDemandLoad:
-      return "demand-load";
-    case TaskKind::kPrefetchLoad:
-      return "prefetch";
-    case TaskKind::kSwapLoad:
-      return "swap-load";
-    case TaskKind::kBufferCopy:
-      return "buffer-copy";
-    case TaskKind::kRecopy:
-      return "recopy";
-    case TaskKind::kKvToGpu:
-      return "kv-to-gpu";
-  }
-  return "?";
-}
-
 namespace {
+
+using C = TaskClass;
+// Every task kind, in the enum's order (lanes_test.cc checks it).
+constexpr TaskKindInfo kTaskKinds[] = {
+    {TaskKind::kAttention, "attention", C::kCompute, false},
+    {TaskKind::kDenseFfn, "dense-ffn", C::kCompute, false},
+    {TaskKind::kSharedExperts, "shared-experts", C::kCompute, false},
+    {TaskKind::kGpuExpert, "gpu-expert", C::kCompute, false},
+    {TaskKind::kCpuExpert, "cpu-expert", C::kCompute, false},
+    {TaskKind::kDeferredExpert, "deferred-expert", C::kCompute, false},
+    {TaskKind::kLmHead, "lm-head", C::kCompute, false},
+    {TaskKind::kPredict, "predict", C::kCompute, false},
+    {TaskKind::kActToCpu, "act-to-cpu", C::kActivations, false},
+    {TaskKind::kActToGpu, "act-to-gpu", C::kActivations, false},
+    {TaskKind::kDemandLoad, "demand-load", C::kWeights, true},
+    {TaskKind::kPrefetchLoad, "prefetch", C::kWeights, false},
+    {TaskKind::kSwapLoad, "swap-load", C::kWeights, false},
+    {TaskKind::kBufferCopy, "buffer-copy", C::kWeights, false},
+    {TaskKind::kRecopy, "recopy", C::kWeights, false},
+    {TaskKind::kKvToGpu, "kv-to-gpu", C::kKv, true},
+};
+static_assert(std::size(kTaskKinds) == size_t(TaskKind::kCount),
+              "every task kind of the enum has its row in kTaskKinds");
+
 // Copies that something waits for now: demand loads and KV copies.
 bool is_demand(TaskKind k) {
-  return k == TaskKind::kDemandLoad || k == TaskKind::kKvToGpu;
+  return kTaskKinds[size_t(k)].demand;
 }
+
 }  // namespace
+
+const TaskKindInfo& task_info(TaskKind k) {
+  return kTaskKinds[size_t(k)];
+}
+
+std::span<const TaskKindInfo> task_kinds() {
+  return kTaskKinds;
+}
+
+const TaskKindInfo* task_info_named(std::string_view name) {
+  for (const TaskKindInfo& i : kTaskKinds) {
+    if (name == i.name) return &i;
+  }
+  return nullptr;
+}
+
+const char* to_string(TaskKind k) {
+  return kTaskKinds[size_t(k)].name;
+}
 
 int64_t Link::issue(Transfer t, size_t* moved_from, size_t* moved_to) {
   t.id = base_ + int64_t(all_.size());

@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,8 +53,32 @@ enum class TaskKind {
                   // (residency.recopy_from_layer)
   kKvToGpu,       // a micro-batch's KV entries of a layer copied host to device for its
                   // attention on the GPU (residency.attention = "gpu-host-kv")
+  kCount,         // not a kind: how many there are (each has its row in lanes.cc's table)
 };
 const char* to_string(TaskKind k);
+
+// What a task kind is, from the one table of them (lanes.cc, kTaskKinds):
+// its name (the Chrome timeline's, the replay's, the metrics' labels), what
+// it moves or computes, and whether something waits for it now (a demand
+// copy, placed before queued prefetches on a demand-first link). Adding a
+// GPU task: docs/ADDING_A_GPU_TASK.md.
+enum class TaskClass {
+  kCompute,      // runs on a compute lane (GPU or CPU)
+  kWeights,      // expert weights copied host to device
+  kActivations,  // hidden states or expert outputs between host and device
+  kKv,           // KV-cache entries copied host to device
+};
+struct TaskKindInfo {
+  TaskKind kind;
+  const char* name;
+  TaskClass cls;
+  bool demand;
+};
+const TaskKindInfo& task_info(TaskKind k);
+// Every task kind, in the enum's order.
+std::span<const TaskKindInfo> task_kinds();
+// The kind named `name` (a timeline's task), or nullptr.
+const TaskKindInfo* task_info_named(std::string_view name);
 
 struct TaskRecord {
   Lane lane;

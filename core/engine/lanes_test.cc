@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <random>
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 namespace moebench {
@@ -18,6 +20,25 @@ Transfer xfer(TaskKind kind, double issue, double dur) {
   t.earliest_ns = issue;
   t.duration_ns = dur;
   return t;
+}
+
+// The task kinds' table (lanes.cc): one row per kind of the enum, in its
+// order (task_info indexes it), each name once, found by its name; the
+// demand copies are the ones a demand-first link places first.
+TEST(TaskKinds, OneRowPerKindInTheEnumsOrderWithUniqueNames) {
+  std::set<std::string> names;
+  size_t i = 0;
+  for (const TaskKindInfo& k : task_kinds()) {
+    EXPECT_EQ(size_t(k.kind), i++) << k.name;
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+    EXPECT_EQ(task_info_named(k.name), &task_info(k.kind));
+    EXPECT_STREQ(to_string(k.kind), k.name);
+    EXPECT_EQ(k.demand, k.kind == TaskKind::kDemandLoad || k.kind == TaskKind::kKvToGpu) << k.name;
+  }
+  EXPECT_EQ(i, size_t(TaskKind::kCount));
+  EXPECT_EQ(task_info_named("gpu-magic"), nullptr);
+  EXPECT_EQ(task_info(TaskKind::kPrefetchLoad).cls, TaskClass::kWeights);
+  EXPECT_EQ(task_info(TaskKind::kActToGpu).cls, TaskClass::kActivations);
 }
 
 TEST(Link, DemandLoadOvertakesQueuedPrefetches) {

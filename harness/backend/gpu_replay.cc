@@ -15,10 +15,12 @@
 #include <fmt/format.h>
 
 #include "core/engine/cost_model.h"
+#include "core/engine/lanes.h"
 #include "core/experiment/experiment.h"
 #include "core/util/atomic_file.h"
 #include "core/util/error.h"
 #include "core/util/json_text.h"
+#include "core/util/strings.h"
 #include "harness/backend/real_cpu_executor.h"
 #include "kernels/cuda/gpu_experts.h"
 #include "kernels/cuda/gpu_layer.h"
@@ -33,9 +35,13 @@ constexpr int kLanes = 5;
 // microseconds are printed to 17 digits).
 constexpr double kSameTimeUs = 1e-3;
 
+// The task kinds' classes are the engine's table (core/engine/lanes.cc).
+bool is_class(const std::string& kind, TaskClass c) {
+  const TaskKindInfo* i = task_info_named(kind);
+  return i && i->cls == c;
+}
 bool is_copy(const std::string& kind) {
-  return kind == "demand-load" || kind == "prefetch" || kind == "swap-load" ||
-         kind == "buffer-copy" || kind == "recopy";
+  return is_class(kind, TaskClass::kWeights);
 }
 
 }  // namespace
@@ -44,7 +50,7 @@ bool runs_for_real(const ReplayTask& t) {
   if (t.kind == "gpu-expert" || t.kind == "cpu-expert" || t.kind == "deferred-expert" ||
       is_copy(t.kind))
     return true;
-  if (t.kind == "act-to-cpu" || t.kind == "act-to-gpu") return t.tokens > 0;
+  if (is_class(t.kind, TaskClass::kActivations)) return t.tokens > 0;
   if (t.kind == "shared-experts") return t.lane == kLaneCpu || t.lane == kLaneGpu;
   if (t.lane != kLaneGpu || t.tokens <= 0) return false;
   if (t.kind == "attention") return t.sequences > 0 && t.context > 0;
@@ -77,6 +83,11 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
         throw Error(fmt::format("tid: expected a lane 0 to {}, found {}", kLanes - 1, t.lane));
       }
       t.kind = e.at("cat").get<std::string>();
+      if (!task_info_named(t.kind)) {
+        std::vector<std::string> names;
+        for (const TaskKindInfo& i : task_kinds()) names.push_back(i.name);
+        throw Error(fmt::format("cat: expected a task kind ({}), found '{}'", join(names), t.kind));
+      }
       t.sim_start_us = e.at("ts").get<double>();
       t.sim_end_us = t.sim_start_us + e.at("dur").get<double>();
       const auto& a = e.at("args");
@@ -100,7 +111,7 @@ ReplayGraph load_replay_graph(const std::string& path, int64_t first_step, int64
             a.value("reduced", false) ? "of reduced precision" : "that writes an expert back first",
             a.value("reduced", false) ? "reduced_copy_ratio < 1" : "writeback = true"));
       }
-      if (t.kind == "kv-to-gpu") {
+      if (is_class(t.kind, TaskClass::kKv)) {
         throw Error(fmt::format(
             "{} (step {}, layer {}): expected expert copies on the host-to-device lane, found a "
             "KV-cache copy (a strategy with residency.attention = \"gpu-host-kv\"); not "
@@ -266,7 +277,7 @@ struct Runner {
     // later would race between the D2H and act-H2D lanes' threads.
     int64_t act = 0;
     for (const auto& t : graph.tasks)
-      if (t.real && (t.kind == "act-to-cpu" || t.kind == "act-to-gpu"))
+      if (t.real && is_class(t.kind, TaskClass::kActivations))
         act = std::max(act, t.tokens * m.opt.model.hidden_size * 2);
     if (act > m.act_bytes) {
       m.gpu.copy(GLane::kD2H, act);

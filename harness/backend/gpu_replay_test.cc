@@ -173,6 +173,22 @@ TEST(Replay, BadTimelinesAreRefusedByName) {
         << e.what();
   }
   std::filesystem::remove(lane);
+  // A task kind that is not in the engine's table (core/engine/lanes.cc) is refused with the kinds.
+  const std::string kind = write_tmp(
+      "replay-kind",
+      R"({"traceEvents": [{"cat": "gpu-magic", "ph": "X", "tid": 1, "ts": 0, "dur": 1, "args": {}}]})");
+  try {
+    load_replay_graph(kind);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("traceEvents[0]: cat: expected a task kind (attention, "
+                                         "dense-ffn, "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("kv-to-gpu), found 'gpu-magic'"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(kind);
   // Copies the replay cannot reproduce with whole experts (a reduced-precision
   // copy, a copy with a write-back) are refused by name.
   for (const char* flag : {"reduced", "writeback"}) {
