@@ -162,9 +162,9 @@ void WorkloadSpec::validate_serving(const cfg::Value& src, const std::string& pr
                                  k, k),
                      "it is set");
   }
-  // The scheduler's own keys (max_batch_tokens, chunked_prefill) are checked
-  // against the scheduler in the experiment (core/experiment/experiment.cc,
-  // check_scheduler), which knows the schedulers.
+  // The scheduler's name and its own keys (max_batch_tokens, chunked_prefill)
+  // are checked against the schedulers when the experiment is expanded
+  // (check_scheduler, core/scheduler/scheduler.cc).
   cfg::require_key(src, prefix, "slo", serving() || src.find("slo") == nullptr,
                    "no slo with the fixed batches of the default scheduler and arrival = "
                    "\"batch\" (no request is served)",
