@@ -9,10 +9,6 @@
 
 namespace moebench {
 
-int64_t HardwareProfile::gpu_mem_bytes() const {
-  return static_cast<int64_t>(gpu.mem_gib * 1024.0 * 1024.0 * 1024.0);
-}
-
 namespace {
 
 const cfg::Schema<CpuSpec>& cpu_schema() {

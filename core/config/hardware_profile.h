@@ -240,7 +240,6 @@ struct HardwareProfile {
   PlanningSpec planning;
 
   bool has_gpu() const { return gpu.count > 0; }
-  int64_t gpu_mem_bytes() const;
   void validate(const cfg::Value& src, const std::string& prefix) const;
 
   static const cfg::Schema<HardwareProfile>& schema();
