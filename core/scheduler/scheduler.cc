@@ -73,9 +73,15 @@ void check_scheduler(const WorkloadSpec& w, const cfg::Value& src, const std::st
                    fmt::format("one of {} (moebench config list)", join(scheduler_names(), ", ")),
                    fmt::format("\"{}\"", w.scheduler));
   const std::unique_ptr<Scheduler> s = make_scheduler(w.scheduler);
-  std::vector<std::string> serving;
+  const std::vector<std::string> own = s->settings();
+  // Every scheduler once: those that serve arrivals, and the keys only others read.
+  std::vector<std::string> serving, others;
   for (const Made& m : kSchedulers) {
-    if (m.make()->serves_arrivals()) serving.push_back(fmt::format("\"{}\"", m.name));
+    const std::unique_ptr<Scheduler> o = m.make();
+    if (o->serves_arrivals()) serving.push_back(fmt::format("\"{}\"", m.name));
+    for (const std::string& k : o->settings()) {
+      if (std::find(own.begin(), own.end(), k) == own.end()) others.push_back(k);
+    }
   }
   cfg::require_key(
       src, prefix, "scheduler", w.arrival == "batch" || s->serves_arrivals(),
@@ -83,15 +89,11 @@ void check_scheduler(const WorkloadSpec& w, const cfg::Value& src, const std::st
                   join(serving, ", "), w.arrival),
       fmt::format("\"{}\" (it runs fixed batches)", w.scheduler));
   // Another scheduler's key would be recorded without having any effect.
-  const std::vector<std::string> own = s->settings();
-  for (const Made& m : kSchedulers) {
-    for (const std::string& k : m.make()->settings()) {
-      if (std::find(own.begin(), own.end(), k) != own.end()) continue;
-      cfg::require_key(src, prefix, k, src.find(k) == nullptr,
-                       fmt::format("no {} with scheduler = \"{}\" (it reads {})", k, w.scheduler,
-                                   own.empty() ? "none of the schedulers' keys" : join(own, ", ")),
-                       "it is set");
-    }
+  for (const std::string& k : others) {
+    cfg::require_key(src, prefix, k, src.find(k) == nullptr,
+                     fmt::format("no {} with scheduler = \"{}\" (it reads {})", k, w.scheduler,
+                                 own.empty() ? "none of the schedulers' keys" : join(own, ", ")),
+                     "it is set");
   }
 }
 

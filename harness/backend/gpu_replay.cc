@@ -257,6 +257,9 @@ struct Runner {
   // Per task: its start and end marks (GPU lanes), the slot its copy filled,
   // and whether it was submitted (GPU lanes) or finished (CPU lane).
   std::vector<int> start_mark, end_mark, slot;
+  // Per task: whether it copies an expert's weights, looked up once here, not
+  // by name on the lanes' threads, whose host time the replay measures.
+  std::vector<uint8_t> weights_copy;
   std::unique_ptr<std::atomic<int>[]> done;
   std::chrono::steady_clock::time_point host0;
   int base_mark = -1;
@@ -271,8 +274,12 @@ struct Runner {
         start_mark(graph.tasks.size(), -1),
         end_mark(graph.tasks.size(), -1),
         slot(graph.tasks.size(), -1),
+        weights_copy(graph.tasks.size(), 0),
         done(new std::atomic<int>[graph.tasks.size()]) {
-    for (size_t i = 0; i < graph.tasks.size(); ++i) done[i].store(0);
+    for (size_t i = 0; i < graph.tasks.size(); ++i) {
+      done[i].store(0);
+      weights_copy[i] = is_copy(graph.tasks[i].kind);
+    }
     // The activation copies' buffers at their largest now: growing them
     // later would race between the D2H and act-H2D lanes' threads.
     int64_t act = 0;
@@ -325,14 +332,14 @@ struct Runner {
       } else if (t.kind == "gpu-expert") {
         int s = -1;
         for (size_t d : t.deps)
-          if (is_copy(g.tasks[d].kind) && g.tasks[d].copy == t.copy) s = slot[d];
+          if (weights_copy[d] && g.tasks[d].copy == t.copy) s = slot[d];
         if (s < 0) s = int((int64_t(t.layer) * 1000003 + t.expert) % m.resident_slots);
         // Its own copy is an explicit dependency above; the slot's latest
         // load may be a later copy this lane's thread queued already.
         m.gpu.compute(s, std::clamp<int64_t>(t.tokens, 1, m.opt.max_tokens), false);
       } else if (t.lane == kLaneGpu) {  // the rest of a layer
         run_layer_task(t);
-      } else if (is_copy(t.kind)) {
+      } else if (weights_copy[i]) {
         slot[i] = m.resident_slots + (next_ring++ % m.ring_slots);
         m.gpu.load(slot[i], m.blobs[i % m.blobs.size()].get());
       } else {  // activations
