@@ -13,6 +13,7 @@
 #include "baselines/oracle/components.h"
 #include "baselines/smoe/components.h"
 #include "core/engine/variants/attention_path.h"
+#include "core/engine/variants/late_prefetch.h"
 #include "predictors/components.h"
 
 namespace moebench {
@@ -88,8 +89,10 @@ void register_baselines(Registry& r) {
   register_predictors(r);
   r.add<Deferral, NoneDeferral>("deferral", "none", "No expert deferral.");
   r.add<Deferral, ExpertDeferral>("deferral", "expert-deferral", "KTransformers' Expert Deferral.");
-  // Not components: the engine's attention paths, which a strategy names (residency.attention).
+  // Not components: the engine's attention paths and prefetch rules, which a strategy names
+  // (residency.attention, residency.late_prefetch).
   r.add_names("attention", attention_path_names());
+  r.add_names("late_prefetch", late_prefetch_rule_names());
 }
 
 const Registry& builtin_registry() {

@@ -62,14 +62,13 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
                 "Host-to-device lane order: on-demand loads overtake queued prefetches, or FIFO.")
         .boolean("cancel_stale_prefetch", &S::cancel_stale_prefetch,
                  "Queued prefetches whose target layer has already started are dropped.")
-        .choice(
-            "late_prefetch", &S::late_prefetch, {"before-demand", "before-gate", "issue"},
-            "When a prefetch request is dropped before it evicts anything: its copy, queued behind "
-            "the "
-            "link's work, would land after a demand load issued at its target layer's gate would "
-            "(before-demand), or after that gate (before-gate); gates are estimated from the "
-            "previous "
-            "step's gate-to-gate time. issue: every request is issued.")
+        .string(
+            "late_prefetch", &S::late_prefetch,
+            "When a prefetch request is dropped before it evicts anything: a rule of "
+            "core/engine/variants/ by name (moebench config list). before-demand (the default): "
+            "its copy, queued behind the link's work, would land after a demand load issued at "
+            "its target layer's gate would; before-gate: after that gate; gates are estimated "
+            "from the previous step's gate-to-gate time. issue: every request is issued.")
         .string("attention", &S::attention,
                 "Where decode attention runs and the KV cache lives: a path of "
                 "core/engine/variants/ by name (moebench config list). gpu (the default): on the "
@@ -267,6 +266,13 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
             std::find(paths.begin(), paths.end(), s.residency.attention) != paths.end(),
             "one of " + join(paths, ", ", true) + " (moebench config list)",
             "\"" + s.residency.attention + "\"");
+        // Its prefetch rules too (the same folder).
+        const std::vector<std::string> rules = catalog->kinds("late_prefetch");
+        cfg::require_key(
+            e.value, key, "late_prefetch",
+            std::find(rules.begin(), rules.end(), s.residency.late_prefetch) != rules.end(),
+            "one of " + join(rules, ", ", true) + " (moebench config list)",
+            "\"" + s.residency.late_prefetch + "\"");
       }
       cfg::require_key(
           e.value, key, "cache_fill", !s.residency.cache_fill || s.residency.slots_per_layer < 0,

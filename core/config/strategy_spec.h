@@ -55,10 +55,12 @@ struct ResidencySpec {
       false;  // + the prefetcher's per-layer maximum in slots, beside the cache share
   std::string link_order = "demand-first";  // "demand-first" | "fifo" for the H2D lane
   bool cancel_stale_prefetch = false;       // drop queued prefetches whose layer has passed
-  // The prefetch rule (docs/STRATEGIES.md): "before-demand" drops a request
-  // (before it evicts anything) whose copy would land after a demand load
-  // issued at its target layer's estimated gate; "before-gate" one that
-  // would land after that gate; "issue" issues every request.
+  // The prefetch rule (docs/STRATEGIES.md): a rule of core/engine/variants/
+  // by name, checked through the catalogue (the engine's list).
+  // "before-demand" drops a request (before it evicts anything) whose copy
+  // would land after a demand load issued at its target layer's estimated
+  // gate; "before-gate" one that would land after that gate; "issue" issues
+  // every request.
   std::string late_prefetch = "before-demand";
   // Where a decode step's attention runs and the KV cache lives
   // (docs/STRATEGIES.md, "MoE-Lightning"): an attention path of

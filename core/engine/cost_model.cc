@@ -162,10 +162,14 @@ double CostModel::cpu_expert_ns(int64_t tokens, bool first_in_layer) const {
 
 double CostModel::gpu_expert_ns(int64_t tokens) const {
   if (gpu_table_) return in_run(kGpuExpert, lookup_ns(*gpu_table_, double(tokens))) * scale_[1];
+  const bool memo = tokens >= 0 && size_t(tokens) < gpu_expert_memo_.size();
+  if (memo && gpu_expert_memo_[size_t(tokens)] >= 0) return gpu_expert_memo_[size_t(tokens)];
   const double flops = double(model_.expert_flops_per_token()) * double(tokens);
-  return in_run(kGpuExpert,
-                gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0)) *
-         scale_[1];
+  const double ns =
+      in_run(kGpuExpert, gpu_roofline_ns(double(expert_bytes_), flops, model_.expert_dtype, 1.0)) *
+      scale_[1];
+  if (memo) gpu_expert_memo_[size_t(tokens)] = ns;
+  return ns;
 }
 
 double CostModel::h2d_expert_ns() const {

@@ -22,6 +22,7 @@
 // sequence whose tokens start at position 0, so the KV cache read that
 // grows with a long context is not in them).
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -106,6 +107,7 @@ class CostModel {
     scale_[0] = cpu;
     scale_[1] = gpu;
     scale_[2] = copy;
+    gpu_expert_memo_.fill(-1.0);
   }
 
   int64_t expert_bytes() const { return expert_bytes_; }
@@ -171,6 +173,14 @@ class CostModel {
     return contended_ ? ns * factor_[k] + per_task_ns_[k] : ns;
   }
   double scale_[3] = {1, 1, 1};  // scale_experts: CPU, GPU, copy
+  // gpu_expert_ns's roofline by tokens, as computed the first time it was
+  // asked (-1: not yet); the engine asks it for every GPU expert.
+  mutable std::array<double, 257> gpu_expert_memo_ = filled(-1.0);
+  static std::array<double, 257> filled(double x) {
+    std::array<double, 257> a;
+    a.fill(x);
+    return a;
+  }
   mutable int64_t clamped_ = 0;
 };
 

@@ -48,6 +48,22 @@ TEST(CostModel, RooflineFormulas) {
   EXPECT_DOUBLE_EQ(c.h2d_expert_ns(), 10000 + bytes / 20);
 }
 
+// A GPU expert's roofline is computed once per token count and kept; a
+// planner's scaling (scale_experts) drops what was kept.
+TEST(CostModel, GpuExpertTimeIsKeptByTokensUntilScaled) {
+  const ModelSpec m = testing::tiny_model();
+  const HardwareProfile h = roofline_hw();
+  CostModel c(m, h);
+  const CostModel fresh(m, h);
+  for (int64_t n : {1, 7, 256, 257, 5000}) {
+    EXPECT_DOUBLE_EQ(c.gpu_expert_ns(n), fresh.gpu_expert_ns(n)) << n;
+    EXPECT_DOUBLE_EQ(c.gpu_expert_ns(n), fresh.gpu_expert_ns(n)) << n;  // the kept value
+  }
+  c.scale_experts(1.0, 3.0, 1.0);
+  for (int64_t n : {1, 7, 256, 257, 5000})
+    EXPECT_DOUBLE_EQ(c.gpu_expert_ns(n), 3.0 * fresh.gpu_expert_ns(n)) << n;
+}
+
 TEST(CostModel, NoNativeBf16FallsBackToFp32Rate) {
   ModelSpec m = testing::tiny_model();
   m.hidden_size = 1024;

@@ -33,6 +33,7 @@
 #include "core/engine/task_log.h"
 #include "core/engine/variants/attention_path.h"
 #include "core/engine/variants/copy_variant.h"
+#include "core/engine/variants/late_prefetch.h"
 #include "core/scheduler/scheduler.h"
 #include "core/util/cancel.h"
 #include "core/util/error.h"
@@ -181,6 +182,7 @@ class Engine final : private AttentionPort {
         link_(st.residency.link_order == "fifo" ? LinkOrder::kFifo : LinkOrder::kDemandFirst),
         copies_(st.residency, hw),
         attention_(make_attention_path(st.residency.attention)),
+        late_(make_late_prefetch_rule(st.residency.late_prefetch)),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
              prefetch_buffer_slots(st), st.residency.pool == "global"),
         log_(opt.check_graph, opt.timeline) {
@@ -325,8 +327,8 @@ class Engine final : private AttentionPort {
                bool staging, int64_t target_step, int32_t target_layer, bool evicts_cached = false,
                bool reduced_asked = false);
   void issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now);
-  // Whether a prefetch would land after its target layer's estimated gate
-  // (the prefetch rule, residency.late_prefetch; gates_ gives the estimate).
+  // Whether a prefetch lands too late by the strategy's rule (late_,
+  // residency.late_prefetch); gates_ gives the gate's estimate.
   bool lands_too_late(const PrefetchRequest& r, double now) const;
   void recopy_computed(int32_t l, double gpu_end);
   // A demand load's copy time (as the copy variants shape it, without a write-back).
@@ -367,6 +369,7 @@ class Engine final : private AttentionPort {
   Link link_;
   CopyVariants copies_;                       // how expert copies are made (core/engine/variants/)
   std::unique_ptr<AttentionPath> attention_;  // where attention runs and the KV cache lives
+  std::unique_ptr<LatePrefetchRule> late_;    // when a prefetch is too late (variants/)
   Residency res_;
   struct {
     FifoLane gpu, cpu, d2h, act;  // the GPU, the CPU, device to host, activations to the GPU

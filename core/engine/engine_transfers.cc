@@ -129,16 +129,16 @@ bool Engine::lands_too_late(const PrefetchRequest& r, double now) const {
   if (!(ref >= 0)) return false;
   const double layers_ahead = double(r.target_step_offset) * double(L_) +
                               double(r.layer - pos_.layer) + (step_end ? 1.0 : 0.0);
-  double deadline = ref + layers_ahead * dt;
-  // "before-demand": it must land before a demand load issued at that gate would.
-  if (mode_.late_before_demand) deadline += demand_copy_ns();
-  const double lands =
+  PrefetchLanding p;
+  p.gate_ns = ref + layers_ahead * dt;
+  p.demand_copy_ns = demand_copy_ns();
+  p.lands_ns =
       std::max(now, link_.free_ns()) + copies_.copy_ns(TaskKind::kPrefetchLoad, r.reduced, cost_);
-  return lands > deadline;
+  return late_->too_late(p);
 }
 
 void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double now) {
-  const bool drop_late = mode_.drop_late;
+  const bool drop_late = late_->drops();
   for (const auto& r : reqs) {
     if (r.layer < 0 || r.layer >= L_ || r.expert < 0 || r.expert >= E_ ||
         r.target_step_offset < 0) {
@@ -146,8 +146,9 @@ void Engine::issue_prefetches(const std::vector<PrefetchRequest>& reqs, double n
                                              r.expert, r.layer, r.target_step_offset));
     }
     if (res_.cached(r.layer, r.expert)) continue;  // already there or on its way
-    // The prefetch rule (docs/STRATEGIES.md): a copy that cannot land before
-    // its target layer's gate is dropped before it evicts anything.
+    // The prefetch rule (residency.late_prefetch, core/engine/variants/
+    // late_prefetch.h): a copy that lands too late is dropped before it
+    // evicts anything.
     if (drop_late && lands_too_late(r, now)) {
       ++m_.prefetch_dropped_late;
       continue;

@@ -90,8 +90,9 @@ int64_t Link::issue(Transfer t, size_t* moved_from, size_t* moved_to) {
   if (pos == queue_.size()) {
     queue_.push_back(t.id);
   } else {
-    queue_.insert(queue_.begin() + std::ptrdiff_t(pos), t.id);
+    queue_.insert(pos, t.id);
   }
+  fixed_ = std::min(fixed_, pos);  // a place is after the fixed prefix: it stays
   const size_t to = reschedule(pos);
   if (moved_from) *moved_from = pos;
   if (moved_to) *moved_to = to;
@@ -149,9 +150,14 @@ size_t Link::reschedule(size_t from) {
 }
 
 void Link::fix(int64_t id) {
-  for (int64_t q : queue_) {
-    get(q).fixed = true;
-    if (q == id) return;
+  // Queued and fixed already: so is every transfer before it (the prefix).
+  if (const Transfer& t = get(id); t.fixed && !t.done) return;
+  // Else from the end of the fixed prefix to it; a transfer no longer queued
+  // (completed or cancelled) fixes the whole queue.
+  for (size_t i = fixed_; i < queue_.size(); ++i) {
+    get(queue_[i]).fixed = true;
+    fixed_ = i + 1;
+    if (queue_[i] == id) return;
   }
 }
 
@@ -169,6 +175,7 @@ void Link::advance(double now_ns, std::vector<int64_t>* done) {
     if (done) done->push_back(q.id);
     if (q.kind == TaskKind::kBufferCopy) --buffer_copies_;
     queue_.pop_front();
+    if (fixed_ > 0) --fixed_;
   }
   // Free completed transfers that nothing queued precedes (the caller has
   // read the ones it was just told about; keep those until the next call).
@@ -186,7 +193,7 @@ bool Link::cancel(int64_t id, double now_ns) {
     if (queue_[i] != id) continue;
     Transfer& q = get(id);
     if (q.fixed || q.start_ns <= now_ns) return false;
-    queue_.erase(queue_.begin() + std::ptrdiff_t(i));
+    queue_.erase(i);  // after the fixed prefix (it is not fixed)
     if (q.kind == TaskKind::kBufferCopy) --buffer_copies_;
     q.done = true;
     q.end_ns = q.start_ns = now_ns;

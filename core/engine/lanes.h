@@ -135,6 +135,40 @@ class FifoLane {
 
 enum class LinkOrder { kDemandFirst, kFifo };
 
+// A queue in one vector that pops from the front by moving a head index (and
+// gives the popped space back once half the vector is behind the head): the
+// link's random access by position is an index, not a deque's block lookup.
+// Pushing or inserting may move the elements (references do not survive it).
+template <typename T>
+class FrontQueue {
+ public:
+  size_t size() const { return v_.size() - head_; }
+  bool empty() const { return v_.size() == head_; }
+  T& operator[](size_t i) { return v_[head_ + i]; }
+  const T& operator[](size_t i) const { return v_[head_ + i]; }
+  T& front() { return v_[head_]; }
+  const T& front() const { return v_[head_]; }
+  const T& back() const { return v_.back(); }
+  const T* begin() const { return v_.data() + head_; }
+  const T* end() const { return v_.data() + v_.size(); }
+  void push_back(const T& x) { v_.push_back(x); }
+  void insert(size_t i, const T& x) { v_.insert(v_.begin() + std::ptrdiff_t(head_ + i), x); }
+  void erase(size_t i) { v_.erase(v_.begin() + std::ptrdiff_t(head_ + i)); }
+  void pop_front() {
+    if (++head_ == v_.size()) {
+      v_.clear();
+      head_ = 0;
+    } else if (head_ >= 1024 && 2 * head_ >= v_.size()) {
+      v_.erase(v_.begin(), v_.begin() + std::ptrdiff_t(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> v_;
+  size_t head_ = 0;
+};
+
 struct Transfer {
   int64_t id = 0;
   int32_t layer = -1, expert = -1;
@@ -190,7 +224,7 @@ class Link {
   // asks about nothing earlier).
   void keep_history(bool on) { keep_history_ = on; }
   void forget_before(double t_ns);
-  const std::deque<int64_t>& queue() const { return queue_; }
+  std::span<const int64_t> queue() const { return {queue_.begin(), queue_.end()}; }
 
  private:
   // Recomputes start and end from queue position `from` on; stops at the
@@ -204,9 +238,12 @@ class Link {
   size_t demand_place(double issue_ns) const;
 
   LinkOrder order_;
-  std::deque<Transfer> all_;  // transfers with id >= base_
+  FrontQueue<Transfer> all_;  // transfers with id >= base_
   int64_t base_ = 0;
-  std::deque<int64_t> queue_;  // not yet completed, in link order
+  FrontQueue<int64_t> queue_;  // not yet completed, in link order
+  // How many of queue_'s first transfers are fixed: the fixed ones are a
+  // prefix of the queue (nothing is placed before a fixed transfer).
+  size_t fixed_ = 0;
   double committed_free_ = 0;  // end of the last completed transfer
   double busy_ = 0;
   int64_t buffer_copies_ = 0;  // buffer copies in queue_

@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <deque>
 #include <random>
 
 #include <set>
@@ -163,10 +164,51 @@ TEST(Link, DemandPlaceAgreesWithAScanOfTheQueue) {
         done.clear();
         link.advance(now, &done);
       }
+      // The fixed transfers are a prefix of the queue (what fix() relies on).
+      const auto q = link.queue();
+      size_t prefix = 0;
+      while (prefix < q.size() && link.get(q[prefix]).fixed) ++prefix;
+      for (size_t i = prefix; i < q.size(); ++i)
+        ASSERT_FALSE(link.get(q[i]).fixed) << "seed " << seed << " op " << op << " at " << i;
     }
   }
   EXPECT_GT(demands, 500);
   EXPECT_GT(moved, 100);  // the histories do move demand loads forward
+}
+
+// The link's queues pop from the front by a head index and give the space
+// back now and then: against a deque through 20,000 random operations.
+TEST(Link, FrontQueueBehavesAsADeque) {
+  std::mt19937 rng(7);
+  FrontQueue<int64_t> q;
+  std::deque<int64_t> d;
+  int64_t next = 0;
+  for (int op = 0; op < 20000; ++op) {
+    const int r = int(rng() % 10);
+    if (r < 5) {
+      q.push_back(next);
+      d.push_back(next++);
+    } else if (r < 6 && !d.empty()) {
+      const size_t i = rng() % d.size();
+      q.insert(i, next);
+      d.insert(d.begin() + std::ptrdiff_t(i), next++);
+    } else if (r < 7 && !d.empty()) {
+      const size_t i = rng() % d.size();
+      q.erase(i);
+      d.erase(d.begin() + std::ptrdiff_t(i));
+    } else if (!d.empty()) {
+      q.pop_front();
+      d.pop_front();
+    }
+    ASSERT_EQ(q.size(), d.size()) << "op " << op;
+    if (!d.empty()) {
+      ASSERT_EQ(q.front(), d.front()) << "op " << op;
+      ASSERT_EQ(q.back(), d.back()) << "op " << op;
+      const size_t i = rng() % d.size();
+      ASSERT_EQ(q[i], d[i]) << "op " << op;
+    }
+  }
+  EXPECT_TRUE(std::equal(q.begin(), q.end(), d.begin(), d.end()));
 }
 
 // The under-copy terms' measure: how much of a window the queued transfers

@@ -11,9 +11,7 @@
 namespace moebench {
 
 struct RunModes {
-  bool one_at_a_time = false;       // residency.admission = "one-at-a-time"
-  bool late_before_demand = false;  // residency.late_prefetch = "before-demand"
-  bool drop_late = false;  // residency.late_prefetch is not "issue": a late prefetch is dropped
+  bool one_at_a_time = false;    // residency.admission = "one-at-a-time"
   bool attention_ahead = false;  // residency.attention_order = "ahead" (CGOPipe's order)
   bool real_backend = false;     // the executor is the real backend's
   bool pipelined = false;        // a host KV cache or micro_batches > 1: decode steps pipelined

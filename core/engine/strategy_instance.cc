@@ -286,8 +286,6 @@ RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool r
                    const AttentionPath& attention) {
   RunModes m;
   m.one_at_a_time = st.residency.admission == "one-at-a-time";
-  m.late_before_demand = st.residency.late_prefetch == "before-demand";
-  m.drop_late = st.residency.late_prefetch != "issue";
   m.attention_ahead = st.residency.attention_order != "serial";
   m.real_backend = real_backend;
   // Where attention runs (core/engine/variants/attention_path.h).

@@ -36,9 +36,25 @@ class MemoryTraceSource : public TraceSource {
       Reader(const std::vector<TokenRecord>& t, unsigned f) : t_(t), f_(f) {}
       bool next(TokenRecord& out) override {
         if (i_ >= t_.size()) return false;
-        out = t_[i_++];
-        if (!(f_ & kProbs)) out.probs.clear();
-        if (!(f_ & kGateInput)) out.gate_input.clear();
+        // Only the fields asked for are copied (a token's probabilities are
+        // layers x experts floats: most readers do not ask for them).
+        static_assert(sizeof(TokenRecord) == 2 * sizeof(int64_t) + 4 * sizeof(std::vector<float>),
+                      "a new TokenRecord field: copy it here too");
+        const TokenRecord& in = t_[i_++];
+        out.seq = in.seq;
+        out.pos = in.pos;
+        out.ids = in.ids;
+        out.weights = in.weights;
+        if (f_ & kProbs) {
+          out.probs = in.probs;
+        } else {
+          out.probs.clear();
+        }
+        if (f_ & kGateInput) {
+          out.gate_input = in.gate_input;
+        } else {
+          out.gate_input.clear();
+        }
         return true;
       }
 

@@ -1,5 +1,5 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// The copy variants and attention paths alone, against a fake engine port.
+// The copy variants, attention paths and prefetch rules alone, against a fake engine port.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 #include "baselines/testing.h"
 #include "core/engine/variants/attention_path.h"
 #include "core/engine/variants/copy_variant.h"
+#include "core/engine/variants/late_prefetch.h"
 #include "core/util/error.h"
 
 namespace moebench {
@@ -199,6 +200,62 @@ TEST(AttentionPath, AStrategyNamingAnUnknownPathIsRefusedAtItsKey) {
   // Without a catalogue (the config layer alone) the engine refuses it when the run starts.
   const cfg::Value v = cfg::parse_toml("name = \"s\"\nresidency.attention = \"npu\"\n", "s.toml");
   EXPECT_EQ(StrategySpec::parse(v, "strategy", nullptr).residency.attention, "npu");
+}
+
+// Each prefetch rule on one request whose copy would land 3 ns after its
+// gate, a demand copy being 2 or 5 ns: before-gate drops it, before-demand
+// only when a demand load issued at the gate would land before it.
+TEST(LatePrefetchRule, EachRuleDropsWhatItsSettingSays) {
+  EXPECT_EQ(late_prefetch_rule_names(),
+            (std::vector<std::string>{"before-demand", "before-gate", "issue"}));
+  for (const std::string& n : late_prefetch_rule_names())
+    EXPECT_EQ(make_late_prefetch_rule(n)->name(), n);
+  PrefetchLanding p;
+  p.gate_ns = 100;
+  p.lands_ns = 103;
+  p.demand_copy_ns = 2;
+  EXPECT_TRUE(make_late_prefetch_rule("before-gate")->too_late(p));
+  EXPECT_TRUE(make_late_prefetch_rule("before-demand")->too_late(p));
+  p.demand_copy_ns = 5;
+  EXPECT_TRUE(make_late_prefetch_rule("before-gate")->too_late(p));
+  EXPECT_FALSE(make_late_prefetch_rule("before-demand")->too_late(p));
+  p.lands_ns = 100;  // on the gate: not late by either
+  EXPECT_FALSE(make_late_prefetch_rule("before-gate")->too_late(p));
+  EXPECT_FALSE(make_late_prefetch_rule("before-demand")->too_late(p));
+  EXPECT_FALSE(make_late_prefetch_rule("issue")->drops());
+  EXPECT_TRUE(make_late_prefetch_rule("before-gate")->drops());
+  EXPECT_TRUE(make_late_prefetch_rule("before-demand")->drops());
+  try {
+    make_late_prefetch_rule("never");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "expected one of before-demand, before-gate, issue, found \"never\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// residency.late_prefetch is checked when a strategy is parsed, against the
+// engine's list through the catalogue.
+TEST(LatePrefetchRule, AStrategyNamingAnUnknownRuleIsRefusedAtItsKey) {
+  const auto parse = [](const std::string& rule) {
+    const cfg::Value v =
+        cfg::parse_toml("name = \"s\"\n[residency]\nlate_prefetch = \"" + rule + "\"\n", "s.toml");
+    return StrategySpec::parse(v, "strategy", &builtin_registry());
+  };
+  for (const std::string& n : late_prefetch_rule_names())
+    EXPECT_EQ(parse(n).residency.late_prefetch, n);
+  try {
+    parse("befor-gate");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "strategy.residency.late_prefetch") << e.what();
+    EXPECT_EQ(e.where().line, 3) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of 'before-demand', 'before-gate', 'issue'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 struct Batch {
