@@ -12,6 +12,7 @@
 #include "baselines/moe_lightning/components.h"
 #include "baselines/oracle/components.h"
 #include "baselines/smoe/components.h"
+#include "core/engine/variants/admission.h"
 #include "core/engine/variants/attention_path.h"
 #include "core/engine/variants/late_prefetch.h"
 #include "predictors/components.h"
@@ -89,9 +90,10 @@ void register_baselines(Registry& r) {
   register_predictors(r);
   r.add<Deferral, NoneDeferral>("deferral", "none", "No expert deferral.");
   r.add<Deferral, ExpertDeferral>("deferral", "expert-deferral", "KTransformers' Expert Deferral.");
-  // Not components: the engine's attention paths and prefetch rules, which a strategy names
-  // (residency.attention, residency.late_prefetch).
+  // Not components: the engine's attention paths, admission and prefetch rules, which a
+  // strategy names (residency.attention, residency.admission, residency.late_prefetch).
   r.add_names("attention", attention_path_names());
+  r.add_names("admission", admission_rule_names());
   r.add_names("late_prefetch", late_prefetch_rule_names());
 }
 

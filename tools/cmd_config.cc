@@ -54,7 +54,7 @@ void add_list_and_show(CLI::App* config) {
   auto* list = config->add_subcommand(
       "list",
       "List presets (models, hardware, strategies), the workload's schedulers and the "
-      "engine's attention paths and prefetch rules");
+      "engine's attention paths, admission and prefetch rules");
   list->callback([] {
     const auto paths = ConfigPaths::defaults();
     for (const std::string kind : {"models", "hardware", "strategies"}) {
@@ -65,6 +65,8 @@ void add_list_and_show(CLI::App* config) {
     for (const std::string& s : scheduler_names()) fmt::print("  {}: {}\n", s, scheduler_doc(s));
     fmt::print("attention paths (strategy.residency.attention): {}\n",
                join(component_catalog().kinds("attention"), " "));
+    fmt::print("admission rules (strategy.residency.admission): {}\n",
+               join(component_catalog().kinds("admission"), " "));
     fmt::print("prefetch rules (strategy.residency.late_prefetch): {}\n",
                join(component_catalog().kinds("late_prefetch"), " "));
   });

@@ -35,20 +35,16 @@ const cfg::Schema<ResidencySpec>& ResidencySpec::schema() {
             "Experts used by the token in flight cannot be evicted to admit a co-activated expert.")
         .boolean("admit_on_demand", &S::admit_on_demand,
                  "Experts loaded on demand are admitted to the cache (else used once and dropped).")
-        .choice(
-            "admission", &S::admission, {"at-gate", "one-at-a-time"},
-            "When an activated expert counts as a hit. at-gate: every expert the layer activates "
-            "is judged "
-            "at the layer's gate, before any load, and a load never evicts an activated expert "
-            "before it "
-            "has run. one-at-a-time: the layer's experts are taken in routing order (tokens in "
-            "order, "
-            "each token's experts by rank), each judged when its turn comes and, if it runs on the "
-            "GPU, "
-            "loaded if absent and computed before the next; a load may evict any unpinned expert, "
-            "including one the same token needs later, which then misses and is loaded again. "
-            "Needs "
-            "pin_active_token = false.")
+        .string(
+            "admission", &S::admission,
+            "When an activated expert counts as a hit: a rule of core/engine/variants/ by name "
+            "(moebench config list). at-gate: every expert the layer activates is judged at the "
+            "layer's gate, before any load, and a load never evicts an activated expert before "
+            "it has run. one-at-a-time: the layer's experts are taken in routing order (tokens "
+            "in order, each token's experts by rank), each judged when its turn comes and, if it "
+            "runs on the GPU, loaded if absent and computed before the next; a load may evict "
+            "any unpinned expert, including one the same token needs later, which then misses "
+            "and is loaded again. Needs pin_active_token = false.")
         .boolean(
             "prefetch_buffer", &S::prefetch_buffer,
             "Each layer gets as many extra slots as the prefetcher requests per layer at most (a "
@@ -266,7 +262,13 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
             std::find(paths.begin(), paths.end(), s.residency.attention) != paths.end(),
             "one of " + join(paths, ", ", true) + " (moebench config list)",
             "\"" + s.residency.attention + "\"");
-        // Its prefetch rules too (the same folder).
+        // Its admission and prefetch rules too (the same folder).
+        const std::vector<std::string> admissions = catalog->kinds("admission");
+        cfg::require_key(e.value, key, "admission",
+                         std::find(admissions.begin(), admissions.end(), s.residency.admission) !=
+                             admissions.end(),
+                         "one of " + join(admissions, ", ", true) + " (moebench config list)",
+                         "\"" + s.residency.admission + "\"");
         const std::vector<std::string> rules = catalog->kinds("late_prefetch");
         cfg::require_key(
             e.value, key, "late_prefetch",

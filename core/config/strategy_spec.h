@@ -46,7 +46,8 @@ struct ResidencySpec {
   bool pin_active_token = false;  // experts of the token in flight cannot be evicted
   bool admit_on_demand = true;    // experts loaded on demand enter the cache
   // When an activated expert's hit is judged (docs/STRATEGIES.md, "How each
-  // system's code counts a hit"): "at-gate", every activated expert of the
+  // system's code counts a hit"): a rule of core/engine/variants/ by name,
+  // checked through the catalogue (the engine's list). "at-gate", every activated expert of the
   // layer at its gate, before any load; "one-at-a-time", the layer's experts
   // in routing order, each when its turn comes, after the loads before it
   // (which may have evicted it).

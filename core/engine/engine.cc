@@ -23,8 +23,7 @@ void Engine::plan_steps() {
     // The oracles read the planned future and the real executor sizes itself
     // from the planned steps: neither is there when steps follow the clock.
     if (needs_.future && opt_.served_future) {
-      future_ =
-          std::make_unique<PlannedFuture>(run_, *opt_.served_future, pos_, mode_.one_at_a_time);
+      future_ = std::make_unique<PlannedFuture>(run_, *opt_.served_future, pos_, !judged_at_gate_);
     } else if (needs_.future) {
       throw Error(fmt::format(
           "strategy '{}': a component reads the future (an oracle), which the '{}' scheduler "
@@ -36,7 +35,7 @@ void Engine::plan_steps() {
   StepPlan sp;
   while (sched_->next(0.0, &sp)) steps_.push_back(std::move(sp));
   if (needs_.future)
-    future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, mode_.one_at_a_time);
+    future_ = std::make_unique<PlannedFuture>(run_, steps_, pos_, !judged_at_gate_);
 }
 
 // The next step to run: the planned one, or the scheduler's given the clock

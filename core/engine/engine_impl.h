@@ -31,6 +31,7 @@
 #include "core/engine/routing_cache.h"
 #include "core/engine/run_modes.h"
 #include "core/engine/task_log.h"
+#include "core/engine/variants/admission.h"
 #include "core/engine/variants/attention_path.h"
 #include "core/engine/variants/copy_variant.h"
 #include "core/engine/variants/late_prefetch.h"
@@ -125,10 +126,10 @@ struct LayerScratch {
   std::vector<uint8_t> mark;
   std::vector<uint32_t> keep_stamp;
   uint32_t keep_epoch = 0;
-  // Experts pinned for the layer, kept from eviction by a load, computed in
-  // the layer so far; admission "one-at-a-time": the layer's experts by
-  // first use (token, rank); pinned while prefetches are issued.
-  std::vector<int32_t> pins, keep, computed, route_order, pinned_now;
+  // Experts pinned for the layer, kept from eviction by a load (the
+  // admission rule fills it: AdmissionPort::kept), computed in the layer so
+  // far; pinned while prefetches are issued.
+  std::vector<int32_t> pins, keep, computed, pinned_now;
   std::vector<SlotRef> cand;            // eviction candidates
   std::vector<int64_t> completed;       // transfers the link finished
   std::vector<double> staging_ring;     // staged GPU experts' ends (LayerPlan::staging_buffers)
@@ -161,7 +162,7 @@ struct GateTimes {
   }
 };
 
-class Engine final : private AttentionPort {
+class Engine final : private AttentionPort, private AdmissionPort {
  public:
   Engine(const ModelSpec& model, const HardwareProfile& hw, const WorkloadSpec& workload,
          StrategyInstance& st, const TraceSource& source, const CalibrationData* calib,
@@ -183,6 +184,8 @@ class Engine final : private AttentionPort {
         copies_(st.residency, hw),
         attention_(make_attention_path(st.residency.attention)),
         late_(make_late_prefetch_rule(st.residency.late_prefetch)),
+        admission_(make_admission_rule(st.residency)),
+        judged_at_gate_(admission_->judges_at_gate()),
         res_(int32_t(run_.layers()), int32_t(run_.experts()), st.residency.slots(run_.experts()),
              prefetch_buffer_slots(st), st.residency.pool == "global"),
         log_(opt.check_graph, opt.timeline) {
@@ -269,13 +272,29 @@ class Engine final : private AttentionPort {
   const CostModel& cost() const override { return cost_; }
   Executor& executor() override { return *exec_; }
   RunMetrics& metrics() override { return m_; }
+  // -------- what an admission rule may ask (AdmissionPort; core/engine/variants/),
+  // about the layer in admitting_ (engine_layer.cc)
+  int32_t layer() const override { return admitting_.layer; }
+  const std::vector<ActiveExpert>& active() const override {
+    return active_[size_t(admitting_.layer)];
+  }
+  const LayerPlan& plan() const override { return dec_.plan; }
+  const StepRouting& step() const override { return cur_.step; }
+  int32_t experts() const override { return E_; }
+  bool cached(int32_t e) const override { return res_.cached(admitting_.layer, e); }
+  void pin(int32_t e) override { pin_for_layer(admitting_.layer, e); }
+  std::vector<int32_t>& kept() override { return sc_.keep; }
+  bool load_on_demand(int32_t e) override;
+  void see_later_copies() override;
+  void compute(int32_t e, bool staged) override;
+  void judge(int32_t e) override;
+  void admitting(std::span<const int32_t> order) override;
+  void admitted(int32_t e) override { pos_.pending_rank[size_t(e)] = -1; }
+  void admitting_done() override { pos_.admitting_layer = -1; }
   void count_hits(int32_t l, const LayerRun& r);
   // One activated expert's access (tokens of the step that use it) and
   // whether it was a hit.
   void record_access(int32_t l, const LayerRun& r, int64_t tokens, bool hit);
-  // admission = "one-at-a-time": the layer's experts in routing order, each
-  // judged, loaded if it runs on the GPU and absent, and computed in turn.
-  void admit_one_at_a_time(int32_t l, LayerRun& r);
   void decide(int32_t l, LayerRun& r);
   void validate_plan(int32_t l);
   void gpu_side(int32_t l, LayerRun& r);
@@ -370,6 +389,14 @@ class Engine final : private AttentionPort {
   CopyVariants copies_;                       // how expert copies are made (core/engine/variants/)
   std::unique_ptr<AttentionPath> attention_;  // where attention runs and the KV cache lives
   std::unique_ptr<LatePrefetchRule> late_;    // when a prefetch is too late (variants/)
+  std::unique_ptr<AdmissionRule> admission_;  // when accesses are judged, how GPU experts load
+  bool judged_at_gate_;                       // admission_->judges_at_gate(), read every layer
+  // The layer whose GPU side the admission rule runs (gpu_side sets it; the
+  // AdmissionPort's calls are about it).
+  struct Admitting {
+    int32_t layer = -1;
+    LayerRun* run = nullptr;
+  } admitting_;
   Residency res_;
   struct {
     FifoLane gpu, cpu, d2h, act;  // the GPU, the CPU, device to host, activations to the GPU
@@ -382,9 +409,10 @@ class Engine final : private AttentionPort {
   std::unique_ptr<Scheduler> sched_;
   RequestLog requests_;
   std::vector<std::pair<double, double>> step_spans_;  // with EngineOptions::return_steps
-  // The step and layer running; while admit_one_at_a_time runs a layer, that
-  // layer and each expert's rank in sc_.route_order while it is still to be
-  // admitted (the oracles' next_use: the step still needs it).
+  // The step and layer running; while an admission rule admits a layer's
+  // experts in turn (AdmissionPort::admitting), that layer and each expert's
+  // rank in that turn while it is still to be admitted (the oracles'
+  // next_use: the step still needs it).
   RunPosition pos_;
   double step_start_ns_ = 0;
   GateTimes gates_;

@@ -95,11 +95,11 @@ Engine::LayerRun Engine::gate_stage(int32_t l) {
 }
 
 // 2. hits of the activated experts, and the prefetches that targeted this (step, layer) judged.
-// (With admission "one-at-a-time" the accesses are judged later, in turn:
-// admit_one_at_a_time.)
+// (An admission rule that does not judge at the gate judges each access in
+// its turn: AdmissionPort::judge.)
 void Engine::count_hits(int32_t l, const LayerRun& r) {
   const auto& active = active_[l];
-  if (!mode_.one_at_a_time) {
+  if (judged_at_gate_) {
     for (const auto& a : active) record_access(l, r, a.tokens, res_.resident(l, a.expert));
   }
   for (int32_t e : res_.holders(l)) {
@@ -146,7 +146,7 @@ void Engine::decide(int32_t l, LayerRun& r) {
   Context ctx = hook_ctx_;
   timed(kFamCache, [&] {
     st_.cache->on_gate(ctx);
-    if (!mode_.one_at_a_time) {  // else each access is reported in its turn
+    if (judged_at_gate_) {  // else each access is reported in its turn
       for (const auto& a : active) {
         st_.cache->on_access(l, a, ctx);
         if (res_.cached(l, a.expert)) st_.cache->on_hit(l, a.expert, ctx);
@@ -360,40 +360,12 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
       r.barrier_copies_end = std::max(r.barrier_copies_end, link_.get(xid).end_ns);
     }
   }
-  const bool walk = !st_.residency.pin_active_token || dec_.plan.staging_buffers > 0;
+  // The loads and GPU experts, in the order the admission rule gives
+  // (core/engine/variants/admission.h), through this engine's AdmissionPort.
   sc_.computed.clear();
-  if (mode_.one_at_a_time) {
-    admit_one_at_a_time(l, r);
-  } else if (!walk) {
-    // Every activated expert keeps its slot; loads go in the assigner's link
-    // order, then the GPU experts run in GPU order.
-    for (const auto& a : active) pin_for_layer(l, a.expert);
-    sc_.keep.clear();
-    for (const auto& a : active) sc_.keep.push_back(a.expert);
-    for (int32_t e : dec_.plan.load) demand_load(l, e, r.t_gate);
-    for (int32_t e : dec_.plan.gpu) run_gpu_expert(l, e, false, r);
-  } else {
-    // Walk the GPU order, loading each expert when its turn comes: an expert
-    // computed earlier in this layer may give its slot to a later one (the
-    // copy then waits for that computation). Loads follow the GPU order.
-    std::fill(sc_.mark.begin(), sc_.mark.end(), 0);
-    for (int32_t e : dec_.plan.load) sc_.mark[e] = 1;
-    for (size_t i = 0; i < dec_.plan.gpu.size(); ++i) {
-      const int32_t e = dec_.plan.gpu[i];
-      bool staged = false;
-      if (sc_.mark[e] == 1) {
-        sc_.keep.clear();
-        if (st_.residency.pin_active_token) {
-          for (const auto& a : active) sc_.keep.push_back(a.expert);
-        } else {
-          sc_.keep.assign(dec_.plan.gpu.begin() + std::ptrdiff_t(i), dec_.plan.gpu.end());
-        }
-        staged = demand_load(l, e, r.t_gate);
-        see_later_copies(r);
-      }
-      run_gpu_expert(l, e, staged, r);
-    }
-  }
+  admitting_ = {l, &r};
+  admission_->run(*this);
+  admitting_ = {};
   // Until this layer's hooks are done, its GPU experts keep their slots
   // (loaded ones too).
   sc_.computed.clear();
@@ -411,48 +383,6 @@ void Engine::gpu_side(int32_t l, LayerRun& r) {
     sc_.xfer_of[e] = -1;
     sc_.compute_end_of[e] = -1;
   }
-}
-
-// The layer's experts one at a time, in routing order (each token's experts
-// by rank, tokens in the step's order; an expert is taken at its first use):
-// each is judged a hit if it is resident when its turn comes; a GPU expert
-// that is not there (a planned load, or one a load before it evicted) is
-// loaded then, with nothing kept but pinned experts, and computed before the
-// next. CPU and deferred experts are judged in turn but never admitted. The
-// assigner's plan decides the side; its GPU and link orders give way to the
-// routing order.
-void Engine::admit_one_at_a_time(int32_t l, LayerRun& r) {
-  std::fill(sc_.mark.begin(), sc_.mark.end(), 0);
-  for (int32_t e : dec_.plan.gpu) sc_.mark[e] = 1;
-  sc_.route_order.clear();
-  for (int64_t t = 0; t < cur_.step.tokens(); ++t) {
-    const int32_t* ids = cur_.step.ids(t, l);
-    if (ids[0] == kHoleId) continue;  // a hole: nothing to admit
-    for (int32_t j = 0; j < k_; ++j) {
-      if (sc_.mark[ids[j]] & 2) continue;
-      sc_.mark[ids[j]] |= 2;
-      sc_.route_order.push_back(ids[j]);
-    }
-  }
-  sc_.keep.clear();
-  pos_.pending_rank.assign(size_t(E_), -1);
-  for (size_t i = 0; i < sc_.route_order.size(); ++i)
-    pos_.pending_rank[size_t(sc_.route_order[i])] = int32_t(i);
-  pos_.admitting_layer = l;
-  for (int32_t e : sc_.route_order) {
-    pos_.pending_rank[size_t(e)] = -1;  // in its turn now: its use is this one
-    const ActiveExpert* it = activated(l, e);
-    const bool hit = res_.resident(l, e);
-    record_access(l, r, it->tokens, hit);
-    timed(kFamCache, [&] {
-      st_.cache->on_access(l, *it, hook_ctx_);
-      if (res_.cached(l, e)) st_.cache->on_hit(l, e, hook_ctx_);
-    });
-    if (!(sc_.mark[e] & 1)) continue;  // on the CPU (or deferred)
-    const bool staged = res_.cached(l, e) ? false : demand_load(l, e, r.t_gate);
-    run_gpu_expert(l, e, staged, r);
-  }
-  pos_.admitting_layer = -1;
 }
 
 // 5. CPU side: the activations to the CPU, the immediate experts and their
@@ -555,6 +485,38 @@ void Engine::after_layer(int32_t l, const LayerRun& r) {
            dec_.plan.unread_buffer_layer);
     }
   }
+}
+
+// -------- what an admission rule may ask (AdmissionPort), about the layer
+// whose GPU side runs (admitting_)
+
+bool Engine::load_on_demand(int32_t e) {
+  return demand_load(admitting_.layer, e, admitting_.run->t_gate);
+}
+
+void Engine::see_later_copies() {
+  see_later_copies(*admitting_.run);
+}
+
+void Engine::compute(int32_t e, bool staged) {
+  run_gpu_expert(admitting_.layer, e, staged, *admitting_.run);
+}
+
+void Engine::judge(int32_t e) {
+  const int32_t l = admitting_.layer;
+  const ActiveExpert* it = activated(l, e);
+  const bool hit = res_.resident(l, e);
+  record_access(l, *admitting_.run, it->tokens, hit);
+  timed(kFamCache, [&] {
+    st_.cache->on_access(l, *it, hook_ctx_);
+    if (res_.cached(l, e)) st_.cache->on_hit(l, e, hook_ctx_);
+  });
+}
+
+void Engine::admitting(std::span<const int32_t> order) {
+  pos_.pending_rank.assign(size_t(E_), -1);
+  for (size_t i = 0; i < order.size(); ++i) pos_.pending_rank[size_t(order[i])] = int32_t(i);
+  pos_.admitting_layer = admitting_.layer;
 }
 
 }  // namespace engine_impl

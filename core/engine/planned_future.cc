@@ -6,14 +6,14 @@
 namespace moebench {
 
 PlannedFuture::PlannedFuture(const RunRouting& run, const std::vector<StepPlan>& steps,
-                             const RunPosition& at, bool one_at_a_time)
+                             const RunPosition& at, bool in_turn)
     : run_(run),
       steps_(steps),
       at_(at),
       L_(int32_t(run.layers())),
       E_(int32_t(run.experts())),
       k_(int32_t(run.top_k())),
-      one_at_a_time_(one_at_a_time) {
+      in_turn_(in_turn) {
   uses_.assign(size_t(L_) * size_t(E_), {});
   for (int64_t s = 0; s < int64_t(steps_.size()); ++s) {
     for (int32_t l = 0; l < L_; ++l) {
@@ -41,7 +41,7 @@ int64_t PlannedFuture::next_use(int32_t layer, int32_t expert) const {
 }
 
 int64_t PlannedFuture::use_position(int64_t offset, int32_t layer, int32_t expert) const {
-  if (!one_at_a_time_) return 0;  // a layer's experts are admitted together
+  if (!in_turn_) return 0;  // a layer's experts are admitted together
   if (offset == 0 && layer == at_.admitting_layer) {
     const int32_t rank = at_.pending_rank[size_t(expert)];
     return rank >= 0 ? rank : kNever;

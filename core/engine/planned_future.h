@@ -30,9 +30,10 @@ class PlannedFuture final : public FutureView {
  public:
   // `steps` and `at` must outlive this view. Records, for every (layer,
   // expert), the steps it is used in (the engine makes one only for a run
-  // with an oracle).
+  // with an oracle). `in_turn`: the admission rule admits a layer's experts
+  // one at a time, in routing order (it does not judge them at the gate).
   PlannedFuture(const RunRouting& run, const std::vector<StepPlan>& steps, const RunPosition& at,
-                bool one_at_a_time);
+                bool in_turn);
 
   int64_t next_use(int32_t layer, int32_t expert) const override;
   int64_t use_position(int64_t step_offset, int32_t layer, int32_t expert) const override;
@@ -43,7 +44,7 @@ class PlannedFuture final : public FutureView {
   const std::vector<StepPlan>& steps_;
   const RunPosition& at_;
   int32_t L_, E_, k_;
-  bool one_at_a_time_;
+  bool in_turn_;  // the layer's experts admitted one at a time, in routing order
   std::vector<std::vector<int64_t>> uses_;  // [L*E] steps in which (layer, expert) is active
   mutable std::vector<std::vector<ActiveExpert>> active_;  // of step active_step_, per layer
   mutable int64_t active_step_ = -1;

@@ -11,7 +11,6 @@
 namespace moebench {
 
 struct RunModes {
-  bool one_at_a_time = false;    // residency.admission = "one-at-a-time"
   bool attention_ahead = false;  // residency.attention_order = "ahead" (CGOPipe's order)
   bool real_backend = false;     // the executor is the real backend's
   bool pipelined = false;        // a host KV cache or micro_batches > 1: decode steps pipelined

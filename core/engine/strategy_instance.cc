@@ -285,7 +285,6 @@ void apply_residency_choice(const ModelSpec& model, const HardwareProfile& hw, S
 RunModes run_modes(const StrategyInstance& st, const HardwareProfile& hw, bool real_backend,
                    const AttentionPath& attention) {
   RunModes m;
-  m.one_at_a_time = st.residency.admission == "one-at-a-time";
   m.attention_ahead = st.residency.attention_order != "serial";
   m.real_backend = real_backend;
   // Where attention runs (core/engine/variants/attention_path.h).

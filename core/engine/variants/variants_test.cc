@@ -1,10 +1,13 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
-// The copy variants, attention paths and prefetch rules alone, against a fake engine port.
+// The copy variants, attention paths, admission and prefetch rules alone, against fake engine
+// ports.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "baselines/testing.h"
+#include "core/engine/variants/admission.h"
 #include "core/engine/variants/attention_path.h"
 #include "core/engine/variants/copy_variant.h"
 #include "core/engine/variants/late_prefetch.h"
@@ -254,6 +257,154 @@ TEST(LatePrefetchRule, AStrategyNamingAnUnknownRuleIsRefusedAtItsKey) {
     EXPECT_EQ(e.where().line, 3) << e.what();
     EXPECT_NE(std::string(e.what()).find("one of 'before-demand', 'before-gate', 'issue'"),
               std::string::npos)
+        << e.what();
+  }
+}
+
+// An AdmissionPort that writes down what a rule asks, on one layer of a
+// step of two tokens (layer 0: token 0 routes to experts 0 and 1, token 1 to
+// 1 and 2). Experts in `cached_` hold a slot; a load is never staged.
+class FakeAdmissionPort final : public AdmissionPort {
+ public:
+  FakeAdmissionPort(const FakeAdmissionPort&) = delete;
+  FakeAdmissionPort()
+      : src_(testing::routing(2, 4, 2, {{{0, 1}, {2, 3}}, {{1, 2}, {0, 3}}})),
+        run_(src_, 0),
+        step_(run_, Phase::kDecode) {
+    step_.add(0, 0);
+    step_.add(0, 1);
+    step_.reveal(0);
+  }
+  int32_t layer() const override { return 0; }
+  const std::vector<ActiveExpert>& active() const override { return active_; }
+  const LayerPlan& plan() const override { return plan_; }
+  const StepRouting& step() const override { return step_; }
+  int32_t experts() const override { return 4; }
+  bool cached(int32_t e) const override { return cached_.count(e) > 0; }
+  void pin(int32_t e) override { log("pin", e); }
+  std::vector<int32_t>& kept() override { return kept_; }
+  bool load_on_demand(int32_t e) override {
+    log("load", e, " kept", kept_);
+    cached_.insert(e);
+    return false;
+  }
+  void see_later_copies() override { calls.push_back("see"); }
+  void compute(int32_t e, bool staged) override { log(staged ? "staged" : "compute", e); }
+  void judge(int32_t e) override { log(cached(e) ? "hit" : "miss", e); }
+  void admitting(std::span<const int32_t> order) override {
+    log("turns", -1, "", std::vector<int32_t>(order.begin(), order.end()));
+  }
+  void admitted(int32_t e) override { log("turn", e); }
+  void admitting_done() override { calls.push_back("done"); }
+
+  LayerPlan plan_;
+  std::vector<ActiveExpert> active_;
+  std::set<int32_t> cached_;
+  std::vector<std::string> calls;
+
+ private:
+  void log(const std::string& what, int32_t e, const std::string& tag = "",
+           const std::vector<int32_t>& list = {}) {
+    std::string c = what + (e >= 0 ? " " + std::to_string(e) : "") + tag;
+    for (int32_t x : list) c += " " + std::to_string(x);
+    calls.push_back(c);
+  }
+  MemoryTraceSource src_;
+  RunRouting run_;
+  StepRouting step_;
+  std::vector<int32_t> kept_;
+};
+
+// The step's GPU experts 0, 1 and 2 in that order, 1 and 2 loaded on demand.
+void two_loads(FakeAdmissionPort& p) {
+  for (int32_t e : {0, 1, 2}) p.active_.push_back({e, 1, 0.5f, 0});
+  p.plan_.gpu = {0, 1, 2};
+  p.plan_.load = {1, 2};
+  p.cached_ = {0};
+}
+
+std::vector<std::string> admit(const std::string& rule, bool pin_active_token,
+                               FakeAdmissionPort& p) {
+  ResidencySpec r;
+  r.admission = rule;
+  r.pin_active_token = pin_active_token;
+  make_admission_rule(r)->run(p);
+  return p.calls;
+}
+
+using Calls = std::vector<std::string>;
+
+// at-gate with pin_active_token: every activated expert keeps its slot; the
+// loads in link order, then the GPU experts in GPU order.
+TEST(AdmissionRule, AtGatePinsTheActivatedExpertsThenLoadsThenComputes) {
+  FakeAdmissionPort p;
+  two_loads(p);
+  EXPECT_EQ(admit("at-gate", true, p),
+            (Calls{"pin 0", "pin 1", "pin 2", "load 1 kept 0 1 2", "load 2 kept 0 1 2", "compute 0",
+                   "compute 1", "compute 2"}));
+}
+
+// at-gate without it (or with staging buffers): a walk of the GPU order, each
+// expert loaded in its turn, keeping only the experts still to compute.
+TEST(AdmissionRule, AtGateWalksTheGpuOrderWhenTheTokensExpertsAreNotPinned) {
+  const Calls walk{"compute 0", "load 1 kept 1 2", "see", "compute 1", "load 2 kept 2",
+                   "see",       "compute 2"};
+  FakeAdmissionPort p;
+  two_loads(p);
+  EXPECT_EQ(admit("at-gate", false, p), walk);
+  FakeAdmissionPort staged;
+  two_loads(staged);
+  staged.plan_.staging_buffers = 2;
+  EXPECT_EQ(admit("at-gate", true, staged),
+            (Calls{"compute 0", "load 1 kept 0 1 2", "see", "compute 1", "load 2 kept 0 1 2", "see",
+                   "compute 2"}));
+  ResidencySpec r;
+  EXPECT_TRUE(at_gate_admission(r)->judges_at_gate());
+}
+
+// one-at-a-time: the routing order (0, 1, 2), each judged in its turn, a GPU
+// expert loaded when absent and computed before the next; a CPU expert is
+// judged and not admitted.
+TEST(AdmissionRule, OneAtATimeJudgesAndAdmitsInRoutingOrder) {
+  FakeAdmissionPort p;
+  two_loads(p);
+  p.plan_.gpu = {2, 0};  // expert 1 on the CPU
+  p.plan_.load = {2};
+  EXPECT_EQ(admit("one-at-a-time", false, p),
+            (Calls{"turns 0 1 2", "turn 0", "hit 0", "compute 0", "turn 1", "miss 1", "turn 2",
+                   "miss 2", "load 2 kept", "compute 2", "done"}));
+  ResidencySpec r;
+  EXPECT_FALSE(one_at_a_time_admission(r)->judges_at_gate());
+  r.pin_active_token = true;  // refused: a load in turn may evict the token's other expert
+  EXPECT_THROW(one_at_a_time_admission(r), Error);
+}
+
+TEST(AdmissionRule, MadeByNameAndAStrategyNamingAnUnknownRuleIsRefusedAtItsKey) {
+  EXPECT_EQ(admission_rule_names(), (std::vector<std::string>{"at-gate", "one-at-a-time"}));
+  ResidencySpec r;
+  for (const std::string& n : admission_rule_names()) {
+    r.admission = n;
+    EXPECT_EQ(make_admission_rule(r)->name(), n);
+  }
+  r.admission = "at-once";
+  try {
+    make_admission_rule(r);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("expected one of at-gate, one-at-a-time, found \"at-once\""),
+        std::string::npos)
+        << e.what();
+  }
+  const cfg::Value v =
+      cfg::parse_toml("name = \"s\"\n[residency]\nadmission = \"one-at-a-tim\"\n", "s.toml");
+  try {
+    StrategySpec::parse(v, "strategy", &builtin_registry());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "strategy.residency.admission") << e.what();
+    EXPECT_EQ(e.where().line, 3) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of 'at-gate', 'one-at-a-time'"), std::string::npos)
         << e.what();
   }
 }
