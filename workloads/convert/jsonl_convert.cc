@@ -2,7 +2,6 @@
 #include "workloads/convert/jsonl_convert.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <map>
 #include <unordered_set>
@@ -11,25 +10,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace/memory_source.h"
-#include "core/trace/routing.h"
-#include "core/trace/safetensors.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_text.h"
 #include "core/util/memory.h"
 #include "core/util/paths.h"
 #include "core/util/sha256.h"
 #include "core/util/strings.h"
+#include "workloads/convert/jsonl_line.h"
+#include "workloads/convert/jsonl_rows.h"
 
 namespace moebench {
 
 namespace {
 
-struct Row {
-  bool seen = false;
-  std::vector<int32_t> ids;
-  std::vector<float> weights;  // k
-  std::vector<float> probs;    // k (aligned with ids), E (full width) or empty
-};
+using jsonl::Row;
 
 struct Seq {
   std::map<int64_t, std::vector<Row>> tokens;  // token -> layers
@@ -119,14 +113,6 @@ std::string encoding_hint(const std::string& line) {
   return "";
 }
 
-const std::map<std::string, std::vector<std::string>>& default_keys() {
-  static const std::map<std::string, std::vector<std::string>> k = {
-      {"seq", {"seq", "sequence"}}, {"token", {"token"}},     {"layer", {"layer"}},
-      {"experts", {"experts"}},     {"weights", {"weights"}}, {"probs", {"probs"}},
-      {"logits", {"logits"}},       {"prompt", {"prompt"}}};
-  return k;
-}
-
 }  // namespace
 
 const std::vector<std::string>& convert_field_names() {
@@ -138,31 +124,24 @@ const std::vector<std::string>& convert_field_names() {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using jsonl::Line;
+using jsonl::Rows;
 using SeqKey = std::pair<int64_t, int64_t>;  // (file, seq id)
 
 // One conversion: the options checked, every line read into rows of a grid
-// per sequence, the grid's missing rows handled, the trace written.
+// per sequence, the grid's missing rows handled, the trace written. What a
+// line says is jsonl::Line's (its fields by canonical name, where it is:
+// jsonl_line.h), its routing row jsonl::Rows' (jsonl_rows.h).
 class JsonlConverter {
  public:
   JsonlConverter(const ConvertOptions& opt, const ConfigPaths& paths);
   ConvertSummary run();
 
  private:
-  [[noreturn]] void bad(const std::string& key, const std::string& expected,
-                        const std::string& found) const;
-  std::pair<const Json*, std::string> find(const Json& j, const std::string& field) const;
-  int64_t get_int(const Json& j, const std::string& field, int64_t lo, int64_t hi) const;
-  std::vector<float> numbers(const Json* v, const std::string& key, bool non_negative) const;
-  void check_probs(const std::vector<float>& p, const std::string& key, const Json* v) const;
-  void check_weights(const std::vector<float>& w, const std::string& key, const Json* v) const;
   void check_fields(const Json& j) const;
   void read_input(size_t fi);
   int64_t seq_of(const Json& j, std::map<std::string, int64_t>& string_ids, int& seq_kind,
                  int64_t& seq_kind_line) const;
-  Row row_of(const Json& j);
-  void row_ids(const Json& j, Row& row, bool full, bool from_logits) const;
-  void row_weights(const Json& j, Row& row, bool full, const Json* lg, const std::string& lg_key,
-                   const Json* pr, const std::string& pr_key) const;
   void place(size_t fi, int64_t s, int64_t t, int64_t l, Row row, const Json& j);
   std::string seq_name(const SeqKey& fs, const char* word = "seq") const;
   void count_missing();
@@ -173,23 +152,14 @@ class JsonlConverter {
   const ConvertOptions& opt_;
   const ModelSpec m_;
   const int64_t L, E, k;
-  const RoutingConfig rc_;
-  const bool grouped_;
-  std::map<std::string, std::vector<std::string>> keys_ = default_keys();
   std::vector<std::string> inputs_;
   std::string all_inputs_;
   bool per_forward_ = false;
+  Line line_;  // the line being read: its fields by canonical name, where it is
+  Rows rows_;  // its routing row, and the probability widths seen
   std::map<SeqKey, Seq> seqs_;
   ConvertSummary sum_;
-  int64_t lineno_ = 0;
-  std::string input_;  // the file being read
-  RoutingScratch scratch_;
-  std::vector<int32_t> rid_;
-  std::vector<float> rw_, rp_;
-  int64_t widths_[3] = {0, 0, 0};  // lines with no probs, top-k probs, full-width probs
-  int64_t topk_rows_ = 0;          // rows with top-k probs
-  int64_t topk_sum_one_ = 0;       // those summing to 1 (renormalised?)
-  int64_t width_ = 0;              // probabilities the trace stores per row: 0, k or E
+  int64_t width_ = 0;  // probabilities the trace stores per row: 0, k or E
 };
 
 JsonlConverter::JsonlConverter(const ConvertOptions& opt, const ConfigPaths& paths)
@@ -198,25 +168,12 @@ JsonlConverter::JsonlConverter(const ConvertOptions& opt, const ConfigPaths& pat
       L(m_.moe_layers()),
       E(m_.routed_experts),
       k(m_.top_k),
-      rc_(RoutingConfig::from_model(m_)),
-      grouped_(rc_.n_group > 1 && rc_.topk_group < rc_.n_group),
-      rid_(size_t(k)),
-      rw_(size_t(k)),
-      rp_(size_t(E)) {
+      line_(opt.fields),
+      rows_(m_, line_) {
   if (opt.missing != "error" && opt.missing != "drop" && opt.missing != "fill" &&
       opt.missing != "hole") {
     throw Error(
         fmt::format("--missing: expected one of error, drop, fill, hole, found '{}'", opt.missing));
-  }
-  for (const auto& [field, key] : opt.fields) {
-    if (!keys_.count(field)) {
-      throw Error(fmt::format("--field {}={}: expected a field among {}, found '{}'", field, key,
-                              join(convert_field_names(), ", "), field));
-    }
-    if (key.empty())
-      throw Error(
-          fmt::format("--field {}=: expected the log's key name, found an empty one", field));
-    keys_[field] = {key};
   }
   if (opt.layout != "positions" && opt.layout != "per-forward") {
     throw Error(fmt::format("--layout: expected positions or per-forward, found '{}'", opt.layout));
@@ -228,83 +185,13 @@ JsonlConverter::JsonlConverter(const ConvertOptions& opt, const ConfigPaths& pat
   per_forward_ = opt.layout == "per-forward";
 }
 
-void JsonlConverter::bad(const std::string& key, const std::string& expected,
-                         const std::string& found) const {
-  throw Error(fmt::format("{}:{}: {}expected {}, found {}", input_, lineno_,
-                          key.empty() ? "" : "key '" + key + "': ", expected,
-                          found.substr(0, 200)));
-}
-
-// The value of a canonical field in line `j` and the key it was found under.
-std::pair<const Json*, std::string> JsonlConverter::find(const Json& j,
-                                                         const std::string& field) const {
-  for (const auto& key : keys_.at(field)) {
-    if (auto it = j.find(key); it != j.end()) return {&*it, key};
-  }
-  return {nullptr, keys_.at(field).front()};
-}
-
-int64_t JsonlConverter::get_int(const Json& j, const std::string& field, int64_t lo,
-                                int64_t hi) const {
-  auto [v, key] = find(j, field);
-  if (!v)
-    bad(key,
-        fmt::format("an integer (field '{}'; map another key with --field {}=KEY)", field, field),
-        "no value");
-  if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() >= hi) {
-    bad(key, fmt::format("an integer in [{}, {})", lo, hi), v->dump());
-  }
-  return v->get<int64_t>();
-}
-
-std::vector<float> JsonlConverter::numbers(const Json* v, const std::string& key,
-                                           bool non_negative) const {
-  std::vector<float> out;
-  if (!v->is_array()) bad(key, "an array of numbers", v->dump());
-  for (const auto& x : *v) {
-    if (!x.is_number() || !std::isfinite(x.get<double>()) ||
-        (non_negative && x.get<double>() < 0)) {
-      bad(key, non_negative ? "finite non-negative numbers" : "finite numbers", x.dump());
-    }
-    // Stored as 32-bit floats: 1e39 would become inf, which the trace
-    // reader refuses (the error is the log's line, not a token's index).
-    if (!std::isfinite(float(x.get<double>()))) {
-      bad(key, "numbers a 32-bit float holds (magnitude below 3.4e38)", x.dump());
-    }
-    out.push_back(float(x.get<double>()));
-  }
-  return out;
-}
-
-// Probabilities in [0, 1] as stored (half precision: 1.0004 is 1, 1.001
-// is not), every value the trace reader would refuse refused at its line.
-void JsonlConverter::check_probs(const std::vector<float>& p, const std::string& key,
-                                 const Json* v) const {
-  for (float x : p) {
-    if (st::float_to_half(x) > 0x3c00u)
-      bad(key, "probabilities in [0, 1]", fmt::format("{} in {}", x, v->dump()));
-  }
-}
-
-// At least one positive combine weight as stored: all 0 (or 1e-46, which
-// a float rounds to 0) is a layer that contributes nothing.
-void JsonlConverter::check_weights(const std::vector<float>& w, const std::string& key,
-                                   const Json* v) const {
-  if (std::none_of(w.begin(), w.end(), [](float x) { return x > 0.0f; })) {
-    bad(key,
-        "at least one positive combine weight among the top-k (as a 32-bit float: values "
-        "below 1.4e-45 are 0)",
-        v ? v->dump() : std::string("all zero"));
-  }
-}
-
 // Every field the first line lacks, in one error with a command that maps them.
 void JsonlConverter::check_fields(const Json& j) const {
   std::vector<std::string> missing, maps;
-  auto has = [&](const std::string& f) { return find(j, f).first != nullptr; };
+  auto has = [&](const std::string& f) { return line_.find(j, f).first != nullptr; };
   auto need = [&](const std::string& f, const std::string& what) {
     std::vector<std::string> tried;
-    for (const auto& key : keys_.at(f)) tried.push_back("'" + key + "'");
+    for (const auto& key : line_.keys(f)) tried.push_back("'" + key + "'");
     missing.push_back(fmt::format("{} ({}; looked for {})", f, what, join(tried, " or ")));
     const std::string g = guess_key(j, f);
     maps.push_back(fmt::format("--field {}={}", f, g.empty() ? "KEY" : g));
@@ -332,7 +219,7 @@ void JsonlConverter::check_fields(const Json& j) const {
       "missing: {}; the line's keys: {}. Map each to the log's key, e.g.\n  moebench trace "
       "convert {} --model {} "
       "--out {}{}{} {}",
-      input_, lineno_, missing.size(), join(missing, ", "),
+      line_.file(), line_.line(), missing.size(), join(missing, ", "),
       found.empty() ? "none" : join(found, ", "), join(inputs_, " "), opt_.model,
       opt_.out.empty() ? "OUT" : opt_.out, opt_.layout != "positions" ? " --layout " : "",
       opt_.layout != "positions" ? opt_.layout : "",
@@ -344,129 +231,24 @@ void JsonlConverter::check_fields(const Json& j) const {
 // file must not mix the two kinds (mixed, they would join other sequences).
 int64_t JsonlConverter::seq_of(const Json& j, std::map<std::string, int64_t>& string_ids,
                                int& seq_kind, int64_t& seq_kind_line) const {
-  auto [sv, s_key] = find(j, "seq");
+  auto [sv, s_key] = line_.find(j, "seq");
   if (sv) {
     const int kind = sv->is_string() ? 2 : 1;
     if (seq_kind == 0) {
       seq_kind = kind;
-      seq_kind_line = lineno_;
+      seq_kind_line = line_.line();
     } else if (kind != seq_kind) {
-      bad(s_key,
-          fmt::format("sequence ids of one kind in a file ({} since line {})",
-                      seq_kind == 2 ? "strings" : "integers", seq_kind_line),
-          sv->dump());
+      line_.bad(s_key,
+                fmt::format("sequence ids of one kind in a file ({} since line {})",
+                            seq_kind == 2 ? "strings" : "integers", seq_kind_line),
+                sv->dump());
     }
   }
   if (sv && sv->is_string()) {
     const auto [it, fresh] = string_ids.emplace(sv->get<std::string>(), int64_t(string_ids.size()));
     return it->second;
   }
-  return get_int(j, "seq", 0, int64_t(1) << 40);
-}
-
-// The row's expert ids: given, or the top k of full-width scores.
-void JsonlConverter::row_ids(const Json& j, Row& row, bool full, bool from_logits) const {
-  auto [ex, ex_key] = find(j, "experts");
-  if (ex) {
-    if (!ex->is_array() || int64_t(ex->size()) != k) {
-      bad(ex_key, fmt::format("an array of {} expert ids (top-{} of {})", k, k, m_.name),
-          ex->dump());
-    }
-    for (const auto& x : *ex) {
-      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= E) {
-        bad(ex_key, fmt::format("expert ids in [0, {})", E), x.dump());
-      }
-      row.ids.push_back(int32_t(x.get<int64_t>()));
-    }
-    for (size_t a = 0; a < row.ids.size(); ++a) {
-      for (size_t b = 0; b < a; ++b) {
-        if (row.ids[a] == row.ids[b]) bad(ex_key, "distinct expert ids", ex->dump());
-      }
-    }
-  } else if (full) {
-    if (grouped_) {
-      bad(ex_key,
-          fmt::format(
-              "the chosen experts ({} routes by groups with a selection bias the log does not "
-              "hold, so they cannot be recomputed from probabilities)",
-              m_.name),
-          "no value");
-    }
-    if (from_logits) {
-      row.ids = rid_;
-    } else {
-      row.ids.resize(k);
-      top_k_indices(row.probs.data(), E, k, nullptr, row.ids.data());
-    }
-  } else {
-    bad(ex_key,
-        fmt::format("the {} chosen expert ids, or full-width probs/logits ({} values) to take "
-                    "them from",
-                    k, E),
-        "no value");
-  }
-}
-
-// The row's combine weights: given, the chosen experts' probabilities, or
-// taken from full-width scores as the model's router does.
-void JsonlConverter::row_weights(const Json& j, Row& row, bool full, const Json* lg,
-                                 const std::string& lg_key, const Json* pr,
-                                 const std::string& pr_key) const {
-  if (auto [w, w_key] = find(j, "weights"); w) {
-    row.weights = numbers(w, w_key, true);
-    if (int64_t(row.weights.size()) != k)
-      bad(w_key, fmt::format("{} combine weights", k), w->dump());
-    check_weights(row.weights, w_key, w);
-  } else if (int64_t(row.probs.size()) == k) {
-    row.weights = row.probs;  // the chosen experts' probabilities, as the log gives them
-    check_weights(row.weights, pr_key, pr);
-  } else if (full) {
-    double sumw = 0;
-    for (int32_t e : row.ids) sumw += row.probs[e];
-    for (int32_t e : row.ids) {
-      double x = row.probs[e];
-      if (rc_.norm_topk_prob && sumw > 0) x /= sumw;
-      row.weights.push_back(float(x * rc_.routed_scaling_factor));
-    }
-    check_weights(row.weights, lg ? lg_key : pr_key, lg ? lg : pr);
-  } else {
-    bad(w_key, fmt::format("{} combine weights, or probs/logits to take them from", k), "no value");
-  }
-}
-
-// A line's routing row: its scores (logits routed as the model does, or
-// probabilities), expert ids and combine weights.
-Row JsonlConverter::row_of(const Json& j) {
-  Row row;
-  row.seen = true;
-  auto [lg, lg_key] = find(j, "logits");
-  auto [pr, pr_key] = find(j, "probs");
-  if (lg) {
-    std::vector<float> logits = numbers(lg, lg_key, false);
-    if (int64_t(logits.size()) != E)
-      bad(lg_key, fmt::format("{} router logits (every expert of {})", E, m_.name), lg->dump());
-    route(rc_, logits.data(), nullptr, rid_.data(), rw_.data(), rp_.data(), scratch_);
-    row.probs = rp_;
-  } else if (pr) {
-    row.probs = numbers(pr, pr_key, true);
-    check_probs(row.probs, pr_key, pr);
-    if (int64_t(row.probs.size()) != k && int64_t(row.probs.size()) != E) {
-      bad(pr_key,
-          fmt::format("{} probabilities (the chosen experts') or {} (every expert's)", k, E),
-          pr->dump());
-    }
-  }
-  const bool full = int64_t(row.probs.size()) == E && E != k;
-  row_ids(j, row, full, lg != nullptr);
-  row_weights(j, row, full, lg, lg_key, pr, pr_key);
-  ++widths_[row.probs.empty() ? 0 : full ? 2 : 1];
-  if (!row.probs.empty() && !full) {
-    double z = 0;
-    for (float x : row.probs) z += x;
-    ++topk_rows_;
-    topk_sum_one_ += std::abs(z - 1.0) < 1e-3 ? 1 : 0;
-  }
-  return row;
+  return line_.get_int(j, "seq", 0, int64_t(1) << 40);
 }
 
 // The row into its sequence's grid at (token, layer); with the per-forward
@@ -488,39 +270,39 @@ void JsonlConverter::place(size_t fi, int64_t s, int64_t t, int64_t l, Row row, 
     if (sq.passes == 1 && opt_.prompt_len < 0)
       sq.prompt[sq.pass_base + t] = true;  // the first pass: the prompt
     if (sq.pass_base + t >= (int64_t(1) << 40))
-      bad("", "positions below 2^40", std::to_string(sq.pass_base + t));
+      line_.bad("", "positions below 2^40", std::to_string(sq.pass_base + t));
     t += sq.pass_base;
   }
   auto& layers = sq.tokens[t];
   layers.resize(L);
   if (layers[l].seen)
-    bad("", "each (seq, token, layer) once",
-        fmt::format("seq {} token {} layer {} again{}", s, t, l,
-                    per_forward_ ? ""
-                                 : " (a log whose positions restart in every forward pass "
-                                   "needs --layout per-forward)"));
+    line_.bad("", "each (seq, token, layer) once",
+              fmt::format("seq {} token {} layer {} again{}", s, t, l,
+                          per_forward_ ? ""
+                                       : " (a log whose positions restart in every forward pass "
+                                         "needs --layout per-forward)"));
   layers[l] = std::move(row);
-  if (auto [p, p_key] = find(j, "prompt"); p) {
-    if (!p->is_boolean()) bad(p_key, "a boolean", p->dump());
+  if (auto [p, p_key] = line_.find(j, "prompt"); p) {
+    if (!p->is_boolean()) line_.bad(p_key, "a boolean", p->dump());
     sq.prompt[t] = p->get<bool>();
   }
 }
 
 // Every line of input fi into the grid.
 void JsonlConverter::read_input(size_t fi) {
-  input_ = inputs_[fi];
-  std::ifstream in(input_);
+  const std::string& input = inputs_[fi];
+  std::ifstream in(input);
   if (!in)
     throw Error(fmt::format(
-        "{}: expected a readable JSON-lines file, found one that cannot be opened", input_));
-  lineno_ = 0;
+        "{}: expected a readable JSON-lines file, found one that cannot be opened", input));
+  int64_t lineno = 0;
   bool first = true;
   std::map<std::string, int64_t> string_ids;  // string sequence ids of this file
   int seq_kind = 0;  // 1: integer ids, 2: string ids (one file must not mix them)
   int64_t seq_kind_line = 0;
   std::string line;
   while (std::getline(in, line)) {
-    ++lineno_;
+    line_.at(input, ++lineno);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++sum_.lines;
     Json j;
@@ -528,16 +310,17 @@ void JsonlConverter::read_input(size_t fi) {
     try {
       j = parse_line(line, &duplicate);
     } catch (const Json::exception& e) {
-      bad("", "a JSON object", fmt::format("invalid JSON ({}){}", e.what(), encoding_hint(line)));
+      line_.bad("", "a JSON object",
+                fmt::format("invalid JSON ({}){}", e.what(), encoding_hint(line)));
     }
-    if (!duplicate.empty()) bad(duplicate, "each key once per object", "it twice");
-    if (!j.is_object()) bad("", "a JSON object", j.type_name());
+    if (!duplicate.empty()) line_.bad(duplicate, "each key once per object", "it twice");
+    if (!j.is_object()) line_.bad("", "a JSON object", j.type_name());
     if (first) check_fields(j);
     first = false;
     const int64_t s = seq_of(j, string_ids, seq_kind, seq_kind_line);
-    const int64_t t = get_int(j, "token", 0, int64_t(1) << 40);
-    const int64_t l = get_int(j, "layer", 0, L);
-    place(fi, s, t, l, row_of(j), j);
+    const int64_t t = line_.get_int(j, "token", 0, int64_t(1) << 40);
+    const int64_t l = line_.get_int(j, "layer", 0, L);
+    place(fi, s, t, l, rows_.row_of(j), j);
   }
 }
 
@@ -674,7 +457,7 @@ TraceInfo JsonlConverter::trace_info() const {
   info.model_name = m_.name;
   info.model_hash = m_.routing_hash();
   info.moe_layers = L;
-  info.routing = rc_;
+  info.routing = RoutingConfig::from_model(m_);
   info.probs = width_ == 0   ? ProbsStorage::kNone
                : width_ == E ? ProbsStorage::kFull
                              : ProbsStorage::kTopP;
@@ -766,19 +549,9 @@ ConvertSummary JsonlConverter::run() {
   for (size_t fi = 0; fi < inputs_.size(); ++fi) read_input(fi);
   if (seqs_.empty())
     throw Error(fmt::format("{}: expected at least one routing record, found none", all_inputs_));
-  if (topk_rows_ > 0 && topk_sum_one_ == topk_rows_ && k < E) {
-    sum_.notes.push_back(
-        fmt::format("the top-{} 'probs' sum to 1 on all {} rows: they look like combine weights "
-                    "renormalised over the chosen "
-                    "experts, not router probabilities (which sum to 1 over all {} experts); if "
-                    "so, map them with --field "
-                    "weights=KEY instead (the trace then has no probabilities, and MRS or "
-                    "probability-based predictors are "
-                    "refused on it rather than fed renormalised weights)",
-                    k, topk_rows_, E));
-  }
+  if (auto note = rows_.renormalised_note()) sum_.notes.push_back(*note);
   // What the trace can store: the narrowest width every line has.
-  width_ = widths_[0] ? 0 : widths_[1] ? k : E;
+  width_ = rows_.narrowest_width();
   sum_.probs_width = width_;
   count_missing();
   resolve_missing();
