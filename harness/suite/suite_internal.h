@@ -1,7 +1,7 @@
 // Copyright 2026 The moebench authors. SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What run_suite's parts share inside harness/suite (suite_runner.cc and
-// case_pool.cc); not an interface for other folders.
+// What run_suite's parts share inside harness/suite (suite_runner.cc,
+// case_pool.cc and verdict_summary.cc); not an interface for other folders.
 
 #include <string>
 #include <vector>
@@ -26,5 +26,10 @@ std::string axes_text(const Case& c);
 std::string presets_text(const Case& c);
 // Seconds as m:ss or h:mm:ss ("?" for a negative or non-finite time).
 std::string fmt_duration(double s);
+// A paper suite's figures with their verdicts (analysis/report.py --only,
+// run directly, no shell) and the next command (verdict_summary.cc).
+struct SuiteOptions;
+void print_verdict_summary(const SuiteOptions& opt, const Experiment& ex,
+                           const std::vector<const Case*>& cases);
 
 }  // namespace moebench
