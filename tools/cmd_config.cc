@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <utility>
 
 #include "core/engine/cost_model.h"
 #include "core/experiment/experiment.h"
@@ -63,12 +64,15 @@ void add_list_and_show(CLI::App* config) {
     // Not presets but the workload's schedulers (core/scheduler/), with what each does.
     fmt::print("schedulers (workload.scheduler):\n");
     for (const std::string& s : scheduler_names()) fmt::print("  {}: {}\n", s, scheduler_doc(s));
-    fmt::print("attention paths (strategy.residency.attention): {}\n",
-               join(component_catalog().kinds("attention"), " "));
-    fmt::print("admission rules (strategy.residency.admission): {}\n",
-               join(component_catalog().kinds("admission"), " "));
-    fmt::print("prefetch rules (strategy.residency.late_prefetch): {}\n",
-               join(component_catalog().kinds("late_prefetch"), " "));
+    // The engine's mechanisms a strategy names (core/engine/variants/), each
+    // family named as its residency key.
+    for (const auto& [what, family] :
+         {std::pair<const char*, const char*>{"attention paths", "attention"},
+          {"admission rules", "admission"},
+          {"prefetch rules", "late_prefetch"}}) {
+      fmt::print("{} (strategy.residency.{}): {}\n", what, family,
+                 join(component_catalog().kinds(family), " "));
+    }
   });
 
   auto* show =

@@ -2,6 +2,7 @@
 #include "core/config/strategy_spec.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/config/validate.h"
 
@@ -255,26 +256,20 @@ StrategySpec StrategySpec::parse(const cfg::Value& v, const std::string& prefix,
     if (e.key == "residency") {
       ResidencySpec::schema().parse(e.value, s.residency, key);
       if (catalog) {
-        // The engine's attention paths, through the catalogue (one list: core/engine/variants/).
-        const std::vector<std::string> paths = catalog->kinds("attention");
-        cfg::require_key(
-            e.value, key, "attention",
-            std::find(paths.begin(), paths.end(), s.residency.attention) != paths.end(),
-            "one of " + join(paths, ", ", true) + " (moebench config list)",
-            "\"" + s.residency.attention + "\"");
-        // Its admission and prefetch rules too (the same folder).
-        const std::vector<std::string> admissions = catalog->kinds("admission");
-        cfg::require_key(e.value, key, "admission",
-                         std::find(admissions.begin(), admissions.end(), s.residency.admission) !=
-                             admissions.end(),
-                         "one of " + join(admissions, ", ", true) + " (moebench config list)",
-                         "\"" + s.residency.admission + "\"");
-        const std::vector<std::string> rules = catalog->kinds("late_prefetch");
-        cfg::require_key(
-            e.value, key, "late_prefetch",
-            std::find(rules.begin(), rules.end(), s.residency.late_prefetch) != rules.end(),
-            "one of " + join(rules, ", ", true) + " (moebench config list)",
-            "\"" + s.residency.late_prefetch + "\"");
+        // The engine's attention paths, admission and prefetch rules, through the
+        // catalogue (one list each: core/engine/variants/); each family is named
+        // as its residency key.
+        const std::pair<const char*, const std::string*> named[] = {
+            {"attention", &s.residency.attention},
+            {"admission", &s.residency.admission},
+            {"late_prefetch", &s.residency.late_prefetch}};
+        for (const auto& [family, value] : named) {
+          const std::vector<std::string> names = catalog->kinds(family);
+          cfg::require_key(e.value, key, family,
+                           std::find(names.begin(), names.end(), *value) != names.end(),
+                           "one of " + join(names, ", ", true) + " (moebench config list)",
+                           "\"" + *value + "\"");
+        }
       }
       cfg::require_key(
           e.value, key, "cache_fill", !s.residency.cache_fill || s.residency.slots_per_layer < 0,
